@@ -1,0 +1,12 @@
+//! Shared API machinery: group/version/kind names, the built-in kind catalog, selectors and `Status` errors.
+
+pub mod catalog;
+mod gofmt;
+pub mod gvk;
+pub mod meta;
+pub mod selector;
+pub mod status;
+pub mod validation;
+
+pub use gvk::{GroupKind, GroupResource, GroupVersion, GroupVersionKind, GroupVersionResource};
+pub use status::{ApiError, FieldError, Reason};

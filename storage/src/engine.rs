@@ -1,0 +1,78 @@
+//! The byte-level engine under the local store: ordered keys, atomic batches, an explicit durable sync.
+//!
+//! Engines know nothing of revisions or watches; `LocalStore` builds those on top, once, for every
+//! engine. The in-memory engine lives here; the sled engine is in `sled_engine.rs`.
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::sync::RwLock;
+
+use crate::{Error, Result};
+
+/// One write in an atomic batch: `Some` puts the value, `None` removes the key.
+pub(crate) type BatchOp = (Vec<u8>, Option<Vec<u8>>);
+
+pub(crate) trait Engine: Send + Sync + 'static {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>>;
+    /// Up to `limit` entries with `start <= key < end`, in key order.
+    fn scan(&self, start: &[u8], end: &[u8], limit: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>>;
+    fn count(&self, start: &[u8], end: &[u8]) -> Result<u64>;
+    /// Applies every op or none of them.
+    fn apply(&self, batch: Vec<BatchOp>) -> Result<()>;
+    /// Returns once everything applied so far survives a crash or power loss.
+    fn sync(&self) -> Result<()>;
+}
+
+/// A BTreeMap behind a lock: the engine for tests and `--ephemeral` servers.
+#[derive(Default)]
+pub(crate) struct MemoryEngine {
+    map: RwLock<BTreeMap<Vec<u8>, Vec<u8>>>,
+}
+
+impl MemoryEngine {
+    fn read(&self) -> Result<std::sync::RwLockReadGuard<'_, BTreeMap<Vec<u8>, Vec<u8>>>> {
+        self.map
+            .read()
+            .map_err(|_| Error::Engine("memory engine lock poisoned".into()))
+    }
+}
+
+impl Engine for MemoryEngine {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        Ok(self.read()?.get(key).cloned())
+    }
+
+    fn scan(&self, start: &[u8], end: &[u8], limit: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        let map = self.read()?;
+        Ok(map
+            .range::<[u8], _>((Bound::Included(start), Bound::Excluded(end)))
+            .take(limit)
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect())
+    }
+
+    fn count(&self, start: &[u8], end: &[u8]) -> Result<u64> {
+        let map = self.read()?;
+        Ok(map
+            .range::<[u8], _>((Bound::Included(start), Bound::Excluded(end)))
+            .count() as u64)
+    }
+
+    fn apply(&self, batch: Vec<BatchOp>) -> Result<()> {
+        let mut map = self
+            .map
+            .write()
+            .map_err(|_| Error::Engine("memory engine lock poisoned".into()))?;
+        for (k, v) in batch {
+            match v {
+                Some(v) => map.insert(k, v),
+                None => map.remove(&k),
+            };
+        }
+        Ok(())
+    }
+
+    fn sync(&self) -> Result<()> {
+        Ok(())
+    }
+}

@@ -1,0 +1,837 @@
+//! `LocalStore`: the storage contract implemented once over any byte engine (sled or memory).
+//!
+//! Key space inside the engine: `d<key>` holds a key's current record, `l<rev:u64 BE>` the
+//! revision log (what each write did, with the previous value), `m<name>` metadata.
+//!
+//! Writes go through one committer thread that takes every queued request, checks
+//! preconditions in order, assigns revisions, applies them as one atomic batch and syncs once
+//! (group commit); only then are events published and writers answered. Reads take the newest
+//! durable ("published") revision as their snapshot and undo any newer change from the log, so
+//! nobody ever sees a write that could still be lost.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc as std_mpsc;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use tokio::sync::oneshot;
+
+use crate::codec::{self, LogRecord};
+use crate::engine::{BatchOp, Engine, MemoryEngine};
+use crate::sled_engine::SledEngine;
+use crate::watch::{Hub, WatchStream};
+use crate::{
+    Backend, CompactionPolicy, Deleted, Error, Event, EventKind, KeyValue, ListOptions, ListPage,
+    Result, Revision, Store, StoreConfig, continue_token, prefix_end,
+};
+
+const META_REVISION: &[u8] = b"mrevision";
+const META_COMPACTED: &[u8] = b"mcompacted";
+/// Most requests folded into one group commit.
+const MAX_BATCH: usize = 4096;
+/// Rows read from the engine per scan call.
+const SCAN_CHUNK: usize = 1024;
+
+enum WriteOp {
+    Create {
+        key: String,
+        value: Bytes,
+    },
+    Update {
+        key: String,
+        value: Bytes,
+        expected: Option<Revision>,
+    },
+    Delete {
+        key: String,
+        expected: Option<Revision>,
+    },
+}
+
+enum WriteOutcome {
+    Put(KeyValue),
+    Deleted(Deleted),
+}
+
+struct WriteRequest {
+    op: WriteOp,
+    reply: oneshot::Sender<Result<WriteOutcome>>,
+}
+
+/// State shared by the handle, the committer and the compactor.
+struct Shared {
+    engine: Box<dyn Engine>,
+    hub: Mutex<Hub>,
+    /// Mirror of `hub.published`, readable without the lock: the newest durable revision.
+    published: AtomicU64,
+    compacted: AtomicU64,
+    /// Set when the engine failed mid-commit: the store stops taking writes (fail-stop).
+    failed: Mutex<Option<String>>,
+    compaction_lock: Mutex<()>,
+}
+
+/// The store over a local engine. Cheap to clone; the last clone dropped shuts it down.
+#[derive(Clone)]
+pub struct LocalStore {
+    handle: Arc<Handle>,
+}
+
+struct Handle {
+    shared: Arc<Shared>,
+    max_value_size: usize,
+    writes: Mutex<Option<std_mpsc::Sender<WriteRequest>>>,
+    committer: Mutex<Option<JoinHandle<()>>>,
+    compactor_stop: Mutex<Option<std_mpsc::Sender<()>>>,
+    compactor: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl LocalStore {
+    /// Opens the store; with sled, creates the directory on first use.
+    pub fn open(config: StoreConfig) -> Result<LocalStore> {
+        let engine: Box<dyn Engine> = match &config.backend {
+            Backend::Memory => Box::new(MemoryEngine::default()),
+            Backend::Sled(dir) => Box::new(SledEngine::open(dir, config.cache_capacity)?),
+        };
+        let revision = read_meta_u64(engine.as_ref(), META_REVISION)?;
+        let compacted = read_meta_u64(engine.as_ref(), META_COMPACTED)?;
+        let shared = Arc::new(Shared {
+            engine,
+            hub: Mutex::new(Hub::new(Revision(revision), config.watch_buffer)),
+            published: AtomicU64::new(revision),
+            compacted: AtomicU64::new(compacted),
+            failed: Mutex::new(None),
+            compaction_lock: Mutex::new(()),
+        });
+        let (tx, rx) = std_mpsc::channel();
+        let committer = {
+            let shared = shared.clone();
+            std::thread::Builder::new()
+                .name("k1s-store-commit".into())
+                .spawn(move || run_committer(&shared, &rx, revision))?
+        };
+        let (stop_tx, compactor) = match config.compaction.interval {
+            Some(interval) => {
+                let (stop_tx, stop_rx) = std_mpsc::channel::<()>();
+                let shared = shared.clone();
+                let policy = config.compaction.clone();
+                let join = std::thread::Builder::new()
+                    .name("k1s-store-compact".into())
+                    .spawn(move || run_compactor(&shared, &policy, interval, &stop_rx))?;
+                (Some(stop_tx), Some(join))
+            }
+            None => (None, None),
+        };
+        Ok(LocalStore {
+            handle: Arc::new(Handle {
+                shared,
+                max_value_size: config.max_value_size,
+                writes: Mutex::new(Some(tx)),
+                committer: Mutex::new(Some(committer)),
+                compactor_stop: Mutex::new(stop_tx),
+                compactor: Mutex::new(compactor),
+            }),
+        })
+    }
+
+    /// Number of live watchers (for metrics).
+    pub fn watcher_count(&self) -> usize {
+        self.handle
+            .shared
+            .hub
+            .lock()
+            .map(|h| h.watcher_count())
+            .unwrap_or(0)
+    }
+
+    /// Stops taking writes, finishes queued ones, ends all watches and syncs the engine.
+    pub fn close(&self) {
+        self.handle.shutdown();
+    }
+
+    fn shared(&self) -> &Shared {
+        &self.handle.shared
+    }
+
+    async fn write(&self, op: WriteOp) -> Result<WriteOutcome> {
+        let (reply, rx) = oneshot::channel();
+        {
+            let guard = self.handle.writes.lock().map_err(|_| Error::Closed)?;
+            let sender = guard.as_ref().ok_or(Error::Closed)?;
+            sender
+                .send(WriteRequest { op, reply })
+                .map_err(|_| Error::Closed)?;
+        }
+        rx.await.map_err(|_| Error::Closed)?
+    }
+
+    fn check_put(&self, key: &str, value: &Bytes) -> Result<()> {
+        check_key(key)?;
+        if value.len() > self.handle.max_value_size {
+            return Err(Error::ValueTooLarge {
+                size: value.len(),
+                limit: self.handle.max_value_size,
+            });
+        }
+        Ok(())
+    }
+
+    fn check_readable(&self, at: Revision) -> Result<()> {
+        let compacted = Revision(self.shared().compacted.load(Ordering::Acquire));
+        if at < compacted {
+            return Err(Error::Compacted {
+                requested: at,
+                compacted,
+            });
+        }
+        let current = self.current_revision();
+        if at > current {
+            return Err(Error::FutureRevision {
+                requested: at,
+                current,
+            });
+        }
+        Ok(())
+    }
+}
+
+impl Handle {
+    fn shutdown(&self) {
+        if let Ok(mut w) = self.writes.lock() {
+            w.take();
+        }
+        if let Some(join) = self.committer.lock().ok().and_then(|mut c| c.take()) {
+            let _ = join.join();
+        }
+        if let Ok(mut s) = self.compactor_stop.lock() {
+            s.take();
+        }
+        if let Some(join) = self.compactor.lock().ok().and_then(|mut c| c.take()) {
+            let _ = join.join();
+        }
+        if let Ok(mut hub) = self.shared.hub.lock() {
+            hub.close();
+        }
+        let _ = self.shared.engine.sync();
+    }
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+#[async_trait]
+impl Store for LocalStore {
+    async fn get(&self, key: &str) -> Result<Option<KeyValue>> {
+        check_key(key)?;
+        let at = self.current_revision();
+        let mut end = key.as_bytes().to_vec();
+        end.push(0);
+        let (items, _) = self.shared().read_range(key.as_bytes(), &end, at, 1)?;
+        Ok(items.into_iter().find(|kv| kv.key == key))
+    }
+
+    async fn create(&self, key: &str, value: Bytes) -> Result<KeyValue> {
+        self.check_put(key, &value)?;
+        match self
+            .write(WriteOp::Create {
+                key: key.to_string(),
+                value,
+            })
+            .await?
+        {
+            WriteOutcome::Put(kv) => Ok(kv),
+            WriteOutcome::Deleted(_) => Err(Error::Engine("unexpected write outcome".into())),
+        }
+    }
+
+    async fn update(
+        &self,
+        key: &str,
+        value: Bytes,
+        expected: Option<Revision>,
+    ) -> Result<KeyValue> {
+        self.check_put(key, &value)?;
+        match self
+            .write(WriteOp::Update {
+                key: key.to_string(),
+                value,
+                expected,
+            })
+            .await?
+        {
+            WriteOutcome::Put(kv) => Ok(kv),
+            WriteOutcome::Deleted(_) => Err(Error::Engine("unexpected write outcome".into())),
+        }
+    }
+
+    async fn delete(&self, key: &str, expected: Option<Revision>) -> Result<Deleted> {
+        check_key(key)?;
+        match self
+            .write(WriteOp::Delete {
+                key: key.to_string(),
+                expected,
+            })
+            .await?
+        {
+            WriteOutcome::Deleted(d) => Ok(d),
+            WriteOutcome::Put(_) => Err(Error::Engine("unexpected write outcome".into())),
+        }
+    }
+
+    async fn list(&self, prefix: &str, opts: ListOptions) -> Result<ListPage> {
+        check_key(prefix)?;
+        let (at, start) = match &opts.continue_token {
+            Some(token) => {
+                let (at, start) = continue_token::decode(token, prefix)?;
+                let current = self.current_revision();
+                if at > current {
+                    return Err(Error::InvalidContinue("revision from the future".into()));
+                }
+                if at < Revision(self.shared().compacted.load(Ordering::Acquire)) {
+                    return Err(Error::ContinueExpired { requested: at });
+                }
+                (at, start)
+            }
+            None => {
+                let at = opts.revision.unwrap_or_else(|| self.current_revision());
+                self.check_readable(at)?;
+                (at, prefix.to_string())
+            }
+        };
+        let end = prefix_end(prefix.as_bytes());
+        let (items, more) = match self
+            .shared()
+            .read_range(start.as_bytes(), &end, at, opts.limit)
+        {
+            Err(Error::Compacted { .. }) if opts.continue_token.is_some() => {
+                return Err(Error::ContinueExpired { requested: at });
+            }
+            other => other?,
+        };
+        let continue_token = match (more, items.last()) {
+            (true, Some(last)) => Some(continue_token::encode(at, &format!("{}\0", last.key))),
+            _ => None,
+        };
+        Ok(ListPage {
+            items,
+            revision: at,
+            continue_token,
+        })
+    }
+
+    async fn count(&self, prefix: &str) -> Result<u64> {
+        check_key(prefix)?;
+        let start = data_key(prefix.as_bytes());
+        let end = data_key(&prefix_end(prefix.as_bytes()));
+        self.shared().engine.count(&start, &end)
+    }
+
+    async fn watch(&self, prefix: &str, after: Revision) -> Result<WatchStream> {
+        check_key(prefix)?;
+        self.check_readable(after)?;
+        let shared = self.shared();
+        let mut replay = VecDeque::new();
+        let mut read_up_to = after;
+        loop {
+            // Read the durable history we have not seen, then register only if nothing was
+            // published meanwhile: registration and publishing share the hub lock, so no event
+            // falls between the replay and the live feed.
+            let target = self.current_revision();
+            for rec in shared.read_log(read_up_to, Some(target))? {
+                if rec.key.starts_with(prefix) {
+                    replay.push_back(Arc::new(event_of(rec)));
+                }
+            }
+            read_up_to = target;
+            let compacted = Revision(shared.compacted.load(Ordering::Acquire));
+            if after < compacted {
+                return Err(Error::Compacted {
+                    requested: after,
+                    compacted,
+                });
+            }
+            let mut hub = shared.hub.lock().map_err(|_| Error::Closed)?;
+            if hub.published == target {
+                return Ok(hub.register(prefix, replay, after));
+            }
+        }
+    }
+
+    fn current_revision(&self) -> Revision {
+        Revision(self.shared().published.load(Ordering::Acquire))
+    }
+
+    fn compacted_revision(&self) -> Revision {
+        Revision(self.shared().compacted.load(Ordering::Acquire))
+    }
+
+    async fn compact(&self, revision: Revision) -> Result<()> {
+        let current = self.current_revision();
+        if revision > current {
+            return Err(Error::FutureRevision {
+                requested: revision,
+                current,
+            });
+        }
+        let shared = self.handle.shared.clone();
+        tokio::task::spawn_blocking(move || shared.compact_to(revision))
+            .await
+            .map_err(|e| Error::Engine(format!("compaction task failed: {e}")))?
+    }
+}
+
+impl Shared {
+    /// The keys in `[start, end)` as they were at revision `at`: up to `limit` items (0: all)
+    /// and whether more follow.
+    fn read_range(
+        &self,
+        start: &[u8],
+        end: &[u8],
+        at: Revision,
+        limit: usize,
+    ) -> Result<(Vec<KeyValue>, bool)> {
+        // The state at `at` of every key changed after `at`: the `prev` of its first later entry.
+        let mut changed: BTreeMap<Vec<u8>, Option<KeyValue>> = BTreeMap::new();
+        let mut log_seen = at;
+        let mut absorb_log = |changed: &mut BTreeMap<Vec<u8>, Option<KeyValue>>| -> Result<()> {
+            for rec in self.read_log(log_seen, None)? {
+                log_seen = rec.revision;
+                if rec.key.as_bytes() >= start && rec.key.as_bytes() < end {
+                    changed.entry(rec.key.into_bytes()).or_insert(rec.prev);
+                }
+            }
+            Ok(())
+        };
+        absorb_log(&mut changed)?;
+
+        let mut out: Vec<KeyValue> = Vec::new();
+        let mut cursor = start.to_vec();
+        let chunk = if limit == 0 {
+            SCAN_CHUNK
+        } else {
+            (limit + 1).min(SCAN_CHUNK)
+        };
+        loop {
+            let rows = self
+                .engine
+                .scan(&data_key(&cursor), &data_key(end), chunk)?;
+            // Every write visible in `rows` is in the log by now (data and log share a batch).
+            absorb_log(&mut changed)?;
+            let full = rows.len() == chunk;
+            let hi: Vec<u8> = match rows.last() {
+                Some((k, _)) if full => {
+                    let mut hi = k[1..].to_vec();
+                    hi.push(0);
+                    hi
+                }
+                _ => end.to_vec(),
+            };
+            let mut page: BTreeMap<String, KeyValue> = BTreeMap::new();
+            for (raw_key, raw_value) in rows {
+                let key = String::from_utf8(raw_key[1..].to_vec())
+                    .map_err(|_| Error::Corrupt("a stored key is not UTF-8".into()))?;
+                if changed.contains_key(key.as_bytes()) {
+                    continue;
+                }
+                let rec = codec::decode_data(&key, &raw_value)?;
+                if rec.mod_revision > at {
+                    return Err(Error::Corrupt(format!(
+                        "{key:?} changed at revision {} but the log has no entry for it",
+                        rec.mod_revision
+                    )));
+                }
+                page.insert(
+                    key.clone(),
+                    KeyValue {
+                        key,
+                        value: rec.value,
+                        create_revision: rec.create_revision,
+                        mod_revision: rec.mod_revision,
+                    },
+                );
+            }
+            for state in changed
+                .range(cursor.clone()..hi.clone())
+                .filter_map(|(_, s)| s.as_ref())
+            {
+                page.insert(state.key.clone(), state.clone());
+            }
+            out.extend(page.into_values());
+            if limit > 0 && out.len() > limit {
+                out.truncate(limit);
+                self.check_not_compacted(at)?;
+                return Ok((out, true));
+            }
+            if !full {
+                break;
+            }
+            cursor = hi;
+        }
+        self.check_not_compacted(at)?;
+        Ok((out, false))
+    }
+
+    /// Fails if history after `at` may have been removed while we read it.
+    fn check_not_compacted(&self, at: Revision) -> Result<()> {
+        let compacted = Revision(self.compacted.load(Ordering::Acquire));
+        if at < compacted {
+            return Err(Error::Compacted {
+                requested: at,
+                compacted,
+            });
+        }
+        Ok(())
+    }
+
+    /// Log entries with `after < revision <= up_to` (no upper bound when `None`).
+    fn read_log(&self, after: Revision, up_to: Option<Revision>) -> Result<Vec<LogRecord>> {
+        let end = match up_to {
+            Some(r) => log_key(Revision(r.0.saturating_add(1))),
+            None => prefix_end(b"l"),
+        };
+        let mut out = Vec::new();
+        let mut from = after.0.saturating_add(1);
+        loop {
+            let rows = self
+                .engine
+                .scan(&log_key(Revision(from)), &end, SCAN_CHUNK)?;
+            let full = rows.len() == SCAN_CHUNK;
+            for (k, v) in rows {
+                let rev = revision_of_log_key(&k)?;
+                out.push(codec::decode_log(rev, &v)?);
+                from = rev.0 + 1;
+            }
+            if !full {
+                return Ok(out);
+            }
+        }
+    }
+
+    /// Persists the new compaction point first, then deletes log entries in small batches so
+    /// writers (who never wait on this) are not held up.
+    fn compact_to(&self, revision: Revision) -> Result<()> {
+        let _only_one = self
+            .compaction_lock
+            .lock()
+            .map_err(|_| Error::Engine("compaction lock poisoned".into()))?;
+        let old = self.compacted.load(Ordering::Acquire);
+        if revision.0 <= old {
+            return Ok(());
+        }
+        self.engine.apply(vec![(
+            META_COMPACTED.to_vec(),
+            Some(revision.0.to_be_bytes().to_vec()),
+        )])?;
+        self.engine.sync()?;
+        self.compacted.store(revision.0, Ordering::Release);
+        let end = log_key(Revision(revision.0 + 1));
+        loop {
+            let rows = self
+                .engine
+                .scan(&log_key(Revision(old + 1)), &end, SCAN_CHUNK)?;
+            if rows.is_empty() {
+                return Ok(());
+            }
+            let batch = rows.into_iter().map(|(k, _)| (k, None)).collect();
+            self.engine.apply(batch)?;
+            std::thread::yield_now();
+        }
+    }
+
+    /// The newest revision whose log entry is older than `cutoff_millis`, if any.
+    fn last_revision_before(&self, cutoff_millis: u64) -> Result<Option<Revision>> {
+        let mut found = None;
+        let mut from = self.compacted.load(Ordering::Acquire) + 1;
+        loop {
+            let rows = self
+                .engine
+                .scan(&log_key(Revision(from)), &prefix_end(b"l"), SCAN_CHUNK)?;
+            let full = rows.len() == SCAN_CHUNK;
+            for (k, v) in rows {
+                let rev = revision_of_log_key(&k)?;
+                let rec = codec::decode_log(rev, &v)?;
+                if rec.unix_millis >= cutoff_millis {
+                    return Ok(found);
+                }
+                found = Some(rev);
+                from = rev.0 + 1;
+            }
+            if !full {
+                return Ok(found);
+            }
+        }
+    }
+
+    /// The revision history may be compacted to under `policy` now.
+    fn compaction_target(&self, policy: &CompactionPolicy) -> Result<Revision> {
+        let published = self.published.load(Ordering::Acquire);
+        let by_count = Revision(published.saturating_sub(policy.keep_revisions));
+        let Some(keep_for) = policy.keep_for else {
+            return Ok(by_count);
+        };
+        let cutoff = unix_millis().saturating_sub(keep_for.as_millis() as u64);
+        let by_time = self
+            .last_revision_before(cutoff)?
+            .unwrap_or(Revision(self.compacted.load(Ordering::Acquire)));
+        Ok(by_count.min(by_time))
+    }
+
+    fn fail(&self, why: &str) {
+        if let Ok(mut f) = self.failed.lock() {
+            f.get_or_insert_with(|| why.to_string());
+        }
+    }
+
+    fn failure(&self) -> Option<String> {
+        self.failed.lock().ok().and_then(|f| f.clone())
+    }
+}
+
+/// The committer loop: one group commit per round, until every sender is gone.
+fn run_committer(shared: &Shared, rx: &std_mpsc::Receiver<WriteRequest>, mut revision: u64) {
+    while let Ok(first) = rx.recv() {
+        let mut requests = vec![first];
+        while requests.len() < MAX_BATCH {
+            match rx.try_recv() {
+                Ok(r) => requests.push(r),
+                Err(_) => break,
+            }
+        }
+        if let Some(why) = shared.failure() {
+            for r in requests {
+                let _ = r.reply.send(Err(Error::Engine(format!(
+                    "the store stopped taking writes after an engine failure: {why}"
+                ))));
+            }
+            continue;
+        }
+        let now = unix_millis();
+        let mut pending: HashMap<String, Option<KeyValue>> = HashMap::new();
+        let mut batch: Vec<BatchOp> = Vec::new();
+        let mut events = Vec::new();
+        let mut replies = Vec::with_capacity(requests.len());
+        for req in requests {
+            let outcome = stage_write(
+                shared,
+                &mut pending,
+                &mut revision,
+                req.op,
+                now,
+                &mut batch,
+                &mut events,
+            );
+            replies.push((req.reply, outcome));
+        }
+        if !batch.is_empty() {
+            batch.push((
+                META_REVISION.to_vec(),
+                Some(revision.to_be_bytes().to_vec()),
+            ));
+            if let Err(e) = shared
+                .engine
+                .apply(batch)
+                .and_then(|()| shared.engine.sync())
+            {
+                let why = e.to_string();
+                tracing::error!(error = %why, "store commit failed; refusing further writes");
+                shared.fail(&why);
+                for (reply, _) in replies {
+                    let _ = reply.send(Err(Error::Engine(why.clone())));
+                }
+                continue;
+            }
+        }
+        if let Ok(mut hub) = shared.hub.lock() {
+            hub.publish(&events);
+            shared.published.store(hub.published.0, Ordering::Release);
+        }
+        for (reply, outcome) in replies {
+            let _ = reply.send(outcome);
+        }
+    }
+}
+
+/// Checks one write against the current state (including earlier writes of this batch) and, if
+/// it passes, adds its data, log entry and event to the batch under the next revision.
+fn stage_write(
+    shared: &Shared,
+    pending: &mut HashMap<String, Option<KeyValue>>,
+    revision: &mut u64,
+    op: WriteOp,
+    now: u64,
+    batch: &mut Vec<BatchOp>,
+    events: &mut Vec<Arc<Event>>,
+) -> Result<WriteOutcome> {
+    let key = match &op {
+        WriteOp::Create { key, .. } | WriteOp::Update { key, .. } | WriteOp::Delete { key, .. } => {
+            key.clone()
+        }
+    };
+    let current = match pending.get(&key) {
+        Some(state) => state.clone(),
+        None => read_current(shared.engine.as_ref(), &key)?,
+    };
+    let check_expected = |expected: Option<Revision>, cur: &KeyValue| match expected {
+        Some(exp) if exp != cur.mod_revision => Err(Error::Conflict {
+            key: key.clone(),
+            expected: exp,
+            actual: cur.mod_revision,
+        }),
+        _ => Ok(()),
+    };
+    let rev = Revision(*revision + 1);
+    let (kind, next, outcome) = match op {
+        WriteOp::Create { value, .. } => {
+            if current.is_some() {
+                return Err(Error::AlreadyExists { key });
+            }
+            let kv = KeyValue {
+                key: key.clone(),
+                value,
+                create_revision: rev,
+                mod_revision: rev,
+            };
+            (EventKind::Created, Some(kv.clone()), WriteOutcome::Put(kv))
+        }
+        WriteOp::Update {
+            value, expected, ..
+        } => {
+            let cur = current
+                .as_ref()
+                .ok_or(Error::NotFound { key: key.clone() })?;
+            check_expected(expected, cur)?;
+            let kv = KeyValue {
+                key: key.clone(),
+                value,
+                create_revision: cur.create_revision,
+                mod_revision: rev,
+            };
+            (EventKind::Modified, Some(kv.clone()), WriteOutcome::Put(kv))
+        }
+        WriteOp::Delete { expected, .. } => {
+            let cur = current
+                .as_ref()
+                .ok_or(Error::NotFound { key: key.clone() })?;
+            check_expected(expected, cur)?;
+            let deleted = Deleted {
+                prev: cur.clone(),
+                revision: rev,
+            };
+            (EventKind::Deleted, None, WriteOutcome::Deleted(deleted))
+        }
+    };
+    *revision = rev.0;
+    let record = LogRecord {
+        revision: rev,
+        unix_millis: now,
+        kind,
+        key: key.clone(),
+        current: next.clone(),
+        prev: current,
+    };
+    batch.push((
+        data_key(key.as_bytes()),
+        next.as_ref()
+            .map(|kv| codec::encode_data(kv.create_revision, kv.mod_revision, &kv.value)),
+    ));
+    batch.push((log_key(rev), Some(codec::encode_log(&record))));
+    events.push(Arc::new(event_of(record)));
+    pending.insert(key, next);
+    Ok(outcome)
+}
+
+fn run_compactor(
+    shared: &Shared,
+    policy: &CompactionPolicy,
+    interval: Duration,
+    stop: &std_mpsc::Receiver<()>,
+) {
+    while let Err(std_mpsc::RecvTimeoutError::Timeout) = stop.recv_timeout(interval) {
+        let result = shared
+            .compaction_target(policy)
+            .and_then(|target| shared.compact_to(target));
+        if let Err(e) = result {
+            tracing::warn!(error = %e, "background compaction failed");
+        }
+    }
+}
+
+fn read_current(engine: &dyn Engine, key: &str) -> Result<Option<KeyValue>> {
+    let Some(raw) = engine.get(&data_key(key.as_bytes()))? else {
+        return Ok(None);
+    };
+    let rec = codec::decode_data(key, &raw)?;
+    Ok(Some(KeyValue {
+        key: key.to_string(),
+        value: rec.value,
+        create_revision: rec.create_revision,
+        mod_revision: rec.mod_revision,
+    }))
+}
+
+fn read_meta_u64(engine: &dyn Engine, name: &[u8]) -> Result<u64> {
+    match engine.get(name)? {
+        None => Ok(0),
+        Some(v) => {
+            let bytes: [u8; 8] = v.as_slice().try_into().map_err(|_| {
+                Error::Corrupt(format!(
+                    "metadata {:?} has a bad length",
+                    String::from_utf8_lossy(name)
+                ))
+            })?;
+            Ok(u64::from_be_bytes(bytes))
+        }
+    }
+}
+
+fn event_of(rec: LogRecord) -> Event {
+    Event {
+        kind: rec.kind,
+        revision: rec.revision,
+        key: rec.key,
+        current: rec.current,
+        prev: rec.prev,
+    }
+}
+
+fn check_key(key: &str) -> Result<()> {
+    if !key.starts_with('/') {
+        return Err(Error::InvalidKey(key.to_string()));
+    }
+    Ok(())
+}
+
+fn data_key(key: &[u8]) -> Vec<u8> {
+    let mut k = Vec::with_capacity(key.len() + 1);
+    k.push(b'd');
+    k.extend_from_slice(key);
+    k
+}
+
+fn log_key(rev: Revision) -> Vec<u8> {
+    let mut k = Vec::with_capacity(9);
+    k.push(b'l');
+    k.extend_from_slice(&rev.0.to_be_bytes());
+    k
+}
+
+fn revision_of_log_key(k: &[u8]) -> Result<Revision> {
+    let bytes: [u8; 8] = k
+        .get(1..9)
+        .and_then(|b| b.try_into().ok())
+        .ok_or_else(|| Error::Corrupt("malformed log key".into()))?;
+    Ok(Revision(u64::from_be_bytes(bytes)))
+}
+
+fn unix_millis() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
