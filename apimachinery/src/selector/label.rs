@@ -365,11 +365,9 @@ impl LabelSelector {
 
     /// Matches a JSON `metadata.labels` value (absent or non-object means no labels).
     pub fn matches_json(&self, labels: Option<&Value>) -> bool {
-        static EMPTY: std::sync::LazyLock<serde_json::Map<String, Value>> =
-            std::sync::LazyLock::new(serde_json::Map::new);
         match labels.and_then(Value::as_object) {
             Some(map) => self.matches(map),
-            None => self.matches(&*EMPTY),
+            None => self.matches(&serde_json::Map::new()),
         }
     }
 
