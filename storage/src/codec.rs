@@ -25,18 +25,20 @@ pub(crate) fn encode_data(create: Revision, modified: Revision, value: &[u8]) ->
     seal(out)
 }
 
-pub(crate) fn decode_data(key: &str, raw: &[u8]) -> Result<DataRecord> {
-    let body = unseal(raw).map_err(|e| Error::Corrupt(format!("value of {key:?}: {e}")))?;
+/// Decodes a data record, taking ownership of the buffer so the value is not copied.
+pub(crate) fn decode_data(key: &str, raw: Vec<u8>) -> Result<DataRecord> {
+    let body = unseal(&raw).map_err(|e| Error::Corrupt(format!("value of {key:?}: {e}")))?;
     let mut r = Reader {
         buf: body,
         what: key,
     };
     let create = r.u64()?;
     let modified = r.u64()?;
+    let header = raw.len() - r.rest().len();
     Ok(DataRecord {
         create_revision: Revision(create),
         mod_revision: Revision(modified),
-        value: Bytes::copy_from_slice(r.rest()),
+        value: Bytes::from(raw).slice(header..),
     })
 }
 
@@ -182,7 +184,7 @@ mod tests {
     #[test]
     fn data_round_trip_and_corruption() {
         let raw = encode_data(Revision(3), Revision(9), b"hello");
-        let rec = decode_data("/k", &raw).unwrap();
+        let rec = decode_data("/k", raw.clone()).unwrap();
         assert_eq!(
             (rec.create_revision, rec.mod_revision),
             (Revision(3), Revision(9))
@@ -190,9 +192,12 @@ mod tests {
         assert_eq!(&rec.value[..], b"hello");
         let mut bad = raw.clone();
         bad[10] ^= 1;
-        assert!(matches!(decode_data("/k", &bad), Err(Error::Corrupt(_))));
+        assert!(matches!(decode_data("/k", bad), Err(Error::Corrupt(_))));
         for cut in 0..raw.len() {
-            assert!(decode_data("/k", &raw[..cut]).is_err(), "cut at {cut}");
+            assert!(
+                decode_data("/k", raw[..cut].to_vec()).is_err(),
+                "cut at {cut}"
+            );
         }
     }
 

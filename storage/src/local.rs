@@ -439,7 +439,7 @@ impl Shared {
                 if changed.contains_key(key.as_bytes()) {
                     continue;
                 }
-                let rec = codec::decode_data(&key, &raw_value)?;
+                let rec = codec::decode_data(&key, raw_value)?;
                 if rec.mod_revision > at {
                     return Err(Error::Corrupt(format!(
                         "{key:?} changed at revision {} but the log has no entry for it",
@@ -766,7 +766,7 @@ fn read_current(engine: &dyn Engine, key: &str) -> Result<Option<KeyValue>> {
     let Some(raw) = engine.get(&data_key(key.as_bytes()))? else {
         return Ok(None);
     };
-    let rec = codec::decode_data(key, &raw)?;
+    let rec = codec::decode_data(key, raw)?;
     Ok(Some(KeyValue {
         key: key.to_string(),
         value: rec.value,
