@@ -1,2 +1,109 @@
 //! The `k1s` command line: parses flags and wires the crates together; no logic lives here.
-fn main() {}
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "k1s",
+    version,
+    about = "One binary that is a whole Kubernetes control plane"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the Kubernetes API server (PKI and kubeconfig are created on first start).
+    Server(ServerArgs),
+}
+
+#[derive(clap::Args)]
+struct ServerArgs {
+    /// Where the store, the PKI (`pki/`) and `admin.conf` live. Default: ~/.k1s
+    #[arg(long, env = "K1S_DATA_DIR")]
+    data_dir: Option<PathBuf>,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1")]
+    bind_address: IpAddr,
+    /// HTTPS port (0 picks a free one).
+    #[arg(long, default_value_t = 6443)]
+    secure_port: u16,
+    /// Extra names or IPs for the serving certificate (repeatable).
+    #[arg(long = "tls-san")]
+    tls_san: Vec<String>,
+    /// Keep everything in memory; only the kubeconfig is written. For CI.
+    #[arg(long)]
+    ephemeral: bool,
+    /// The address the `kubernetes` Service's endpoints point at. Default: the host's first
+    /// non-loopback address.
+    #[arg(long)]
+    advertise_address: Option<IpAddr>,
+    /// Where to write the admin kubeconfig. Default: <data-dir>/admin.conf
+    #[arg(long)]
+    write_kubeconfig: Option<PathBuf>,
+}
+
+fn default_data_dir() -> anyhow::Result<PathBuf> {
+    let home = std::env::var_os("HOME").context("HOME is not set; pass --data-dir")?;
+    Ok(PathBuf::from(home).join(".k1s"))
+}
+
+async fn run_server(args: ServerArgs) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let data_dir = match args.data_dir {
+        Some(d) => d,
+        None => default_data_dir()?,
+    };
+    let config = k1s_apiserver::server::ServerConfig {
+        data_dir,
+        bind_address: args.bind_address,
+        secure_port: args.secure_port,
+        tls_sans: args.tls_san,
+        ephemeral: args.ephemeral,
+        advertise_address: args.advertise_address,
+        kubeconfig_path: args.write_kubeconfig,
+    };
+    let mut server = k1s_apiserver::server::start(config)
+        .await
+        .context("starting the API server")?;
+    println!(
+        "k1s is serving the Kubernetes API at https://{} (ready in {} ms)\n  kubeconfig: {}\n  try: export KUBECONFIG={} && kubectl get namespaces",
+        server.local_addr,
+        started.elapsed().as_millis(),
+        server.kubeconfig.display(),
+        server.kubeconfig.display(),
+    );
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+        _ = server.wait() => anyhow::bail!("the server stopped unexpectedly"),
+    }
+    eprintln!("shutting down");
+    server.shutdown().await;
+    Ok(())
+}
+
+fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("K1S_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    match cli.command {
+        Command::Server(args) => runtime.block_on(run_server(args)),
+    }
+}

@@ -1,6 +1,16 @@
 //! The Kubernetes API server: TLS, the filter chain, discovery and the generic registry over the store.
 
+pub mod bootstrap;
+pub mod conversion;
 pub mod discovery;
+pub mod encoding;
+pub mod errors;
+pub mod handlers;
 pub mod openapi;
 pub mod patch;
+pub mod registry;
+pub mod request;
+pub mod server;
+pub mod strategies;
 pub mod table;
+pub mod tls;

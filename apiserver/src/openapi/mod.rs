@@ -1,1 +1,139 @@
 //! OpenAPI v2 and v3 documents built from k8s-openapi schemas, plus schema lookups (patch metadata, unknown fields).
+//!
+//! [`schemas()`] builds, once, the definitions of every served kind without their descriptions
+//! (the lookup tree strategic merge patch and `fieldValidation` walk: small and quick to make).
+//! The documents are built on first request, each from a fresh full generation, and only their
+//! serialized bytes are kept.
+
+mod defs;
+mod kinds;
+mod lookup;
+mod patch_facts;
+mod paths;
+mod v2;
+mod v3;
+
+#[cfg(test)]
+mod tests;
+
+use std::sync::OnceLock;
+
+use bytes::Bytes;
+use serde_json::Value;
+
+use crate::patch::{FieldPatchMeta, PatchSchema};
+use defs::Definitions;
+use kinds::KindDef;
+
+/// The Kubernetes version the documents describe (`info.version`), matching the k8s-openapi
+/// feature the schemas come from.
+pub const KUBERNETES_VERSION: &str = "v1.33.0";
+
+/// The schema registry: definitions named like upstream (`io.k8s.api.core.v1.Pod`) and the
+/// served documents.
+pub struct Schemas {
+    /// Definitions without descriptions, for lookups.
+    lookup: Definitions,
+    kinds: Vec<KindDef>,
+    v2: OnceLock<Bytes>,
+    v3: OnceLock<v3::V3>,
+}
+
+impl std::fmt::Debug for Schemas {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Schemas")
+            .field("definitions", &self.lookup.len())
+            .field("kinds", &self.kinds.len())
+            .finish_non_exhaustive()
+    }
+}
+
+static SCHEMAS: OnceLock<Schemas> = OnceLock::new();
+
+/// The process-wide registry, built on first use.
+pub fn schemas() -> &'static Schemas {
+    SCHEMAS.get_or_init(Schemas::build)
+}
+
+impl Schemas {
+    /// Builds the lookup definitions; documents come later, on demand.
+    pub fn build() -> Schemas {
+        let built = defs::build(false);
+        Schemas {
+            lookup: built.defs,
+            kinds: built.kinds,
+            v2: OnceLock::new(),
+            v3: OnceLock::new(),
+        }
+    }
+
+    /// `/openapi/v2` as JSON.
+    pub fn v2_json(&self) -> Bytes {
+        self.v2
+            .get_or_init(|| {
+                let full = defs::build(true);
+                let doc = v2::document(full.defs, &full.kinds);
+                Bytes::from(serde_json::to_vec(&doc).unwrap_or_default())
+            })
+            .clone()
+    }
+
+    fn v3(&self) -> &v3::V3 {
+        self.v3.get_or_init(|| {
+            let full = defs::build(true);
+            v3::build(&full.defs, &full.kinds)
+        })
+    }
+
+    /// `/openapi/v3`: `{"paths": {"api/v1": {"serverRelativeURL": "/openapi/v3/api/v1?hash=..."}, ...}}`.
+    pub fn v3_index_json(&self) -> Bytes {
+        self.v3().index.clone()
+    }
+
+    /// The document at `/openapi/v3/<path>` (`api/v1`, `apis/apps/v1`, `apis/apps`, `api`,
+    /// `apis`) and its hash: a request whose `?hash=` equals it may be answered with
+    /// `Cache-Control: public, immutable`.
+    pub fn v3_document(&self, path: &str) -> Option<(Bytes, &str)> {
+        let doc = self.v3().docs.get(path.trim_matches('/'))?;
+        Some((doc.json.clone(), doc.hash.as_str()))
+    }
+
+    /// The paths the v3 index lists.
+    pub fn v3_paths(&self) -> impl Iterator<Item = &str> {
+        self.v3().docs.keys().map(String::as_str)
+    }
+
+    /// Builds every document now (at start-up, instead of on the first request).
+    pub fn warm(&self) {
+        let _ = self.v2_json();
+        let _ = self.v3();
+    }
+
+    /// The definition name of a kind (`("apps", "v1", "Deployment")` ->
+    /// `io.k8s.api.apps.v1.Deployment`); List kinds, `DeleteOptions` and `WatchEvent` included.
+    pub fn definition_for(&self, group: &str, version: &str, kind: &str) -> Option<&str> {
+        self.kinds
+            .iter()
+            .find(|k| k.group == group && k.version == version && k.kind == kind)
+            .map(|k| k.definition.as_str())
+    }
+
+    /// A definition's schema, Swagger 2.0 layout (`#/definitions/...` refs), without descriptions.
+    pub fn definition(&self, name: &str) -> Option<&Value> {
+        self.lookup.get(name)
+    }
+
+    /// Paths (`spec.containers[0].bogus`: the form upstream puts in `unknown field "..."`) of
+    /// the fields of `obj` that the definition `type_name` does not declare, through nested
+    /// objects, arrays and maps; free-form values (`x-kubernetes-preserve-unknown-fields`,
+    /// RawExtension, JSON, FieldsV1) are not looked into. Empty for an unknown definition.
+    pub fn unknown_fields(&self, type_name: &str, obj: &Value) -> Vec<String> {
+        lookup::unknown_fields(&self.lookup, type_name, obj)
+    }
+}
+
+impl PatchSchema for Schemas {
+    fn field(&self, type_name: &str, field: &str) -> Option<FieldPatchMeta> {
+        lookup::field_meta(&self.lookup, type_name, field)
+    }
+}

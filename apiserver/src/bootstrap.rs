@@ -1,0 +1,143 @@
+//! Objects every cluster has from its first start, as upstream's bootstrap controllers keep them:
+//! the system namespaces and the `kubernetes` Service with its Endpoints and EndpointSlice.
+
+use std::net::IpAddr;
+
+use k1s_apimachinery::ApiError;
+use k1s_apimachinery::catalog;
+use serde_json::{Value, json};
+
+use crate::registry::{Registry, Target, WriteOptions, now_rfc3339};
+use crate::strategies;
+
+pub const SYSTEM_NAMESPACES: [&str; 4] =
+    ["default", "kube-system", "kube-public", "kube-node-lease"];
+/// The first address of upstream's default service CIDR (10.96.0.0/12).
+pub const KUBERNETES_SERVICE_IP: &str = "10.96.0.1";
+
+fn target(
+    group: &str,
+    resource: &str,
+    namespace: Option<&'static str>,
+) -> Result<Target<'static>, ApiError> {
+    let version = if group.is_empty() {
+        "v1"
+    } else {
+        catalog::preferred_version(group).unwrap_or("v1")
+    };
+    let info = catalog::find(group, version, resource).ok_or_else(|| {
+        ApiError::internal(format!("{resource}.{group} missing from the catalog"))
+    })?;
+    Ok(Target { info, namespace })
+}
+
+/// Creates what is missing and points the `kubernetes` endpoints at this server.
+pub async fn ensure(registry: &Registry, advertise: IpAddr, port: u16) -> Result<(), ApiError> {
+    let ns = target("", "namespaces", None)?;
+    for name in SYSTEM_NAMESPACES {
+        let obj = json!({ "apiVersion": "v1", "kind": "Namespace", "metadata": { "name": name } });
+        create_if_missing(registry, ns, obj).await?;
+    }
+    let svc = json!({
+        "apiVersion": "v1", "kind": "Service",
+        "metadata": { "name": "kubernetes", "namespace": "default",
+            "labels": { "component": "apiserver", "provider": "kubernetes" } },
+        "spec": {
+            "type": "ClusterIP", "clusterIP": KUBERNETES_SERVICE_IP, "clusterIPs": [KUBERNETES_SERVICE_IP],
+            "ipFamilies": ["IPv4"], "ipFamilyPolicy": "SingleStack", "sessionAffinity": "None",
+            "internalTrafficPolicy": "Cluster",
+            "ports": [{ "name": "https", "port": 443, "protocol": "TCP", "targetPort": port }]
+        },
+        "status": { "loadBalancer": {} }
+    });
+    create_if_missing(registry, target("", "services", Some("default"))?, svc).await?;
+    let ip = advertise.to_string();
+    let endpoints = json!({
+        "apiVersion": "v1", "kind": "Endpoints",
+        "metadata": { "name": "kubernetes", "namespace": "default",
+            "labels": { "endpointslice.kubernetes.io/skip-mirror": "true" } },
+        "subsets": [{ "addresses": [{ "ip": ip }],
+            "ports": [{ "name": "https", "port": port, "protocol": "TCP" }] }]
+    });
+    put_if_changed(
+        registry,
+        target("", "endpoints", Some("default"))?,
+        endpoints,
+        "/subsets",
+    )
+    .await?;
+    let family = if advertise.is_ipv4() { "IPv4" } else { "IPv6" };
+    let slice = json!({
+        "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+        "metadata": { "name": "kubernetes", "namespace": "default",
+            "labels": { "kubernetes.io/service-name": "kubernetes",
+                "endpointslice.kubernetes.io/managed-by": "endpointslicemirroring-controller.k8s.io" } },
+        "addressType": family,
+        "endpoints": [{ "addresses": [ip], "conditions": { "ready": true } }],
+        "ports": [{ "name": "https", "port": port, "protocol": "TCP" }]
+    });
+    put_if_changed(
+        registry,
+        target("discovery.k8s.io", "endpointslices", Some("default"))?,
+        slice,
+        "/endpoints",
+    )
+    .await
+}
+
+async fn create_if_missing(registry: &Registry, t: Target<'_>, obj: Value) -> Result<(), ApiError> {
+    let strategy = strategies::for_resource(t.info);
+    match registry
+        .create(t, strategy, obj, &WriteOptions::default())
+        .await
+    {
+        Ok(_) => Ok(()),
+        Err(e) if e.is_already_exists() => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Writes `obj` unless the stored one already has the same value at `pointer`.
+async fn put_if_changed(
+    registry: &Registry,
+    t: Target<'_>,
+    mut obj: Value,
+    pointer: &str,
+) -> Result<(), ApiError> {
+    let name = obj["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    match registry.get(t, &name).await {
+        Ok(current) if current.pointer(pointer) == obj.pointer(pointer) => Ok(()),
+        Ok(current) => {
+            obj["metadata"]["uid"] = current["metadata"]["uid"].clone();
+            obj["metadata"]["creationTimestamp"] = current["metadata"]["creationTimestamp"].clone();
+            registry.put_raw(t, &obj).await.map(|_| ())
+        }
+        Err(e) if e.is_not_found() => {
+            obj["metadata"]["uid"] = Value::String(uuid::Uuid::new_v4().to_string());
+            obj["metadata"]["creationTimestamp"] = Value::String(now_rfc3339());
+            registry.put_raw(t, &obj).await.map(|_| ())
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The host's first non-loopback IPv4 address (upstream's default advertise address), read
+/// from the kernel's routing tables without sending anything.
+pub fn default_advertise_address() -> Option<IpAddr> {
+    let trie = std::fs::read_to_string("/proc/net/fib_trie").ok()?;
+    let mut last_ip: Option<IpAddr> = None;
+    for line in trie.lines() {
+        let t = line.trim_start_matches([' ', '|', '-', '+']).trim();
+        if t.contains("/32 host LOCAL") {
+            if let Some(ip) = last_ip.filter(|ip| !ip.is_loopback()) {
+                return Some(ip);
+            }
+        } else if let Ok(ip) = t.parse::<IpAddr>() {
+            last_ip = Some(ip);
+        }
+    }
+    None
+}

@@ -1,1 +1,0 @@
-//! Discovery documents: /api, /apis, per group-version resource lists, aggregated discovery v2/v2beta1, /version.

@@ -1,0 +1,738 @@
+//! The generic REST handler: one function per verb for every resource, over the registry.
+//!
+//! Decoding, GVK/namespace/name checks, subresources (status, scale, binding, eviction,
+//! finalize), patches, dry-run and the response encoding live here, written once for all kinds.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::response::Response;
+use bytes::Bytes;
+use futures::StreamExt;
+use http::{HeaderMap, HeaderValue, StatusCode};
+use k1s_apimachinery::catalog::{self, ResourceInfo};
+use k1s_apimachinery::selector::{FieldSelector, LabelSelector};
+use k1s_apimachinery::status::{StatusDetails, success_status_json};
+use k1s_apimachinery::{ApiError, GroupResource, meta};
+use serde_json::{Value, json};
+
+use crate::encoding::{self, Output};
+use crate::patch::{self, PatchType};
+use crate::registry::{
+    DeleteOptions, DeleteOutcome, ListQuery, Registry, Target, WatchEvent, WatchQuery,
+    WriteOptions, subresource,
+};
+use crate::request::{ResourceRequest, Verb};
+use crate::strategies;
+
+/// Everything a resource request needs from the server.
+#[derive(Clone)]
+pub struct ApiContext {
+    pub registry: Registry,
+    /// Flips to true at shutdown so long-running watches end.
+    pub shutdown: tokio::sync::watch::Receiver<bool>,
+}
+
+pub type Query = HashMap<String, String>;
+
+/// Serves one resource request.
+pub async fn handle(
+    ctx: &ApiContext,
+    req: ResourceRequest,
+    headers: &HeaderMap,
+    query: &Query,
+    body: Bytes,
+) -> Response {
+    match serve(ctx, &req, headers, query, body).await {
+        Ok(resp) => resp,
+        Err(err) => error_response(&err),
+    }
+}
+
+async fn serve(
+    ctx: &ApiContext,
+    req: &ResourceRequest,
+    headers: &HeaderMap,
+    query: &Query,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let info = catalog::find(&req.group, &req.version, &req.resource)
+        .ok_or_else(ApiError::not_found_path)?;
+    let gr = info.group_resource();
+    let sub = match &req.subresource {
+        Some(name) => Some(
+            info.subresource(name)
+                .ok_or_else(ApiError::not_found_path)?,
+        ),
+        None => None,
+    };
+    let allowed = match sub {
+        Some(s) => s.has_verb(req.verb.as_str()),
+        None => info.has_verb(req.verb.as_str()),
+    };
+    if !allowed {
+        return Err(ApiError::method_not_allowed(&gr, req.verb.as_str()));
+    }
+    // A namespaced kind is addressed inside a namespace except for cross-namespace reads.
+    if info.namespaced && req.namespace.is_none() && !matches!(req.verb, Verb::List | Verb::Watch) {
+        return Err(ApiError::not_found_path());
+    }
+    if !info.namespaced && req.namespace.is_some() {
+        return Err(ApiError::not_found_path());
+    }
+    let output = encoding::negotiate(headers)?;
+    let target = Target {
+        info,
+        namespace: req.namespace.as_deref(),
+    };
+    let strategy = strategies::for_resource(info);
+    let write = WriteOptions {
+        dry_run: dry_run(query)?,
+    };
+    let name = req.name.as_deref().unwrap_or_default();
+    let subname = req.subresource.as_deref();
+    match req.verb {
+        Verb::Get => {
+            let obj = ctx.registry.get(target, name).await?;
+            let obj = match subname {
+                Some("scale") => subresource::to_scale(info, &obj),
+                _ => obj,
+            };
+            Ok(object_response(StatusCode::OK, info, obj, &output, query))
+        }
+        Verb::List => {
+            let q = list_query(info, query)?;
+            let list = ctx.registry.list(target, &q).await?;
+            Ok(list_response(info, list, &output, query))
+        }
+        Verb::Watch => {
+            let mut wq = watch_query(info, query)?;
+            if let Some(n) = &req.name {
+                let by_name = FieldSelector::one_term_equal("metadata.name", n.clone());
+                wq.field_selector = Some(match wq.field_selector.take() {
+                    Some(f) => f.and(by_name),
+                    None => by_name,
+                });
+            }
+            let stream = ctx.registry.watch(target, wq).await?;
+            Ok(watch_response(
+                info,
+                stream,
+                output,
+                query,
+                ctx.shutdown.clone(),
+            ))
+        }
+        Verb::Create => {
+            let obj = decode_body(headers, &body)?;
+            match subname {
+                Some("binding") => {
+                    let bound = bind_pod(ctx, target, strategy, name, &obj, &write).await?;
+                    let _ = bound;
+                    Ok(json_response(
+                        StatusCode::CREATED,
+                        &success_status_json(None),
+                    ))
+                }
+                Some("eviction") => {
+                    let opts = DeleteOptions {
+                        dry_run: write.dry_run,
+                        ..Default::default()
+                    };
+                    ctx.registry.delete(target, name, &opts).await?;
+                    Ok(json_response(
+                        StatusCode::CREATED,
+                        &success_status_json(None),
+                    ))
+                }
+                Some(other) => Err(ApiError::method_not_allowed(
+                    &gr,
+                    &format!("create {other}"),
+                )),
+                None => {
+                    let mut obj = check_body(info, target.namespace, None, obj)?;
+                    crate::conversion::to_storage(info, &mut obj);
+                    let created = ctx.registry.create(target, strategy, obj, &write).await?;
+                    let mut created = created;
+                    crate::conversion::to_version(info, &mut created);
+                    Ok(object_response(
+                        StatusCode::CREATED,
+                        info,
+                        created,
+                        &output,
+                        query,
+                    ))
+                }
+            }
+        }
+        Verb::Update => {
+            let obj = decode_body(headers, &body)?;
+            let updated = match subname {
+                Some("scale") => {
+                    let scale = obj;
+                    let result = ctx
+                        .registry
+                        .update(target, strategy, name, None, &write, |old| {
+                            subresource::apply_scale(old, &scale)
+                        })
+                        .await?;
+                    subresource::to_scale(info, &result)
+                }
+                Some("finalize") => {
+                    let finalizers = obj.pointer("/spec/finalizers").cloned();
+                    ctx.registry
+                        .update(target, strategy, name, None, &write, |old| {
+                            let mut new = old.clone();
+                            new["spec"]["finalizers"] = finalizers.clone().unwrap_or(json!([]));
+                            Ok(new)
+                        })
+                        .await?
+                }
+                sub => {
+                    let mut obj = check_body(info, target.namespace, Some(name), obj)?;
+                    crate::conversion::to_storage(info, &mut obj);
+                    ctx.registry
+                        .update(target, strategy, name, sub, &write, |_| Ok(obj.clone()))
+                        .await?
+                }
+            };
+            Ok(object_response(
+                StatusCode::OK,
+                info,
+                updated,
+                &output,
+                query,
+            ))
+        }
+        Verb::Patch => {
+            let ct = encoding::content_type(headers);
+            let patch_type = PatchType::from_content_type(&ct)
+                .ok_or_else(|| patch::unsupported_patch_type(true))?;
+            let schema = crate::openapi::schemas();
+            let scale = subname == Some("scale");
+            let root_type = if scale {
+                schema.definition_for("autoscaling", "v1", "Scale")
+            } else {
+                schema.definition_for(info.group, info.version, info.kind)
+            }
+            .map(str::to_string);
+            let patched = ctx
+                .registry
+                .update(
+                    target,
+                    strategy,
+                    name,
+                    subname.filter(|s| *s == "status"),
+                    &write,
+                    |old| {
+                        let base = if scale {
+                            subresource::to_scale(info, old)
+                        } else {
+                            old.clone()
+                        };
+                        let schema_ref = root_type
+                            .as_deref()
+                            .map(|r| (schema as &dyn patch::PatchSchema, r));
+                        let mut new = patch::apply_patch(patch_type, &base, &body, schema_ref)?;
+                        // The current resourceVersion is a precondition only if the patch set it.
+                        if meta::resource_version(&new) == meta::resource_version(&base) {
+                            if let Some(m) = new.get_mut("metadata").and_then(Value::as_object_mut)
+                            {
+                                m.remove("resourceVersion");
+                            }
+                        }
+                        if scale {
+                            subresource::apply_scale(old, &new)
+                        } else {
+                            Ok(new)
+                        }
+                    },
+                )
+                .await?;
+            let out = if scale {
+                subresource::to_scale(info, &patched)
+            } else {
+                patched
+            };
+            Ok(object_response(StatusCode::OK, info, out, &output, query))
+        }
+        Verb::Delete => {
+            let opts = delete_options(query, &body, write.dry_run)?;
+            match ctx.registry.delete(target, name, &opts).await? {
+                DeleteOutcome::Pending(obj) => {
+                    Ok(object_response(StatusCode::OK, info, obj, &output, query))
+                }
+                DeleteOutcome::Deleted(obj) if info.resource == "pods" => {
+                    Ok(object_response(StatusCode::OK, info, obj, &output, query))
+                }
+                DeleteOutcome::Deleted(obj) => {
+                    let details = StatusDetails {
+                        name: name.to_string(),
+                        group: info.group.to_string(),
+                        kind: info.resource.to_string(),
+                        uid: meta::uid(&obj).unwrap_or_default().to_string(),
+                        ..Default::default()
+                    };
+                    Ok(json_response(
+                        StatusCode::OK,
+                        &success_status_json(Some(&details)),
+                    ))
+                }
+            }
+        }
+        Verb::DeleteCollection => {
+            let q = list_query(info, query)?;
+            let opts = delete_options(query, &body, write.dry_run)?;
+            let items = ctx.registry.delete_collection(target, &q, &opts).await?;
+            let list = json!({
+                "kind": info.list_kind(),
+                "apiVersion": info.api_version(),
+                "metadata": { "resourceVersion": ctx.registry.store().current_revision().to_string() },
+                "items": items,
+            });
+            Ok(json_response(StatusCode::OK, &list))
+        }
+    }
+}
+
+/// Sets `spec.nodeName` of a pod from a Binding (what a scheduler does).
+async fn bind_pod(
+    ctx: &ApiContext,
+    target: Target<'_>,
+    strategy: &dyn crate::registry::Strategy,
+    name: &str,
+    binding: &Value,
+    write: &WriteOptions,
+) -> Result<Value, ApiError> {
+    let node = binding
+        .pointer("/target/name")
+        .and_then(Value::as_str)
+        .filter(|n| !n.is_empty())
+        .ok_or_else(|| ApiError::bad_request("a Binding needs target.name"))?
+        .to_string();
+    let gr = GroupResource::core("pods");
+    ctx.registry
+        .update(target, strategy, name, None, write, |old| {
+            if old
+                .pointer("/spec/nodeName")
+                .and_then(Value::as_str)
+                .is_some_and(|n| !n.is_empty())
+            {
+                return Err(ApiError::conflict(
+                    &gr,
+                    name,
+                    format!(
+                        "pod {name} is already assigned to node {:?}",
+                        old["spec"]["nodeName"]
+                    ),
+                ));
+            }
+            let mut new = old.clone();
+            new["spec"]["nodeName"] = Value::String(node.clone());
+            Ok(new)
+        })
+        .await
+}
+
+fn decode_body(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
+    if body.len() > encoding::MAX_BODY_BYTES {
+        return Err(ApiError::request_entity_too_large("limit is 3145728"));
+    }
+    encoding::decode_object(headers, body)
+}
+
+/// A body must describe the kind, namespace and name the URL addresses.
+fn check_body(
+    info: &ResourceInfo,
+    namespace: Option<&str>,
+    name: Option<&str>,
+    mut obj: Value,
+) -> Result<Value, ApiError> {
+    let want_api_version = info.api_version();
+    match meta::api_version(&obj) {
+        None | Some("") => obj["apiVersion"] = Value::String(want_api_version.clone()),
+        Some(v) if v == want_api_version => {}
+        Some(v) => {
+            return Err(ApiError::bad_request(format!(
+                "the API version in the data ({v}) does not match the expected API version ({want_api_version})"
+            )));
+        }
+    }
+    match meta::kind(&obj) {
+        None | Some("") => obj["kind"] = Value::String(info.kind.to_string()),
+        Some(k) if k == info.kind => {}
+        Some(k) => {
+            return Err(ApiError::bad_request(format!(
+                "the kind in the data ({k}) does not match the expected kind ({})",
+                info.kind
+            )));
+        }
+    }
+    if let (Some(ns), Some(body_ns)) = (namespace, meta::namespace(&obj))
+        && !body_ns.is_empty()
+        && body_ns != ns
+        && info.namespaced
+    {
+        return Err(ApiError::bad_request(
+            "the namespace of the provided object does not match the namespace sent on the request",
+        ));
+    }
+    if let (Some(url_name), Some(body_name)) = (name, meta::name(&obj))
+        && !body_name.is_empty()
+        && body_name != url_name
+    {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({body_name}) does not match the name on the URL ({url_name})"
+        )));
+    }
+    Ok(obj)
+}
+
+fn dry_run(query: &Query) -> Result<bool, ApiError> {
+    match query.get("dryRun").map(String::as_str) {
+        None | Some("") => Ok(false),
+        Some("All") => Ok(true),
+        Some(other) => Err(ApiError::bad_request(format!(
+            "Invalid dry run value: unsupported dry run value: {other:?}; only \"All\" is supported"
+        ))),
+    }
+}
+
+fn parse_selectors(
+    info: &ResourceInfo,
+    query: &Query,
+) -> Result<(Option<LabelSelector>, Option<FieldSelector>), ApiError> {
+    let labels = match query.get("labelSelector").filter(|s| !s.is_empty()) {
+        Some(s) => Some(
+            LabelSelector::parse(s).map_err(|e| ApiError::bad_request(e.message().to_string()))?,
+        ),
+        None => None,
+    };
+    let fields = match query.get("fieldSelector").filter(|s| !s.is_empty()) {
+        Some(s) => {
+            let sel = FieldSelector::parse(s)
+                .map_err(|e| ApiError::bad_request(e.message().to_string()))?;
+            let extra = strategies::for_resource(info).selectable_fields();
+            for field in sel.fields() {
+                if field != "metadata.name"
+                    && field != "metadata.namespace"
+                    && !extra.contains(&field)
+                {
+                    return Err(ApiError::bad_request(format!(
+                        "field label not supported: {field}"
+                    )));
+                }
+            }
+            Some(sel)
+        }
+        None => None,
+    };
+    Ok((labels, fields))
+}
+
+fn list_query(info: &ResourceInfo, query: &Query) -> Result<ListQuery, ApiError> {
+    let (label_selector, field_selector) = parse_selectors(info, query)?;
+    let limit = match query.get("limit").filter(|s| !s.is_empty()) {
+        Some(l) => l
+            .parse::<i64>()
+            .map_err(|_| ApiError::bad_request(format!("invalid limit: {l}")))?
+            .max(0) as usize,
+        None => 0,
+    };
+    Ok(ListQuery {
+        label_selector,
+        field_selector,
+        limit,
+        continue_token: query.get("continue").filter(|c| !c.is_empty()).cloned(),
+        resource_version: query.get("resourceVersion").cloned().unwrap_or_default(),
+        resource_version_match: query
+            .get("resourceVersionMatch")
+            .cloned()
+            .unwrap_or_default(),
+    })
+}
+
+fn watch_query(info: &ResourceInfo, query: &Query) -> Result<WatchQuery, ApiError> {
+    let (label_selector, field_selector) = parse_selectors(info, query)?;
+    let bool_param = |k: &str| query.get(k).map(|v| v == "true" || v == "1");
+    let send_initial_events = bool_param("sendInitialEvents");
+    let allow_bookmarks = bool_param("allowWatchBookmarks").unwrap_or(false);
+    if send_initial_events == Some(true) {
+        if query.get("resourceVersionMatch").map(String::as_str) != Some("NotOlderThan") {
+            return Err(ApiError::invalid(
+                "ListOptions",
+                "meta.k8s.io",
+                "",
+                vec![k1s_apimachinery::FieldError::forbidden(
+                    "resourceVersionMatch",
+                    "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+                )],
+            ));
+        }
+        if !allow_bookmarks {
+            return Err(ApiError::invalid(
+                "ListOptions",
+                "meta.k8s.io",
+                "",
+                vec![k1s_apimachinery::FieldError::forbidden(
+                    "allowWatchBookmarks",
+                    "sendInitialEvents requires setting allowWatchBookmarks to true",
+                )],
+            ));
+        }
+    }
+    let timeout = match query.get("timeoutSeconds").filter(|s| !s.is_empty()) {
+        Some(t) => Some(Duration::from_secs(t.parse::<u64>().map_err(|_| {
+            ApiError::bad_request(format!("invalid timeoutSeconds: {t}"))
+        })?)),
+        None => None,
+    };
+    Ok(WatchQuery {
+        label_selector,
+        field_selector,
+        resource_version: query.get("resourceVersion").cloned().unwrap_or_default(),
+        send_initial_events,
+        allow_bookmarks,
+        timeout,
+        bookmark_interval: None,
+    })
+}
+
+fn delete_options(query: &Query, body: &[u8], dry_run: bool) -> Result<DeleteOptions, ApiError> {
+    let mut opts = DeleteOptions {
+        dry_run,
+        ..Default::default()
+    };
+    if !body.iter().all(u8::is_ascii_whitespace) {
+        let v: Value = serde_json::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("invalid DeleteOptions body: {e}")))?;
+        opts.precondition_uid = v
+            .pointer("/preconditions/uid")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        opts.precondition_resource_version = v
+            .pointer("/preconditions/resourceVersion")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        opts.propagation_policy = v
+            .get("propagationPolicy")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        opts.grace_period_seconds = v.get("gracePeriodSeconds").and_then(Value::as_i64);
+        if let Some(orphan) = v.get("orphanDependents").and_then(Value::as_bool) {
+            opts.propagation_policy
+                .get_or_insert_with(|| if orphan { "Orphan" } else { "Background" }.into());
+        }
+        if v.get("dryRun")
+            .and_then(Value::as_array)
+            .is_some_and(|d| d.iter().any(|x| x == "All"))
+        {
+            opts.dry_run = true;
+        }
+    }
+    if let Some(p) = query.get("propagationPolicy").filter(|p| !p.is_empty()) {
+        opts.propagation_policy = Some(p.clone());
+    }
+    if let Some(g) = query.get("gracePeriodSeconds").filter(|g| !g.is_empty()) {
+        opts.grace_period_seconds = Some(
+            g.parse()
+                .map_err(|_| ApiError::bad_request(format!("invalid gracePeriodSeconds: {g}")))?,
+        );
+    }
+    Ok(opts)
+}
+
+/// `?includeObject=` of a Table request: None, Metadata (the default) or Object.
+fn include_object(query: &Query) -> &str {
+    query
+        .get("includeObject")
+        .map(String::as_str)
+        .unwrap_or("Metadata")
+}
+
+/// A meta.k8s.io Table of `items` (server-side printing).
+fn to_table(
+    info: &ResourceInfo,
+    items: &[Value],
+    include: &str,
+    resource_version: &str,
+    continue_token: Option<&str>,
+    version: &str,
+) -> Value {
+    let rows: Vec<Value> = items
+        .iter()
+        .map(|o| {
+            let mut row = json!({ "cells": [
+                meta::name(o).unwrap_or_default(),
+                meta::creation_timestamp(o).unwrap_or_default(),
+            ]});
+            match include {
+                "None" => {}
+                "Object" => row["object"] = o.clone(),
+                _ => row["object"] = partial_metadata(o, version),
+            }
+            row
+        })
+        .collect();
+    let mut metadata = json!({ "resourceVersion": resource_version });
+    if let Some(c) = continue_token {
+        metadata["continue"] = Value::String(c.to_string());
+    }
+    let _ = info;
+    json!({
+        "kind": "Table",
+        "apiVersion": format!("meta.k8s.io/{version}"),
+        "metadata": metadata,
+        "columnDefinitions": [
+            { "name": "Name", "type": "string", "format": "name", "description": "Name must be unique within a namespace.", "priority": 0 },
+            { "name": "Created At", "type": "date", "format": "", "description": "CreationTimestamp is a timestamp representing the server time when this object was created.", "priority": 0 },
+        ],
+        "rows": rows,
+    })
+}
+
+/// PartialObjectMetadata of an object.
+fn partial_metadata(obj: &Value, version: &str) -> Value {
+    json!({
+        "kind": "PartialObjectMetadata",
+        "apiVersion": format!("meta.k8s.io/{version}"),
+        "metadata": obj.get("metadata").cloned().unwrap_or_else(|| json!({})),
+    })
+}
+
+fn object_response(
+    status: StatusCode,
+    info: &ResourceInfo,
+    obj: Value,
+    output: &Output,
+    query: &Query,
+) -> Response {
+    let value = match output {
+        Output::Table(v) => {
+            let rv = meta::resource_version(&obj).unwrap_or_default().to_string();
+            to_table(
+                info,
+                std::slice::from_ref(&obj),
+                include_object(query),
+                &rv,
+                None,
+                v,
+            )
+        }
+        Output::Metadata(v) => partial_metadata(&obj, v),
+        _ => obj,
+    };
+    encoded_response(status, &value, output)
+}
+
+fn list_response(
+    info: &ResourceInfo,
+    list: crate::registry::ListResult,
+    output: &Output,
+    query: &Query,
+) -> Response {
+    let mut metadata = json!({ "resourceVersion": list.resource_version });
+    if let Some(c) = &list.continue_token {
+        metadata["continue"] = Value::String(c.clone());
+    }
+    let value = match output {
+        Output::Table(v) => to_table(
+            info,
+            &list.items,
+            include_object(query),
+            &list.resource_version,
+            list.continue_token.as_deref(),
+            v,
+        ),
+        Output::Metadata(v) => json!({
+            "kind": "PartialObjectMetadataList",
+            "apiVersion": format!("meta.k8s.io/{v}"),
+            "metadata": metadata,
+            "items": list.items.iter().map(|o| partial_metadata(o, v)).collect::<Vec<_>>(),
+        }),
+        _ => json!({
+            "kind": info.list_kind(),
+            "apiVersion": info.api_version(),
+            "metadata": metadata,
+            "items": list.items,
+        }),
+    };
+    encoded_response(StatusCode::OK, &value, output)
+}
+
+/// A chunked stream of JSON watch events, one per line.
+fn watch_response(
+    info: &'static ResourceInfo,
+    stream: crate::registry::WatchStream,
+    output: Output,
+    query: &Query,
+    mut shutdown: tokio::sync::watch::Receiver<bool>,
+) -> Response {
+    let include = include_object(query).to_string();
+    let events = stream
+        .take_until(async move {
+            let _ = shutdown.wait_for(|down| *down).await;
+        })
+        .map(move |ev: WatchEvent| {
+            let object = match (&output, &ev) {
+                (
+                    Output::Table(v),
+                    WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o),
+                ) => {
+                    let rv = meta::resource_version(o).unwrap_or_default().to_string();
+                    to_table(info, std::slice::from_ref(o), &include, &rv, None, v)
+                }
+                (
+                    Output::Metadata(v),
+                    WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o),
+                ) => partial_metadata(o, v),
+                _ => ev.object().clone(),
+            };
+            let mut line = serde_json::to_vec(&json!({ "type": ev.type_name(), "object": object }))
+                .unwrap_or_default();
+            line.push(b'\n');
+            Ok::<_, std::convert::Infallible>(Bytes::from(line))
+        });
+    let mut resp = Response::new(Body::from_stream(events));
+    resp.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    resp.headers_mut().insert(
+        http::header::CACHE_CONTROL,
+        HeaderValue::from_static("no-cache, private"),
+    );
+    resp
+}
+
+fn encoded_response(status: StatusCode, value: &Value, output: &Output) -> Response {
+    let mut resp = Response::new(Body::from(encoding::encode(value, output)));
+    *resp.status_mut() = status;
+    resp.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static(output.content_type()),
+    );
+    resp
+}
+
+pub fn json_response(status: StatusCode, value: &Value) -> Response {
+    encoded_response(status, value, &Output::Json)
+}
+
+/// A `Status` body with the error's code (and Retry-After when it has one).
+pub fn error_response(err: &ApiError) -> Response {
+    let mut resp = Response::new(Body::from(err.to_status_bytes()));
+    *resp.status_mut() =
+        StatusCode::from_u16(err.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    resp.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    if let Some(secs) = err.retry_after_seconds()
+        && let Ok(v) = HeaderValue::from_str(&secs.to_string())
+    {
+        resp.headers_mut().insert(http::header::RETRY_AFTER, v);
+    }
+    resp
+}

@@ -1,0 +1,128 @@
+//! The table of top-level kinds that get a definition: (group, version, kind) -> k8s-openapi type,
+//! one line per type; the group, version and kind come from the type's `Resource` impl.
+
+use k8s_openapi::Resource;
+use schemars::{JsonSchema, SchemaGenerator};
+
+/// A kind served by some group version and the definition that describes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct KindDef {
+    pub group: String,
+    pub version: String,
+    pub kind: String,
+    pub definition: String,
+}
+
+impl KindDef {
+    pub(super) fn new(group: &str, version: &str, kind: &str, definition: &str) -> KindDef {
+        KindDef {
+            group: group.to_owned(),
+            version: version.to_owned(),
+            kind: kind.to_owned(),
+            definition: definition.to_owned(),
+        }
+    }
+}
+
+fn add<T: Resource + JsonSchema>(generator: &mut SchemaGenerator, out: &mut Vec<KindDef>) {
+    // The returned `$ref` is not needed: the definition lands in the generator.
+    let _ = generator.subschema_for::<T>();
+    out.push(KindDef::new(
+        T::GROUP,
+        T::VERSION,
+        T::KIND,
+        &T::schema_name(),
+    ));
+}
+
+macro_rules! kinds {
+    ($generator:ident, $out:ident; $($ty:ty),* $(,)?) => {
+        $( add::<$ty>($generator, $out); )*
+    };
+}
+
+/// Generates the definition of every kind k1s serves (the catalog's kinds, the kinds its
+/// subresources serve, and the meta kinds every server answers with) into `generator`.
+pub(super) fn register(generator: &mut SchemaGenerator, out: &mut Vec<KindDef>) {
+    use k8s_openapi::api::{
+        admissionregistration, apps, authentication, authorization, autoscaling, batch,
+        certificates, coordination, core, discovery, events, networking, node, policy, rbac,
+        scheduling, storage,
+    };
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions;
+    use k8s_openapi::apimachinery::pkg::apis::meta;
+    use k8s_openapi::kube_aggregator::pkg::apis::apiregistration;
+
+    kinds!(generator, out;
+        core::v1::Binding,
+        core::v1::ConfigMap,
+        core::v1::Endpoints,
+        core::v1::Event,
+        core::v1::LimitRange,
+        core::v1::Namespace,
+        core::v1::Node,
+        core::v1::PersistentVolume,
+        core::v1::PersistentVolumeClaim,
+        core::v1::Pod,
+        core::v1::PodTemplate,
+        core::v1::ReplicationController,
+        core::v1::ResourceQuota,
+        core::v1::Secret,
+        core::v1::Service,
+        core::v1::ServiceAccount,
+        apiregistration::v1::APIService,
+        apps::v1::ControllerRevision,
+        apps::v1::DaemonSet,
+        apps::v1::Deployment,
+        apps::v1::ReplicaSet,
+        apps::v1::StatefulSet,
+        events::v1::Event,
+        authentication::v1::SelfSubjectReview,
+        authentication::v1::TokenRequest,
+        authentication::v1::TokenReview,
+        authorization::v1::LocalSubjectAccessReview,
+        authorization::v1::SelfSubjectAccessReview,
+        authorization::v1::SelfSubjectRulesReview,
+        authorization::v1::SubjectAccessReview,
+        autoscaling::v1::HorizontalPodAutoscaler,
+        autoscaling::v1::Scale,
+        autoscaling::v2::HorizontalPodAutoscaler,
+        batch::v1::CronJob,
+        batch::v1::Job,
+        certificates::v1::CertificateSigningRequest,
+        networking::v1::Ingress,
+        networking::v1::IngressClass,
+        networking::v1::NetworkPolicy,
+        policy::v1::Eviction,
+        policy::v1::PodDisruptionBudget,
+        rbac::v1::ClusterRole,
+        rbac::v1::ClusterRoleBinding,
+        rbac::v1::Role,
+        rbac::v1::RoleBinding,
+        storage::v1::CSIDriver,
+        storage::v1::CSINode,
+        storage::v1::CSIStorageCapacity,
+        storage::v1::StorageClass,
+        storage::v1::VolumeAttachment,
+        admissionregistration::v1::MutatingWebhookConfiguration,
+        admissionregistration::v1::ValidatingAdmissionPolicy,
+        admissionregistration::v1::ValidatingAdmissionPolicyBinding,
+        admissionregistration::v1::ValidatingWebhookConfiguration,
+        apiextensions::v1::CustomResourceDefinition,
+        scheduling::v1::PriorityClass,
+        coordination::v1::Lease,
+        node::v1::RuntimeClass,
+        discovery::v1::EndpointSlice,
+        meta::v1::APIGroup,
+        meta::v1::APIGroupList,
+        meta::v1::APIResourceList,
+        meta::v1::APIVersions,
+        meta::v1::Status,
+    );
+
+    // Not `Resource`s, but every group version serves them (their GVKs are added per group version).
+    let _ = generator.subschema_for::<meta::v1::DeleteOptions>();
+    let _ = generator.subschema_for::<meta::v1::WatchEvent<()>>();
+    let _ = generator.subschema_for::<meta::v1::ListMeta>();
+    let _ = generator.subschema_for::<meta::v1::Patch>();
+}

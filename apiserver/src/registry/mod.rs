@@ -1,0 +1,478 @@
+//! The generic registry: one store for every kind (create, get, list, update, patch, delete,
+//! deletecollection, watch) over the revisioned storage, with upstream's object semantics.
+//!
+//! Objects are stored as JSON without `resourceVersion`; on the way out the storage modify
+//! revision becomes `metadata.resourceVersion`, as upstream does with etcd.
+
+mod object;
+pub mod strategy;
+pub mod subresource;
+mod watch;
+
+use std::sync::Arc;
+
+use k1s_apimachinery::catalog::ResourceInfo;
+use k1s_apimachinery::meta;
+use k1s_apimachinery::selector::{FieldSelector, LabelSelector};
+use k1s_apimachinery::{ApiError, GroupResource};
+use k1s_storage::{KeyValue, ListOptions, Revision, Store};
+use serde_json::Value;
+
+use crate::errors::from_store;
+pub use object::now_rfc3339;
+pub use strategy::{DefaultStrategy, Strategy, field_value};
+pub use watch::{WatchEvent, WatchQuery, WatchStream};
+
+/// The options of a write that the client chose.
+#[derive(Clone, Debug, Default)]
+pub struct WriteOptions {
+    pub dry_run: bool,
+}
+
+/// List query parameters after parsing.
+#[derive(Clone, Debug, Default)]
+pub struct ListQuery {
+    pub label_selector: Option<LabelSelector>,
+    pub field_selector: Option<FieldSelector>,
+    pub limit: usize,
+    pub continue_token: Option<String>,
+    /// `resourceVersion` as given ("" = most recent, "0" = any).
+    pub resource_version: String,
+    pub resource_version_match: String,
+}
+
+/// One page of a list.
+pub struct ListResult {
+    pub items: Vec<Value>,
+    pub resource_version: String,
+    pub continue_token: Option<String>,
+}
+
+/// `DeleteOptions` after parsing (body and query merged).
+#[derive(Clone, Debug, Default)]
+pub struct DeleteOptions {
+    pub precondition_uid: Option<String>,
+    pub precondition_resource_version: Option<String>,
+    pub propagation_policy: Option<String>,
+    pub grace_period_seconds: Option<i64>,
+    pub dry_run: bool,
+}
+
+/// What a delete did.
+pub enum DeleteOutcome {
+    /// The object is gone; this was its last state.
+    Deleted(Value),
+    /// Finalizers hold it; this is the object marked for deletion.
+    Pending(Value),
+}
+
+/// The resource a request addresses: a catalog entry and a namespace (for namespaced kinds).
+#[derive(Clone, Copy)]
+pub struct Target<'a> {
+    pub info: &'static ResourceInfo,
+    pub namespace: Option<&'a str>,
+}
+
+impl Target<'_> {
+    pub fn group_resource(&self) -> GroupResource {
+        self.info.group_resource()
+    }
+}
+
+/// The generic store over revisioned storage.
+#[derive(Clone)]
+pub struct Registry {
+    store: Arc<dyn Store>,
+}
+
+impl Registry {
+    pub fn new(store: Arc<dyn Store>) -> Self {
+        Registry { store }
+    }
+
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    /// `/registry/<group|core>/<resource>/[<namespace>/]<name>`; versions share one key space.
+    pub fn key(info: &ResourceInfo, namespace: Option<&str>, name: &str) -> String {
+        let mut key = Self::prefix(info, namespace);
+        key.push_str(name);
+        key
+    }
+
+    /// The key prefix of a resource, or of its objects in one namespace.
+    pub fn prefix(info: &ResourceInfo, namespace: Option<&str>) -> String {
+        let group = if info.group.is_empty() {
+            "core"
+        } else {
+            info.group
+        };
+        match namespace.filter(|_| info.namespaced) {
+            Some(ns) => format!("/registry/{group}/{}/{ns}/", info.resource),
+            None => format!("/registry/{group}/{}/", info.resource),
+        }
+    }
+
+    pub async fn get(&self, t: Target<'_>, name: &str) -> Result<Value, ApiError> {
+        let key = Self::key(t.info, t.namespace, name);
+        match self.store.get(&key).await {
+            Ok(Some(kv)) => object::decode(t.info, &kv),
+            Ok(None) => Err(ApiError::not_found(&t.group_resource(), name)),
+            Err(e) => Err(from_store(e, &t.group_resource(), name)),
+        }
+    }
+
+    pub async fn list(&self, t: Target<'_>, q: &ListQuery) -> Result<ListResult, ApiError> {
+        let gr = t.group_resource();
+        let prefix = Self::prefix(t.info, t.namespace);
+        let revision = self.list_revision(q)?;
+        let mut items = Vec::new();
+        let mut token = q.continue_token.clone();
+        let mut first = true;
+        loop {
+            let want = if q.limit == 0 {
+                0
+            } else {
+                q.limit - items.len()
+            };
+            let opts = ListOptions {
+                limit: want,
+                continue_token: token.take(),
+                revision: if first && q.continue_token.is_none() {
+                    revision
+                } else {
+                    None
+                },
+            };
+            first = false;
+            let page = self
+                .store
+                .list(&prefix, opts)
+                .await
+                .map_err(|e| from_store(e, &gr, ""))?;
+            for kv in &page.items {
+                let obj = object::decode(t.info, kv)?;
+                if matches(
+                    t.info,
+                    &obj,
+                    q.label_selector.as_ref(),
+                    q.field_selector.as_ref(),
+                ) {
+                    items.push(obj);
+                }
+            }
+            let done = q.limit > 0 && items.len() >= q.limit;
+            match page.continue_token {
+                Some(next) if !done => token = Some(next),
+                next => {
+                    return Ok(ListResult {
+                        items,
+                        resource_version: page.revision.to_string(),
+                        continue_token: next,
+                    });
+                }
+            }
+        }
+    }
+
+    /// The snapshot a list reads: `None` = latest; an exact revision for `resourceVersionMatch=Exact`.
+    fn list_revision(&self, q: &ListQuery) -> Result<Option<Revision>, ApiError> {
+        if q.continue_token.is_some() {
+            if !q.resource_version.is_empty() && q.resource_version != "0" {
+                return Err(ApiError::bad_request(
+                    "specifying resource version is not allowed when using continue",
+                ));
+            }
+            return Ok(None);
+        }
+        match (
+            q.resource_version.as_str(),
+            q.resource_version_match.as_str(),
+        ) {
+            ("", "") | ("0", _) => Ok(None),
+            ("", m) => Err(ApiError::bad_request(format!(
+                "resourceVersionMatch \"{m}\" is forbidden when resourceVersion is not provided"
+            ))),
+            (rv, m) => {
+                let rev = parse_resource_version(rv)?;
+                match m {
+                    "Exact" => Ok(Some(rev)),
+                    "" | "NotOlderThan" => {
+                        let current = self.store.current_revision();
+                        if rev > current {
+                            return Err(ApiError::timeout(
+                                format!("Too large resource version: {rev}, current: {current}"),
+                                1,
+                            ));
+                        }
+                        Ok(None)
+                    }
+                    other => Err(ApiError::bad_request(format!(
+                        "unsupported resourceVersionMatch value \"{other}\""
+                    ))),
+                }
+            }
+        }
+    }
+
+    /// Creates an object. The caller has checked the body's group/version/kind and namespace.
+    pub async fn create(
+        &self,
+        t: Target<'_>,
+        strategy: &dyn Strategy,
+        mut obj: Value,
+        opts: &WriteOptions,
+    ) -> Result<Value, ApiError> {
+        let gr = t.group_resource();
+        object::prepare_create(t, strategy, &mut obj)?;
+        if let Some(ns) = t.namespace.filter(|_| t.info.namespaced) {
+            self.check_namespace_accepts_content(ns).await?;
+        }
+        let generated = meta::name(&obj).is_none_or(str::is_empty);
+        for attempt in 0.. {
+            if generated {
+                object::generate_name(&mut obj)?;
+            }
+            object::validate_create(t, strategy, &obj)?;
+            let name = meta::name(&obj).unwrap_or_default().to_string();
+            if opts.dry_run {
+                if self
+                    .store
+                    .get(&Self::key(t.info, t.namespace, &name))
+                    .await
+                    .ok()
+                    .flatten()
+                    .is_some()
+                {
+                    return Err(ApiError::already_exists(&gr, &name));
+                }
+                return Ok(obj);
+            }
+            let key = Self::key(t.info, t.namespace, &name);
+            match self.store.create(&key, object::encode(&obj)).await {
+                Ok(kv) => return object::decode(t.info, &kv),
+                Err(k1s_storage::Error::AlreadyExists { .. }) if generated && attempt < 8 => {
+                    continue;
+                }
+                Err(k1s_storage::Error::AlreadyExists { .. }) if generated => {
+                    return Err(ApiError::generate_name_conflict(&gr, &name, 1));
+                }
+                Err(e) => return Err(from_store(e, &gr, &name)),
+            }
+        }
+        Err(ApiError::internal(
+            "unreachable: name generation loop ended",
+        ))
+    }
+
+    /// Read-modify-write of one object with upstream's update semantics. `mutate` builds the
+    /// desired object from the current one; it may set `metadata.resourceVersion` as a
+    /// precondition. Status isolation follows `subresource`.
+    pub async fn update<F>(
+        &self,
+        t: Target<'_>,
+        strategy: &dyn Strategy,
+        name: &str,
+        subresource: Option<&str>,
+        opts: &WriteOptions,
+        mut mutate: F,
+    ) -> Result<Value, ApiError>
+    where
+        F: FnMut(&Value) -> Result<Value, ApiError> + Send,
+    {
+        let gr = t.group_resource();
+        let key = Self::key(t.info, t.namespace, name);
+        loop {
+            let current = match self.store.get(&key).await {
+                Ok(Some(kv)) => kv,
+                Ok(None) => return Err(ApiError::not_found(&gr, name)),
+                Err(e) => return Err(from_store(e, &gr, name)),
+            };
+            let old = object::decode(t.info, &current)?;
+            let desired = mutate(&old)?;
+            let client_rv = meta::resource_version(&desired)
+                .filter(|rv| !rv.is_empty())
+                .map(str::to_string);
+            if let Some(rv) = &client_rv {
+                if *rv != current.mod_revision.to_string() {
+                    return Err(ApiError::conflict_modified(&gr, name));
+                }
+            } else if !strategy.allow_unconditional_update() {
+                return Err(ApiError::invalid(
+                    t.info.kind,
+                    t.info.group,
+                    name,
+                    vec![k1s_apimachinery::FieldError::invalid(
+                        "metadata.resourceVersion",
+                        0,
+                        "must be specified for an update",
+                    )],
+                ));
+            }
+            let new = object::prepare_update(t, strategy, desired, &old, subresource)?;
+            if object::same_content(&new, &old) {
+                return Ok(old);
+            }
+            if opts.dry_run {
+                return Ok(new);
+            }
+            let result = if object::finalized(&new) {
+                self.store
+                    .delete(&key, Some(current.mod_revision))
+                    .await
+                    .map(|d| Some(d.prev))
+            } else {
+                self.store
+                    .update(&key, object::encode(&new), Some(current.mod_revision))
+                    .await
+                    .map(Some)
+            };
+            match result {
+                Ok(Some(kv)) => return object::decode(t.info, &kv),
+                Ok(None) => return Ok(new),
+                Err(k1s_storage::Error::Conflict { .. }) if client_rv.is_none() => continue,
+                Err(e) => return Err(from_store(e, &gr, name)),
+            }
+        }
+    }
+
+    /// Deletes an object: at once, or by marking it when finalizers (or the propagation policy)
+    /// must run first.
+    pub async fn delete(
+        &self,
+        t: Target<'_>,
+        name: &str,
+        opts: &DeleteOptions,
+    ) -> Result<DeleteOutcome, ApiError> {
+        let gr = t.group_resource();
+        let key = Self::key(t.info, t.namespace, name);
+        loop {
+            let current: KeyValue = match self.store.get(&key).await {
+                Ok(Some(kv)) => kv,
+                Ok(None) => return Err(ApiError::not_found(&gr, name)),
+                Err(e) => return Err(from_store(e, &gr, name)),
+            };
+            let obj = object::decode(t.info, &current)?;
+            object::check_delete_preconditions(&obj, opts, &gr, name)?;
+            let marked = object::mark_for_deletion(t.info, &obj, opts)?;
+            let Some(marked) = marked else {
+                if opts.dry_run {
+                    return Ok(DeleteOutcome::Deleted(obj));
+                }
+                match self.store.delete(&key, Some(current.mod_revision)).await {
+                    Ok(_) => return Ok(DeleteOutcome::Deleted(obj)),
+                    Err(k1s_storage::Error::Conflict { .. }) => continue,
+                    Err(e) => return Err(from_store(e, &gr, name)),
+                }
+            };
+            if marked == obj || opts.dry_run {
+                return Ok(DeleteOutcome::Pending(marked));
+            }
+            match self
+                .store
+                .update(&key, object::encode(&marked), Some(current.mod_revision))
+                .await
+            {
+                Ok(kv) => return Ok(DeleteOutcome::Pending(object::decode(t.info, &kv)?)),
+                Err(k1s_storage::Error::Conflict { .. }) => continue,
+                Err(e) => return Err(from_store(e, &gr, name)),
+            }
+        }
+    }
+
+    /// Deletes every object matching the query; returns what was deleted or marked.
+    pub async fn delete_collection(
+        &self,
+        t: Target<'_>,
+        q: &ListQuery,
+        opts: &DeleteOptions,
+    ) -> Result<Vec<Value>, ApiError> {
+        let list = self.list(t, q).await?;
+        let mut out = Vec::new();
+        for obj in list.items {
+            let name = meta::name(&obj).unwrap_or_default().to_string();
+            let ns = meta::namespace(&obj).map(str::to_string);
+            let target = Target {
+                info: t.info,
+                namespace: ns.as_deref().or(t.namespace),
+            };
+            match self.delete(target, &name, opts).await {
+                Ok(DeleteOutcome::Deleted(o) | DeleteOutcome::Pending(o)) => out.push(o),
+                Err(e) if e.is_not_found() => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(out)
+    }
+
+    /// Namespaced content may only be created in an existing namespace that is not terminating.
+    async fn check_namespace_accepts_content(&self, ns: &str) -> Result<(), ApiError> {
+        let key = format!("/registry/core/namespaces/{ns}");
+        let namespaces = GroupResource::core("namespaces");
+        match self.store.get(&key).await {
+            Ok(Some(kv)) => {
+                let obj: Value = serde_json::from_slice(&kv.value)
+                    .map_err(|e| ApiError::internal(format!("stored namespace {ns}: {e}")))?;
+                if meta::is_being_deleted(&obj) {
+                    return Err(ApiError::forbidden(
+                        &namespaces,
+                        ns,
+                        format!(
+                            "unable to create new content in namespace {ns} because it is being terminated"
+                        ),
+                    ));
+                }
+                Ok(())
+            }
+            Ok(None) => Err(ApiError::not_found(&namespaces, ns)),
+            Err(e) => Err(from_store(e, &namespaces, ns)),
+        }
+    }
+
+    /// Writes a stored object as is (bootstrap and internal controllers), creating or replacing.
+    pub async fn put_raw(&self, t: Target<'_>, obj: &Value) -> Result<Value, ApiError> {
+        let name = meta::name(obj).unwrap_or_default();
+        let key = Self::key(t.info, t.namespace, name);
+        let gr = t.group_resource();
+        let result = match self
+            .store
+            .get(&key)
+            .await
+            .map_err(|e| from_store(e, &gr, name))?
+        {
+            Some(kv) => {
+                self.store
+                    .update(&key, object::encode(obj), Some(kv.mod_revision))
+                    .await
+            }
+            None => self.store.create(&key, object::encode(obj)).await,
+        };
+        object::decode(t.info, &result.map_err(|e| from_store(e, &gr, name))?)
+    }
+}
+
+/// Whether an object passes the label and field selectors of a query.
+pub fn matches(
+    info: &ResourceInfo,
+    obj: &Value,
+    labels: Option<&LabelSelector>,
+    fields: Option<&FieldSelector>,
+) -> bool {
+    if let Some(sel) = labels
+        && !sel.matches_json(meta::labels_value(obj))
+    {
+        return false;
+    }
+    if let Some(sel) = fields {
+        let _ = info;
+        return sel.matches(|field| Some(field_value(obj, field)));
+    }
+    true
+}
+
+pub fn parse_resource_version(rv: &str) -> Result<Revision, ApiError> {
+    rv.parse::<u64>()
+        .map(Revision)
+        .map_err(|_| ApiError::bad_request(format!("invalid resource version: {rv}")))
+}

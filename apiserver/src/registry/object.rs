@@ -1,0 +1,336 @@
+//! Object semantics shared by every kind: system metadata on create, what an update may change
+//! (status isolation, generation), deletion marking with finalizers, and the storage encoding.
+
+use bytes::Bytes;
+use k1s_apimachinery::catalog::ResourceInfo;
+use k1s_apimachinery::meta;
+use k1s_apimachinery::validation;
+use k1s_apimachinery::{ApiError, FieldError, GroupResource};
+use k1s_storage::KeyValue;
+use serde_json::{Value, json};
+
+use super::{DeleteOptions, Strategy, Target};
+
+/// Finalizer the garbage collector uses for `propagationPolicy=Orphan`.
+const ORPHAN_FINALIZER: &str = "orphan";
+/// Finalizer the garbage collector uses for `propagationPolicy=Foreground`.
+const FOREGROUND_FINALIZER: &str = "foregroundDeletion";
+
+pub fn now_rfc3339() -> String {
+    jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string()
+}
+
+/// Stored bytes: the object without its resourceVersion (the storage revision is the truth).
+pub fn encode(obj: &Value) -> Bytes {
+    let mut obj = obj.clone();
+    if let Some(m) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+        m.remove("resourceVersion");
+    }
+    Bytes::from(serde_json::to_vec(&obj).unwrap_or_default())
+}
+
+/// An object read from storage, with its resourceVersion, in the version `info` serves.
+pub fn decode(info: &ResourceInfo, kv: &KeyValue) -> Result<Value, ApiError> {
+    let mut obj: Value = serde_json::from_slice(&kv.value)
+        .map_err(|e| ApiError::internal(format!("stored object {} is not JSON: {e}", kv.key)))?;
+    meta::set_resource_version(&mut obj, &kv.mod_revision.to_string())
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    crate::conversion::to_version(info, &mut obj);
+    Ok(obj)
+}
+
+fn meta_err(e: meta::MetaError) -> ApiError {
+    ApiError::bad_request(e.to_string())
+}
+
+/// System fields of a new object: uid, creationTimestamp, generation; client-set ones dropped.
+pub fn prepare_create(
+    t: Target<'_>,
+    strategy: &dyn Strategy,
+    obj: &mut Value,
+) -> Result<(), ApiError> {
+    if !obj.get("metadata").is_some_and(Value::is_object) {
+        if obj.get("metadata").is_some_and(|m| !m.is_null()) {
+            return Err(ApiError::bad_request("metadata must be an object"));
+        }
+        obj["metadata"] = json!({});
+    }
+    let m = meta::metadata_mut(obj).map_err(meta_err)?;
+    for system in [
+        "resourceVersion",
+        "uid",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "generation",
+        "selfLink",
+        "managedFields",
+    ] {
+        m.remove(system);
+    }
+    if let Some(ns) = t.namespace.filter(|_| t.info.namespaced) {
+        m.insert("namespace".into(), Value::String(ns.to_string()));
+    }
+    m.insert(
+        "uid".into(),
+        Value::String(uuid::Uuid::new_v4().to_string()),
+    );
+    m.insert("creationTimestamp".into(), Value::String(now_rfc3339()));
+    strategy.default(obj);
+    strategy.prepare_for_create(obj);
+    if strategy.tracks_generation(t.info) {
+        meta::set_generation(obj, 1).map_err(meta_err)?;
+    }
+    Ok(())
+}
+
+/// Appends 5 random characters to generateName, as upstream's SimpleNameGenerator.
+pub fn generate_name(obj: &mut Value) -> Result<(), ApiError> {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    let base = meta::generate_name(obj).unwrap_or_default();
+    let base: String = base.chars().take(58).collect();
+    let random = uuid::Uuid::new_v4();
+    let suffix: String = random.as_bytes()[..5]
+        .iter()
+        .map(|b| ALPHABET[*b as usize % ALPHABET.len()] as char)
+        .collect();
+    meta::set_name(obj, &format!("{base}{suffix}")).map_err(meta_err)
+}
+
+pub fn validate_create(
+    t: Target<'_>,
+    strategy: &dyn Strategy,
+    obj: &Value,
+) -> Result<(), ApiError> {
+    let name_fn = name_validator(t.info);
+    let mut errs = meta::validate_object_meta(obj, t.info.namespaced, name_fn);
+    errs.extend(strategy.validate(obj));
+    invalid_if_any(t.info, obj, errs)
+}
+
+fn name_validator(info: &ResourceInfo) -> validation::ValidateNameFn {
+    match info.resource {
+        "namespaces" => validation::name_is_dns_label,
+        "services" => validation::name_is_dns1035_label,
+        _ => validation::name_is_dns_subdomain,
+    }
+}
+
+fn invalid_if_any(info: &ResourceInfo, obj: &Value, errs: Vec<FieldError>) -> Result<(), ApiError> {
+    if errs.is_empty() {
+        return Ok(());
+    }
+    let name = meta::name(obj).unwrap_or_default();
+    Err(ApiError::invalid(info.kind, info.group, name, errs))
+}
+
+/// The object an update stores: system fields kept, status or spec isolated per subresource,
+/// generation bumped on spec changes, then validated.
+pub fn prepare_update(
+    t: Target<'_>,
+    strategy: &dyn Strategy,
+    mut new: Value,
+    old: &Value,
+    subresource: Option<&str>,
+) -> Result<Value, ApiError> {
+    if !new.get("metadata").is_some_and(Value::is_object) {
+        return Err(ApiError::bad_request("metadata must be an object"));
+    }
+    let name = meta::name(old).unwrap_or_default();
+    match meta::name(&new) {
+        Some(n) if n == name => {}
+        Some("") | None => meta::set_name(&mut new, name).map_err(meta_err)?,
+        Some(n) => {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({n}) does not match the name on the URL ({name})"
+            )));
+        }
+    }
+    if t.info.namespaced {
+        let ns = meta::namespace(old).unwrap_or_default().to_string();
+        meta::set_namespace(&mut new, &ns).map_err(meta_err)?;
+    }
+    if subresource == Some("status") {
+        // A status update changes status only.
+        let status = new.get("status").cloned();
+        let mut merged = old.clone();
+        match status {
+            Some(s) => merged["status"] = s,
+            None => {
+                if let Some(o) = merged.as_object_mut() {
+                    o.remove("status");
+                }
+            }
+        }
+        let rv = meta::resource_version(&new).map(str::to_string);
+        meta::set_resource_version(&mut merged, rv.as_deref().unwrap_or("")).map_err(meta_err)?;
+        new = merged;
+    } else if t.info.has_status() {
+        // A main-resource update cannot change status.
+        match old.get("status") {
+            Some(s) => new["status"] = s.clone(),
+            None => {
+                if let Some(o) = new.as_object_mut() {
+                    o.remove("status");
+                }
+            }
+        }
+    }
+    // System metadata is the server's.
+    let (new_meta, old_meta) = match (new.get_mut("metadata"), old.get("metadata")) {
+        (Some(Value::Object(n)), Some(Value::Object(o))) => (n, o),
+        _ => return Err(ApiError::bad_request("metadata must be an object")),
+    };
+    for system in [
+        "uid",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "generation",
+        "generateName",
+    ] {
+        match old_meta.get(system) {
+            Some(v) => new_meta.insert(system.to_string(), v.clone()),
+            None => new_meta.remove(system),
+        };
+    }
+    new_meta.remove("selfLink");
+    new_meta.remove("managedFields");
+    strategy.default(&mut new);
+    strategy.prepare_for_update(&mut new, old);
+    if strategy.tracks_generation(t.info) && spec_changed(&new, old) {
+        let g = meta::generation(old).unwrap_or(0) + 1;
+        meta::set_generation(&mut new, g).map_err(meta_err)?;
+    }
+    let mut errs = meta::validate_object_meta_update(&new, old);
+    // The resourceVersion rule is enforced by the store's compare-and-swap, not here.
+    errs.retain(|e| e.field != "metadata.resourceVersion");
+    errs.extend(strategy.validate_update(&new, old));
+    invalid_if_any(t.info, &new, errs)?;
+    Ok(new)
+}
+
+/// Whether anything outside metadata and status differs.
+fn spec_changed(new: &Value, old: &Value) -> bool {
+    let strip = |v: &Value| -> Value {
+        let mut v = v.clone();
+        if let Some(o) = v.as_object_mut() {
+            o.remove("metadata");
+            o.remove("status");
+        }
+        v
+    };
+    strip(new) != strip(old)
+}
+
+/// Equal apart from resourceVersion: such an update writes nothing.
+pub fn same_content(new: &Value, old: &Value) -> bool {
+    let strip = |v: &Value| -> Value {
+        let mut v = v.clone();
+        if let Some(m) = v.get_mut("metadata").and_then(Value::as_object_mut) {
+            m.remove("resourceVersion");
+        }
+        v
+    };
+    strip(new) == strip(old)
+}
+
+/// An object being deleted whose last finalizer is gone: it must now disappear. A namespace
+/// also waits for its `spec.finalizers` (content cleanup).
+pub fn finalized(obj: &Value) -> bool {
+    if !meta::is_being_deleted(obj) || !meta::finalizers(obj).is_empty() {
+        return false;
+    }
+    let is_namespace = obj.get("kind").and_then(Value::as_str) == Some("Namespace");
+    !is_namespace
+        || obj
+            .pointer("/spec/finalizers")
+            .and_then(Value::as_array)
+            .is_none_or(|f| f.is_empty())
+}
+
+pub fn check_delete_preconditions(
+    obj: &Value,
+    opts: &DeleteOptions,
+    gr: &GroupResource,
+    name: &str,
+) -> Result<(), ApiError> {
+    if let Some(uid) = &opts.precondition_uid {
+        let actual = meta::uid(obj).unwrap_or_default();
+        if uid != actual {
+            return Err(ApiError::conflict(
+                gr,
+                name,
+                format!(
+                    "Precondition failed: UID in precondition: {uid}, UID in object meta: {actual}"
+                ),
+            ));
+        }
+    }
+    if let Some(rv) = &opts.precondition_resource_version {
+        let actual = meta::resource_version(obj).unwrap_or_default();
+        if rv != actual {
+            return Err(ApiError::conflict(
+                gr,
+                name,
+                format!(
+                    "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {actual}"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The object marked for deletion when something must run first (finalizers, the policy's
+/// finalizer, a namespace's content cleanup); `None` when it can go at once.
+pub fn mark_for_deletion(
+    info: &ResourceInfo,
+    obj: &Value,
+    opts: &DeleteOptions,
+) -> Result<Option<Value>, ApiError> {
+    let mut marked = obj.clone();
+    let mut finalizers = meta::finalizers(obj);
+    let policy_finalizer = match opts.propagation_policy.as_deref() {
+        None | Some("Background") => None,
+        Some("Orphan") => Some(ORPHAN_FINALIZER),
+        Some("Foreground") => Some(FOREGROUND_FINALIZER),
+        Some(other) => {
+            return Err(ApiError::invalid(
+                "DeleteOptions",
+                "meta.k8s.io",
+                "",
+                vec![FieldError::not_supported(
+                    "propagationPolicy",
+                    other,
+                    &["Foreground", "Background", "Orphan", "nil"],
+                )],
+            ));
+        }
+    };
+    if let Some(f) = policy_finalizer {
+        // Only objects with dependents are held for the garbage collector; with no garbage
+        // collector yet, record the policy only where other finalizers already hold the object.
+        if !finalizers.is_empty() && !finalizers.iter().any(|x| x == f) {
+            finalizers.push(f.to_string());
+        }
+    }
+    let is_namespace = info.group.is_empty() && info.resource == "namespaces";
+    if finalizers.is_empty() && !is_namespace {
+        return Ok(None);
+    }
+    meta::set_finalizers(&mut marked, &finalizers)
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    if !meta::is_being_deleted(obj) {
+        meta::set_deletion_timestamp(&mut marked, Some(&now_rfc3339()))
+            .map_err(|e| ApiError::internal(e.to_string()))?;
+        meta::set_deletion_grace_period_seconds(&mut marked, Some(0))
+            .map_err(|e| ApiError::internal(e.to_string()))?;
+    }
+    if is_namespace {
+        marked["status"]["phase"] = Value::String("Terminating".into());
+    }
+    Ok(Some(marked))
+}

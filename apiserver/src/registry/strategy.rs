@@ -1,0 +1,72 @@
+//! Strategies: the per-kind hooks of the generic registry (defaulting, create/update preparation,
+//! validation, field-selector fields). Kinds without special needs use the defaults.
+
+use k1s_apimachinery::FieldError;
+use k1s_apimachinery::catalog::ResourceInfo;
+use serde_json::Value;
+
+/// Per-kind behaviour around the generic store. Every method has a sensible default.
+pub trait Strategy: Send + Sync {
+    /// Fills in defaulted fields (upstream's defaulting functions).
+    fn default(&self, _obj: &mut Value) {}
+
+    /// Adjusts a new object before validation (reset status, set initial phase, ...).
+    fn prepare_for_create(&self, _obj: &mut Value) {}
+
+    /// Adjusts an updated object before validation.
+    fn prepare_for_update(&self, _new: &mut Value, _old: &Value) {}
+
+    /// Kind-specific validation of a new object.
+    fn validate(&self, _obj: &Value) -> Vec<FieldError> {
+        Vec::new()
+    }
+
+    /// Kind-specific validation of an update (immutable fields, ...).
+    fn validate_update(&self, new: &Value, _old: &Value) -> Vec<FieldError> {
+        self.validate(new)
+    }
+
+    /// Whether metadata.generation counts spec changes for this kind.
+    fn tracks_generation(&self, info: &ResourceInfo) -> bool {
+        info.has_status() && info.resource != "pods"
+    }
+
+    /// Field-selector fields beyond metadata.name / metadata.namespace, as upstream supports.
+    fn selectable_fields(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// Whether an update without resourceVersion is allowed (upstream: true for most kinds).
+    fn allow_unconditional_update(&self) -> bool {
+        true
+    }
+
+    /// Whether PUT of a missing object creates it.
+    fn allow_create_on_update(&self) -> bool {
+        false
+    }
+}
+
+/// The strategy for kinds with no special behaviour.
+pub struct DefaultStrategy;
+
+impl Strategy for DefaultStrategy {}
+
+/// The value of a field-selector field: a dotted path into the object, rendered as upstream
+/// renders it (missing -> "", booleans and numbers as text).
+pub fn field_value(obj: &Value, field: &str) -> String {
+    let mut cur = obj;
+    for part in field.split('.') {
+        match cur.get(part) {
+            Some(v) => cur = v,
+            None => return String::new(),
+        }
+    }
+    match cur {
+        Value::String(s) => s.clone(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}

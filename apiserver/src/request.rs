@@ -1,0 +1,205 @@
+//! Request info: the verb, group/version/resource, namespace, name and subresource of a request,
+//! parsed once from the method, path and query (upstream's RequestInfoFactory).
+
+use http::Method;
+
+/// The Kubernetes verb of a resource request.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Verb {
+    Get,
+    List,
+    Watch,
+    Create,
+    Update,
+    Patch,
+    Delete,
+    DeleteCollection,
+}
+
+impl Verb {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verb::Get => "get",
+            Verb::List => "list",
+            Verb::Watch => "watch",
+            Verb::Create => "create",
+            Verb::Update => "update",
+            Verb::Patch => "patch",
+            Verb::Delete => "delete",
+            Verb::DeleteCollection => "deletecollection",
+        }
+    }
+
+    pub fn is_mutating(self) -> bool {
+        !matches!(self, Verb::Get | Verb::List | Verb::Watch)
+    }
+}
+
+/// A request for an API resource (`/api/v1/...` or `/apis/<group>/<version>/...`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResourceRequest {
+    pub verb: Verb,
+    pub group: String,
+    pub version: String,
+    pub namespace: Option<String>,
+    pub resource: String,
+    pub name: Option<String>,
+    pub subresource: Option<String>,
+}
+
+/// Where a request goes: a resource, a discovery document of an API prefix, or another path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Route {
+    Resource(ResourceRequest),
+    /// `/api/v1` or `/apis/<group>/<version>`: the resource list of a group version.
+    GroupVersion {
+        group: String,
+        version: String,
+    },
+    /// `/apis/<group>`.
+    Group(String),
+    /// Anything else (`/api`, `/apis`, `/healthz`, `/openapi/...`).
+    NonResource,
+}
+
+/// Namespace subresources that must not be read as a resource name inside the namespace.
+const NAMESPACE_SUBRESOURCES: [&str; 2] = ["status", "finalize"];
+
+pub fn parse(method: &Method, path: &str, query_watch: bool) -> Route {
+    let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let (group, version, rest): (&str, &str, &[&str]) = match parts.as_slice() {
+        ["api", version, rest @ ..] => ("", version, rest),
+        ["apis", group] => return Route::Group((*group).to_string()),
+        ["apis", group, version, rest @ ..] => (group, version, rest),
+        _ => return Route::NonResource,
+    };
+    if version.is_empty() {
+        return Route::NonResource;
+    }
+    let mut rest = rest;
+    let mut watch_prefix = false;
+    if rest.first() == Some(&"watch") {
+        watch_prefix = true;
+        rest = &rest[1..];
+    }
+    if rest.is_empty() || rest == [""] {
+        return Route::GroupVersion {
+            group: group.to_string(),
+            version: version.to_string(),
+        };
+    }
+    let mut namespace = None;
+    if rest[0] == "namespaces" && rest.len() > 1 {
+        namespace = Some(rest[1].to_string());
+        if rest.len() > 2 && !NAMESPACE_SUBRESOURCES.contains(&rest[2]) {
+            rest = &rest[2..];
+        }
+    }
+    let resource = rest[0].to_string();
+    let name = rest.get(1).map(|s| s.to_string());
+    let subresource = rest.get(2).map(|s| s.to_string());
+    if rest.len() > 3 || resource.is_empty() || name.as_deref() == Some("") {
+        return Route::NonResource;
+    }
+    let verb = match *method {
+        Method::GET | Method::HEAD if watch_prefix || (query_watch && subresource.is_none()) => {
+            Verb::Watch
+        }
+        Method::GET | Method::HEAD if name.is_some() => Verb::Get,
+        Method::GET | Method::HEAD => Verb::List,
+        Method::POST => Verb::Create,
+        Method::PUT => Verb::Update,
+        Method::PATCH => Verb::Patch,
+        Method::DELETE if name.is_some() => Verb::Delete,
+        Method::DELETE => Verb::DeleteCollection,
+        _ => return Route::NonResource,
+    };
+    // The namespace object itself: `/api/v1/namespaces/foo[/status]` names it, it is not inside it.
+    if resource == "namespaces" && group.is_empty() {
+        namespace = None;
+    }
+    Route::Resource(ResourceRequest {
+        verb,
+        group: group.to_string(),
+        version: version.to_string(),
+        namespace,
+        resource,
+        name,
+        subresource,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn res(method: Method, path: &str, watch: bool) -> ResourceRequest {
+        match parse(&method, path, watch) {
+            Route::Resource(r) => r,
+            other => panic!("{path}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn parses_like_upstream() {
+        let r = res(Method::GET, "/api/v1/namespaces/default/pods/web", false);
+        assert_eq!(
+            (
+                r.verb,
+                r.namespace.as_deref(),
+                r.resource.as_str(),
+                r.name.as_deref()
+            ),
+            (Verb::Get, Some("default"), "pods", Some("web"))
+        );
+        let r = res(Method::GET, "/apis/apps/v1/deployments", true);
+        assert_eq!(
+            (r.verb, r.group.as_str(), r.namespace),
+            (Verb::Watch, "apps", None)
+        );
+        let r = res(Method::PUT, "/api/v1/namespaces/foo/status", false);
+        assert_eq!(
+            (
+                r.resource.as_str(),
+                r.name.as_deref(),
+                r.subresource.as_deref(),
+                r.namespace
+            ),
+            ("namespaces", Some("foo"), Some("status"), None)
+        );
+        let r = res(Method::GET, "/api/v1/namespaces/foo", false);
+        assert_eq!(
+            (r.resource.as_str(), r.name.as_deref(), r.verb),
+            ("namespaces", Some("foo"), Verb::Get)
+        );
+        let r = res(Method::DELETE, "/api/v1/namespaces/ns/configmaps", false);
+        assert_eq!(r.verb, Verb::DeleteCollection);
+        let r = res(Method::GET, "/api/v1/watch/namespaces/ns/pods/p", false);
+        assert_eq!((r.verb, r.name.as_deref()), (Verb::Watch, Some("p")));
+        let r = res(
+            Method::PATCH,
+            "/apis/apps/v1/namespaces/d/deployments/x/scale",
+            false,
+        );
+        assert_eq!(
+            (r.verb, r.subresource.as_deref()),
+            (Verb::Patch, Some("scale"))
+        );
+        assert_eq!(
+            parse(&Method::GET, "/apis/apps", false),
+            Route::Group("apps".into())
+        );
+        assert_eq!(
+            parse(&Method::GET, "/api/v1", false),
+            Route::GroupVersion {
+                group: String::new(),
+                version: "v1".into()
+            }
+        );
+        assert_eq!(parse(&Method::GET, "/healthz", false), Route::NonResource);
+        assert_eq!(
+            parse(&Method::GET, "/api/v1/a/b/c/d", false),
+            Route::NonResource
+        );
+    }
+}

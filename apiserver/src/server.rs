@@ -1,0 +1,494 @@
+//! `k1s server`: PKI and kubeconfig on first start, the store, bootstrap objects, the TLS
+//! listener, the request path (authentication, routing) and graceful shutdown.
+
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::response::Response;
+use bytes::Bytes;
+use http::{HeaderValue, StatusCode};
+use http_body_util::BodyExt;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use k1s_apimachinery::ApiError;
+use k1s_storage::{Backend, LocalStore, Store, StoreConfig};
+use tokio::net::TcpListener;
+use tokio_rustls::TlsAcceptor;
+
+use crate::discovery;
+use crate::encoding::MAX_BODY_BYTES;
+use crate::handlers::{self, ApiContext, error_response, json_response};
+use crate::registry::Registry;
+use crate::request::{self, Route};
+use crate::tls::{self, CertIdentity, ClientAuth};
+
+#[derive(Clone, Debug)]
+pub struct ServerConfig {
+    pub data_dir: PathBuf,
+    pub bind_address: IpAddr,
+    pub secure_port: u16,
+    pub tls_sans: Vec<String>,
+    /// Memory-only store; only the kubeconfig is written (and the PKI to a temporary directory).
+    pub ephemeral: bool,
+    pub advertise_address: Option<IpAddr>,
+    /// Where to write the admin kubeconfig (default `<data-dir>/admin.conf`).
+    pub kubeconfig_path: Option<PathBuf>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    #[error("PKI: {0}")]
+    Pki(#[from] k1s_kubeadm_lite::PkiError),
+    #[error("kubeconfig: {0}")]
+    Kubeconfig(#[from] k1s_kubeadm_lite::KubeconfigError),
+    #[error("store: {0}")]
+    Store(#[from] k1s_storage::Error),
+    #[error("TLS: {0}")]
+    Tls(#[from] rustls::Error),
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    #[error("bootstrap: {0}")]
+    Bootstrap(ApiError),
+}
+
+/// A started server. Dropping it does not stop it; call `shutdown`.
+pub struct RunningServer {
+    pub local_addr: SocketAddr,
+    pub kubeconfig: PathBuf,
+    pub store: Arc<dyn Store>,
+    stop: tokio::sync::watch::Sender<bool>,
+    done: tokio::task::JoinHandle<()>,
+    _ephemeral_pki: Option<tempfile::TempDir>,
+}
+
+impl RunningServer {
+    /// Stops accepting, ends watches, lets in-flight requests finish (up to 10 s), closes the store.
+    pub async fn shutdown(self) {
+        let _ = self.stop.send(true);
+        let _ = self.done.await;
+    }
+
+    /// Waits until the server stops (after `shutdown` from elsewhere or a fatal error).
+    pub async fn wait(&mut self) {
+        let _ = (&mut self.done).await;
+    }
+}
+
+/// Shared by every request.
+struct AppState {
+    api: ApiContext,
+    ready: AtomicBool,
+    server_address: String,
+}
+
+pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
+    let advertise = config
+        .advertise_address
+        .or_else(crate::bootstrap::default_advertise_address)
+        .unwrap_or(config.bind_address);
+    let (pki_dir, ephemeral_pki) = if config.ephemeral {
+        let tmp = tempfile::tempdir()?;
+        (tmp.path().to_path_buf(), Some(tmp))
+    } else {
+        std::fs::create_dir_all(&config.data_dir)?;
+        (config.data_dir.join("pki"), None)
+    };
+    let mut pki_opts = k1s_kubeadm_lite::PkiOptions::for_server(&config.tls_sans, Some(advertise));
+    if !config.bind_address.is_unspecified() {
+        pki_opts.add_ip(config.bind_address);
+    }
+    let pki = k1s_kubeadm_lite::ensure_pki(&pki_dir, &pki_opts)?;
+
+    let backend = if config.ephemeral {
+        Backend::Memory
+    } else {
+        Backend::Sled(config.data_dir.join("store"))
+    };
+    let local_store = LocalStore::open(StoreConfig::new(backend))?;
+    let store: Arc<dyn Store> = Arc::new(local_store.clone());
+    let registry = Registry::new(store.clone());
+
+    let listener =
+        TcpListener::bind(SocketAddr::new(config.bind_address, config.secure_port)).await?;
+    let local_addr = listener.local_addr()?;
+    crate::bootstrap::ensure(&registry, advertise, local_addr.port())
+        .await
+        .map_err(ServerError::Bootstrap)?;
+
+    let client_host = if config.bind_address.is_unspecified() {
+        "127.0.0.1".to_string()
+    } else {
+        match config.bind_address {
+            IpAddr::V6(ip) => format!("[{ip}]"),
+            IpAddr::V4(ip) => ip.to_string(),
+        }
+    };
+    let server_url = format!("https://{client_host}:{}", local_addr.port());
+    let kubeconfig = config
+        .kubeconfig_path
+        .clone()
+        .unwrap_or_else(|| config.data_dir.join("admin.conf"));
+    if let Some(parent) = kubeconfig.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let (cert, key) = pki.issue_client_cert(
+        "kubernetes-admin",
+        &["system:masters"],
+        Duration::from_secs(365 * 24 * 3600),
+    )?;
+    k1s_kubeadm_lite::write_admin_kubeconfig(
+        &kubeconfig,
+        &server_url,
+        "k1s",
+        pki.ca_cert_pem(),
+        &cert,
+        &key,
+    )?;
+
+    let (tls_config, client_auth) = tls::server_config(
+        pki.ca_cert_der().clone(),
+        pki.serving_cert_chain_der(),
+        pki.serving_key_der(),
+    )?;
+    let (stop, stop_rx) = tokio::sync::watch::channel(false);
+    let state = Arc::new(AppState {
+        api: ApiContext {
+            registry,
+            shutdown: stop_rx.clone(),
+        },
+        ready: AtomicBool::new(true),
+        server_address: format!("{advertise}:{}", local_addr.port()),
+    });
+    let done = tokio::spawn(serve(
+        listener,
+        TlsAcceptor::from(Arc::new(tls_config)),
+        client_auth,
+        state,
+        stop_rx,
+        local_store,
+    ));
+    Ok(RunningServer {
+        local_addr,
+        kubeconfig,
+        store,
+        stop,
+        done,
+        _ephemeral_pki: ephemeral_pki,
+    })
+}
+
+/// The accept loop; on stop, drains connections and closes the store.
+async fn serve(
+    listener: TcpListener,
+    acceptor: TlsAcceptor,
+    client_auth: ClientAuth,
+    state: Arc<AppState>,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+    store: LocalStore,
+) {
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    loop {
+        let (tcp, peer) = tokio::select! {
+            _ = stop.wait_for(|s| *s) => break,
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                Err(e) => {
+                    tracing::warn!(error = %e, "accept failed");
+                    continue;
+                }
+            },
+        };
+        let _ = tcp.set_nodelay(true);
+        let acceptor = acceptor.clone();
+        let client_auth = client_auth.clone();
+        let state = state.clone();
+        let watcher = graceful.watcher();
+        tokio::spawn(async move {
+            let tls =
+                match tokio::time::timeout(Duration::from_secs(10), acceptor.accept(tcp)).await {
+                    Ok(Ok(tls)) => tls,
+                    Ok(Err(e)) => {
+                        tracing::debug!(%peer, error = %e, "TLS handshake failed");
+                        return;
+                    }
+                    Err(_) => return,
+                };
+            let identity = Arc::new(client_auth.identify(tls.get_ref().1.peer_certificates()));
+            let service =
+                hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
+                    let state = state.clone();
+                    let identity = identity.clone();
+                    async move {
+                        Ok::<_, std::convert::Infallible>(
+                            dispatch(&state, &identity, req.map(Body::new)).await,
+                        )
+                    }
+                });
+            let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+            let conn = builder.serve_connection_with_upgrades(TokioIo::new(tls), service);
+            if let Err(e) = watcher.watch(conn.into_owned()).await {
+                tracing::debug!(%peer, error = %e, "connection ended with an error");
+            }
+        });
+    }
+    drop(listener);
+    if tokio::time::timeout(Duration::from_secs(10), graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!("connections still open after 10s; closing anyway");
+    }
+    store.close();
+}
+
+/// Paths an unauthenticated caller may reach (upstream's system:public-info-viewer).
+fn is_public(path: &str) -> bool {
+    matches!(
+        path,
+        "/healthz" | "/livez" | "/readyz" | "/version" | "/version/"
+    ) || path.starts_with("/healthz/")
+        || path.starts_with("/livez/")
+        || path.starts_with("/readyz/")
+}
+
+async fn dispatch(state: &AppState, identity: &CertIdentity, req: Request) -> Response {
+    let path = req.uri().path().to_string();
+    match identity {
+        CertIdentity::Invalid(why) => {
+            tracing::debug!(%why, "client certificate rejected");
+            return error_response(&ApiError::unauthorized());
+        }
+        CertIdentity::None if !is_public(&path) => {
+            let verb = req.method().as_str().to_ascii_lowercase();
+            return error_response(&ApiError::new(
+                403,
+                k1s_apimachinery::Reason::Forbidden,
+                format!("forbidden: User \"system:anonymous\" cannot {verb} path \"{path}\""),
+            ));
+        }
+        _ => {}
+    }
+    let query: handlers::Query = req.uri().query().map(url_decode_pairs).unwrap_or_default();
+    let method = req.method().clone();
+    let headers = req.headers().clone();
+    let watch = query.get("watch").is_some_and(|w| w == "true" || w == "1");
+    let route = request::parse(&method, &path, watch);
+    if let Route::Resource(r) = route {
+        let body = match read_body(req).await {
+            Ok(b) => b,
+            Err(e) => return error_response(&e),
+        };
+        return handlers::handle(&state.api, r, &headers, &query, body).await;
+    }
+    match route {
+        Route::GroupVersion { group, version } => {
+            match discovery::api_resource_list(&group, &version) {
+                Some(doc) => json_response(StatusCode::OK, &doc),
+                None => error_response(&ApiError::not_found_path()),
+            }
+        }
+        Route::Group(group) => match discovery::api_group(&group) {
+            Some(doc) => json_response(StatusCode::OK, &doc),
+            None => error_response(&ApiError::not_found_path()),
+        },
+        _ => non_resource(state, &path, &headers, &query),
+    }
+}
+
+fn non_resource(
+    state: &AppState,
+    path: &str,
+    headers: &http::HeaderMap,
+    query: &handlers::Query,
+) -> Response {
+    let header = |name: http::header::HeaderName| headers.get(name).and_then(|v| v.to_str().ok());
+    match path {
+        "/api" | "/api/" | "/apis" | "/apis/" => {
+            let scope = if path.starts_with("/apis") {
+                discovery::Scope::Apis
+            } else {
+                discovery::Scope::Legacy
+            };
+            let d = discovery::root_response(
+                scope,
+                header(http::header::ACCEPT).unwrap_or(""),
+                header(http::header::IF_NONE_MATCH),
+                &state.server_address,
+            );
+            let mut resp = Response::new(Body::from(d.body));
+            *resp.status_mut() = StatusCode::from_u16(d.status).unwrap_or(StatusCode::OK);
+            let h = resp.headers_mut();
+            h.insert(
+                http::header::CONTENT_TYPE,
+                HeaderValue::from_static(d.content_type),
+            );
+            if let Some(etag) = d.etag.and_then(|e| HeaderValue::from_str(&e).ok()) {
+                h.insert(http::header::ETAG, etag);
+            }
+            if d.cacheable {
+                h.insert(http::header::VARY, HeaderValue::from_static("Accept"));
+                h.insert(
+                    http::header::CACHE_CONTROL,
+                    HeaderValue::from_static("public"),
+                );
+            }
+            resp
+        }
+        "/version" | "/version/" => json_response(StatusCode::OK, &discovery::version_info()),
+        "/openapi/v2" => bytes_response(
+            crate::openapi::schemas().v2_json(),
+            "application/json",
+            false,
+        ),
+        "/openapi/v3" | "/openapi/v3/" => bytes_response(
+            crate::openapi::schemas().v3_index_json(),
+            "application/json",
+            false,
+        ),
+        p if p.starts_with("/openapi/v3/") => {
+            match crate::openapi::schemas().v3_document(&p["/openapi/v3/".len()..]) {
+                Some((doc, hash)) => {
+                    let immutable = query.get("hash").is_some_and(|h| h == hash);
+                    bytes_response(doc, "application/json", immutable)
+                }
+                None => error_response(&ApiError::not_found_path()),
+            }
+        }
+        p if is_public(p) => health(state, p, query),
+        _ => error_response(&ApiError::not_found_path()),
+    }
+}
+
+fn bytes_response(body: Bytes, content_type: &'static str, immutable: bool) -> Response {
+    let mut resp = Response::new(Body::from(body));
+    resp.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static(content_type),
+    );
+    if immutable {
+        resp.headers_mut().insert(
+            http::header::CACHE_CONTROL,
+            HeaderValue::from_static("public, immutable"),
+        );
+    }
+    resp
+}
+
+/// `/healthz`, `/livez`, `/readyz` with `?verbose` and per-check paths, as upstream words them.
+fn health(state: &AppState, path: &str, query: &handlers::Query) -> Response {
+    let ready = state.ready.load(Ordering::Acquire);
+    let store_ok = state.api.registry.store().current_revision().0 > 0;
+    let mut checks: Vec<(&str, bool)> = vec![("ping", true), ("etcd", store_ok)];
+    if path.starts_with("/readyz") {
+        checks.push(("shutdown", !*state.api.shutdown.borrow()));
+        checks.push(("informer-sync", ready));
+    }
+    let (base, single) = match path.split_once('/').map(|(_, rest)| rest.split_once('/')) {
+        Some(Some((base, check))) => (base, Some(check)),
+        _ => (path.trim_start_matches('/'), None),
+    };
+    if let Some(check) = single {
+        return match checks.iter().find(|(n, _)| *n == check) {
+            Some((_, true)) => text(StatusCode::OK, "ok".into()),
+            Some((n, false)) => text(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("internal server error: {n} check failed"),
+            ),
+            None => error_response(&ApiError::not_found_path()),
+        };
+    }
+    let healthy = checks.iter().all(|(_, ok)| *ok);
+    if query.contains_key("verbose") || !healthy {
+        let mut out = String::new();
+        for (name, ok) in &checks {
+            out.push_str(&format!(
+                "[{}]{name} {}\n",
+                if *ok { "+" } else { "-" },
+                if *ok { "ok" } else { "failed: reason withheld" }
+            ));
+        }
+        out.push_str(&format!(
+            "{base} check {}\n",
+            if healthy { "passed" } else { "failed" }
+        ));
+        let code = if healthy {
+            StatusCode::OK
+        } else {
+            StatusCode::INTERNAL_SERVER_ERROR
+        };
+        return text(code, out);
+    }
+    text(StatusCode::OK, "ok".into())
+}
+
+fn text(status: StatusCode, body: String) -> Response {
+    let mut resp = Response::new(Body::from(body));
+    *resp.status_mut() = status;
+    resp.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    resp.headers_mut().insert(
+        "x-content-type-options",
+        HeaderValue::from_static("nosniff"),
+    );
+    resp
+}
+
+async fn read_body(req: Request) -> Result<Bytes, ApiError> {
+    let limited = http_body_util::Limited::new(req.into_body(), MAX_BODY_BYTES);
+    match limited.collect().await {
+        Ok(c) => Ok(c.to_bytes()),
+        Err(e)
+            if e.downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some() =>
+        {
+            Err(ApiError::request_entity_too_large(format!(
+                "limit is {MAX_BODY_BYTES}"
+            )))
+        }
+        Err(e) => Err(ApiError::bad_request(format!(
+            "reading the request body: {e}"
+        ))),
+    }
+}
+
+/// Decodes `a=b&c=d` (percent-encoding and `+`), last value of a repeated key winning.
+fn url_decode_pairs(q: &str) -> handlers::Query {
+    fn decode(s: &str) -> String {
+        let bytes = s.as_bytes();
+        let mut out = Vec::with_capacity(bytes.len());
+        let mut i = 0;
+        while i < bytes.len() {
+            match bytes[i] {
+                b'+' => out.push(b' '),
+                b'%' if i + 2 < bytes.len() => {
+                    match u8::from_str_radix(
+                        std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("zz"),
+                        16,
+                    ) {
+                        Ok(b) => {
+                            out.push(b);
+                            i += 2;
+                        }
+                        Err(_) => out.push(b'%'),
+                    }
+                }
+                b => out.push(b),
+            }
+            i += 1;
+        }
+        String::from_utf8_lossy(&out).into_owned()
+    }
+    q.split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| match p.split_once('=') {
+            Some((k, v)) => (decode(k), decode(v)),
+            None => (decode(p), String::new()),
+        })
+        .collect()
+}

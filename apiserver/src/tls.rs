@@ -1,0 +1,115 @@
+//! TLS: rustls with HTTP/2 and HTTP/1.1, and client certificates checked per request so that a
+//! certificate from another CA gets a 401 (as upstream) instead of a failed handshake.
+
+use std::sync::Arc;
+
+use rustls::DistinguishedName;
+use rustls::client::danger::HandshakeSignatureValid;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, UnixTime};
+use rustls::server::WebPkiClientVerifier;
+use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
+
+/// Who the client certificate says the caller is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CertIdentity {
+    /// No client certificate was presented.
+    None,
+    /// A certificate signed by the cluster CA: user = CN, groups = O.
+    User { name: String, groups: Vec<String> },
+    /// A certificate that does not verify (other CA, expired, not yet valid).
+    Invalid(String),
+}
+
+/// Accepts any client certificate during the handshake (the handshake signature is still
+/// checked, proving the key is held) and leaves the chain check to `identify`.
+#[derive(Debug)]
+struct DeferredClientVerifier {
+    inner: Arc<dyn ClientCertVerifier>,
+}
+
+impl ClientCertVerifier for DeferredClientVerifier {
+    fn offer_client_auth(&self) -> bool {
+        true
+    }
+    fn client_auth_mandatory(&self) -> bool {
+        false
+    }
+    fn root_hint_subjects(&self) -> &[DistinguishedName] {
+        self.inner.root_hint_subjects()
+    }
+    fn verify_client_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _now: UnixTime,
+    ) -> Result<ClientCertVerified, rustls::Error> {
+        Ok(ClientCertVerified::assertion())
+    }
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.inner.verify_tls12_signature(message, cert, dss)
+    }
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.inner.verify_tls13_signature(message, cert, dss)
+    }
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.inner.supported_verify_schemes()
+    }
+}
+
+/// Verifies client certificate chains against the cluster CA.
+#[derive(Clone)]
+pub struct ClientAuth {
+    verifier: Arc<dyn ClientCertVerifier>,
+}
+
+impl ClientAuth {
+    pub fn identify(&self, certs: Option<&[CertificateDer<'static>]>) -> CertIdentity {
+        let Some((leaf, intermediates)) = certs.and_then(|c| c.split_first()) else {
+            return CertIdentity::None;
+        };
+        if let Err(e) = self
+            .verifier
+            .verify_client_cert(leaf, intermediates, UnixTime::now())
+        {
+            return CertIdentity::Invalid(e.to_string());
+        }
+        match k1s_kubeadm_lite::client_identity(leaf) {
+            Ok((name, groups)) => CertIdentity::User { name, groups },
+            Err(e) => CertIdentity::Invalid(e.to_string()),
+        }
+    }
+}
+
+/// The rustls server config (h2 + http/1.1) and the per-request client certificate checker.
+pub fn server_config(
+    ca: CertificateDer<'static>,
+    chain: Vec<CertificateDer<'static>>,
+    key: PrivateKeyDer<'static>,
+) -> Result<(rustls::ServerConfig, ClientAuth), rustls::Error> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(ca)?;
+    let inner = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+        .allow_unauthenticated()
+        .build()
+        .map_err(|e| rustls::Error::General(e.to_string()))?;
+    let auth = ClientAuth {
+        verifier: inner.clone(),
+    };
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()?
+        .with_client_cert_verifier(Arc::new(DeferredClientVerifier { inner }))
+        .with_single_cert(chain, key)?;
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok((config, auth))
+}
