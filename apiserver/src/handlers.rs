@@ -25,6 +25,7 @@ use crate::registry::{
 };
 use crate::request::{ResourceRequest, Verb};
 use crate::strategies;
+use crate::table;
 
 /// Everything a resource request needs from the server.
 #[derive(Clone)]
@@ -82,6 +83,7 @@ async fn serve(
         return Err(ApiError::not_found_path());
     }
     let output = encoding::negotiate(headers)?;
+    let include = include_object(query)?;
     let target = Target {
         info,
         namespace: req.namespace.as_deref(),
@@ -99,12 +101,12 @@ async fn serve(
                 Some("scale") => subresource::to_scale(info, &obj),
                 _ => obj,
             };
-            Ok(object_response(StatusCode::OK, info, obj, &output, query))
+            Ok(object_response(StatusCode::OK, info, obj, &output, include))
         }
         Verb::List => {
             let q = list_query(info, query)?;
             let list = ctx.registry.list(target, &q).await?;
-            Ok(list_response(info, list, &output, query))
+            Ok(list_response(info, list, &output, include))
         }
         Verb::Watch => {
             let mut wq = watch_query(info, query)?;
@@ -120,7 +122,7 @@ async fn serve(
                 info,
                 stream,
                 output,
-                query,
+                include,
                 ctx.shutdown.clone(),
             ))
         }
@@ -161,7 +163,7 @@ async fn serve(
                         info,
                         created,
                         &output,
-                        query,
+                        include,
                     ))
                 }
             }
@@ -202,7 +204,7 @@ async fn serve(
                 info,
                 updated,
                 &output,
-                query,
+                include,
             ))
         }
         Verb::Patch => {
@@ -236,11 +238,10 @@ async fn serve(
                             .map(|r| (schema as &dyn patch::PatchSchema, r));
                         let mut new = patch::apply_patch(patch_type, &base, &body, schema_ref)?;
                         // The current resourceVersion is a precondition only if the patch set it.
-                        if meta::resource_version(&new) == meta::resource_version(&base) {
-                            if let Some(m) = new.get_mut("metadata").and_then(Value::as_object_mut)
-                            {
-                                m.remove("resourceVersion");
-                            }
+                        if meta::resource_version(&new) == meta::resource_version(&base)
+                            && let Some(m) = new.get_mut("metadata").and_then(Value::as_object_mut)
+                        {
+                            m.remove("resourceVersion");
                         }
                         if scale {
                             subresource::apply_scale(old, &new)
@@ -255,16 +256,16 @@ async fn serve(
             } else {
                 patched
             };
-            Ok(object_response(StatusCode::OK, info, out, &output, query))
+            Ok(object_response(StatusCode::OK, info, out, &output, include))
         }
         Verb::Delete => {
             let opts = delete_options(query, &body, write.dry_run)?;
             match ctx.registry.delete(target, name, &opts).await? {
                 DeleteOutcome::Pending(obj) => {
-                    Ok(object_response(StatusCode::OK, info, obj, &output, query))
+                    Ok(object_response(StatusCode::OK, info, obj, &output, include))
                 }
                 DeleteOutcome::Deleted(obj) if info.resource == "pods" => {
-                    Ok(object_response(StatusCode::OK, info, obj, &output, query))
+                    Ok(object_response(StatusCode::OK, info, obj, &output, include))
                 }
                 DeleteOutcome::Deleted(obj) => {
                     let details = StatusDetails {
@@ -544,52 +545,9 @@ fn delete_options(query: &Query, body: &[u8], dry_run: bool) -> Result<DeleteOpt
 }
 
 /// `?includeObject=` of a Table request: None, Metadata (the default) or Object.
-fn include_object(query: &Query) -> &str {
-    query
-        .get("includeObject")
-        .map(String::as_str)
-        .unwrap_or("Metadata")
-}
-
-/// A meta.k8s.io Table of `items` (server-side printing).
-fn to_table(
-    info: &ResourceInfo,
-    items: &[Value],
-    include: &str,
-    resource_version: &str,
-    continue_token: Option<&str>,
-    version: &str,
-) -> Value {
-    let rows: Vec<Value> = items
-        .iter()
-        .map(|o| {
-            let mut row = json!({ "cells": [
-                meta::name(o).unwrap_or_default(),
-                meta::creation_timestamp(o).unwrap_or_default(),
-            ]});
-            match include {
-                "None" => {}
-                "Object" => row["object"] = o.clone(),
-                _ => row["object"] = partial_metadata(o, version),
-            }
-            row
-        })
-        .collect();
-    let mut metadata = json!({ "resourceVersion": resource_version });
-    if let Some(c) = continue_token {
-        metadata["continue"] = Value::String(c.to_string());
-    }
-    let _ = info;
-    json!({
-        "kind": "Table",
-        "apiVersion": format!("meta.k8s.io/{version}"),
-        "metadata": metadata,
-        "columnDefinitions": [
-            { "name": "Name", "type": "string", "format": "name", "description": "Name must be unique within a namespace.", "priority": 0 },
-            { "name": "Created At", "type": "date", "format": "", "description": "CreationTimestamp is a timestamp representing the server time when this object was created.", "priority": 0 },
-        ],
-        "rows": rows,
-    })
+fn include_object(query: &Query) -> Result<table::IncludeObject, ApiError> {
+    table::IncludeObject::parse(query.get("includeObject").map(String::as_str))
+        .map_err(ApiError::from)
 }
 
 /// PartialObjectMetadata of an object.
@@ -601,25 +559,31 @@ fn partial_metadata(obj: &Value, version: &str) -> Value {
     })
 }
 
+fn table_version(v: &str) -> &'static str {
+    if v == "v1beta1" {
+        table::TABLE_V1BETA1
+    } else {
+        table::TABLE_V1
+    }
+}
+
 fn object_response(
     status: StatusCode,
     info: &ResourceInfo,
     obj: Value,
     output: &Output,
-    query: &Query,
+    include: table::IncludeObject,
 ) -> Response {
     let value = match output {
-        Output::Table(v) => {
-            let rv = meta::resource_version(&obj).unwrap_or_default().to_string();
-            to_table(
-                info,
-                std::slice::from_ref(&obj),
-                include_object(query),
-                &rv,
-                None,
-                v,
-            )
-        }
+        Output::Table(v) => table::object_table(
+            info.group,
+            info.resource,
+            &obj,
+            include,
+            jiff::Timestamp::now(),
+            table_version(v),
+            true,
+        ),
         Output::Metadata(v) => partial_metadata(&obj, v),
         _ => obj,
     };
@@ -630,20 +594,22 @@ fn list_response(
     info: &ResourceInfo,
     list: crate::registry::ListResult,
     output: &Output,
-    query: &Query,
+    include: table::IncludeObject,
 ) -> Response {
     let mut metadata = json!({ "resourceVersion": list.resource_version });
     if let Some(c) = &list.continue_token {
         metadata["continue"] = Value::String(c.clone());
     }
     let value = match output {
-        Output::Table(v) => to_table(
-            info,
+        Output::Table(v) => table::to_table(
+            info.group,
+            info.resource,
             &list.items,
-            include_object(query),
+            include,
             &list.resource_version,
             list.continue_token.as_deref(),
-            v,
+            jiff::Timestamp::now(),
+            table_version(v),
         ),
         Output::Metadata(v) => json!({
             "kind": "PartialObjectMetadataList",
@@ -661,15 +627,16 @@ fn list_response(
     encoded_response(StatusCode::OK, &value, output)
 }
 
-/// A chunked stream of JSON watch events, one per line.
+/// A chunked stream of JSON watch events, one per line. Table events carry the column
+/// definitions only in the first event, as upstream sends them.
 fn watch_response(
     info: &'static ResourceInfo,
     stream: crate::registry::WatchStream,
     output: Output,
-    query: &Query,
+    include: table::IncludeObject,
     mut shutdown: tokio::sync::watch::Receiver<bool>,
 ) -> Response {
-    let include = include_object(query).to_string();
+    let mut first_table = true;
     let events = stream
         .take_until(async move {
             let _ = shutdown.wait_for(|down| *down).await;
@@ -680,8 +647,16 @@ fn watch_response(
                     Output::Table(v),
                     WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o),
                 ) => {
-                    let rv = meta::resource_version(o).unwrap_or_default().to_string();
-                    to_table(info, std::slice::from_ref(o), &include, &rv, None, v)
+                    let headers = std::mem::take(&mut first_table);
+                    table::object_table(
+                        info.group,
+                        info.resource,
+                        o,
+                        include,
+                        jiff::Timestamp::now(),
+                        table_version(v),
+                        headers,
+                    )
                 }
                 (
                     Output::Metadata(v),

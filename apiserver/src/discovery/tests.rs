@@ -421,28 +421,6 @@ fn version_info_reports_1_33() {
 }
 
 #[test]
-fn sha256_known_vectors() {
-    let hex = |d: &[u8]| sha256::upper_hex(&sha256::digest(d)).to_lowercase();
-    assert_eq!(
-        hex(b""),
-        "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
-    );
-    assert_eq!(
-        hex(b"abc"),
-        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-    );
-    // 56 bytes: the padding spills into a second block.
-    assert_eq!(
-        hex(b"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
-        "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"
-    );
-    assert_eq!(
-        hex(&[b'a'; 1000]),
-        "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3"
-    );
-}
-
-#[test]
 fn kube_aware_version_order_matches_upstream() {
     let mut versions = vec![
         "v1alpha1",

@@ -20,6 +20,8 @@ pub(super) const API_RESOURCE_LIST: &str = "io.k8s.apimachinery.pkg.apis.meta.v1
 pub(super) const API_GROUP: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.APIGroup";
 pub(super) const API_GROUP_LIST: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.APIGroupList";
 pub(super) const API_VERSIONS: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.APIVersions";
+pub(super) const QUANTITY: &str = "io.k8s.apimachinery.pkg.api.resource.Quantity";
+pub(super) const INT_OR_STRING: &str = "io.k8s.apimachinery.pkg.util.intstr.IntOrString";
 
 /// Where Swagger 2.0 keeps definitions; `$ref`s point here.
 pub(super) const REF_PREFIX: &str = "#/definitions/";
@@ -52,6 +54,7 @@ pub(super) fn build(with_descriptions: bool) -> Built {
     add_shared_kinds(&mut kinds);
     add_gvks(&mut defs, &kinds);
     apply_patch_facts(&mut defs);
+    upstream_forms(&mut defs);
     if !with_descriptions {
         for schema in defs.values_mut() {
             strip_descriptions(schema);
@@ -150,6 +153,38 @@ fn apply_patch_facts(defs: &mut Definitions) {
                 ext.apply(prop);
             }
         }
+    }
+}
+
+/// Upstream's Swagger 2.0 forms of the types whose JSON is not one fixed type. Swagger 2.0 has
+/// no `oneOf` (kubectl's v2 parser rejects a document with one), and upstream serves these as a
+/// string, or with no type at all.
+fn upstream_forms(defs: &mut Definitions) {
+    let mut set = |name: &str, f: &dyn Fn(&mut Map<String, Value>)| {
+        if let Some(Value::Object(schema)) = defs.get_mut(name) {
+            schema.remove("x-kubernetes-int-or-string");
+            schema.remove("oneOf");
+            schema.remove("type");
+            f(schema);
+        }
+    };
+    set(QUANTITY, &|s| {
+        s.insert("type".into(), json!("string"));
+    });
+    set(INT_OR_STRING, &|s| {
+        s.insert("type".into(), json!("string"));
+        s.insert("format".into(), json!("int-or-string"));
+    });
+    for any in [
+        "JSON",
+        "JSONSchemaPropsOrArray",
+        "JSONSchemaPropsOrBool",
+        "JSONSchemaPropsOrStringArray",
+    ] {
+        set(
+            &format!("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.{any}"),
+            &|_| {},
+        );
     }
 }
 

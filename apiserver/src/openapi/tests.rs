@@ -253,6 +253,10 @@ fn v3_index_and_documents() {
         assert!(schemas.contains_key(name), "apps/v1 lacks {name}");
     }
     assert!(!schemas.contains_key("io.k8s.api.core.v1.Service"));
+    assert_eq!(
+        schemas[defs::QUANTITY]["oneOf"],
+        json!([{"type": "string"}, {"type": "number"}])
+    );
     // OpenAPI 3.0 ignores `$ref` siblings: wrapped in allOf, as upstream does.
     let spec = &schemas["io.k8s.api.apps.v1.Deployment"]["properties"]["spec"];
     assert_eq!(
@@ -424,4 +428,21 @@ fn measure_build_cost() {
         v3_bytes / 1024,
         index.len(),
     );
+}
+
+#[test]
+#[ignore]
+fn dump_docs() {
+    std::fs::write("/tmp/k1s-v2.json", schemas().v2_json()).unwrap();
+    std::fs::write(
+        "/tmp/k1s-v3-apps.json",
+        schemas().v3_document("apis/apps/v1").unwrap().0,
+    )
+    .unwrap();
+    std::fs::write(
+        "/tmp/k1s-v3-core.json",
+        schemas().v3_document("api/v1").unwrap().0,
+    )
+    .unwrap();
+    std::fs::write("/tmp/k1s-v3-index.json", schemas().v3_index_json()).unwrap();
 }

@@ -8,7 +8,7 @@ use k1s_apimachinery::catalog;
 use serde_json::{Map, Value, json};
 
 use super::KUBERNETES_VERSION;
-use super::defs::{Definitions, REF_PREFIX, each_ref};
+use super::defs::{Definitions, INT_OR_STRING, QUANTITY, REF_PREFIX, each_ref};
 use super::kinds::KindDef;
 use super::paths::{self, Op, PATCH_TYPES};
 use super::v2::{PRODUCES, PRODUCES_WATCH, add_k8s_extensions};
@@ -83,7 +83,7 @@ fn document(defs: &Definitions, ops: &[Op]) -> Value {
     }
     let schemas: Map<String, Value> = closure(defs, roots)
         .into_iter()
-        .filter_map(|name| defs.get(&name).map(|s| (name, to_v3(s))))
+        .filter_map(|name| defs.get(&name).map(|s| (name.clone(), v3_schema(&name, s))))
         .collect();
     json!({
         "openapi": "3.0.0",
@@ -121,6 +121,22 @@ fn closure(defs: &Definitions, roots: BTreeSet<String>) -> BTreeSet<String> {
         }
     }
     seen
+}
+
+/// A definition in OpenAPI 3.0 form; quantities and int-or-strings say what they accept with
+/// `oneOf`, as upstream's v3 documents do.
+fn v3_schema(name: &str, schema: &Value) -> Value {
+    let mut out = to_v3(schema);
+    let one_of = match name {
+        QUANTITY => json!([{"type": "string"}, {"type": "number"}]),
+        INT_OR_STRING => json!([{"type": "integer"}, {"type": "string"}]),
+        _ => return out,
+    };
+    if let Value::Object(obj) = &mut out {
+        obj.remove("type");
+        obj.insert("oneOf".into(), one_of);
+    }
+    out
 }
 
 /// Rewrites a Swagger 2.0 schema for OpenAPI 3.0: refs point into `components/schemas`, and a

@@ -217,7 +217,7 @@ pub(super) fn apply_set_element_order(
         Some(key) => Ident::Key(key),
         None => Ident::Value,
     };
-    let original_list = match original.remove(name) {
+    let original_list = match original.get_mut(name).map(std::mem::take) {
         None | Some(Value::Null) => None,
         Some(Value::Array(items)) => Some(items),
         Some(_) => {

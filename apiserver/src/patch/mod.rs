@@ -1,6 +1,5 @@
 //! Patches: JSON patch, JSON merge patch and strategic merge patch, applied to JSON objects.
 // The functions here return `ApiError`, the Status the HTTP layer answers with, by design.
-#![allow(clippy::result_large_err)]
 
 /// Patch metadata of one field of an API type, as upstream's OpenAPI extensions give it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -204,7 +204,9 @@ pub(super) fn merge_map(
         }
         let field = ctx.field(&key);
         let child = ctx.child(&field);
-        let merged = match (original.remove(&key), patch_value) {
+        // Take the current value in place so the key keeps its position in the map.
+        let current = original.get_mut(&key).map(std::mem::take);
+        let merged = match (current, patch_value) {
             (Some(Value::Object(o)), Value::Object(p)) if !field.replace => {
                 Value::Object(merge_map(o, p, child)?)
             }

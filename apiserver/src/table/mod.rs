@@ -22,6 +22,8 @@ mod workloads;
 mod tests;
 #[cfg(test)]
 mod tests_cells;
+#[cfg(test)]
+mod tests_pods;
 
 use jiff::Timestamp;
 use k1s_apimachinery::ApiError;
