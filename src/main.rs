@@ -22,6 +22,8 @@ struct Cli {
 enum Command {
     /// Run the Kubernetes API server (PKI and kubeconfig are created on first start).
     Server(ServerArgs),
+    /// Load any Kubernetes API server through a kubeconfig (HTTP/2 over TLS) and report figures.
+    Bench(k1s_bench::BenchArgs),
 }
 
 #[derive(clap::Args)]
@@ -105,5 +107,6 @@ fn main() -> anyhow::Result<()> {
         .build()?;
     match cli.command {
         Command::Server(args) => runtime.block_on(run_server(args)),
+        Command::Bench(args) => runtime.block_on(k1s_bench::run(args)),
     }
 }

@@ -18,6 +18,7 @@ use k1s_apimachinery::{ApiError, GroupResource, meta};
 use serde_json::{Value, json};
 
 use crate::encoding::{self, Output};
+use crate::field_validation;
 use crate::patch::{self, PatchType};
 use crate::registry::{
     DeleteOptions, DeleteOutcome, ListQuery, Registry, Target, WatchEvent, WatchQuery,
@@ -45,8 +46,18 @@ pub async fn handle(
     query: &Query,
     body: Bytes,
 ) -> Response {
-    match serve(ctx, &req, headers, query, body).await {
-        Ok(resp) => resp,
+    let mut warnings = Vec::new();
+    match serve(ctx, &req, headers, query, body, &mut warnings).await {
+        Ok(mut resp) => {
+            for w in warnings {
+                // RFC 7234 warn-code 299 "miscellaneous persistent warning", as upstream sends.
+                let text = format!("299 - {:?}", w);
+                if let Ok(v) = HeaderValue::from_str(&text) {
+                    resp.headers_mut().append("warning", v);
+                }
+            }
+            resp
+        }
         Err(err) => error_response(&err),
     }
 }
@@ -57,6 +68,7 @@ async fn serve(
     headers: &HeaderMap,
     query: &Query,
     body: Bytes,
+    warnings: &mut Vec<String>,
 ) -> Result<Response, ApiError> {
     let info = catalog::find(&req.group, &req.version, &req.resource)
         .ok_or_else(ApiError::not_found_path)?;
@@ -94,6 +106,9 @@ async fn serve(
     };
     let name = req.name.as_deref().unwrap_or_default();
     let subname = req.subresource.as_deref();
+    let validation = field_validation::mode(query.get("fieldValidation").map(String::as_str))?;
+    let own_type = crate::openapi::schemas().definition_for(info.group, info.version, info.kind);
+    let json_body = (encoding::content_type(headers) != "application/yaml").then_some(&body[..]);
     match req.verb {
         Verb::Get => {
             let obj = ctx.registry.get(target, name).await?;
@@ -127,7 +142,7 @@ async fn serve(
             ))
         }
         Verb::Create => {
-            let obj = decode_body(headers, &body)?;
+            let mut obj = decode_body(headers, &body)?;
             match subname {
                 Some("binding") => {
                     let bound = bind_pod(ctx, target, strategy, name, &obj, &write).await?;
@@ -153,6 +168,9 @@ async fn serve(
                     &format!("create {other}"),
                 )),
                 None => {
+                    warnings.extend(field_validation::check(
+                        validation, own_type, &mut obj, json_body,
+                    )?);
                     let mut obj = check_body(info, target.namespace, None, obj)?;
                     crate::conversion::to_storage(info, &mut obj);
                     let created = ctx.registry.create(target, strategy, obj, &write).await?;
@@ -169,7 +187,7 @@ async fn serve(
             }
         }
         Verb::Update => {
-            let obj = decode_body(headers, &body)?;
+            let mut obj = decode_body(headers, &body)?;
             let updated = match subname {
                 Some("scale") => {
                     let scale = obj;
@@ -192,6 +210,9 @@ async fn serve(
                         .await?
                 }
                 sub => {
+                    warnings.extend(field_validation::check(
+                        validation, own_type, &mut obj, json_body,
+                    )?);
                     let mut obj = check_body(info, target.namespace, Some(name), obj)?;
                     crate::conversion::to_storage(info, &mut obj);
                     ctx.registry
@@ -219,6 +240,15 @@ async fn serve(
                 schema.definition_for(info.group, info.version, info.kind)
             }
             .map(str::to_string);
+            if patch_type != PatchType::Json {
+                warnings.extend(field_validation::check(
+                    validation,
+                    None,
+                    &mut Value::Null,
+                    Some(&body),
+                )?);
+            }
+            let mut unknown = Vec::new();
             let patched = ctx
                 .registry
                 .update(
@@ -246,11 +276,14 @@ async fn serve(
                         if scale {
                             subresource::apply_scale(old, &new)
                         } else {
+                            let t = root_type.as_deref().filter(|_| subname.is_none());
+                            unknown = field_validation::check(validation, t, &mut new, None)?;
                             Ok(new)
                         }
                     },
                 )
                 .await?;
+            warnings.extend(unknown);
             let out = if scale {
                 subresource::to_scale(info, &patched)
             } else {

@@ -47,33 +47,102 @@ fn value_type_shallow(schema: &Map<String, Value>) -> Option<&str> {
         .find_map(ref_name)
 }
 
+/// One step of a path into a JSON value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Seg<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+/// An unknown field: where it is, as steps and as text.
+type Found = (Vec<OwnedSeg>, String);
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum OwnedSeg {
+    Key(String),
+    Index(usize),
+}
+
 /// Paths (`spec.containers[0].bogus`, the form upstream puts in `unknown field "..."`) of the
 /// fields in `obj` that the definition `type_name` does not declare. An unknown definition
 /// yields nothing (nothing to judge against).
 pub(super) fn unknown_fields(defs: &Definitions, type_name: &str, obj: &Value) -> Vec<String> {
+    find(defs, type_name, obj)
+        .into_iter()
+        .map(|(_, text)| text)
+        .collect()
+}
+
+/// Removes the fields [`unknown_fields`] reports (as upstream's typed decoding drops them) and
+/// returns their paths. Walks the steps, so map keys with dots (`example.com/x`) are no problem.
+pub(super) fn prune_unknown_fields(
+    defs: &Definitions,
+    type_name: &str,
+    obj: &mut Value,
+) -> Vec<String> {
+    let found = find(defs, type_name, obj);
+    for (steps, _) in &found {
+        let Some((OwnedSeg::Key(last), parents)) = steps.split_last() else {
+            continue;
+        };
+        let mut cur = Some(&mut *obj);
+        for step in parents {
+            cur = cur.and_then(|v| match step {
+                OwnedSeg::Key(k) => v.get_mut(k.as_str()),
+                OwnedSeg::Index(i) => v.get_mut(*i),
+            });
+        }
+        if let Some(Value::Object(map)) = cur {
+            map.remove(last.as_str());
+        }
+    }
+    found.into_iter().map(|(_, text)| text).collect()
+}
+
+fn find(defs: &Definitions, type_name: &str, obj: &Value) -> Vec<Found> {
     let mut found = Vec::new();
     if let Some(Value::Object(schema)) = defs.get(type_name) {
-        walk(defs, schema, obj, &mut String::new(), &mut found, 0);
+        walk(defs, schema, obj, &mut Vec::new(), &mut found);
     }
     found
+}
+
+fn owned(path: &[Seg<'_>]) -> Found {
+    let mut text = String::new();
+    let steps = path
+        .iter()
+        .map(|seg| match *seg {
+            Seg::Key(k) => {
+                if !text.is_empty() {
+                    text.push('.');
+                }
+                text.push_str(k);
+                OwnedSeg::Key(k.to_owned())
+            }
+            Seg::Index(i) => {
+                text.push_str(&format!("[{i}]"));
+                OwnedSeg::Index(i)
+            }
+        })
+        .collect();
+    (steps, text)
 }
 
 /// Deeper than any built-in type nests; stops a self-referencing schema (JSONSchemaProps) fed
 /// a hostile document from recursing without end.
 const MAX_DEPTH: usize = 64;
 
-fn walk(
+fn walk<'v>(
     defs: &Definitions,
     schema: &Map<String, Value>,
-    value: &Value,
-    path: &mut String,
-    found: &mut Vec<String>,
-    depth: usize,
+    value: &'v Value,
+    path: &mut Vec<Seg<'v>>,
+    found: &mut Vec<Found>,
 ) {
     let Some(schema) = resolve(defs, schema) else {
         return;
     };
-    if depth > MAX_DEPTH || is_free_form(schema) {
+    if path.len() > MAX_DEPTH || is_free_form(schema) {
         return;
     }
     match value {
@@ -91,16 +160,12 @@ fn walk(
                     .and_then(|p| p.get(key))
                     .and_then(Value::as_object)
                     .or(extra);
-                let len = path.len();
-                if !path.is_empty() {
-                    path.push('.');
-                }
-                path.push_str(key);
+                path.push(Seg::Key(key));
                 match sub {
-                    Some(sub) => walk(defs, sub, child, path, found, depth + 1),
-                    None => found.push(path.clone()),
+                    Some(sub) => walk(defs, sub, child, path, found),
+                    None => found.push(owned(path)),
                 }
-                path.truncate(len);
+                path.pop();
             }
         }
         Value::Array(items) => {
@@ -108,10 +173,9 @@ fn walk(
                 return;
             };
             for (i, child) in items.iter().enumerate() {
-                let len = path.len();
-                path.push_str(&format!("[{i}]"));
-                walk(defs, item_schema, child, path, found, depth + 1);
-                path.truncate(len);
+                path.push(Seg::Index(i));
+                walk(defs, item_schema, child, path, found);
+                path.pop();
             }
         }
         // Scalars have no fields; a type mismatch is validation's business, not this walk's.

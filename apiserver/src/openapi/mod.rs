@@ -11,6 +11,7 @@ mod lookup;
 mod patch_facts;
 mod paths;
 mod v2;
+mod v2_proto;
 mod v3;
 
 #[cfg(test)]
@@ -24,6 +25,7 @@ use serde_json::Value;
 use crate::patch::{FieldPatchMeta, PatchSchema};
 use defs::Definitions;
 use kinds::KindDef;
+pub use v2_proto::{V2_PROTOBUF_CONTENT_TYPE, V2Format};
 
 /// The Kubernetes version the documents describe (`info.version`), matching the k8s-openapi
 /// feature the schemas come from.
@@ -36,6 +38,7 @@ pub struct Schemas {
     lookup: Definitions,
     kinds: Vec<KindDef>,
     v2: OnceLock<Bytes>,
+    v2_proto: OnceLock<Bytes>,
     v3: OnceLock<v3::V3>,
 }
 
@@ -63,6 +66,7 @@ impl Schemas {
             lookup: built.defs,
             kinds: built.kinds,
             v2: OnceLock::new(),
+            v2_proto: OnceLock::new(),
             v3: OnceLock::new(),
         }
     }
@@ -76,6 +80,26 @@ impl Schemas {
                 Bytes::from(serde_json::to_vec(&doc).unwrap_or_default())
             })
             .clone()
+    }
+
+    /// `/openapi/v2` in gnostic's protobuf form (`openapi.v2.Document`), the same document as
+    /// [`Schemas::v2_json`]. client-go asks for nothing else: kubectl 1.27 and 1.28 `apply` fail
+    /// without it. Pick with [`V2Format::negotiate`].
+    pub fn v2_protobuf(&self) -> Bytes {
+        self.v2_proto
+            .get_or_init(|| {
+                let doc: Value = serde_json::from_slice(&self.v2_json()).unwrap_or(Value::Null);
+                Bytes::from(v2_proto::encode(&doc))
+            })
+            .clone()
+    }
+
+    /// `/openapi/v2` in the given form.
+    pub fn v2(&self, format: V2Format) -> Bytes {
+        match format {
+            V2Format::Json => self.v2_json(),
+            V2Format::Protobuf => self.v2_protobuf(),
+        }
     }
 
     fn v3(&self) -> &v3::V3 {
@@ -105,7 +129,7 @@ impl Schemas {
 
     /// Builds every document now (at start-up, instead of on the first request).
     pub fn warm(&self) {
-        let _ = self.v2_json();
+        let _ = self.v2_protobuf();
         let _ = self.v3();
     }
 
@@ -129,6 +153,13 @@ impl Schemas {
     /// RawExtension, JSON, FieldsV1) are not looked into. Empty for an unknown definition.
     pub fn unknown_fields(&self, type_name: &str, obj: &Value) -> Vec<String> {
         lookup::unknown_fields(&self.lookup, type_name, obj)
+    }
+
+    /// Removes from `obj` the fields [`Schemas::unknown_fields`] reports, as upstream's typed
+    /// decoding drops them (every `fieldValidation` mode), and returns their paths. Walks the
+    /// path steps, so dotted map keys (`example.com/x`) are handled exactly.
+    pub fn prune_unknown_fields(&self, type_name: &str, obj: &mut Value) -> Vec<String> {
+        lookup::prune_unknown_fields(&self.lookup, type_name, obj)
     }
 }
 

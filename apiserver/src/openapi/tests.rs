@@ -401,32 +401,57 @@ fn lookup_tree_keeps_field_named_description() {
     assert!(refs.contains("io.k8s.api.core.v1.PodSpec"));
 }
 
-/// Cost of building everything; run with `--nocapture` to read it.
+/// Resident and peak memory of this process, KB (Linux; 0 elsewhere).
+fn rss_kb() -> (u64, u64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or(0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+/// Cost of building everything; run alone with `--nocapture` to read it (memory figures are
+/// the whole test process's, so other tests running beside it blur them).
 #[test]
 fn measure_build_cost() {
+    let (rss0, _) = rss_kb();
     let t = Instant::now();
     let s = Schemas::build();
     let lookup = t.elapsed();
+    let (rss1, _) = rss_kb();
     let t = Instant::now();
     let v2 = s.v2_json();
     let v2_time = t.elapsed();
     let t = Instant::now();
+    let pb = s.v2_protobuf();
+    let pb_time = t.elapsed();
+    let t = Instant::now();
     let index = s.v3_index_json();
     let v3_time = t.elapsed();
+    let (rss2, peak) = rss_kb();
     let v3_bytes: usize = s
         .v3_paths()
         .map(|p| s.v3_document(p).unwrap().0.len())
         .sum();
     let lookup_bytes: usize = s.lookup.values().map(|v| v.to_string().len()).sum();
     println!(
-        "openapi: lookup tree {} defs ({} KB as JSON) in {lookup:?}; v2 {} KB in {v2_time:?}; \
-         v3 {} docs {} KB (+ index {} B) in {v3_time:?}",
+        "openapi: lookup tree {} defs ({} KB as JSON) in {lookup:?}, RSS +{} KB; \
+         v2 JSON {} KB in {v2_time:?}; v2 protobuf {} KB in {pb_time:?}; \
+         v3 {} docs {} KB (+ index {} B) in {v3_time:?}; RSS after all +{} KB, peak {} KB",
         s.lookup.len(),
         lookup_bytes / 1024,
+        rss1.saturating_sub(rss0),
         v2.len() / 1024,
+        pb.len() / 1024,
         s.v3_paths().count(),
         v3_bytes / 1024,
         index.len(),
+        rss2.saturating_sub(rss0),
+        peak,
     );
 }
 
@@ -434,6 +459,7 @@ fn measure_build_cost() {
 #[ignore]
 fn dump_docs() {
     std::fs::write("/tmp/k1s-v2.json", schemas().v2_json()).unwrap();
+    std::fs::write("/tmp/k1s-v2.pb", schemas().v2_protobuf()).unwrap();
     std::fs::write(
         "/tmp/k1s-v3-apps.json",
         schemas().v3_document("apis/apps/v1").unwrap().0,

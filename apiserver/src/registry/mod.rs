@@ -315,6 +315,9 @@ impl Registry {
                 return Ok(old);
             }
             if opts.dry_run {
+                let mut new = new;
+                meta::set_resource_version(&mut new, &current.mod_revision.to_string())
+                    .map_err(|e| ApiError::internal(e.to_string()))?;
                 return Ok(new);
             }
             let result = if object::finalized(&new) {

@@ -1,0 +1,208 @@
+//! `fieldValidation=Strict|Warn|Ignore`: unknown fields (checked against the OpenAPI schema) and
+//! duplicate fields in the request body, reported as upstream does (400 or `Warning` headers).
+
+use std::fmt;
+
+use k1s_apimachinery::ApiError;
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::Value;
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Ignore,
+    Warn,
+    Strict,
+}
+
+/// The mode a request asked for; upstream's default is Warn.
+pub fn mode(query: Option<&str>) -> Result<Mode, ApiError> {
+    match query.unwrap_or("") {
+        "" | "Warn" => Ok(Mode::Warn),
+        "Strict" => Ok(Mode::Strict),
+        "Ignore" => Ok(Mode::Ignore),
+        other => Err(ApiError::bad_request(format!(
+            "fieldValidation invalid value: {other}. Valid values are: Ignore, Warn, Strict"
+        ))),
+    }
+}
+
+/// Problems of a decoded body: unknown fields of `type_name` and duplicate keys in `json_body`.
+/// Strict turns them into a 400; Warn returns them as warnings. Unknown fields are removed from
+/// `obj` in every mode, as upstream's typed decoding drops them.
+pub fn check(
+    mode: Mode,
+    type_name: Option<&str>,
+    obj: &mut Value,
+    json_body: Option<&[u8]>,
+) -> Result<Vec<String>, ApiError> {
+    let unknown = type_name
+        .map(|t| crate::openapi::schemas().unknown_fields(t, obj))
+        .unwrap_or_default();
+    for path in &unknown {
+        prune(obj, path);
+    }
+    if mode == Mode::Ignore {
+        return Ok(Vec::new());
+    }
+    let mut problems: Vec<String> = json_body
+        .map(duplicate_fields)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|path| format!("duplicate field \"{path}\""))
+        .collect();
+    problems.extend(
+        unknown
+            .iter()
+            .map(|path| format!("unknown field \"{}\"", path.trim_start_matches('.'))),
+    );
+    if mode == Mode::Strict && !problems.is_empty() {
+        return Err(ApiError::bad_request(format!(
+            "strict decoding error: {}",
+            problems.join(", ")
+        )));
+    }
+    Ok(problems)
+}
+
+/// Removes the field at a path like `.spec.containers[0].bogus`.
+fn prune(obj: &mut Value, path: &str) {
+    let mut segments: Vec<&str> = path
+        .trim_start_matches('.')
+        .split(['.', '['])
+        .filter(|s| !s.is_empty())
+        .collect();
+    let Some(last) = segments.pop() else { return };
+    let mut cur = obj;
+    for seg in segments {
+        let next = match seg.strip_suffix(']').map(str::parse::<usize>) {
+            Some(Ok(i)) => cur.get_mut(i),
+            _ => cur.get_mut(seg),
+        };
+        match next {
+            Some(n) => cur = n,
+            None => return,
+        }
+    }
+    if let Some(map) = cur.as_object_mut() {
+        map.remove(last);
+    }
+}
+
+/// Paths of keys that appear twice in one JSON object (serde_json keeps only the last).
+pub fn duplicate_fields(body: &[u8]) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut de = serde_json::Deserializer::from_slice(body);
+    let _ = PathSeed {
+        path: String::new(),
+        found: &mut found,
+    }
+    .deserialize(&mut de);
+    found
+}
+
+struct PathSeed<'a> {
+    path: String,
+    found: &'a mut Vec<String>,
+}
+
+impl<'de> DeserializeSeed<'de> for PathSeed<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for PathSeed<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut seen = std::collections::HashSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let path = if self.path.is_empty() {
+                key.clone()
+            } else {
+                format!("{}.{key}", self.path)
+            };
+            if !seen.insert(key) {
+                self.found.push(path.clone());
+            }
+            map.next_value_seed(PathSeed {
+                path,
+                found: self.found,
+            })?;
+        }
+        Ok(())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let mut i = 0;
+        while seq
+            .next_element_seed(PathSeed {
+                path: format!("{}[{i}]", self.path),
+                found: self.found,
+            })?
+            .is_some()
+        {
+            i += 1;
+        }
+        Ok(())
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_duplicate_keys_with_paths() {
+        let body = br#"{"a":1,"spec":{"x":[{"n":1,"n":2}],"y":1,"y":2},"a":3}"#;
+        assert_eq!(duplicate_fields(body), vec!["spec.x[0].n", "spec.y", "a"]);
+        assert!(duplicate_fields(br#"{"a":{"a":1}}"#).is_empty());
+    }
+
+    #[test]
+    fn prunes_nested_paths() {
+        let mut v = serde_json::json!({"spec":{"containers":[{"name":"a","bogus":1}]},"x":2});
+        prune(&mut v, ".spec.containers[0].bogus");
+        prune(&mut v, ".x");
+        assert_eq!(v, serde_json::json!({"spec":{"containers":[{"name":"a"}]}}));
+    }
+
+    #[test]
+    fn strict_rejects_and_warn_reports() {
+        let obj = serde_json::json!({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"},"bogus":1});
+        let t = Some("io.k8s.api.core.v1.ConfigMap");
+        let err = check(Mode::Strict, t, &obj, None).unwrap_err();
+        assert_eq!(err.code, 400);
+        assert_eq!(
+            err.message,
+            "strict decoding error: unknown field \"bogus\""
+        );
+        assert_eq!(
+            check(Mode::Warn, t, &obj, None).unwrap(),
+            vec!["unknown field \"bogus\""]
+        );
+        assert!(check(Mode::Ignore, t, &obj, None).unwrap().is_empty());
+        assert_eq!(mode(Some("Nope")).unwrap_err().code, 400);
+    }
+}

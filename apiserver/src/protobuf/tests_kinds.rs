@@ -1,0 +1,1 @@
+//! Per-kind round-trip tests of the protobuf codec.
