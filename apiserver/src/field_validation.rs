@@ -189,20 +189,26 @@ mod tests {
     }
 
     #[test]
-    fn strict_rejects_and_warn_reports() {
+    fn strict_rejects_warn_reports_and_unknown_fields_are_dropped() {
         let obj = serde_json::json!({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"},"bogus":1});
         let t = Some("io.k8s.api.core.v1.ConfigMap");
-        let err = check(Mode::Strict, t, &obj, None).unwrap_err();
+        let err = check(Mode::Strict, t, &mut obj.clone(), None).unwrap_err();
         assert_eq!(err.code, 400);
         assert_eq!(
             err.message,
             "strict decoding error: unknown field \"bogus\""
         );
-        assert_eq!(
-            check(Mode::Warn, t, &obj, None).unwrap(),
-            vec!["unknown field \"bogus\""]
+        let mut warned = obj.clone();
+        let warnings = check(Mode::Warn, t, &mut warned, None).unwrap();
+        assert_eq!(warnings, vec!["unknown field \"bogus\"".to_string()]);
+        assert!(warned.get("bogus").is_none());
+        let mut ignored = obj.clone();
+        assert!(
+            check(Mode::Ignore, t, &mut ignored, None)
+                .unwrap()
+                .is_empty()
         );
-        assert!(check(Mode::Ignore, t, &obj, None).unwrap().is_empty());
+        assert!(ignored.get("bogus").is_none());
         assert_eq!(mode(Some("Nope")).unwrap_err().code, 400);
     }
 }

@@ -34,6 +34,7 @@ pub struct ApiContext {
     pub registry: Registry,
     /// Flips to true at shutdown so long-running watches end.
     pub shutdown: tokio::sync::watch::Receiver<bool>,
+    pub metrics: std::sync::Arc<crate::metrics::Metrics>,
 }
 
 pub type Query = HashMap<String, String>;
@@ -46,8 +47,9 @@ pub async fn handle(
     query: &Query,
     body: Bytes,
 ) -> Response {
+    let started = std::time::Instant::now();
     let mut warnings = Vec::new();
-    match serve(ctx, &req, headers, query, body, &mut warnings).await {
+    let resp = match serve(ctx, &req, headers, query, body, &mut warnings).await {
         Ok(mut resp) => {
             for w in warnings {
                 // RFC 7234 warn-code 299 "miscellaneous persistent warning", as upstream sends.
@@ -59,7 +61,17 @@ pub async fn handle(
             resp
         }
         Err(err) => error_response(&err),
-    }
+    };
+    ctx.metrics.record(&crate::metrics::RequestRecord {
+        verb: req.verb.as_str(),
+        group: &req.group,
+        version: &req.version,
+        resource: &req.resource,
+        subresource: req.subresource.as_deref().unwrap_or(""),
+        code: resp.status().as_u16(),
+        elapsed: started.elapsed(),
+    });
+    resp
 }
 
 async fn serve(
@@ -139,6 +151,7 @@ async fn serve(
                 output,
                 include,
                 ctx.shutdown.clone(),
+                ctx.metrics.watch_opened(),
             ))
         }
         Verb::Create => {
@@ -668,6 +681,7 @@ fn watch_response(
     output: Output,
     include: table::IncludeObject,
     mut shutdown: tokio::sync::watch::Receiver<bool>,
+    open: crate::metrics::WatchGuard,
 ) -> Response {
     let mut first_table = true;
     let events = stream
@@ -675,6 +689,7 @@ fn watch_response(
             let _ = shutdown.wait_for(|down| *down).await;
         })
         .map(move |ev: WatchEvent| {
+            let _still_open = &open;
             let object = match (&output, &ev) {
                 (
                     Output::Table(v),

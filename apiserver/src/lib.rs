@@ -7,6 +7,7 @@ pub mod encoding;
 pub mod errors;
 pub mod field_validation;
 pub mod handlers;
+pub mod metrics;
 pub mod openapi;
 pub mod patch;
 pub mod protobuf;

@@ -109,7 +109,11 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         Backend::Sled(config.data_dir.join("store"))
     };
     let local_store = LocalStore::open(StoreConfig::new(backend))?;
-    let store: Arc<dyn Store> = Arc::new(local_store.clone());
+    let metrics = Arc::new(crate::metrics::Metrics::new());
+    let store: Arc<dyn Store> = Arc::new(crate::metrics::InstrumentedStore::new(
+        Arc::new(local_store.clone()),
+        metrics.clone(),
+    ));
     let registry = Registry::new(store.clone());
 
     let listener =
@@ -159,6 +163,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         api: ApiContext {
             registry,
             shutdown: stop_rx.clone(),
+            metrics,
         },
         ready: AtomicBool::new(true),
         server_address: format!("{advertise}:{}", local_addr.port()),
@@ -339,6 +344,18 @@ fn non_resource(
             resp
         }
         "/version" | "/version/" => json_response(StatusCode::OK, &discovery::version_info()),
+        "/metrics" => {
+            let text = state
+                .api
+                .metrics
+                .render(state.api.registry.store().current_revision());
+            let mut resp = Response::new(Body::from(text));
+            resp.headers_mut().insert(
+                http::header::CONTENT_TYPE,
+                HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+            );
+            resp
+        }
         "/openapi/v2" => bytes_response(
             crate::openapi::schemas().v2_json(),
             "application/json",

@@ -109,6 +109,10 @@ pub struct BenchArgs {
     /// Time limit of one request in seconds.
     #[arg(long, default_value_t = 30)]
     pub request_timeout: u64,
+    /// Seconds to wait for the namespace to go away before deleting what is left in it one by
+    /// one (a server without a namespace controller leaves it Terminating).
+    #[arg(long, default_value_t = 3)]
+    pub namespace_delete_wait: u64,
     /// Namespace name prefix (a random suffix is added).
     #[arg(long, default_value = "k1s-bench")]
     pub namespace_prefix: String,
@@ -234,7 +238,7 @@ pub async fn bench(args: &BenchArgs) -> anyhow::Result<BenchReport> {
     let interrupted = reports.len() < selected.len();
 
     eprintln!("deleting namespace {ns}");
-    let cleanup = namespace::delete(&ctx).await;
+    let cleanup = namespace::delete(&ctx, Duration::from_secs(args.namespace_delete_wait)).await;
     ctrl_c.abort();
     Ok(BenchReport {
         server: client.server().to_string(),

@@ -17,9 +17,6 @@ use crate::client::{ApiClient, ApiError};
 use crate::report::CleanupReport;
 use crate::scenarios::{Ctx, ErrorLog};
 
-/// How long to wait for the namespace to disappear before deleting objects one by one.
-const NAMESPACE_DELETE_WAIT: Duration = Duration::from_secs(3);
-
 /// `<prefix>-<6 random base-36 characters>`, a valid namespace name for a valid prefix.
 pub fn random_name(prefix: &str) -> String {
     let mut h = RandomState::new().build_hasher();
@@ -94,9 +91,9 @@ async fn phase(client: &ApiClient, name: &str) -> Result<Option<String>, ApiErro
     }
 }
 
-/// Deletes the namespace; when it has not gone after a short wait, deletes what is left in it
-/// one by one.
-pub async fn delete(ctx: &Arc<Ctx>) -> CleanupReport {
+/// Deletes the namespace; when it has not gone after `wait`, deletes what is left in it one by
+/// one.
+pub async fn delete(ctx: &Arc<Ctx>, wait: Duration) -> CleanupReport {
     let started = Instant::now();
     let errors = ErrorLog::new();
     let client = &ctx.client;
@@ -115,7 +112,7 @@ pub async fn delete(ctx: &Arc<Ctx>) -> CleanupReport {
         Err(e) if e.is_not_found() => {}
         Err(e) => errors.record("delete namespace", &e),
     }
-    let wait_until = Instant::now() + NAMESPACE_DELETE_WAIT;
+    let wait_until = Instant::now() + wait;
     loop {
         match phase(client, name).await {
             Ok(None) => {

@@ -5,9 +5,9 @@ use std::time::{Duration, Instant};
 
 use base64::Engine;
 use futures::{AsyncBufReadExt, StreamExt};
+use k1s_tests::{Kubectl, StartOptions, TestCluster, fails, ok, run_with_timeout};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, ObjectMeta, PostParams};
-use k1s_tests::{StartOptions, TestCluster, fails, ok, run_with_timeout, Kubectl};
 
 const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
 
@@ -20,9 +20,16 @@ async fn raw(client: &kube::Client, method: &str, path: &str, body: Vec<u8>) -> 
         .header("accept", "application/json")
         .body(kube::client::Body::from(body))
         .expect("request");
-    let resp = client.send(req).await.unwrap_or_else(|e| panic!("{method} {path}: {e}"));
+    let resp = client
+        .send(req)
+        .await
+        .unwrap_or_else(|e| panic!("{method} {path}: {e}"));
     let status = resp.status().as_u16();
-    let bytes = resp.into_body().collect_bytes().await.expect("response body");
+    let bytes = resp
+        .into_body()
+        .collect_bytes()
+        .await
+        .expect("response body");
     (status, String::from_utf8_lossy(&bytes).into_owned())
 }
 
@@ -63,7 +70,11 @@ fn kubeconfig_value(text: &str, key: &str) -> String {
         .to_string()
 }
 
-fn kubectl_with_kubeconfig(c: &TestCluster, kubeconfig: &std::path::Path, args: &[&str]) -> std::process::Output {
+fn kubectl_with_kubeconfig(
+    c: &TestCluster,
+    kubeconfig: &std::path::Path,
+    args: &[&str],
+) -> std::process::Output {
     let mut cmd = c.kubectl_command(&Kubectl::dispatcher(), args);
     cmd.env("KUBECONFIG", kubeconfig);
     run_with_timeout(cmd, None, k1s_tests::KUBECTL_TIMEOUT).expect("kubectl")
@@ -81,23 +92,48 @@ fn restart_reuses_data_and_pki() {
     first.apply("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: kept\n");
     let uid = first.kubectl_ok(&["get", "cm", "persist", "-o", "jsonpath={.metadata.uid}"]);
     let rv: u64 = first
-        .kubectl_ok(&["get", "cm", "persist", "-o", "jsonpath={.metadata.resourceVersion}"])
+        .kubectl_ok(&[
+            "get",
+            "cm",
+            "persist",
+            "-o",
+            "jsonpath={.metadata.resourceVersion}",
+        ])
         .parse()
         .expect("numeric resourceVersion");
     let ca_path = data_dir.join("pki").join("ca.crt");
-    let ca_before = std::fs::read(&ca_path).unwrap_or_else(|e| panic!("{}: {e}", ca_path.display()));
+    let ca_before =
+        std::fs::read(&ca_path).unwrap_or_else(|e| panic!("{}: {e}", ca_path.display()));
     let kubeconfig_before = std::fs::read_to_string(first.kubeconfig()).expect("kubeconfig");
     let old_url = first.url().to_string();
-    let status = first.terminate(Duration::from_secs(10)).expect("k1s must exit within 10 s of SIGTERM");
-    assert!(status.success(), "k1s exited with {status}; stderr:\n{}", first.server_stderr());
+    let status = first
+        .terminate(Duration::from_secs(10))
+        .expect("k1s must exit within 10 s of SIGTERM");
+    assert!(
+        status.success(),
+        "k1s exited with {status}; stderr:\n{}",
+        first.server_stderr()
+    );
     drop(first);
 
     let second = TestCluster::start_with(opts);
-    assert_eq!(second.kubectl_ok(&["get", "cm", "persist", "-o", "jsonpath={.metadata.uid}"]), uid);
-    assert_eq!(second.kubectl_ok(&["get", "cm", "persist", "-o", "jsonpath={.data.k}"]), "v");
-    assert_eq!(second.kubectl_ok(&["get", "ns", "kept", "-o", "jsonpath={.status.phase}"]), "Active");
+    assert_eq!(
+        second.kubectl_ok(&["get", "cm", "persist", "-o", "jsonpath={.metadata.uid}"]),
+        uid
+    );
+    assert_eq!(
+        second.kubectl_ok(&["get", "cm", "persist", "-o", "jsonpath={.data.k}"]),
+        "v"
+    );
+    assert_eq!(
+        second.kubectl_ok(&["get", "ns", "kept", "-o", "jsonpath={.status.phase}"]),
+        "Active"
+    );
     let ca_after = std::fs::read(&ca_path).expect("ca.crt after restart");
-    assert_eq!(ca_before, ca_after, "the CA must survive a restart unchanged");
+    assert_eq!(
+        ca_before, ca_after,
+        "the CA must survive a restart unchanged"
+    );
     let kubeconfig_after = std::fs::read_to_string(second.kubeconfig()).expect("kubeconfig");
     assert_eq!(
         kubeconfig_value(&kubeconfig_before, "certificate-authority-data"),
@@ -107,19 +143,35 @@ fn restart_reuses_data_and_pki() {
     let old = second.scratch_dir().join("old-kubeconfig");
     std::fs::write(&old, kubeconfig_before.replace(&old_url, second.url())).expect("write");
     let args = ["get", "cm", "persist", "-o", "name"];
-    assert_eq!(ok(&args, kubectl_with_kubeconfig(&second, &old, &args)).trim(), "configmap/persist");
+    assert_eq!(
+        ok(&args, kubectl_with_kubeconfig(&second, &old, &args)).trim(),
+        "configmap/persist"
+    );
     // resourceVersions keep growing across restarts
-    second.apply("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: after\n  namespace: default\n");
+    second
+        .apply("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: after\n  namespace: default\n");
     let rv_after: u64 = second
-        .kubectl_ok(&["get", "cm", "after", "-o", "jsonpath={.metadata.resourceVersion}"])
+        .kubectl_ok(&[
+            "get",
+            "cm",
+            "after",
+            "-o",
+            "jsonpath={.metadata.resourceVersion}",
+        ])
         .parse()
         .expect("numeric resourceVersion");
-    assert!(rv_after > rv, "resourceVersion went backwards after restart: {rv_after} <= {rv}");
+    assert!(
+        rv_after > rv,
+        "resourceVersion went backwards after restart: {rv_after} <= {rv}"
+    );
 }
 
 #[tokio::test]
 async fn client_certificate_from_another_ca_is_unauthorized() {
-    use rcgen::{BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair, KeyUsagePurpose};
+    use rcgen::{
+        BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer,
+        KeyPair, KeyUsagePurpose,
+    };
     let c = TestCluster::start();
 
     // a CA that looks like the real one (same common name) and an admin-looking client cert
@@ -127,22 +179,37 @@ async fn client_certificate_from_another_ca_is_unauthorized() {
     let mut ca = CertificateParams::new(Vec::<String>::new()).expect("ca params");
     ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
     ca.distinguished_name.push(DnType::CommonName, "kubernetes");
-    ca.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::DigitalSignature, KeyUsagePurpose::CrlSign];
+    ca.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::DigitalSignature,
+        KeyUsagePurpose::CrlSign,
+    ];
     let issuer = Issuer::new(ca, ca_key);
     let key = KeyPair::generate().expect("client key");
     let mut params = CertificateParams::new(Vec::<String>::new()).expect("client params");
-    params.distinguished_name.push(DnType::CommonName, "kubernetes-admin");
-    params.distinguished_name.push(DnType::OrganizationName, "system:masters");
+    params
+        .distinguished_name
+        .push(DnType::CommonName, "kubernetes-admin");
+    params
+        .distinguished_name
+        .push(DnType::OrganizationName, "system:masters");
     params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
     let cert = params.signed_by(&key, &issuer).expect("sign");
 
     let admin = std::fs::read_to_string(c.kubeconfig()).expect("kubeconfig");
-    let foreign = replace_kubeconfig_value(&admin, "client-certificate-data", &B64.encode(cert.pem()));
-    let foreign = replace_kubeconfig_value(&foreign, "client-key-data", &B64.encode(key.serialize_pem()));
+    let foreign =
+        replace_kubeconfig_value(&admin, "client-certificate-data", &B64.encode(cert.pem()));
+    let foreign = replace_kubeconfig_value(
+        &foreign,
+        "client-key-data",
+        &B64.encode(key.serialize_pem()),
+    );
     let path = c.scratch_dir().join("foreign-kubeconfig");
     std::fs::write(&path, foreign).expect("write");
 
-    let client = k1s_tests::client_from_kubeconfig(&path).await.expect("client");
+    let client = k1s_tests::client_from_kubeconfig(&path)
+        .await
+        .expect("client");
     let (status, body) = raw(&client, "GET", "/api/v1/namespaces", Vec::new()).await;
     assert_eq!(status, 401, "{body}");
     assert!(body.contains("Unauthorized"), "{body}");
@@ -164,7 +231,12 @@ async fn anonymous_access_and_health_endpoints() {
     assert_eq!(status, 200, "{body}");
     let v: serde_json::Value = serde_json::from_str(&body).expect("version JSON");
     assert_eq!(v["major"], "1");
-    assert!(v["gitVersion"].as_str().is_some_and(|g| g.starts_with("v1.")), "{v}");
+    assert!(
+        v["gitVersion"]
+            .as_str()
+            .is_some_and(|g| g.starts_with("v1.")),
+        "{v}"
+    );
     for path in ["/readyz", "/livez", "/healthz"] {
         let (status, body) = raw(&anon, "GET", path, Vec::new()).await;
         assert_eq!((status, body.as_str()), (200, "ok"), "{path}");
@@ -175,14 +247,28 @@ async fn anonymous_access_and_health_endpoints() {
         let s: serde_json::Value = serde_json::from_str(&body).expect("Status JSON");
         assert_eq!(s["kind"], "Status");
         assert_eq!(s["reason"], "Forbidden");
-        assert!(s["message"].as_str().is_some_and(|m| m.contains("system:anonymous")), "{s}");
+        assert!(
+            s["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("system:anonymous")),
+            "{s}"
+        );
     }
-    let (status, body) = raw(&anon, "POST", "/api/v1/namespaces", br#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"anon"}}"#.to_vec()).await;
+    let (status, body) = raw(
+        &anon,
+        "POST",
+        "/api/v1/namespaces",
+        br#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"anon"}}"#.to_vec(),
+    )
+    .await;
     assert_eq!(status, 403, "{body}");
 
     // verbose health checks list every check
     let admin = c.client().await;
-    for (path, passed) in [("/readyz?verbose", "readyz check passed"), ("/livez?verbose", "livez check passed")] {
+    for (path, passed) in [
+        ("/readyz?verbose", "readyz check passed"),
+        ("/livez?verbose", "livez check passed"),
+    ] {
         let (status, body) = raw(&anon, "GET", path, Vec::new()).await;
         assert_eq!(status, 200, "{body}");
         let checks: Vec<&str> = body.lines().filter(|l| l.starts_with("[+]")).collect();
@@ -194,7 +280,10 @@ async fn anonymous_access_and_health_endpoints() {
     assert_eq!((status, body.as_str()), (200, "ok"));
     let (status, body) = raw(&admin, "GET", "/readyz?exclude=ping&verbose", Vec::new()).await;
     assert_eq!(status, 200, "{body}");
-    assert!(!body.lines().any(|l| l == "[+]ping ok"), "excluded check must not be listed: {body}");
+    assert!(
+        !body.lines().any(|l| l == "[+]ping ok"),
+        "excluded check must not be listed: {body}"
+    );
 }
 
 #[tokio::test]
@@ -210,12 +299,30 @@ async fn oversized_body_is_413_and_creates_nothing() {
     })
     .to_string()
     .into_bytes();
-    let (status, text) = raw(&client, "POST", "/api/v1/namespaces/default/configmaps", body).await;
+    let (status, text) = raw(
+        &client,
+        "POST",
+        "/api/v1/namespaces/default/configmaps",
+        body,
+    )
+    .await;
     assert_eq!(status, 413, "{}", &text[..text.len().min(500)]);
-    let (status, _) = raw(&client, "GET", "/api/v1/namespaces/default/configmaps/big", Vec::new()).await;
+    let (status, _) = raw(
+        &client,
+        "GET",
+        "/api/v1/namespaces/default/configmaps/big",
+        Vec::new(),
+    )
+    .await;
     assert_eq!(status, 404, "the oversized object must not be created");
     // the connection/server is still fine afterwards
-    let (status, _) = raw(&client, "GET", "/api/v1/namespaces/default/configmaps", Vec::new()).await;
+    let (status, _) = raw(
+        &client,
+        "GET",
+        "/api/v1/namespaces/default/configmaps",
+        Vec::new(),
+    )
+    .await;
     assert_eq!(status, 200);
 }
 
@@ -244,7 +351,10 @@ async fn namespace_mismatch_between_body_and_url_is_400() {
     }
     for ns in ["default", "kube-system"] {
         let api: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
-        assert!(api.get_opt("mismatch").await.expect("get").is_none(), "created in {ns}");
+        assert!(
+            api.get_opt("mismatch").await.expect("get").is_none(),
+            "created in {ns}"
+        );
     }
 }
 
@@ -265,9 +375,10 @@ async fn sigterm_exits_cleanly_with_an_open_watch() {
     )
     .await
     .expect("create");
-    let req = http::Request::get("/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=300")
-        .body(Vec::new())
-        .expect("request");
+    let req =
+        http::Request::get("/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=300")
+            .body(Vec::new())
+            .expect("request");
     let stream = client.request_stream(req).await.expect("open watch");
     let mut lines = std::pin::pin!(stream.lines());
     // a watch without resourceVersion starts with the current objects: it is established
@@ -276,17 +387,36 @@ async fn sigterm_exits_cleanly_with_an_open_watch() {
         .expect("first watch event")
         .expect("watch stream open")
         .expect("watch line");
-    assert!(first.contains("\"ADDED\"") && first.contains("\"exists\""), "{first}");
+    assert!(
+        first.contains("\"ADDED\"") && first.contains("\"exists\""),
+        "{first}"
+    );
 
     let started = Instant::now();
     let status = tokio::task::block_in_place(|| c.terminate(Duration::from_secs(10)));
-    let status = status.unwrap_or_else(|| panic!("k1s did not exit within 10 s of SIGTERM with a watch open; stderr:\n{}", c.server_stderr()));
-    assert!(status.success(), "k1s exited with {status}; stderr:\n{}", c.server_stderr());
-    assert!(started.elapsed() < Duration::from_secs(5), "shutdown took {:?}", started.elapsed());
+    let status = status.unwrap_or_else(|| {
+        panic!(
+            "k1s did not exit within 10 s of SIGTERM with a watch open; stderr:\n{}",
+            c.server_stderr()
+        )
+    });
+    assert!(
+        status.success(),
+        "k1s exited with {status}; stderr:\n{}",
+        c.server_stderr()
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "shutdown took {:?}",
+        started.elapsed()
+    );
     // the watch stream ends (cleanly or with an error) instead of hanging
     let end = tokio::time::timeout(Duration::from_secs(5), async {
         while let Some(Ok(_)) = lines.next().await {}
     })
     .await;
-    assert!(end.is_ok(), "the watch stream must end when the server stops");
+    assert!(
+        end.is_ok(),
+        "the watch stream must end when the server stops"
+    );
 }

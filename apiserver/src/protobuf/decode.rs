@@ -12,7 +12,12 @@ use super::wire::{self, Reader};
 pub(crate) const MAX_DEPTH: usize = 100;
 
 fn wire_error(m: &Message, tag: u32, actual: u8, expected: u8) -> ProtobufError {
-    ProtobufError::WireType { message: m.name.clone(), tag, actual, expected }
+    ProtobufError::WireType {
+        message: m.name.clone(),
+        tag,
+        actual,
+        expected,
+    }
 }
 
 fn expect_len<'a>(m: &Message, tag: u32, v: wire::Value<'a>) -> Result<&'a [u8], ProtobufError> {
@@ -134,7 +139,8 @@ pub(crate) fn fields_into(
                         Type::Message(i) => s.msg(i).special,
                         _ => Special::None,
                     };
-                    let plain_message = matches!(f.ty, Type::Message(_)) && special == Special::None;
+                    let plain_message =
+                        matches!(f.ty, Type::Message(_)) && special == Special::None;
                     if f.omit_zero && !plain_message && is_zero(&val, special) {
                         obj.remove(&f.json);
                     } else {
@@ -146,11 +152,17 @@ pub(crate) fn fields_into(
                 }
             },
             Label::Repeated => {
-                let list = obj.entry(f.json.clone()).or_insert_with(|| Value::Array(Vec::new()));
+                let list = obj
+                    .entry(f.json.clone())
+                    .or_insert_with(|| Value::Array(Vec::new()));
                 let Value::Array(list) = list else {
-                    return Err(ProtobufError::Malformed(format!("{} is not a list", f.json)));
+                    return Err(ProtobufError::Malformed(format!(
+                        "{} is not a list",
+                        f.json
+                    )));
                 };
-                let packable = matches!(f.ty, Type::Int32 | Type::Int64 | Type::Bool | Type::Double);
+                let packable =
+                    matches!(f.ty, Type::Int32 | Type::Int64 | Type::Bool | Type::Double);
                 match v {
                     wire::Value::Len(packed) if packable => {
                         let mut pr = Reader::new(packed);
@@ -169,7 +181,9 @@ pub(crate) fn fields_into(
             Label::Map => {
                 let entry = expect_len(m, tag, v)?;
                 let (key, val) = map_entry(s, m, f, entry, depth)?;
-                let map = obj.entry(f.json.clone()).or_insert_with(|| Value::Object(Map::new()));
+                let map = obj
+                    .entry(f.json.clone())
+                    .or_insert_with(|| Value::Object(Map::new()));
                 let Value::Object(map) = map else {
                     return Err(ProtobufError::Malformed(format!("{} is not a map", f.json)));
                 };
@@ -212,7 +226,10 @@ fn map_entry(
 fn sub(m: &Message, tag: u32) -> Result<MsgId, ProtobufError> {
     match m.field(tag).map(|f| f.ty) {
         Some(Type::Message(id)) => Ok(id),
-        _ => Err(ProtobufError::Schema(format!("{} has no message field {tag}", m.name))),
+        _ => Err(ProtobufError::Schema(format!(
+            "{} has no message field {tag}",
+            m.name
+        ))),
     }
 }
 
@@ -282,16 +299,16 @@ fn special(
             }
             Some(Value::Array(out))
         }
-        Special::SchemaOrStringArray if !list2.is_empty() => {
-            Some(Value::Array(list2.into_iter().map(|b| Value::String(text(b))).collect()))
-        }
+        Special::SchemaOrStringArray if !list2.is_empty() => Some(Value::Array(
+            list2.into_iter().map(|b| Value::String(text(b))).collect(),
+        )),
         Special::SchemaOrArray | Special::SchemaOrStringArray => match msg1 {
             Some(b) => message(s, sub(m, 1)?, b, depth + 1)?,
             None => None,
         },
-        Special::StringList => {
-            Some(Value::Array(list1.into_iter().map(|b| Value::String(text(b))).collect()))
-        }
+        Special::StringList => Some(Value::Array(
+            list1.into_iter().map(|b| Value::String(text(b))).collect(),
+        )),
         Special::None => None,
     })
 }
@@ -301,7 +318,6 @@ fn raw_json(m: &Message, raw: &[u8], depth: usize) -> Result<Value, ProtobufErro
     if raw.starts_with(super::MAGIC.as_slice()) {
         return super::decode_envelope(raw, depth + 1);
     }
-    serde_json::from_slice(raw).map_err(|e| {
-        ProtobufError::Malformed(format!("{} does not hold JSON: {e}", m.name))
-    })
+    serde_json::from_slice(raw)
+        .map_err(|e| ProtobufError::Malformed(format!("{} does not hold JSON: {e}", m.name)))
 }

@@ -14,7 +14,10 @@ use super::special::{parse_duration, parse_time};
 use super::wire::{self, begin_len, end_len, put_bytes, put_key, put_varint_field};
 
 fn bad(what: impl Into<String>) -> ProtobufError {
-    ProtobufError::Json { path: String::new(), message: what.into() }
+    ProtobufError::Json {
+        path: String::new(),
+        message: what.into(),
+    }
 }
 
 fn kind_of(v: &Value) -> &'static str {
@@ -121,11 +124,19 @@ fn value(
     let null = v.is_null();
     match ty {
         Type::String => {
-            let text = if null { "" } else { v.as_str().ok_or_else(|| want("a string", v))? };
+            let text = if null {
+                ""
+            } else {
+                v.as_str().ok_or_else(|| want("a string", v))?
+            };
             put_bytes(buf, tag, text.as_bytes());
         }
         Type::Bytes => {
-            let text = if null { "" } else { v.as_str().ok_or_else(|| want("a string", v))? };
+            let text = if null {
+                ""
+            } else {
+                v.as_str().ok_or_else(|| want("a string", v))?
+            };
             let bytes = base64::engine::general_purpose::STANDARD
                 .decode(text)
                 .or_else(|_| base64::engine::general_purpose::STANDARD_NO_PAD.decode(text))
@@ -143,11 +154,19 @@ fn value(
             put_varint_field(buf, tag, n as u64);
         }
         Type::Bool => {
-            let b = if null { false } else { v.as_bool().ok_or_else(|| want("a bool", v))? };
+            let b = if null {
+                false
+            } else {
+                v.as_bool().ok_or_else(|| want("a bool", v))?
+            };
             put_varint_field(buf, tag, u64::from(b));
         }
         Type::Double => {
-            let d = if null { 0.0 } else { v.as_f64().ok_or_else(|| want("a number", v))? };
+            let d = if null {
+                0.0
+            } else {
+                v.as_f64().ok_or_else(|| want("a number", v))?
+            };
             put_key(buf, tag, wire::FIXED64);
             buf.extend_from_slice(&d.to_le_bytes());
         }
@@ -175,13 +194,18 @@ fn value(
 fn sub(m: &Message, tag: u32) -> Result<MsgId, ProtobufError> {
     match m.field(tag).map(|f| f.ty) {
         Some(Type::Message(id)) => Ok(id),
-        _ => Err(ProtobufError::Schema(format!("{} has no message field {tag}", m.name))),
+        _ => Err(ProtobufError::Schema(format!(
+            "{} has no message field {tag}",
+            m.name
+        ))),
     }
 }
 
 fn string_list(tag: u32, list: &[Value], buf: &mut Vec<u8>) -> Result<(), ProtobufError> {
     for (i, item) in list.iter().enumerate() {
-        let text = item.as_str().ok_or_else(|| want("a string", item).at_index(i))?;
+        let text = item
+            .as_str()
+            .ok_or_else(|| want("a string", item).at_index(i))?;
         put_bytes(buf, tag, text.as_bytes());
     }
     Ok(())
@@ -201,10 +225,16 @@ fn special(
     }
     match m.special {
         Special::Time | Special::MicroTime => {
-            let text = v.as_str().ok_or_else(|| want("an RFC 3339 time string", v))?;
+            let text = v
+                .as_str()
+                .ok_or_else(|| want("an RFC 3339 time string", v))?;
             let (seconds, nanos) = parse_time(text).map_err(bad)?;
             // meta.v1.Time keeps seconds only; MicroTime microseconds. Go writes both fields.
-            let nanos = if m.special == Special::Time { 0 } else { nanos / 1000 * 1000 };
+            let nanos = if m.special == Special::Time {
+                0
+            } else {
+                nanos / 1000 * 1000
+            };
             put_varint_field(buf, 1, seconds as u64);
             put_varint_field(buf, 2, i64::from(nanos) as u64);
         }
@@ -257,7 +287,9 @@ fn special(
             Value::Array(list) => {
                 let id = sub(m, 2)?;
                 for (i, item) in list.iter().enumerate() {
-                    let obj = item.as_object().ok_or_else(|| want("an object", item).at_index(i))?;
+                    let obj = item
+                        .as_object()
+                        .ok_or_else(|| want("an object", item).at_index(i))?;
                     let start = begin_len(buf, 2);
                     fields(s, id, obj, buf, depth + 1).map_err(|e| e.at_index(i))?;
                     end_len(buf, start);
@@ -275,7 +307,11 @@ fn special(
             other => return Err(want("an object or an array of strings", other)),
         },
         Special::StringList => {
-            string_list(1, v.as_array().ok_or_else(|| want("an array of strings", v))?, buf)?;
+            string_list(
+                1,
+                v.as_array().ok_or_else(|| want("an array of strings", v))?,
+                buf,
+            )?;
         }
         Special::None => {}
     }

@@ -42,7 +42,12 @@ pub enum ProtobufError {
     #[error("malformed message: {0}")]
     Malformed(String),
     #[error("field {tag} of {message} has wire type {actual}, expected {expected}")]
-    WireType { message: String, tag: u32, actual: u8, expected: u8 },
+    WireType {
+        message: String,
+        tag: u32,
+        actual: u8,
+        expected: u8,
+    },
     #[error("message nested too deeply")]
     TooDeep,
     #[error("protobuf body has no {0}")]
@@ -62,11 +67,15 @@ impl ProtobufError {
     fn at(self, key: &str) -> Self {
         match self {
             ProtobufError::Json { path, message } if path.is_empty() || path.starts_with('[') => {
-                ProtobufError::Json { path: format!("{key}{path}"), message }
+                ProtobufError::Json {
+                    path: format!("{key}{path}"),
+                    message,
+                }
             }
-            ProtobufError::Json { path, message } => {
-                ProtobufError::Json { path: format!("{key}.{path}"), message }
-            }
+            ProtobufError::Json { path, message } => ProtobufError::Json {
+                path: format!("{key}.{path}"),
+                message,
+            },
             other => other,
         }
     }
@@ -75,11 +84,15 @@ impl ProtobufError {
     fn at_index(self, i: usize) -> Self {
         match self {
             ProtobufError::Json { path, message } if path.is_empty() || path.starts_with('[') => {
-                ProtobufError::Json { path: format!("[{i}]{path}"), message }
+                ProtobufError::Json {
+                    path: format!("[{i}]{path}"),
+                    message,
+                }
             }
-            ProtobufError::Json { path, message } => {
-                ProtobufError::Json { path: format!("[{i}].{path}"), message }
-            }
+            ProtobufError::Json { path, message } => ProtobufError::Json {
+                path: format!("[{i}].{path}"),
+                message,
+            },
             other => other,
         }
     }
@@ -111,7 +124,9 @@ fn unknown(tag: u32, v: wire::Value<'_>) -> Result<&[u8], ProtobufError> {
 }
 
 fn decode_envelope(body: &[u8], depth: usize) -> Result<Value, ProtobufError> {
-    let rest = body.strip_prefix(MAGIC.as_slice()).ok_or(ProtobufError::MissingPrefix)?;
+    let rest = body
+        .strip_prefix(MAGIC.as_slice())
+        .ok_or(ProtobufError::MissingPrefix)?;
     let (mut api_version, mut kind) = (String::new(), String::new());
     let mut raw: &[u8] = &[];
     let mut reader = wire::Reader::new(rest);
@@ -135,7 +150,11 @@ fn decode_envelope(body: &[u8], depth: usize) -> Result<Value, ProtobufError> {
                 let value = String::from_utf8_lossy(unknown(tag, v)?).into_owned();
                 let ok = value.is_empty() || (tag == 4 && value == MEDIA_TYPE);
                 if !ok {
-                    let what = if tag == 3 { "contentEncoding" } else { "contentType" };
+                    let what = if tag == 3 {
+                        "contentEncoding"
+                    } else {
+                        "contentType"
+                    };
                     return Err(ProtobufError::Unsupported { what, value });
                 }
             }
@@ -151,7 +170,10 @@ fn decode_envelope(body: &[u8], depth: usize) -> Result<Value, ProtobufError> {
     let s = schema::schema()?;
     let id = s
         .kind(&api_version, &kind)
-        .ok_or_else(|| ProtobufError::UnknownKind { api_version: api_version.clone(), kind: kind.clone() })?;
+        .ok_or_else(|| ProtobufError::UnknownKind {
+            api_version: api_version.clone(),
+            kind: kind.clone(),
+        })?;
     let mut obj = Map::new();
     obj.insert("apiVersion".into(), Value::String(api_version));
     obj.insert("kind".into(), Value::String(kind));
@@ -172,10 +194,12 @@ pub fn encode_object(obj: &Value) -> Result<Vec<u8>, ProtobufError> {
     };
     let (api_version, kind) = (text("apiVersion")?, text("kind")?);
     let s = schema::schema()?;
-    let id = s.kind(api_version, kind).ok_or_else(|| ProtobufError::UnknownKind {
-        api_version: api_version.into(),
-        kind: kind.into(),
-    })?;
+    let id = s
+        .kind(api_version, kind)
+        .ok_or_else(|| ProtobufError::UnknownKind {
+            api_version: api_version.into(),
+            kind: kind.into(),
+        })?;
     let mut buf = Vec::with_capacity(512);
     buf.extend_from_slice(MAGIC);
     // runtime.Unknown, written as Go writes it: typeMeta, raw, and the two empty strings.
@@ -212,7 +236,9 @@ pub fn encode_watch_event(event_type: &str, obj: &Value) -> Result<Vec<u8>, Prot
 /// Decodes one watch frame (as [`encode_watch_event`] writes it) to (event type, object);
 /// for clients of protobuf watches and tests.
 pub fn decode_watch_event(frame: &[u8]) -> Result<(String, Value), ProtobufError> {
-    let (len, rest) = frame.split_first_chunk::<4>().ok_or(ProtobufError::Truncated)?;
+    let (len, rest) = frame
+        .split_first_chunk::<4>()
+        .ok_or(ProtobufError::Truncated)?;
     let len = u32::from_be_bytes(*len) as usize;
     let body = rest.get(..len).ok_or(ProtobufError::Truncated)?;
     let (mut event_type, mut object) = (String::new(), None);

@@ -114,7 +114,10 @@ impl Schema {
         if let Some(id) = self.kinds.get(api_version).and_then(|k| k.get(kind)) {
             return Some(*id);
         }
-        self.kinds.get("meta.k8s.io/v1").and_then(|k| k.get(kind)).copied()
+        self.kinds
+            .get("meta.k8s.io/v1")
+            .and_then(|k| k.get(kind))
+            .copied()
     }
 
     fn parse(text: &str) -> Result<Schema, String> {
@@ -123,8 +126,11 @@ impl Schema {
             .get("messages")
             .and_then(Value::as_object)
             .ok_or("no messages")?;
-        let by_name: HashMap<String, MsgId> =
-            msgs.keys().enumerate().map(|(i, n)| (n.clone(), i)).collect();
+        let by_name: HashMap<String, MsgId> = msgs
+            .keys()
+            .enumerate()
+            .map(|(i, n)| (n.clone(), i))
+            .collect();
         let mut messages = Vec::with_capacity(msgs.len());
         for (name, fields) in msgs {
             let package = name.rsplit_once('.').map_or("", |(p, _)| p);
@@ -175,17 +181,28 @@ impl Schema {
             for (i, f) in out.iter().enumerate() {
                 by_tag[f.tag as usize] = i as u16;
             }
-            messages.push(Message { name: name.clone(), special: Special::None, fields: out, by_tag });
+            messages.push(Message {
+                name: name.clone(),
+                special: Special::None,
+                fields: out,
+                by_tag,
+            });
         }
         for m in &mut messages {
             m.special = special_of(m);
         }
         let mut kinds: HashMap<String, HashMap<String, MsgId>> = HashMap::new();
-        for (api_version, ks) in doc.get("kinds").and_then(Value::as_object).ok_or("no kinds")? {
+        for (api_version, ks) in doc
+            .get("kinds")
+            .and_then(Value::as_object)
+            .ok_or("no kinds")?
+        {
             let entry = kinds.entry(api_version.clone()).or_default();
             for (kind, msg) in ks.as_object().ok_or("bad kinds")? {
                 let msg = msg.as_str().ok_or("bad kind")?;
-                let id = *by_name.get(msg).ok_or_else(|| format!("unknown message {msg}"))?;
+                let id = *by_name
+                    .get(msg)
+                    .ok_or_else(|| format!("unknown message {msg}"))?;
                 entry.insert(kind.clone(), id);
             }
         }
@@ -276,15 +293,23 @@ mod tests {
         for n in ["clusterIP", "clusterIPs", "externalIPs", "loadBalancerIP"] {
             assert!(svc.iter().any(|f| f == n), "{n} in {svc:?}");
         }
-        assert!(names("k8s.io.api.rbac.v1.PolicyRule").iter().any(|f| f == "nonResourceURLs"));
+        assert!(
+            names("k8s.io.api.rbac.v1.PolicyRule")
+                .iter()
+                .any(|f| f == "nonResourceURLs")
+        );
         assert!(
             names("k8s.io.api.admissionregistration.v1.WebhookClientConfig")
                 .iter()
                 .any(|f| f == "url")
         );
         let props = names(&format!("{APIEXT}.v1.JSONSchemaProps"));
-        for n in ["$ref", "$schema", "x-kubernetes-preserve-unknown-fields", "x-kubernetes-int-or-string"]
-        {
+        for n in [
+            "$ref",
+            "$schema",
+            "x-kubernetes-preserve-unknown-fields",
+            "x-kubernetes-int-or-string",
+        ] {
             assert!(props.iter().any(|f| f == n), "{n} in {props:?}");
         }
         let vol = s.by_name("k8s.io.api.core.v1.Volume").map(|id| s.msg(id));

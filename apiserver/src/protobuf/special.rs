@@ -21,7 +21,9 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 pub(crate) fn format_time(seconds: i64, micros: Option<u32>) -> Result<String, ProtobufError> {
     let (y, mo, d) = civil_from_days(seconds.div_euclid(86_400));
     if !(0..=9999).contains(&y) {
-        return Err(ProtobufError::Malformed(format!("timestamp {seconds} out of range")));
+        return Err(ProtobufError::Malformed(format!(
+            "timestamp {seconds} out of range"
+        )));
     }
     let s = seconds.rem_euclid(86_400);
     let (h, mi, sec) = (s / 3600, s / 60 % 60, s % 60);
@@ -114,7 +116,9 @@ pub(crate) fn parse_duration(input: &str) -> Result<i64, String> {
         if int.is_empty() && fraction.is_empty() {
             return Err(err());
         }
-        let unit_end = rest.find(|c: char| c.is_ascii_digit() || c == '.').unwrap_or(rest.len());
+        let unit_end = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
         let (unit, rest) = rest.split_at(unit_end);
         let mult: u128 = match unit {
             "ns" => 1,
@@ -126,7 +130,11 @@ pub(crate) fn parse_duration(input: &str) -> Result<i64, String> {
             "" => return Err(format!("missing unit in duration {input:?}")),
             _ => return Err(format!("unknown unit {unit:?} in duration {input:?}")),
         };
-        let whole: u128 = if int.is_empty() { 0 } else { int.parse().map_err(|_| err())? };
+        let whole: u128 = if int.is_empty() {
+            0
+        } else {
+            int.parse().map_err(|_| err())?
+        };
         total = total.saturating_add(whole.saturating_mul(mult));
         // Fraction digits beyond nanosecond precision cannot change the result: keep 18.
         let fraction = &fraction[..fraction.len().min(18)];
@@ -154,8 +162,14 @@ mod tests {
     fn times_format_like_go() -> Result<(), ProtobufError> {
         assert_eq!(format_time(0, None)?, "1970-01-01T00:00:00Z");
         assert_eq!(format_time(1_795_254_546, None)?, "2026-11-21T09:49:06Z");
-        assert_eq!(format_time(1_795_254_546, Some(123_456))?, "2026-11-21T09:49:06.123456Z");
-        assert_eq!(format_time(1_795_254_546, Some(0))?, "2026-11-21T09:49:06.000000Z");
+        assert_eq!(
+            format_time(1_795_254_546, Some(123_456))?,
+            "2026-11-21T09:49:06.123456Z"
+        );
+        assert_eq!(
+            format_time(1_795_254_546, Some(0))?,
+            "2026-11-21T09:49:06.000000Z"
+        );
         assert_eq!(format_time(-1, None)?, "1969-12-31T23:59:59Z");
         assert_eq!(format_time(951_782_400, None)?, "2000-02-29T00:00:00Z");
         assert!(format_time(i64::MAX, None).is_err());
@@ -166,8 +180,14 @@ mod tests {
     #[test]
     fn times_parse_rfc3339() {
         assert_eq!(parse_time("2026-11-21T09:49:06Z"), Ok((1_795_254_546, 0)));
-        assert_eq!(parse_time("2026-11-21T10:49:06+01:00"), Ok((1_795_254_546, 0)));
-        assert_eq!(parse_time("2026-11-21T09:49:06.123456Z"), Ok((1_795_254_546, 123_456_000)));
+        assert_eq!(
+            parse_time("2026-11-21T10:49:06+01:00"),
+            Ok((1_795_254_546, 0))
+        );
+        assert_eq!(
+            parse_time("2026-11-21T09:49:06.123456Z"),
+            Ok((1_795_254_546, 123_456_000))
+        );
         assert!(parse_time("yesterday").is_err());
         assert!(parse_time("").is_err());
     }
@@ -199,7 +219,17 @@ mod tests {
         assert_eq!(parse_duration(".5s"), Ok(500_000_000));
         assert_eq!(parse_duration("1.s"), Ok(1_000_000_000));
         assert_eq!(parse_duration("2us"), Ok(2_000));
-        for bad in ["", "-", "5", "1x", "s", ".s", "1h2", "9999999999999999999h", "1..5s"] {
+        for bad in [
+            "",
+            "-",
+            "5",
+            "1x",
+            "s",
+            ".s",
+            "1h2",
+            "9999999999999999999h",
+            "1..5s",
+        ] {
             assert!(parse_duration(bad).is_err(), "{bad}");
         }
     }

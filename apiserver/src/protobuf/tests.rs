@@ -44,17 +44,31 @@ fn kubectl_create_namespace_body() -> Vec<u8> {
     [b"k8s\0".to_vec(), unknown].concat()
 }
 
+/// Bytes kubectl 1.32.4 sent (captured from `kubectl create namespace foo`, `kubectl create
+/// configmap cm --from-literal=a=b -n default`, `kubectl create deployment web --image=nginx
+/// --replicas=0` against a recording HTTP server).
+const KUBECTL_NAMESPACE: &[u8] = b"k8s\0\x0a\x0f\x0a\x02v1\x12\x09Namespace\x12\x1b\x0a\x13\x0a\x03foo\
+    \x12\x00\x1a\x00\x22\x00\x2a\x00\x32\x00\x38\x00\x42\x00\x12\x00\x1a\x02\x0a\x00\x1a\x00\x22\x00";
+const KUBECTL_CONFIGMAP: &[u8] = b"k8s\0\x0a\x0f\x0a\x02v1\x12\x09ConfigMap\x12\x23\x0a\x19\x0a\x02cm\
+    \x12\x00\x1a\x07default\x22\x00\x2a\x00\x32\x00\x38\x00\x42\x00\x12\x06\x0a\x01a\x12\x01b\x1a\x00\x22\x00";
+const KUBECTL_DEPLOYMENT: &[u8] = b"k8s\0\x0a\x15\x0a\x07apps/v1\x12\x0aDeployment\x12\xab\x01\
+    \x0a\x1f\x0a\x03web\x12\x00\x1a\x00\x22\x00\x2a\x00\x32\x00\x38\x00\x42\x00\x5a\x0a\x0a\x03app\x12\x03web\
+    \x12\x7a\x08\x00\x12\x0c\x0a\x0a\x0a\x03app\x12\x03web\x1a\x60\x0a\x1c\x0a\x00\x12\x00\x1a\x00\x22\x00\x2a\x00\
+    \x32\x00\x38\x00\x42\x00\x5a\x0a\x0a\x03app\x12\x03web\x12\x40\x12\x22\x0a\x05nginx\x12\x05nginx\x2a\x00\
+    \x42\x00\x6a\x00\x72\x00\x80\x01\x00\x88\x01\x00\x90\x01\x00\xa2\x01\x00\x1a\x00\x32\x00\x42\x00\x4a\x00\x52\x00\
+    \x58\x00\x60\x00\x68\x00\x82\x01\x00\x8a\x01\x00\x9a\x01\x00\xc2\x01\x00\x22\x02\x0a\x00\x28\x00\x38\x00\x1a\x0c\
+    \x08\x00\x10\x00\x18\x00\x20\x00\x28\x00\x38\x00\x1a\x00\x22\x00";
+
 #[test]
 fn decodes_kubectl_create_namespace() -> Result<(), ProtobufError> {
     let body = kubectl_create_namespace_body();
     assert_eq!(
-        &body[..24],
-        b"k8s\0\x0a\x0f\x0a\x02v1\x12\x09Namespace\x12\x21\x0a\x18\x0a\x03foo",
-        "the documented bytes"
+        body, KUBECTL_NAMESPACE,
+        "the hand-built bytes are what kubectl sends"
     );
     let obj = decode_object(&body)?;
-    // The zero non-pointer `omitempty` fields are dropped, as Go's JSON encoder drops them;
-    // structs stay, as in kubectl's JSON body.
+    // Zero non-pointer `omitempty` fields are dropped, as Go's JSON encoder drops them; structs
+    // stay: this is kubectl's own JSON body for the command (minus `creationTimestamp: null`).
     let want = json!({
         "apiVersion": "v1",
         "kind": "Namespace",
@@ -67,12 +81,44 @@ fn decodes_kubectl_create_namespace() -> Result<(), ProtobufError> {
 }
 
 #[test]
+fn decodes_kubectl_create_configmap_and_deployment() -> Result<(), ProtobufError> {
+    let want = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "cm", "namespace": "default"}, "data": {"a": "b"}});
+    assert_eq!(decode_object(KUBECTL_CONFIGMAP)?, want);
+    // `kubectl create deployment web --image=nginx --replicas=0 --dry-run=client -o json`,
+    // minus the `creationTimestamp: null`s; the explicit `replicas: 0` (a pointer) stays.
+    let want = json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web", "labels": {"app": "web"}},
+        "spec": {
+            "replicas": 0,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "nginx", "image": "nginx", "resources": {}}]}
+            },
+            "strategy": {}
+        },
+        "status": {}
+    });
+    assert_eq!(decode_object(KUBECTL_DEPLOYMENT)?, want);
+    Ok(())
+}
+
+#[test]
 fn encodes_the_envelope_as_go_does() -> Result<(), ProtobufError> {
     let obj = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "foo"}});
     let body = encode_object(&obj)?;
     let raw = ld(1, &ld(1, b"foo"));
     let type_meta = [ld(1, b"v1"), ld(2, b"Namespace")].concat();
-    let want = [b"k8s\0".to_vec(), ld(1, &type_meta), ld(2, &raw), ld(3, b""), ld(4, b"")].concat();
+    let want = [
+        b"k8s\0".to_vec(),
+        ld(1, &type_meta),
+        ld(2, &raw),
+        ld(3, b""),
+        ld(4, b""),
+    ]
+    .concat();
     assert_eq!(body, want);
     assert_eq!(decode_object(&body)?, obj);
     Ok(())
@@ -84,7 +130,7 @@ fn every_truncation_is_an_error_or_a_valid_prefix() -> Result<(), ProtobufError>
     // Cuts inside the prefix, typeMeta or raw must fail; a cut between whole fields of
     // runtime.Unknown is a valid (shorter) message.
     let type_meta_end = 4 + 2 + 0x0f;
-    let raw_end = type_meta_end + 2 + 0x21;
+    let raw_end = type_meta_end + 2 + 0x1b;
     for cut in 0..body.len() {
         let result = decode_object(&body[..cut]);
         if cut == type_meta_end || cut >= raw_end {
@@ -124,7 +170,12 @@ fn garbage_and_mutations_never_panic() -> Result<(), ProtobufError> {
     }
     let pod = encode_object(&super::tests_kinds::pod())?;
     let crd = encode_object(&super::tests_kinds::crd())?;
-    for base in [pod, crd, kubectl_create_namespace_body()] {
+    for base in [
+        pod,
+        crd,
+        KUBECTL_NAMESPACE.to_vec(),
+        KUBECTL_DEPLOYMENT.to_vec(),
+    ] {
         for _ in 0..2000 {
             let mut body = base.clone();
             for _ in 0..1 + rng.next() % 4 {
@@ -147,8 +198,15 @@ fn errors_say_what_is_wrong() {
         msg(decode_object(b"{\"kind\":\"Pod\"}")),
         "not a Kubernetes protobuf message: it does not start with the \"k8s\\0\" prefix"
     );
-    assert_eq!(msg(decode_object(b"k8s\0\x0a\x05\x0a")), "truncated message");
-    let unknown = [b"k8s\0".to_vec(), ld(1, &[ld(1, b"apps/v1"), ld(2, b"Foo")].concat())].concat();
+    assert_eq!(
+        msg(decode_object(b"k8s\0\x0a\x05\x0a")),
+        "truncated message"
+    );
+    let unknown = [
+        b"k8s\0".to_vec(),
+        ld(1, &[ld(1, b"apps/v1"), ld(2, b"Foo")].concat()),
+    ]
+    .concat();
     assert_eq!(msg(decode_object(&unknown)), "unknown kind apps/v1 Foo");
     // Pod field 1 (metadata) sent as a varint.
     let tm = [ld(1, b"v1"), ld(2, b"Pod")].concat();
@@ -160,16 +218,26 @@ fn errors_say_what_is_wrong() {
     let no_kind = [b"k8s\0".to_vec(), ld(1, &ld(1, b"v1"))].concat();
     assert_eq!(msg(decode_object(&no_kind)), "protobuf body has no kind");
     let gzip = [b"k8s\0".to_vec(), ld(1, &tm), ld(3, b"gzip")].concat();
-    assert_eq!(msg(decode_object(&gzip)), "unsupported protobuf contentEncoding \"gzip\"");
+    assert_eq!(
+        msg(decode_object(&gzip)),
+        "unsupported protobuf contentEncoding \"gzip\""
+    );
 
-    let enc = |v: Value| encode_object(&v).err().map(|e| e.to_string()).unwrap_or_default();
+    let enc = |v: Value| {
+        encode_object(&v)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
+    };
     assert_eq!(
         enc(json!({"apiVersion": "apps/v1", "kind": "Deployment", "spec": {"replicas": "3"}})),
         "spec.replicas: expected an integer, found a string"
     );
     assert_eq!(
-        enc(json!({"apiVersion": "v1", "kind": "Pod", "spec": {"containers": [{"ports": [
-            {"containerPort": 99_999_999_999u64}]}]}})),
+        enc(
+            json!({"apiVersion": "v1", "kind": "Pod", "spec": {"containers": [{"ports": [
+            {"containerPort": 99_999_999_999u64}]}]}})
+        ),
         "spec.containers[0].ports[0].containerPort: 99999999999 does not fit an int32"
     );
     assert_eq!(
@@ -180,7 +248,10 @@ fn errors_say_what_is_wrong() {
         enc(json!({"apiVersion": "v1", "kind": "Secret", "data": {"a": "!!"}})),
         "data.a: invalid base64: Invalid symbol 33, offset 0."
     );
-    assert_eq!(enc(json!({"kind": "Pod"})), "protobuf body has no apiVersion");
+    assert_eq!(
+        enc(json!({"kind": "Pod"})),
+        "protobuf body has no apiVersion"
+    );
 }
 
 #[test]
@@ -226,22 +297,44 @@ fn special_types_decode_to_their_json_forms() -> Result<(), ProtobufError> {
     // Duration {1 duration (ns)}.
     let d = |ns: &[u8]| dec(&format!("{meta}.Duration"), &[&[0x08], ns].concat());
     assert_eq!(d(&[0])?, Some(json!("0s")));
-    assert_eq!(d(&[0x80, 0xc0, 0xe2, 0x85, 0xe3, 0x68])?, Some(json!("1h0m0s")));
+    assert_eq!(
+        d(&[0x80, 0xc0, 0xe2, 0x85, 0xe3, 0x68])?,
+        Some(json!("1h0m0s"))
+    );
     assert_eq!(d(&[0x80, 0xc6, 0x86, 0x8f, 0x01])?, Some(json!("300ms")));
     // MicroTime {1 seconds, 2 nanos}: nanoseconds truncated to microseconds.
     // 1795254546 s, 123456789 ns.
-    let mt = [vec![0x08, 0x92, 0xd2, 0x85, 0xd8, 0x06], vec![0x10, 0x95, 0x9a, 0xef, 0x3a]].concat();
-    assert_eq!(dec(&format!("{meta}.MicroTime"), &mt)?, Some(json!("2026-11-21T09:49:06.123456Z")));
+    let mt = [
+        vec![0x08, 0x92, 0xd2, 0x85, 0xd8, 0x06],
+        vec![0x10, 0x95, 0x9a, 0xef, 0x3a],
+    ]
+    .concat();
+    assert_eq!(
+        dec(&format!("{meta}.MicroTime"), &mt)?,
+        Some(json!("2026-11-21T09:49:06.123456Z"))
+    );
     // Time drops the nanoseconds, as upstream does; an empty Time is absent (JSON null).
-    assert_eq!(dec(&format!("{meta}.Time"), &mt)?, Some(json!("2026-11-21T09:49:06Z")));
+    assert_eq!(
+        dec(&format!("{meta}.Time"), &mt)?,
+        Some(json!("2026-11-21T09:49:06Z"))
+    );
     assert_eq!(dec(&format!("{meta}.Time"), &[])?, None);
     // IntOrString {1 type, 2 intVal, 3 strVal}.
     let ios = "k8s.io.apimachinery.pkg.util.intstr.IntOrString";
-    assert_eq!(dec(ios, &[vi(1, 0), vi(2, 80), ld(3, b"")].concat())?, Some(json!(80)));
-    assert_eq!(dec(ios, &[vi(1, 1), vi(2, 0), ld(3, b"http")].concat())?, Some(json!("http")));
+    assert_eq!(
+        dec(ios, &[vi(1, 0), vi(2, 80), ld(3, b"")].concat())?,
+        Some(json!(80))
+    );
+    assert_eq!(
+        dec(ios, &[vi(1, 1), vi(2, 0), ld(3, b"http")].concat())?,
+        Some(json!("http"))
+    );
     // RawExtension holding JSON, and holding a nested protobuf object.
     let raw = "k8s.io.apimachinery.pkg.runtime.RawExtension";
-    assert_eq!(dec(raw, &ld(1, br#"{"a":[1,true]}"#))?, Some(json!({"a": [1, true]})));
+    assert_eq!(
+        dec(raw, &ld(1, br#"{"a":[1,true]}"#))?,
+        Some(json!({"a": [1, true]}))
+    );
     let nested = encode_object(&json!({"apiVersion": "v1", "kind": "Namespace"}))?;
     assert_eq!(
         dec(raw, &[vec![0x0a, nested.len() as u8], nested].concat())?,
@@ -281,11 +374,15 @@ fn deep_nesting_is_refused_not_a_stack_overflow() {
         Ok(s) => s,
         Err(e) => panic!("{e}"),
     };
-    let Some(id) = s.by_name("k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps")
+    let Some(id) =
+        s.by_name("k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps")
     else {
         panic!("no JSONSchemaProps");
     };
-    assert!(matches!(decode::message(s, id, &props, 0), Err(ProtobufError::TooDeep)));
+    assert!(matches!(
+        decode::message(s, id, &props, 0),
+        Err(ProtobufError::TooDeep)
+    ));
     let mut v = json!({});
     for _ in 0..500 {
         v = json!({"not": v});
@@ -302,9 +399,15 @@ fn supports_built_in_kinds_only() {
     assert!(supports("apps/v1", "Deployment"));
     assert!(supports("v1", "Status"));
     assert!(supports("apps/v1", "DeleteOptions"));
-    assert!(supports("apiextensions.k8s.io/v1", "CustomResourceDefinition"));
+    assert!(supports(
+        "apiextensions.k8s.io/v1",
+        "CustomResourceDefinition"
+    ));
     assert!(supports("apiregistration.k8s.io/v1", "APIService"));
-    assert!(supports("authorization.k8s.io/v1", "SelfSubjectAccessReview"));
+    assert!(supports(
+        "authorization.k8s.io/v1",
+        "SelfSubjectAccessReview"
+    ));
     assert!(!supports("example.com/v1", "Widget"));
     assert!(!supports("meta.k8s.io/v1", "Table"));
     assert!(!supports("v1", "Widget"));

@@ -57,7 +57,9 @@ impl<'a> Reader<'a> {
                 return Ok(value);
             }
         }
-        Err(ProtobufError::Malformed("varint longer than 10 bytes".into()))
+        Err(ProtobufError::Malformed(
+            "varint longer than 10 bytes".into(),
+        ))
     }
 
     /// Bytes not read yet.
@@ -75,7 +77,10 @@ impl<'a> Reader<'a> {
 
     fn take(&mut self, n: usize) -> Result<&'a [u8], ProtobufError> {
         let end = self.pos.checked_add(n).ok_or(ProtobufError::Truncated)?;
-        let slice = self.buf.get(self.pos..end).ok_or(ProtobufError::Truncated)?;
+        let slice = self
+            .buf
+            .get(self.pos..end)
+            .ok_or(ProtobufError::Truncated)?;
         self.pos = end;
         Ok(slice)
     }
@@ -88,7 +93,9 @@ impl<'a> Reader<'a> {
         let key = self.varint()?;
         let tag = key >> 3;
         if tag == 0 || tag > u64::from(u32::MAX >> 3) {
-            return Err(ProtobufError::Malformed(format!("invalid field number {tag}")));
+            return Err(ProtobufError::Malformed(format!(
+                "invalid field number {tag}"
+            )));
         }
         let tag = tag as u32;
         let value = match (key & 7) as u8 {
@@ -178,7 +185,17 @@ mod tests {
 
     #[test]
     fn varint_round_trip_and_lengths() {
-        for v in [0u64, 1, 127, 128, 300, 16_383, 16_384, u64::from(u32::MAX), u64::MAX] {
+        for v in [
+            0u64,
+            1,
+            127,
+            128,
+            300,
+            16_383,
+            16_384,
+            u64::from(u32::MAX),
+            u64::MAX,
+        ] {
             let mut buf = Vec::new();
             put_varint(&mut buf, v);
             assert_eq!(buf.len(), varint_len(v), "{v}");
