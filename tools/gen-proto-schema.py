@@ -9,17 +9,20 @@ script builds that data from three sources, all read as plain text (stdlib only)
 2. k8s-openapi (cargo registry): the exact JSON property name of every field (prost snake_cased
    the proto names, `podIP` -> `pod_ip`; k8s-openapi's deserializers list `"podIP" => Field::...`).
    Matched per struct by normalized name (lowercase, only [a-z0-9]).
-3. Go sources of k8s.io/{api,apimachinery,apiextensions-apiserver,kube-aggregator} (optional but
-   recommended, `--go-src`): the upstream message names (prost renamed `HostIP` to `HostIp`),
-   the JSON name from the `json:"..."` tag (cross-check and fallback), and whether a scalar
-   field is a non-pointer `omitempty` field. Go's protobuf encoder always writes non-pointer
-   fields, even when zero, while Go's JSON encoder drops zero `omitempty` ones; fields flagged
-   `z` get the same treatment when k1s turns protobuf into JSON. Without Go sources no field is
-   flagged and decoded zero values stay in the JSON.
+3. Go sources of k8s.io/{api,apimachinery,apiextensions-apiserver,kube-aggregator}
+   (`--go-src`): the upstream message names (prost renamed `HostIP` to `HostIp`), the JSON name
+   from the `json:"..."` tag (cross-check, and the names of types k8s-openapi lacks, such as
+   lists), embedded structs whose fields Go's JSON inlines (`Volume` + `VolumeSource`), and
+   whether a field is a non-pointer `omitempty` one. Go's protobuf encoder always writes
+   non-pointer fields, even when zero, while Go's JSON encoder drops zero `omitempty` ones;
+   fields flagged `z` get the same treatment when k1s turns protobuf into JSON.
 
 Usage:
-  git clone --depth 1 https://github.com/kubernetes/api /tmp/k8s-go/api   # same for the others
+  for r in api apimachinery apiextensions-apiserver kube-aggregator; do
+    git clone --depth 1 https://github.com/kubernetes/$r /tmp/k8s-go/$r; done
   python3 tools/gen-proto-schema.py --go-src /tmp/k8s-go [--check]
+(The committed file was made from the master branches of July 2026; field numbers and names
+never change upstream, so any recent checkout gives the same file for k8s-pb's messages.)
 
 Output format (one message per line, deterministic):
   {"kinds": {"<apiVersion>": {"<Kind>": "<message>"}},
@@ -46,6 +49,11 @@ META_KINDS = [
     "PatchOptions", "Status", "UpdateOptions", "WatchEvent",
 ]
 META_PKG = "k8s.io.apimachinery.pkg.apis.meta.v1"
+# Served group versions whose k8s-pb package has no `impl Resource` to learn the apiVersion from.
+EXTRA_GROUPS = {
+    "k8s.io.api.apidiscovery.v2": "apidiscovery.k8s.io/v2",
+    "k8s.io.api.apidiscovery.v2beta1": "apidiscovery.k8s.io/v2beta1",
+}
 
 
 def norm(name):
@@ -237,17 +245,15 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     ap.add_argument("--out", default=os.path.join(here, "..", "apiserver", "src", "protobuf",
                                                   "schema.json"))
-    ap.add_argument("--go-src", help="dir with checkouts: " + ", ".join(GO_REPOS))
+    ap.add_argument("--go-src", required=True,
+                    help="dir with checkouts of k8s.io/" + ", k8s.io/".join(GO_REPOS))
     ap.add_argument("--check", action="store_true", help="fail if --out would change")
     args = ap.parse_args()
 
     prost, resources = parse_prost(registry_dir("k8s-pb-0.9.0"))
     openapi, openapi_structs = parse_openapi(registry_dir("k8s-openapi-0.29.0"))
-    go = parse_go(args.go_src) if args.go_src else {}
+    go = parse_go(args.go_src)
     go_by_norm = {(p, norm(n)): n for (p, n) in go}
-    if not go:
-        print("warning: no --go-src; upstream names from k8s-openapi only, no 'z' flags",
-              file=sys.stderr)
 
     prost = {k: v for k, v in prost.items() if not k[0].startswith(SKIP_PREFIXES)}
 
@@ -311,7 +317,7 @@ def main():
         if message in messages:
             kinds.setdefault(api_version, {})[kind] = message
 
-    group_of_pkg = {}
+    group_of_pkg = dict(EXTRA_GROUPS)
     for (pkg, struct), (api_version, kind) in sorted(resources.items()):
         if (pkg, struct) in prost:
             add_kind(api_version, kind, full[(pkg, struct)])

@@ -35,6 +35,11 @@ pub struct ApiContext {
     /// Flips to true at shutdown so long-running watches end.
     pub shutdown: tokio::sync::watch::Receiver<bool>,
     pub metrics: std::sync::Arc<crate::metrics::Metrics>,
+    pub services: std::sync::Arc<crate::allocator::ServiceAllocator>,
+}
+
+fn is_service(info: &ResourceInfo) -> bool {
+    info.group.is_empty() && info.resource == "services"
 }
 
 pub type Query = HashMap<String, String>;
@@ -186,7 +191,19 @@ async fn serve(
                     )?);
                     let mut obj = check_body(info, target.namespace, None, obj)?;
                     crate::conversion::to_storage(info, &mut obj);
-                    let created = ctx.registry.create(target, strategy, obj, &write).await?;
+                    if is_service(info) {
+                        ctx.services
+                            .allocate(&ctx.registry, target, &mut obj)
+                            .await?;
+                    }
+                    let result = ctx
+                        .registry
+                        .create(target, strategy, obj.clone(), &write)
+                        .await;
+                    if is_service(info) && (result.is_err() || write.dry_run) {
+                        ctx.services.release(&obj).await;
+                    }
+                    let created = result?;
                     let mut created = created;
                     crate::conversion::to_version(info, &mut created);
                     Ok(object_response(
@@ -314,6 +331,9 @@ async fn serve(
                     Ok(object_response(StatusCode::OK, info, obj, &output, include))
                 }
                 DeleteOutcome::Deleted(obj) => {
+                    if is_service(info) && !opts.dry_run {
+                        ctx.services.release(&obj).await;
+                    }
                     let details = StatusDetails {
                         name: name.to_string(),
                         group: info.group.to_string(),

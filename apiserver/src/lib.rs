@@ -1,5 +1,6 @@
 //! The Kubernetes API server: TLS, the filter chain, discovery and the generic registry over the store.
 
+pub mod allocator;
 pub mod bootstrap;
 pub mod conversion;
 pub mod discovery;

@@ -164,6 +164,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
             registry,
             shutdown: stop_rx.clone(),
             metrics,
+            services: Arc::default(),
         },
         ready: AtomicBool::new(true),
         server_address: format!("{advertise}:{}", local_addr.port()),

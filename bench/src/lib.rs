@@ -235,7 +235,7 @@ pub async fn bench(args: &BenchArgs) -> anyhow::Result<BenchReport> {
         }
         reports.push(report);
     }
-    let interrupted = reports.len() < selected.len();
+    let interrupted = reports.len() < selected.len() || ctx.past_deadline();
 
     eprintln!("deleting namespace {ns}");
     let cleanup = namespace::delete(&ctx, Duration::from_secs(args.namespace_delete_wait)).await;

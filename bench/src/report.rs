@@ -33,7 +33,8 @@ pub struct BenchReport {
     pub scenarios: Vec<ScenarioReport>,
     pub cleanup: CleanupReport,
     pub total_seconds: f64,
-    /// The run's deadline (`--timeout`) passed or it was interrupted before every scenario ran.
+    /// The run's deadline (`--timeout`) passed or Ctrl-C was pressed before the selected
+    /// scenarios finished.
     pub interrupted: bool,
 }
 
@@ -222,7 +223,7 @@ impl ScenarioReport {
             }
         };
         if timed_out {
-            out.push("stopped by --timeout before finishing".into());
+            out.push("stopped before finishing (--timeout or Ctrl-C)".into());
         }
         out.into_iter()
             .map(|f| format!("{}: {f}", self.name()))
@@ -235,7 +236,7 @@ impl BenchReport {
     pub fn failures(&self) -> Vec<String> {
         let mut out: Vec<String> = self.scenarios.iter().flat_map(|s| s.failures()).collect();
         if self.interrupted {
-            out.push("the run was interrupted before every scenario ran".into());
+            out.push("the run was cut short (--timeout or Ctrl-C)".into());
         }
         out
     }

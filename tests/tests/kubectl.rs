@@ -7,6 +7,8 @@ use k1s_tests::{Kubectl, TestCluster, fails, namespace_yaml, ok, stderr, stdout,
 use serde_json::Value;
 
 const WAIT: Duration = Duration::from_secs(20);
+/// How long the garbage collector may take to act on a deletion.
+const GC_WAIT: Duration = Duration::from_secs(10);
 
 /// A cluster with namespace `ns` created (with `kubectl apply`, which sends JSON).
 fn cluster_with_ns(ns: &str) -> TestCluster {
@@ -649,7 +651,7 @@ fn delete_cascade_background() {
     // the owner is gone at once; the garbage collector then removes the dependent
     assert!(get_json(&c, &Kubectl::dispatcher(), &["deploy", "web", "-n", "bg"]).is_none());
     wait_until(
-        WAIT,
+        GC_WAIT,
         "the garbage collector to delete the dependent ConfigMap (background)",
         || {
             get_json(&c, &Kubectl::dispatcher(), &["cm", "dep", "-n", "bg"])
@@ -689,7 +691,7 @@ fn delete_cascade_foreground() {
     );
     // the garbage collector deletes the dependent first...
     wait_until(
-        WAIT,
+        GC_WAIT,
         "the garbage collector to delete the dependent (foreground)",
         || {
             get_json(&c, &k, &["cm", "dep", "-n", "fg"])
@@ -714,7 +716,7 @@ fn delete_cascade_foreground() {
         r#"[{"op":"remove","path":"/metadata/finalizers"}]"#,
     ]);
     wait_until(
-        WAIT,
+        GC_WAIT,
         "the owner to be deleted after its dependent (foreground)",
         || {
             get_json(&c, &k, &["deploy", "web", "-n", "fg"])
@@ -740,7 +742,7 @@ fn delete_cascade_orphan() {
     ]);
     assert!(out.contains("\"web\" deleted"), "{out}");
     let k = Kubectl::dispatcher();
-    wait_until(WAIT, "the orphaned owner to be gone", || {
+    wait_until(GC_WAIT, "the orphaned owner to be gone", || {
         get_json(&c, &k, &["deploy", "web", "-n", "or"])
             .is_none()
             .then_some(())
@@ -1357,10 +1359,7 @@ fn yaml_garbage_is_rejected_and_creates_nothing() {
     assert!(get_json(&c, &Kubectl::dispatcher(), &["cm", "junk", "-n", "bad"]).is_none());
     // well-formed YAML whose field has the wrong type: the server cannot decode it (400)
     let err = fails(&args, c.kubectl_stdin(&args, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: junk\n  namespace: bad\ndata: 42\n"));
-    assert!(
-        err.contains("BadRequest"),
-        "{err}"
-    );
+    assert!(err.contains("BadRequest"), "{err}");
     assert!(get_json(&c, &Kubectl::dispatcher(), &["cm", "junk", "-n", "bad"]).is_none());
 }
 

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::ProtobufError;
 
-const SCHEMA_JSON: &str = include_str!("schema.json");
+pub(crate) const SCHEMA_JSON: &str = include_str!("schema.json");
 
 const META: &str = "k8s.io.apimachinery.pkg.apis.meta.v1";
 const APIEXT: &str = "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions";
@@ -120,7 +120,7 @@ impl Schema {
             .copied()
     }
 
-    fn parse(text: &str) -> Result<Schema, String> {
+    pub(crate) fn parse(text: &str) -> Result<Schema, String> {
         let doc: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
         let msgs = doc
             .get("messages")
