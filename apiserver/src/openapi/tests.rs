@@ -472,3 +472,31 @@ fn dump_docs() {
     .unwrap();
     std::fs::write("/tmp/k1s-v3-index.json", schemas().v3_index_json()).unwrap();
 }
+
+#[test]
+fn prune_removes_exactly_the_unknown_fields() {
+    let s = schemas();
+    let mut pod = json!({
+        "metadata": {"name": "p", "labels": {"example.com/x": "y"}, "bogus": 1},
+        "spec": {"containers": [
+            {"name": "a", "image": "i"},
+            {"name": "b", "image": "i", "bogus": true},
+        ]},
+    });
+    let removed = s.prune_unknown_fields("io.k8s.api.core.v1.Pod", &mut pod);
+    assert_eq!(
+        removed,
+        vec![
+            "metadata.bogus".to_owned(),
+            "spec.containers[1].bogus".to_owned()
+        ]
+    );
+    assert_eq!(
+        pod,
+        json!({
+            "metadata": {"name": "p", "labels": {"example.com/x": "y"}},
+            "spec": {"containers": [{"name": "a", "image": "i"}, {"name": "b", "image": "i"}]},
+        })
+    );
+    assert!(s.unknown_fields("io.k8s.api.core.v1.Pod", &pod).is_empty());
+}
