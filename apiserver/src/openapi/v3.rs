@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use bytes::Bytes;
 use k1s_apimachinery::catalog;
+use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use super::KUBERNETES_VERSION;
@@ -32,9 +33,15 @@ pub(super) struct V3 {
 }
 
 pub(super) fn build(defs: &Definitions, kinds: &[KindDef]) -> V3 {
+    // Converted once; each document then borrows the schemas it lists instead of copying them.
+    let v3_defs: BTreeMap<&str, Value> = defs
+        .iter()
+        .map(|(name, schema)| (name.as_str(), v3_schema(name, schema)))
+        .collect();
     let mut docs = BTreeMap::new();
     let mut add = |key: String, ops: Vec<Op>| {
-        let json = Bytes::from(serde_json::to_vec(&document(defs, &ops)).unwrap_or_default());
+        let json =
+            Bytes::from(serde_json::to_vec(&document(defs, &v3_defs, &ops)).unwrap_or_default());
         let hash = sha512_upper_hex(&json);
         docs.insert(key, Doc { json, hash });
     };
@@ -70,7 +77,28 @@ fn sha512_upper_hex(data: &[u8]) -> String {
     digest.as_ref().iter().map(|b| format!("{b:02X}")).collect()
 }
 
-fn document(defs: &Definitions, ops: &[Op]) -> Value {
+/// One document, fields in upstream's (sorted) order.
+#[derive(Serialize)]
+struct Document<'a> {
+    components: Components<'a>,
+    info: Value,
+    openapi: &'static str,
+    paths: Map<String, Value>,
+    security: Value,
+}
+
+#[derive(Serialize)]
+struct Components<'a> {
+    schemas: BTreeMap<&'a str, &'a Value>,
+    #[serde(rename = "securitySchemes")]
+    security_schemes: Value,
+}
+
+fn document<'a>(
+    defs: &Definitions,
+    v3_defs: &'a BTreeMap<&'a str, Value>,
+    ops: &[Op],
+) -> Document<'a> {
     let mut paths: Map<String, Value> = Map::new();
     let mut roots = BTreeSet::new();
     for op in ops {
@@ -81,27 +109,28 @@ fn document(defs: &Definitions, ops: &[Op]) -> Value {
             methods.insert(op.method.into(), operation(op));
         }
     }
-    let schemas: Map<String, Value> = closure(defs, roots)
-        .into_iter()
-        .filter_map(|name| defs.get(&name).map(|s| (name.clone(), v3_schema(&name, s))))
+    let schemas = closure(defs, roots)
+        .iter()
+        .filter_map(|name| v3_defs.get_key_value(name.as_str()))
+        .map(|(name, schema)| (*name, schema))
         .collect();
-    json!({
-        "openapi": "3.0.0",
-        "info": {"title": "Kubernetes", "version": KUBERNETES_VERSION},
-        "paths": paths,
-        "components": {
-            "schemas": schemas,
-            "securitySchemes": {
+    Document {
+        components: Components {
+            schemas,
+            security_schemes: json!({
                 "BearerToken": {
                     "description": "Bearer Token authentication",
                     "in": "header",
                     "name": "authorization",
                     "type": "apiKey",
                 },
-            },
+            }),
         },
-        "security": [{"BearerToken": []}],
-    })
+        info: json!({"title": "Kubernetes", "version": KUBERNETES_VERSION}),
+        openapi: "3.0.0",
+        paths,
+        security: json!([{"BearerToken": []}]),
+    }
 }
 
 /// `roots` and every definition they reach through `$ref`s.

@@ -4,6 +4,7 @@
 //! Objects are stored as JSON without `resourceVersion`; on the way out the storage modify
 //! revision becomes `metadata.resourceVersion`, as upstream does with etcd.
 
+mod cache;
 mod object;
 pub mod strategy;
 pub mod subresource;
@@ -83,11 +84,15 @@ impl Target<'_> {
 #[derive(Clone)]
 pub struct Registry {
     store: Arc<dyn Store>,
+    cache: Arc<cache::WatchCache>,
 }
 
 impl Registry {
     pub fn new(store: Arc<dyn Store>) -> Self {
-        Registry { store }
+        Registry {
+            store,
+            cache: Arc::default(),
+        }
     }
 
     pub fn store(&self) -> &Arc<dyn Store> {

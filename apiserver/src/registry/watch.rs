@@ -1,22 +1,27 @@
-//! Watch through the registry: optional initial state, then storage events translated to API
-//! watch events with selectors applied (objects that stop matching arrive as DELETED), bookmarks,
+//! Watch through the registry: optional initial state, then changes translated to API watch
+//! events with selectors applied (objects that stop matching arrive as DELETED), bookmarks,
 //! `410 Expired` for compacted revisions, and a timeout.
 //!
-//! Each watch runs in its own task feeding a bounded channel: a slow HTTP client stalls only that
-//! task, whose storage watch is then cut off by the store, so the server never waits for it.
+//! Changes come from the watch cache, or straight from the store for revisions older than the
+//! cache holds. Each watch runs in its own task feeding a bounded channel: a slow HTTP client
+//! stalls only that task, which the cache then cuts off, so the server never waits for it.
 
 use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::Stream;
 use k1s_apimachinery::ApiError;
+use k1s_apimachinery::catalog::ResourceInfo;
+use k1s_apimachinery::meta;
 use k1s_apimachinery::selector::{FieldSelector, LabelSelector};
 use k1s_storage::{EventKind, Revision};
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
+use tokio::sync::{broadcast, mpsc};
 use tokio_stream::wrappers::ReceiverStream;
 
-use super::{ListQuery, Registry, Target, matches, object, parse_resource_version};
+use super::cache::CachedEvent;
+use super::{Registry, Target, matches, object, parse_resource_version};
 use crate::errors::from_store;
 
 /// Watch query parameters after parsing.
@@ -33,11 +38,11 @@ pub struct WatchQuery {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum WatchEvent {
-    Added(Value),
-    Modified(Value),
-    Deleted(Value),
-    Bookmark(Value),
-    Error(Value),
+    Added(Arc<Value>),
+    Modified(Arc<Value>),
+    Deleted(Arc<Value>),
+    Bookmark(Arc<Value>),
+    Error(Arc<Value>),
 }
 
 impl WatchEvent {
@@ -68,6 +73,48 @@ pub type WatchStream = Pin<Box<dyn Stream<Item = WatchEvent> + Send>>;
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1800);
 const DEFAULT_BOOKMARK_INTERVAL: Duration = Duration::from_secs(60);
 
+/// Where live changes come from.
+enum Live {
+    Cache(broadcast::Receiver<Arc<CachedEvent>>),
+    Store(k1s_storage::WatchStream, &'static ResourceInfo),
+}
+
+impl Live {
+    /// The next change; `None` when the feed ended or this watcher fell behind.
+    async fn next(&mut self) -> Option<Arc<CachedEvent>> {
+        match self {
+            Live::Cache(rx) => rx.recv().await.ok(),
+            Live::Store(w, info) => loop {
+                let ev = w.next().await?.ok()?;
+                if let Some(e) = decode_event(info, &ev) {
+                    return Some(e);
+                }
+            },
+        }
+    }
+}
+
+fn decode_event(info: &ResourceInfo, ev: &k1s_storage::Event) -> Option<Arc<CachedEvent>> {
+    let decode = |kv: &k1s_storage::KeyValue| object::decode(info, kv).ok().map(Arc::new);
+    let prev = ev.prev.as_ref().and_then(decode);
+    let object = match (&ev.current, &prev) {
+        (Some(kv), _) => decode(kv)?,
+        (None, Some(p)) => {
+            let mut last = (**p).clone();
+            last["metadata"]["resourceVersion"] = Value::String(ev.revision.to_string());
+            Arc::new(last)
+        }
+        (None, None) => return None,
+    };
+    Some(Arc::new(CachedEvent {
+        kind: ev.kind,
+        revision: ev.revision,
+        key: ev.key.clone(),
+        object,
+        prev,
+    }))
+}
+
 impl Registry {
     pub async fn watch(&self, t: Target<'_>, q: WatchQuery) -> Result<WatchStream, ApiError> {
         let info = t.info;
@@ -77,113 +124,138 @@ impl Registry {
         let send_initial = q
             .send_initial_events
             .unwrap_or(q.resource_version.is_empty() || q.resource_version == "0");
-        let (initial, start) = if send_initial {
-            let list = self
-                .list(
-                    t,
-                    &ListQuery {
-                        label_selector: q.label_selector.clone(),
-                        field_selector: q.field_selector.clone(),
-                        ..Default::default()
-                    },
-                )
-                .await?;
-            let rev = parse_resource_version(&list.resource_version)?;
-            (list.items, rev)
+        let after = if send_initial {
+            None
         } else {
-            (Vec::new(), parse_resource_version(&q.resource_version)?)
+            Some(parse_resource_version(&q.resource_version)?)
         };
         let (tx, rx) = mpsc::channel::<WatchEvent>(256);
-        let mut storage_watch = match self.store.watch(&prefix, start).await {
-            Ok(w) => w,
-            Err(e) => {
-                // Upstream answers 200 and sends the failure as one ERROR event.
-                let status = from_store(e, &gr, "").to_status_json();
-                let _ = tx.try_send(WatchEvent::Error(status));
-                return Ok(Box::pin(ReceiverStream::new(rx)));
+        let (initial, replay, start, live) = match self.cache.subscribe(self, info, after).await? {
+            Some(sub) => (sub.initial, sub.replay, sub.revision, Live::Cache(sub.live)),
+            None => {
+                // Older than the cache: replay from the store's history.
+                let rev = after.unwrap_or_default();
+                match self.store.watch(&prefix, rev).await {
+                    Ok(w) => (Vec::new(), Vec::new(), rev, Live::Store(w, info)),
+                    Err(e) => {
+                        // Upstream answers 200 and sends the failure as one ERROR event.
+                        let status = from_store(e, &gr, "").to_status_json();
+                        let _ = tx.try_send(WatchEvent::Error(Arc::new(status)));
+                        return Ok(Box::pin(ReceiverStream::new(rx)));
+                    }
+                }
             }
         };
-        let bookmark_template = json!({ "kind": info.kind, "apiVersion": info.api_version() });
-        tokio::spawn(async move {
-            let bookmark = |rev: Revision, initial_end: bool| {
-                let mut b = bookmark_template.clone();
-                b["metadata"] = json!({ "resourceVersion": rev.to_string() });
-                if initial_end {
-                    b["metadata"]["annotations"] = json!({ "k8s.io/initial-events-end": "true" });
-                }
-                WatchEvent::Bookmark(b)
-            };
-            for obj in initial {
-                if tx.send(WatchEvent::Added(obj)).await.is_err() {
-                    return;
-                }
-            }
-            if q.send_initial_events == Some(true)
-                && q.allow_bookmarks
-                && tx.send(bookmark(start, true)).await.is_err()
-            {
-                return;
-            }
-            let deadline = tokio::time::sleep(q.timeout.unwrap_or(DEFAULT_TIMEOUT));
-            tokio::pin!(deadline);
-            let mut ticker =
-                tokio::time::interval(q.bookmark_interval.unwrap_or(DEFAULT_BOOKMARK_INTERVAL));
-            ticker.tick().await;
-            let mut last = start;
-            loop {
-                let event = tokio::select! {
-                    _ = &mut deadline => return,
-                    _ = ticker.tick(), if q.allow_bookmarks => Some(bookmark(last, false)),
-                    next = storage_watch.next() => match next {
-                        Some(Ok(ev)) => {
-                            last = ev.revision;
-                            translate(info, &ev, q.label_selector.as_ref(), q.field_selector.as_ref())
-                        }
-                        // Cut off as too slow, or the store closed: end; the client re-watches.
-                        Some(Err(_)) | None => return,
-                    },
-                };
-                if let Some(event) = event
-                    && tx.send(event).await.is_err()
-                {
-                    return;
-                }
-            }
-        });
+        let filter = Filter {
+            info,
+            prefix,
+            namespace: t.namespace.map(str::to_string),
+            labels: q.label_selector.clone(),
+            fields: q.field_selector.clone(),
+        };
+        tokio::spawn(serve_watch(tx, filter, initial, replay, start, live, q));
         Ok(Box::pin(ReceiverStream::new(rx)))
     }
 }
 
-/// The API event a storage event becomes for a watcher with these selectors, if any.
-fn translate(
-    info: &'static k1s_apimachinery::catalog::ResourceInfo,
-    ev: &k1s_storage::Event,
-    labels: Option<&LabelSelector>,
-    fields: Option<&FieldSelector>,
-) -> Option<WatchEvent> {
-    let decode = |kv: &k1s_storage::KeyValue| object::decode(info, kv).ok();
-    let current = ev.current.as_ref().and_then(decode);
-    let mut prev = ev.prev.as_ref().and_then(decode);
-    let now_matches = current
-        .as_ref()
-        .is_some_and(|o| matches(info, o, labels, fields));
-    let was_matching = prev
-        .as_ref()
-        .is_some_and(|o| matches(info, o, labels, fields));
-    let rv = Value::String(ev.revision.to_string());
-    match (ev.kind, current) {
-        (EventKind::Deleted, _) => {
-            let mut obj = prev.take()?;
-            obj["metadata"]["resourceVersion"] = rv;
-            was_matching.then_some(WatchEvent::Deleted(obj))
+/// What one watcher wants to see.
+struct Filter {
+    info: &'static ResourceInfo,
+    prefix: String,
+    namespace: Option<String>,
+    labels: Option<LabelSelector>,
+    fields: Option<FieldSelector>,
+}
+
+impl Filter {
+    fn matches(&self, obj: &Value) -> bool {
+        matches(self.info, obj, self.labels.as_ref(), self.fields.as_ref())
+    }
+
+    /// The API event a change becomes for this watcher, if any.
+    fn translate(&self, ev: &CachedEvent) -> Option<WatchEvent> {
+        if !ev.key.starts_with(&self.prefix) {
+            return None;
         }
-        (_, Some(obj)) if now_matches && was_matching => Some(WatchEvent::Modified(obj)),
-        (_, Some(obj)) if now_matches => Some(WatchEvent::Added(obj)),
-        // It stopped matching: to this watcher it is gone.
-        (_, Some(mut obj)) if was_matching => {
-            obj["metadata"]["resourceVersion"] = rv;
-            Some(WatchEvent::Deleted(obj))
+        let was = ev.prev.as_ref().is_some_and(|p| self.matches(p));
+        if ev.kind == EventKind::Deleted {
+            return was.then(|| WatchEvent::Deleted(ev.object.clone()));
         }
-        _ => None,
+        let now = self.matches(&ev.object);
+        match (was, now) {
+            (true, true) => Some(WatchEvent::Modified(ev.object.clone())),
+            (false, true) => Some(WatchEvent::Added(ev.object.clone())),
+            // It stopped matching: to this watcher it is gone.
+            (true, false) => Some(WatchEvent::Deleted(ev.object.clone())),
+            (false, false) => None,
+        }
+    }
+}
+
+async fn serve_watch(
+    tx: mpsc::Sender<WatchEvent>,
+    filter: Filter,
+    initial: Vec<Arc<Value>>,
+    replay: Vec<Arc<CachedEvent>>,
+    start: Revision,
+    mut live: Live,
+    q: WatchQuery,
+) {
+    let template = json!({ "kind": filter.info.kind, "apiVersion": filter.info.api_version() });
+    let bookmark = |rev: Revision, initial_end: bool| {
+        let mut b = template.clone();
+        b["metadata"] = json!({ "resourceVersion": rev.to_string() });
+        if initial_end {
+            b["metadata"]["annotations"] = json!({ "k8s.io/initial-events-end": "true" });
+        }
+        WatchEvent::Bookmark(Arc::new(b))
+    };
+    for obj in initial {
+        let in_namespace = filter
+            .namespace
+            .as_deref()
+            .is_none_or(|ns| meta::namespace(&obj) == Some(ns));
+        if in_namespace && filter.matches(&obj) && tx.send(WatchEvent::Added(obj)).await.is_err() {
+            return;
+        }
+    }
+    if q.send_initial_events == Some(true)
+        && q.allow_bookmarks
+        && tx.send(bookmark(start, true)).await.is_err()
+    {
+        return;
+    }
+    let mut last = start;
+    for ev in replay {
+        last = ev.revision;
+        if let Some(out) = filter.translate(&ev)
+            && tx.send(out).await.is_err()
+        {
+            return;
+        }
+    }
+    let deadline = tokio::time::sleep(q.timeout.unwrap_or(DEFAULT_TIMEOUT));
+    tokio::pin!(deadline);
+    let mut ticker =
+        tokio::time::interval(q.bookmark_interval.unwrap_or(DEFAULT_BOOKMARK_INTERVAL));
+    ticker.tick().await;
+    loop {
+        let event = tokio::select! {
+            _ = &mut deadline => return,
+            _ = ticker.tick(), if q.allow_bookmarks => Some(bookmark(last, false)),
+            next = live.next() => match next {
+                Some(ev) => {
+                    last = ev.revision;
+                    filter.translate(&ev)
+                }
+                // The feed ended or this watcher fell behind: end; the client re-watches.
+                None => return,
+            },
+        };
+        if let Some(event) = event
+            && tx.send(event).await.is_err()
+        {
+            return;
+        }
     }
 }

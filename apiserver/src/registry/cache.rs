@@ -1,0 +1,240 @@
+//! The watch cache: per resource, every current object decoded once and kept in memory, plus a
+//! ring of recent events, fed by one storage watch. API watches are served from it, so each
+//! change is decoded once however many clients watch, and a client that falls behind is cut off
+//! (it re-watches) without slowing anyone else.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use k1s_apimachinery::ApiError;
+use k1s_apimachinery::catalog::ResourceInfo;
+use k1s_storage::{EventKind, ListOptions, Revision, Store};
+use serde_json::Value;
+use tokio::sync::broadcast;
+
+use super::{Registry, object};
+use crate::errors::from_store;
+
+/// Events kept per resource for watches that resume from a recent resourceVersion.
+const RING_CAPACITY: usize = 4096;
+/// Events buffered per watcher before it is cut off.
+const SUBSCRIBER_BUFFER: usize = 4096;
+/// How long a watch from a revision the cache has not reached yet may wait for it.
+const CATCH_UP_WAIT: Duration = Duration::from_secs(3);
+
+/// One change, decoded once and shared by every watcher.
+#[derive(Debug)]
+pub struct CachedEvent {
+    pub kind: EventKind,
+    pub revision: Revision,
+    pub key: String,
+    /// The object after the change; for a delete, its last state carrying the delete's revision.
+    pub object: Arc<Value>,
+    /// The object before the change (None for a create).
+    pub prev: Option<Arc<Value>>,
+}
+
+struct State {
+    objects: BTreeMap<String, Arc<Value>>,
+    revision: Revision,
+    ring: VecDeque<Arc<CachedEvent>>,
+    /// The ring holds every event after this revision.
+    oldest: Revision,
+    tx: broadcast::Sender<Arc<CachedEvent>>,
+}
+
+pub struct ResourceCache {
+    state: RwLock<State>,
+}
+
+/// What a watch starts with.
+pub struct Subscription {
+    /// Current objects (for watches without a resourceVersion), as of `revision`.
+    pub initial: Vec<Arc<Value>>,
+    /// Events after the requested revision that happened before subscribing.
+    pub replay: Vec<Arc<CachedEvent>>,
+    pub revision: Revision,
+    pub live: broadcast::Receiver<Arc<CachedEvent>>,
+}
+
+/// Watch caches of every resource, created on first use.
+#[derive(Default)]
+pub struct WatchCache {
+    resources: Mutex<HashMap<String, Arc<ResourceCache>>>,
+}
+
+impl WatchCache {
+    async fn resource(
+        self: &Arc<Self>,
+        registry: &Registry,
+        info: &'static ResourceInfo,
+    ) -> Result<Arc<ResourceCache>, ApiError> {
+        let prefix = Registry::prefix(info, None);
+        if let Some(c) = self.lock()?.get(&prefix) {
+            return Ok(c.clone());
+        }
+        let cache = start(
+            registry.store().clone(),
+            info,
+            &prefix,
+            Arc::downgrade(self),
+        )
+        .await?;
+        // Two first watchers may race; keep the one that got in first.
+        let mut map = self.lock()?;
+        Ok(map.entry(prefix).or_insert(cache).clone())
+    }
+
+    fn lock(
+        &self,
+    ) -> Result<std::sync::MutexGuard<'_, HashMap<String, Arc<ResourceCache>>>, ApiError> {
+        self.resources
+            .lock()
+            .map_err(|_| ApiError::internal("watch cache lock poisoned"))
+    }
+
+    fn forget(&self, prefix: &str) {
+        if let Ok(mut map) = self.resources.lock() {
+            map.remove(prefix);
+        }
+    }
+
+    /// Subscribes to a resource: from its current state (`after` = None) or after a revision.
+    /// `Ok(None)` means the revision is older than the cache holds: read the store instead.
+    pub async fn subscribe(
+        self: &Arc<Self>,
+        registry: &Registry,
+        info: &'static ResourceInfo,
+        after: Option<Revision>,
+    ) -> Result<Option<Subscription>, ApiError> {
+        let cache = self.resource(registry, info).await?;
+        if let Some(rev) = after {
+            let deadline = tokio::time::Instant::now() + CATCH_UP_WAIT;
+            while cache.read()?.revision < rev {
+                let current = registry.store().current_revision();
+                if rev > current || tokio::time::Instant::now() >= deadline {
+                    return Err(ApiError::timeout(
+                        format!("Too large resource version: {rev}, current: {current}"),
+                        1,
+                    ));
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
+        let state = cache.read()?;
+        let live = state.tx.subscribe();
+        let sub = match after {
+            None => Subscription {
+                initial: state.objects.values().cloned().collect(),
+                replay: Vec::new(),
+                revision: state.revision,
+                live,
+            },
+            Some(rev) if rev < state.oldest => return Ok(None),
+            Some(rev) => Subscription {
+                initial: Vec::new(),
+                replay: state
+                    .ring
+                    .iter()
+                    .filter(|e| e.revision > rev)
+                    .cloned()
+                    .collect(),
+                revision: rev,
+                live,
+            },
+        };
+        Ok(Some(sub))
+    }
+}
+
+impl ResourceCache {
+    fn read(&self) -> Result<std::sync::RwLockReadGuard<'_, State>, ApiError> {
+        self.state
+            .read()
+            .map_err(|_| ApiError::internal("watch cache lock poisoned"))
+    }
+}
+
+/// Loads a resource's objects and starts following its storage watch.
+async fn start(
+    store: Arc<dyn Store>,
+    info: &'static ResourceInfo,
+    prefix: &str,
+    owner: std::sync::Weak<WatchCache>,
+) -> Result<Arc<ResourceCache>, ApiError> {
+    let gr = info.group_resource();
+    let page = store
+        .list(prefix, ListOptions::default())
+        .await
+        .map_err(|e| from_store(e, &gr, ""))?;
+    let mut objects = BTreeMap::new();
+    for kv in &page.items {
+        objects.insert(kv.key.clone(), Arc::new(object::decode(info, kv)?));
+    }
+    let mut watch = store
+        .watch(prefix, page.revision)
+        .await
+        .map_err(|e| from_store(e, &gr, ""))?;
+    let (tx, _) = broadcast::channel(SUBSCRIBER_BUFFER);
+    let cache = Arc::new(ResourceCache {
+        state: RwLock::new(State {
+            objects,
+            revision: page.revision,
+            ring: VecDeque::new(),
+            oldest: page.revision,
+            tx,
+        }),
+    });
+    let weak = Arc::downgrade(&cache);
+    let prefix = prefix.to_string();
+    tokio::spawn(async move {
+        while let Some(Ok(ev)) = watch.next().await {
+            let Some(cache) = weak.upgrade() else { return };
+            let decode = |kv: &k1s_storage::KeyValue| object::decode(info, kv).ok().map(Arc::new);
+            let prev = ev.prev.as_ref().and_then(decode);
+            let object = match (&ev.current, &prev) {
+                (Some(kv), _) => decode(kv),
+                (None, Some(p)) => {
+                    let mut last = (**p).clone();
+                    last["metadata"]["resourceVersion"] = Value::String(ev.revision.to_string());
+                    Some(Arc::new(last))
+                }
+                (None, None) => None,
+            };
+            let Some(object) = object else { continue };
+            let event = Arc::new(CachedEvent {
+                kind: ev.kind,
+                revision: ev.revision,
+                key: ev.key.clone(),
+                object,
+                prev,
+            });
+            let Ok(mut state) = cache.state.write() else {
+                return;
+            };
+            match event.kind {
+                EventKind::Deleted => state.objects.remove(&event.key),
+                _ => state
+                    .objects
+                    .insert(event.key.clone(), event.object.clone()),
+            };
+            state.revision = event.revision;
+            if state.ring.len() == RING_CAPACITY
+                && let Some(dropped) = state.ring.pop_front()
+            {
+                state.oldest = dropped.revision;
+            }
+            state.ring.push_back(event.clone());
+            // Sent under the lock: a subscriber sees each event either in its snapshot or live.
+            let _ = state.tx.send(event);
+        }
+        // The storage watch ended (store closing, or the cache fell behind): drop this cache so
+        // the next watch rebuilds it; its watchers end and re-watch.
+        tracing::debug!(%prefix, "watch cache stopped");
+        if let Some(owner) = owner.upgrade() {
+            owner.forget(&prefix);
+        }
+    });
+    Ok(cache)
+}
