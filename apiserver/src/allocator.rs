@@ -159,58 +159,11 @@ impl ServiceAllocator {
                 Some(ip)
             }
         };
-        let mut ports = Vec::new();
-        if ty == "NodePort" || ty == "LoadBalancer" {
-            if let Some(list) = svc.pointer_mut("/spec/ports").and_then(Value::as_array_mut) {
-                for (i, p) in list.iter_mut().enumerate() {
-                    let port = match p.get("nodePort").and_then(Value::as_i64) {
-                        Some(n) if !NODE_PORTS.contains(&n) => {
-                            return Err(ApiError::invalid(
-                                "Service",
-                                "",
-                                "",
-                                vec![FieldError::invalid(
-                                    format!("spec.ports[{i}].nodePort"),
-                                    n,
-                                    "provided port is not in the valid range. The range of valid ports is 30000-32767",
-                                )],
-                            ));
-                        }
-                        Some(n) if used.ports.contains(&n) || ports.contains(&n) => {
-                            return Err(ApiError::invalid(
-                                "Service",
-                                "",
-                                "",
-                                vec![FieldError::invalid(
-                                    format!("spec.ports[{i}].nodePort"),
-                                    n,
-                                    "provided port is already allocated",
-                                )],
-                            ));
-                        }
-                        Some(n) => n,
-                        None => {
-                            let span = NODE_PORTS.end() - NODE_PORTS.start() + 1;
-                            let mut found = None;
-                            for step in 0..span {
-                                let n = NODE_PORTS.start()
-                                    + (used.next_port - NODE_PORTS.start() + step) % span;
-                                if !used.ports.contains(&n) && !ports.contains(&n) {
-                                    found = Some(n);
-                                    used.next_port = n + 1;
-                                    break;
-                                }
-                            }
-                            found.ok_or_else(|| {
-                                ApiError::internal("failed to allocate a nodePort: range is full")
-                            })?
-                        }
-                    };
-                    p["nodePort"] = json!(port);
-                    ports.push(port);
-                }
-            }
-        }
+        let ports = if ty == "NodePort" || ty == "LoadBalancer" {
+            allocate_node_ports(used, svc)?
+        } else {
+            Vec::new()
+        };
         if let Some(ip) = ip {
             used.ips.insert(ip);
             let text = Ipv4Addr::from(ip).to_string();
@@ -236,4 +189,60 @@ impl ServiceAllocator {
             }
         }
     }
+}
+
+/// Checks requested node ports and assigns free ones to the ports that have none.
+fn allocate_node_ports(used: &mut Used, svc: &mut Value) -> Result<Vec<i64>, ApiError> {
+    let name = svc
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let port_error = |i: usize, n: i64, detail: &str| {
+        ApiError::invalid(
+            "Service",
+            "",
+            &name,
+            vec![FieldError::invalid(
+                format!("spec.ports[{i}].nodePort"),
+                n,
+                detail,
+            )],
+        )
+    };
+    let mut taken: Vec<i64> = Vec::new();
+    let Some(list) = svc.pointer_mut("/spec/ports").and_then(Value::as_array_mut) else {
+        return Ok(taken);
+    };
+    let span = NODE_PORTS.end() - NODE_PORTS.start() + 1;
+    for (i, p) in list.iter_mut().enumerate() {
+        let port = match p.get("nodePort").and_then(Value::as_i64) {
+            Some(n) if !NODE_PORTS.contains(&n) => {
+                return Err(port_error(
+                    i,
+                    n,
+                    "provided port is not in the valid range. The range of valid ports is 30000-32767",
+                ));
+            }
+            Some(n) if used.ports.contains(&n) || taken.contains(&n) => {
+                return Err(port_error(i, n, "provided port is already allocated"));
+            }
+            Some(n) => n,
+            None => {
+                let free = (0..span)
+                    .map(|step| {
+                        NODE_PORTS.start() + (used.next_port - NODE_PORTS.start() + step) % span
+                    })
+                    .find(|n| !used.ports.contains(n) && !taken.contains(n))
+                    .ok_or_else(|| {
+                        ApiError::internal("failed to allocate a nodePort: range is full")
+                    })?;
+                used.next_port = free + 1;
+                free
+            }
+        };
+        p["nodePort"] = json!(port);
+        taken.push(port);
+    }
+    Ok(taken)
 }

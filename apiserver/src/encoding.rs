@@ -1,5 +1,5 @@
-//! Content negotiation and (de)serialization: JSON and YAML bodies in, JSON / YAML / Table /
-//! PartialObjectMetadata out, chosen by the Accept header as upstream negotiates them.
+//! Content negotiation and (de)serialization: JSON, YAML and protobuf bodies in; JSON / YAML /
+//! protobuf / Table / PartialObjectMetadata out, chosen by the Accept header as upstream does.
 
 use http::HeaderMap;
 use k1s_apimachinery::ApiError;
@@ -10,7 +10,7 @@ pub const MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
 
 const JSON: &str = "application/json";
 const YAML: &str = "application/yaml";
-const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
+const PROTOBUF: &str = crate::protobuf::MEDIA_TYPE;
 
 /// What shape a response takes.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -21,12 +21,15 @@ pub enum Output {
     Table(String),
     /// PartialObjectMetadata (or its List) of the given version.
     Metadata(String),
+    /// The Kubernetes protobuf envelope (built-in kinds only).
+    Protobuf,
 }
 
 impl Output {
     pub fn content_type(&self) -> &'static str {
         match self {
             Output::Yaml => YAML,
+            Output::Protobuf => PROTOBUF,
             _ => JSON,
         }
     }
@@ -69,6 +72,7 @@ pub fn negotiate(headers: &HeaderMap) -> Result<Output, ApiError> {
             }
             ("application/json" | "application/*" | "*/*", None) => return Ok(Output::Json),
             ("application/yaml", None) => return Ok(Output::Yaml),
+            (PROTOBUF, None) => return Ok(Output::Protobuf),
             _ => {}
         }
     }
@@ -131,10 +135,12 @@ pub fn decode_object(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError
             ))
         })?,
         YAML | "application/x-yaml" | "text/yaml" => decode_yaml(body)?,
-        PROTOBUF => {
-            return Err(ApiError::unsupported_media_type(&[JSON, YAML]));
-        }
-        _ => return Err(ApiError::unsupported_media_type(&[JSON, YAML])),
+        PROTOBUF => crate::protobuf::decode_object(body).map_err(|e| {
+            ApiError::bad_request(format!(
+                "the body of the request could not be decoded as protobuf: {e}"
+            ))
+        })?,
+        _ => return Err(ApiError::unsupported_media_type(&[JSON, YAML, PROTOBUF])),
     };
     if !value.is_object() {
         return Err(ApiError::bad_request(
@@ -151,14 +157,23 @@ pub fn decode_yaml(body: &[u8]) -> Result<Value, ApiError> {
         .map_err(|e| ApiError::bad_request(format!("error converting YAML to JSON: {e}")))
 }
 
-/// Serializes a response value in the negotiated format.
-pub fn encode(value: &Value, output: &Output) -> Vec<u8> {
-    match output {
+/// Serializes a response value in the negotiated format. Kinds without a protobuf form (Table,
+/// custom resources) fall back to JSON, which clients decode by the response's Content-Type.
+pub fn encode(value: &Value, output: &Output) -> (Vec<u8>, &'static str) {
+    if *output == Output::Protobuf {
+        match crate::protobuf::encode_object(value) {
+            Ok(bytes) => return (bytes, PROTOBUF),
+            Err(e) => tracing::debug!(error = %e, "no protobuf form; answering JSON"),
+        }
+        return (serde_json::to_vec(value).unwrap_or_default(), JSON);
+    }
+    let bytes = match output {
         Output::Yaml => serde_saphyr::to_string(value)
             .map(String::into_bytes)
             .unwrap_or_else(|e| format!("# YAML encoding failed: {e}\n").into_bytes()),
         _ => serde_json::to_vec(value).unwrap_or_default(),
-    }
+    };
+    (bytes, output.content_type())
 }
 
 #[cfg(test)]
@@ -180,6 +195,10 @@ mod tests {
         );
         assert_eq!(
             accept("application/vnd.kubernetes.protobuf, */*").unwrap(),
+            Output::Protobuf
+        );
+        assert_eq!(
+            accept("application/json, application/vnd.kubernetes.protobuf").unwrap(),
             Output::Json
         );
         assert_eq!(accept("application/yaml").unwrap(), Output::Yaml);
@@ -188,11 +207,10 @@ mod tests {
             Output::Yaml
         );
         assert_eq!(
-            accept("application/vnd.kubernetes.protobuf")
-                .unwrap_err()
-                .code,
-            406
+            accept("application/vnd.kubernetes.protobuf").unwrap(),
+            Output::Protobuf
         );
+        assert_eq!(accept("text/html").unwrap_err().code, 406);
         assert_eq!(
             accept("application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1").unwrap(),
             Output::Metadata("v1".into())
@@ -219,6 +237,8 @@ mod tests {
             http::header::CONTENT_TYPE,
             "application/vnd.kubernetes.protobuf".parse().unwrap(),
         );
-        assert_eq!(decode_object(&h, b"k8s\0").unwrap_err().code, 415);
+        assert_eq!(decode_object(&h, b"k8s\0garbage").unwrap_err().code, 400);
+        h.insert(http::header::CONTENT_TYPE, "text/plain".parse().unwrap());
+        assert_eq!(decode_object(&h, b"{}").unwrap_err().code, 415);
     }
 }

@@ -47,6 +47,7 @@ pub type Query = HashMap<String, String>;
 /// Serves one resource request.
 pub async fn handle(
     ctx: &ApiContext,
+    user: &crate::reviews::UserInfo,
     req: ResourceRequest,
     headers: &HeaderMap,
     query: &Query,
@@ -54,7 +55,7 @@ pub async fn handle(
 ) -> Response {
     let started = std::time::Instant::now();
     let mut warnings = Vec::new();
-    let resp = match serve(ctx, &req, headers, query, body, &mut warnings).await {
+    let resp = match serve(ctx, user, &req, headers, query, body, &mut warnings).await {
         Ok(mut resp) => {
             for w in warnings {
                 // RFC 7234 warn-code 299 "miscellaneous persistent warning", as upstream sends.
@@ -81,6 +82,7 @@ pub async fn handle(
 
 async fn serve(
     ctx: &ApiContext,
+    user: &crate::reviews::UserInfo,
     req: &ResourceRequest,
     headers: &HeaderMap,
     query: &Query,
@@ -161,6 +163,16 @@ async fn serve(
         }
         Verb::Create => {
             let mut obj = decode_body(headers, &body)?;
+            if crate::reviews::is_review(info) {
+                let answered = crate::reviews::answer(info, obj, user)?;
+                return Ok(object_response(
+                    StatusCode::CREATED,
+                    info,
+                    answered,
+                    &output,
+                    include,
+                ));
+            }
             match subname {
                 Some("binding") => {
                     let bound = bind_pod(ctx, target, strategy, name, &obj, &write).await?;
@@ -572,8 +584,13 @@ fn delete_options(query: &Query, body: &[u8], dry_run: bool) -> Result<DeleteOpt
         ..Default::default()
     };
     if !body.iter().all(u8::is_ascii_whitespace) {
-        let v: Value = serde_json::from_slice(body)
-            .map_err(|e| ApiError::bad_request(format!("invalid DeleteOptions body: {e}")))?;
+        let v: Value = if body.starts_with(crate::protobuf::MAGIC) {
+            crate::protobuf::decode_object(body)
+                .map_err(|e| ApiError::bad_request(format!("invalid DeleteOptions body: {e}")))?
+        } else {
+            serde_json::from_slice(body)
+                .map_err(|e| ApiError::bad_request(format!("invalid DeleteOptions body: {e}")))?
+        };
         opts.precondition_uid = v
             .pointer("/preconditions/uid")
             .and_then(Value::as_str)
@@ -704,6 +721,8 @@ fn watch_response(
     open: crate::metrics::WatchGuard,
 ) -> Response {
     let mut first_table = true;
+    let proto =
+        output == Output::Protobuf && crate::protobuf::supports(&info.api_version(), info.kind);
     let events = stream
         .take_until(async move {
             let _ = shutdown.wait_for(|down| *down).await;
@@ -732,6 +751,12 @@ fn watch_response(
                 ) => partial_metadata(o, v),
                 _ => ev.object().clone(),
             };
+            if proto {
+                // Length-prefixed protobuf WatchEvent frames, as upstream streams them.
+                if let Ok(frame) = crate::protobuf::encode_watch_event(ev.type_name(), &object) {
+                    return Ok::<_, std::convert::Infallible>(Bytes::from(frame));
+                }
+            }
             let mut line = serde_json::to_vec(&json!({ "type": ev.type_name(), "object": object }))
                 .unwrap_or_default();
             line.push(b'\n');
@@ -740,7 +765,11 @@ fn watch_response(
     let mut resp = Response::new(Body::from_stream(events));
     resp.headers_mut().insert(
         http::header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
+        HeaderValue::from_static(if proto {
+            "application/vnd.kubernetes.protobuf;stream=watch"
+        } else {
+            "application/json"
+        }),
     );
     resp.headers_mut().insert(
         http::header::CACHE_CONTROL,
@@ -750,11 +779,12 @@ fn watch_response(
 }
 
 fn encoded_response(status: StatusCode, value: &Value, output: &Output) -> Response {
-    let mut resp = Response::new(Body::from(encoding::encode(value, output)));
+    let (body, content_type) = encoding::encode(value, output);
+    let mut resp = Response::new(Body::from(body));
     *resp.status_mut() = status;
     resp.headers_mut().insert(
         http::header::CONTENT_TYPE,
-        HeaderValue::from_static(output.content_type()),
+        HeaderValue::from_static(content_type),
     );
     resp
 }

@@ -14,6 +14,7 @@ pub mod patch;
 pub mod protobuf;
 pub mod registry;
 pub mod request;
+pub mod reviews;
 pub mod server;
 pub mod strategies;
 pub mod table;

@@ -288,7 +288,14 @@ async fn dispatch(state: &AppState, identity: &CertIdentity, req: Request) -> Re
             Ok(b) => b,
             Err(e) => return error_response(&e),
         };
-        return handlers::handle(&state.api, r, &headers, &query, body).await;
+        let user = match identity {
+            CertIdentity::User { name, groups } => crate::reviews::UserInfo {
+                name: name.clone(),
+                groups: groups.clone(),
+            },
+            _ => crate::reviews::UserInfo::anonymous(),
+        };
+        return handlers::handle(&state.api, &user, r, &headers, &query, body).await;
     }
     match route {
         Route::GroupVersion { group, version } => {

@@ -290,6 +290,23 @@ impl ApiClient {
         })
     }
 
+    /// A client for the same server and credentials with `connections` connections of its
+    /// own (opened on first use), e.g. to keep long-running watches off the connections
+    /// that carry writes: a watch holds an HTTP/2 stream, and a connection's streams are
+    /// limited by the server.
+    pub fn with_own_connections(&self, connections: usize) -> ApiClient {
+        ApiClient {
+            server: self.server.clone(),
+            server_name: self.server_name.clone(),
+            tls: self.tls.clone(),
+            authorization: self.authorization.clone(),
+            slots: (0..connections.max(1))
+                .map(|_| tokio::sync::Mutex::new(None))
+                .collect(),
+            request_timeout: self.request_timeout,
+        }
+    }
+
     /// `https://host:port[/prefix]`.
     pub fn server(&self) -> &str {
         &self.server.base

@@ -53,6 +53,12 @@ impl std::fmt::Debug for Schemas {
 
 static SCHEMAS: OnceLock<Schemas> = OnceLock::new();
 
+/// A fresh Swagger 2.0 document; built per form so that neither keeps the tree alive.
+fn v2_document() -> Value {
+    let full = defs::build(true);
+    v2::document(full.defs, &full.kinds)
+}
+
 /// The process-wide registry, built on first use.
 pub fn schemas() -> &'static Schemas {
     SCHEMAS.get_or_init(Schemas::build)
@@ -74,11 +80,7 @@ impl Schemas {
     /// `/openapi/v2` as JSON.
     pub fn v2_json(&self) -> Bytes {
         self.v2
-            .get_or_init(|| {
-                let full = defs::build(true);
-                let doc = v2::document(full.defs, &full.kinds);
-                Bytes::from(serde_json::to_vec(&doc).unwrap_or_default())
-            })
+            .get_or_init(|| Bytes::from(serde_json::to_vec(&v2_document()).unwrap_or_default()))
             .clone()
     }
 
@@ -87,10 +89,7 @@ impl Schemas {
     /// without it. Pick with [`V2Format::negotiate`].
     pub fn v2_protobuf(&self) -> Bytes {
         self.v2_proto
-            .get_or_init(|| {
-                let doc: Value = serde_json::from_slice(&self.v2_json()).unwrap_or(Value::Null);
-                Bytes::from(v2_proto::encode(&doc))
-            })
+            .get_or_init(|| Bytes::from(v2_proto::encode(&v2_document())))
             .clone()
     }
 
@@ -105,7 +104,7 @@ impl Schemas {
     fn v3(&self) -> &v3::V3 {
         self.v3.get_or_init(|| {
             let full = defs::build(true);
-            v3::build(&full.defs, &full.kinds)
+            v3::build(full.defs, &full.kinds)
         })
     }
 

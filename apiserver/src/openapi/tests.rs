@@ -456,24 +456,6 @@ fn measure_build_cost() {
 }
 
 #[test]
-#[ignore]
-fn dump_docs() {
-    std::fs::write("/tmp/k1s-v2.json", schemas().v2_json()).unwrap();
-    std::fs::write("/tmp/k1s-v2.pb", schemas().v2_protobuf()).unwrap();
-    std::fs::write(
-        "/tmp/k1s-v3-apps.json",
-        schemas().v3_document("apis/apps/v1").unwrap().0,
-    )
-    .unwrap();
-    std::fs::write(
-        "/tmp/k1s-v3-core.json",
-        schemas().v3_document("api/v1").unwrap().0,
-    )
-    .unwrap();
-    std::fs::write("/tmp/k1s-v3-index.json", schemas().v3_index_json()).unwrap();
-}
-
-#[test]
 fn prune_removes_exactly_the_unknown_fields() {
     let s = schemas();
     let mut pod = json!({

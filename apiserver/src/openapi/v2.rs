@@ -37,11 +37,9 @@ pub(super) fn document(defs: Definitions, kinds: &[KindDef]) -> Value {
             methods.insert(op.method.into(), operation(&op));
         }
     }
-    json!({
+    let mut doc = json!({
         "swagger": "2.0",
         "info": {"title": "Kubernetes", "version": KUBERNETES_VERSION},
-        "paths": paths,
-        "definitions": defs,
         "securityDefinitions": {
             "BearerToken": {
                 "description": "Bearer Token authentication",
@@ -51,7 +49,16 @@ pub(super) fn document(defs: Definitions, kinds: &[KindDef]) -> Value {
             },
         },
         "security": [{"BearerToken": []}],
-    })
+    });
+    // Moved in, not through `json!`, which would serialize a copy of the big trees.
+    if let Value::Object(top) = &mut doc {
+        top.insert("paths".into(), Value::Object(paths));
+        top.insert(
+            "definitions".into(),
+            Value::Object(defs.into_iter().collect()),
+        );
+    }
+    doc
 }
 
 fn reference(def: &str) -> Value {

@@ -32,33 +32,44 @@ pub(super) struct V3 {
     pub index: Bytes,
 }
 
-pub(super) fn build(defs: &Definitions, kinds: &[KindDef]) -> V3 {
-    // Converted once; each document then borrows the schemas it lists instead of copying them.
-    let v3_defs: BTreeMap<&str, Value> = defs
-        .iter()
-        .map(|(name, schema)| (name.as_str(), v3_schema(name, schema)))
-        .collect();
-    let mut docs = BTreeMap::new();
-    let mut add = |key: String, ops: Vec<Op>| {
-        let json =
-            Bytes::from(serde_json::to_vec(&document(defs, &v3_defs, &ops)).unwrap_or_default());
-        let hash = sha512_upper_hex(&json);
-        docs.insert(key, Doc { json, hash });
+pub(super) fn build(mut defs: Definitions, kinds: &[KindDef]) -> V3 {
+    // Plan every document first (its operations and the schemas they reach, followed through
+    // the Swagger 2.0 refs), then convert the schemas in place, so that one tree serves all
+    // documents: each borrows the schemas it lists.
+    let mut plans: Vec<(String, Vec<Op>, BTreeSet<String>)> = Vec::new();
+    let mut plan = |key: String, ops: Vec<Op>| {
+        let roots = ops
+            .iter()
+            .flat_map(|op| std::iter::once(op.response.clone()).chain(op.body.clone()))
+            .collect();
+        let names = closure(&defs, roots);
+        plans.push((key, ops, names));
     };
-    add("apis".into(), vec![paths::discovery_op(None)]);
+    plan("apis".into(), vec![paths::discovery_op(None)]);
     for g in catalog::groups() {
         let root = if g.is_core() {
             "api".to_owned()
         } else {
             format!("apis/{}", g.name)
         };
-        add(root.clone(), vec![paths::discovery_op(Some(g.name))]);
+        plan(root.clone(), vec![paths::discovery_op(Some(g.name))]);
         for v in g.versions {
-            add(
+            plan(
                 format!("{root}/{v}"),
                 paths::group_version_ops(g.name, v, kinds),
             );
         }
+    }
+    for (name, schema) in defs.iter_mut() {
+        let swagger = std::mem::take(schema);
+        *schema = v3_schema(name, &swagger);
+    }
+    let mut docs = BTreeMap::new();
+    for (key, ops, names) in plans {
+        let json =
+            Bytes::from(serde_json::to_vec(&document(&defs, &ops, &names)).unwrap_or_default());
+        let hash = sha512_upper_hex(&json);
+        docs.insert(key, Doc { json, hash });
     }
     let index: Map<String, Value> = docs
         .iter()
@@ -94,25 +105,18 @@ struct Components<'a> {
     security_schemes: Value,
 }
 
-fn document<'a>(
-    defs: &Definitions,
-    v3_defs: &'a BTreeMap<&'a str, Value>,
-    ops: &[Op],
-) -> Document<'a> {
+fn document<'a>(defs: &'a Definitions, ops: &[Op], names: &BTreeSet<String>) -> Document<'a> {
     let mut paths: Map<String, Value> = Map::new();
-    let mut roots = BTreeSet::new();
     for op in ops {
-        roots.insert(op.response.clone());
-        roots.extend(op.body.clone());
         let entry = paths.entry(op.path.clone()).or_insert_with(|| json!({}));
         if let Value::Object(methods) = entry {
             methods.insert(op.method.into(), operation(op));
         }
     }
-    let schemas = closure(defs, roots)
+    let schemas = names
         .iter()
-        .filter_map(|name| v3_defs.get_key_value(name.as_str()))
-        .map(|(name, schema)| (*name, schema))
+        .filter_map(|name| defs.get_key_value(name))
+        .map(|(name, schema)| (name.as_str(), schema))
         .collect();
     Document {
         components: Components {

@@ -13,7 +13,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 use super::{Ctx, ErrorLog, remaining};
-use crate::client::ApiError;
+use crate::client::{ApiClient, ApiError};
 use crate::report::WatchReport;
 use crate::stats::{LatencySummary, duration_nanos, rate};
 
@@ -155,6 +155,7 @@ async fn list_resource_version(ctx: &Ctx) -> Result<String, ApiError> {
 #[allow(clippy::too_many_arguments)]
 async fn watcher(
     ctx: Arc<Ctx>,
+    client: Arc<ApiClient>,
     index: usize,
     rv: String,
     base: Instant,
@@ -170,10 +171,19 @@ async fn watcher(
         "{}?watch=true&resourceVersion={rv}&allowWatchBookmarks=true&timeoutSeconds={timeout}",
         ctx.configmaps()
     );
-    let mut body = match ctx.client.stream(index, &path).await {
+    let mut body = match client.stream(index, &path).await {
         Ok(body) => {
             let _ = ready.send(true).await;
             body
+        }
+        Err(ApiError::Timeout) => {
+            errors.record_msg(
+                "watch: no answer within the request timeout (more watchers per connection \
+                 than the server allows concurrent streams? raise --connections)"
+                    .into(),
+            );
+            let _ = ready.send(false).await;
+            return seen;
         }
         Err(e) => {
             errors.record("watch", &e);
@@ -263,6 +273,23 @@ pub(crate) async fn run(ctx: &Arc<Ctx>) -> WatchReport {
         }
     };
 
+    // The watches get connections of their own: each holds an HTTP/2 stream for its whole
+    // life, and the writes must not queue behind the server's per-connection stream limit.
+    let watch_client = Arc::new(ctx.client.with_own_connections(ctx.settings.connections));
+    match tokio::time::timeout_at(ctx.deadline, watch_client.connect_all()).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => {
+            errors.record_msg(format!("{e:#}"));
+            report.errors = errors.snapshot();
+            return report;
+        }
+        Err(_) => {
+            report.timed_out = true;
+            report.errors = errors.snapshot();
+            return report;
+        }
+    }
+
     // Watchers first; writes start only once every watch is established.
     let base = Instant::now();
     let sent: Arc<Vec<AtomicU64>> = Arc::new((0..writes).map(|_| AtomicU64::new(0)).collect());
@@ -272,6 +299,7 @@ pub(crate) async fn run(ctx: &Arc<Ctx>) -> WatchReport {
     for w in 0..watchers {
         tasks.push(tokio::spawn(watcher(
             ctx.clone(),
+            watch_client.clone(),
             w,
             rv.clone(),
             base,
