@@ -32,8 +32,6 @@ pub fn to_storage(info: &ResourceInfo, obj: &mut Value) {
     }
 }
 
-const HPA_V1_CPU_ANNOTATION: &str = "autoscaling.alpha.kubernetes.io/current-metrics";
-
 fn hpa_v1_to_v2(obj: &mut Value) {
     let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
         return;
@@ -54,7 +52,6 @@ fn hpa_v1_to_v2(obj: &mut Value) {
                 "current": { "averageUtilization": current } } }]),
         );
     }
-    let _ = HPA_V1_CPU_ANNOTATION;
 }
 
 fn hpa_v2_to_v1(obj: &mut Value) {

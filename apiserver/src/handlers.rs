@@ -297,7 +297,7 @@ async fn serve(
                     target,
                     strategy,
                     name,
-                    subname.filter(|s| *s == "status"),
+                    subname.filter(|s| matches!(*s, "status" | "approval")),
                     &write,
                     |old| {
                         let base = if scale {

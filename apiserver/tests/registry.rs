@@ -420,3 +420,30 @@ async fn watch_with_selector_sees_objects_leave_and_enter() {
         other => panic!("expected ERROR, got {other:?}"),
     }
 }
+
+#[tokio::test]
+async fn hpa_is_stored_once_and_served_in_both_versions() {
+    let r = registry();
+    with_namespace(&r, "ns").await;
+    let v1 = target("autoscaling", "v1", "horizontalpodautoscalers", Some("ns"));
+    let v2 = target("autoscaling", "v2", "horizontalpodautoscalers", Some("ns"));
+    let mut hpa = json!({
+        "apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "h"},
+        "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                 "minReplicas": 1, "maxReplicas": 5, "targetCPUUtilizationPercentage": 70}
+    });
+    k1s_apiserver::conversion::to_storage(v1.info, &mut hpa);
+    create(&r, v1, hpa).await.unwrap();
+    let as_v2 = r.get(v2, "h").await.unwrap();
+    assert_eq!(as_v2["apiVersion"], "autoscaling/v2");
+    assert_eq!(as_v2["spec"]["metrics"][0]["resource"]["name"], "cpu");
+    assert_eq!(
+        as_v2["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"],
+        70
+    );
+    let as_v1 = r.get(v1, "h").await.unwrap();
+    assert_eq!(as_v1["apiVersion"], "autoscaling/v1");
+    assert_eq!(as_v1["spec"]["targetCPUUtilizationPercentage"], 70);
+    assert!(as_v1["spec"].get("metrics").is_none());
+}

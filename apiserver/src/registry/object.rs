@@ -152,7 +152,7 @@ pub fn prepare_update(
         let ns = meta::namespace(old).unwrap_or_default().to_string();
         meta::set_namespace(&mut new, &ns).map_err(meta_err)?;
     }
-    if subresource == Some("status") {
+    if matches!(subresource, Some("status" | "approval")) {
         // A status update changes status only.
         let status = new.get("status").cloned();
         let mut merged = old.clone();
