@@ -36,11 +36,8 @@ pub fn check(
     json_body: Option<&[u8]>,
 ) -> Result<Vec<String>, ApiError> {
     let unknown = type_name
-        .map(|t| crate::openapi::schemas().unknown_fields(t, obj))
+        .map(|t| crate::openapi::schemas().prune_unknown_fields(t, obj))
         .unwrap_or_default();
-    for path in &unknown {
-        prune(obj, path);
-    }
     if mode == Mode::Ignore {
         return Ok(Vec::new());
     }
@@ -53,7 +50,7 @@ pub fn check(
     problems.extend(
         unknown
             .iter()
-            .map(|path| format!("unknown field \"{}\"", path.trim_start_matches('.'))),
+            .map(|path| format!("unknown field \"{path}\"")),
     );
     if mode == Mode::Strict && !problems.is_empty() {
         return Err(ApiError::bad_request(format!(
@@ -62,30 +59,6 @@ pub fn check(
         )));
     }
     Ok(problems)
-}
-
-/// Removes the field at a path like `.spec.containers[0].bogus`.
-fn prune(obj: &mut Value, path: &str) {
-    let mut segments: Vec<&str> = path
-        .trim_start_matches('.')
-        .split(['.', '['])
-        .filter(|s| !s.is_empty())
-        .collect();
-    let Some(last) = segments.pop() else { return };
-    let mut cur = obj;
-    for seg in segments {
-        let next = match seg.strip_suffix(']').map(str::parse::<usize>) {
-            Some(Ok(i)) => cur.get_mut(i),
-            _ => cur.get_mut(seg),
-        };
-        match next {
-            Some(n) => cur = n,
-            None => return,
-        }
-    }
-    if let Some(map) = cur.as_object_mut() {
-        map.remove(last);
-    }
 }
 
 /// Paths of keys that appear twice in one JSON object (serde_json keeps only the last).
@@ -178,14 +151,6 @@ mod tests {
         let body = br#"{"a":1,"spec":{"x":[{"n":1,"n":2}],"y":1,"y":2},"a":3}"#;
         assert_eq!(duplicate_fields(body), vec!["spec.x[0].n", "spec.y", "a"]);
         assert!(duplicate_fields(br#"{"a":{"a":1}}"#).is_empty());
-    }
-
-    #[test]
-    fn prunes_nested_paths() {
-        let mut v = serde_json::json!({"spec":{"containers":[{"name":"a","bogus":1}]},"x":2});
-        prune(&mut v, ".spec.containers[0].bogus");
-        prune(&mut v, ".x");
-        assert_eq!(v, serde_json::json!({"spec":{"containers":[{"name":"a"}]}}));
     }
 
     #[test]

@@ -202,6 +202,7 @@ async fn serve(
                         validation, own_type, &mut obj, json_body,
                     )?);
                     let mut obj = check_body(info, target.namespace, None, obj)?;
+                    type_check(info, &obj)?;
                     crate::conversion::to_storage(info, &mut obj);
                     if is_service(info) {
                         ctx.services
@@ -256,6 +257,7 @@ async fn serve(
                         validation, own_type, &mut obj, json_body,
                     )?);
                     let mut obj = check_body(info, target.namespace, Some(name), obj)?;
+                    type_check(info, &obj)?;
                     crate::conversion::to_storage(info, &mut obj);
                     ctx.registry
                         .update(target, strategy, name, sub, &write, |_| Ok(obj.clone()))
@@ -320,6 +322,7 @@ async fn serve(
                         } else {
                             let t = root_type.as_deref().filter(|_| subname.is_none());
                             unknown = field_validation::check(validation, t, &mut new, None)?;
+                            type_check(info, &new)?;
                             Ok(new)
                         }
                     },
@@ -419,6 +422,19 @@ fn decode_body(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
         return Err(ApiError::request_entity_too_large("limit is 3145728"));
     }
     encoding::decode_object(headers, body)
+}
+
+/// A body must decode as its typed kind, as upstream decodes every built-in body into its Go type.
+fn type_check(info: &ResourceInfo, obj: &Value) -> Result<(), ApiError> {
+    crate::openapi::schemas()
+        .type_check(info.group, info.version, info.kind, obj)
+        .map_err(|e| {
+            ApiError::bad_request(format!(
+                "{kind} in version \"{version}\" cannot be handled as a {kind}: {e}",
+                kind = info.kind,
+                version = info.version
+            ))
+        })
 }
 
 /// A body must describe the kind, namespace and name the URL addresses.

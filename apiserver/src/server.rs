@@ -364,21 +364,43 @@ fn non_resource(
             );
             resp
         }
-        "/openapi/v2" => bytes_response(
-            crate::openapi::schemas().v2_json(),
-            "application/json",
-            false,
-        ),
+        "/openapi/v2" => match crate::openapi::V2Format::negotiate(header(http::header::ACCEPT)) {
+            Some(format) => {
+                let mut resp = bytes_response(
+                    crate::openapi::schemas().v2(format),
+                    format.content_type(),
+                    false,
+                );
+                resp.headers_mut()
+                    .insert(http::header::VARY, HeaderValue::from_static("Accept"));
+                resp
+            }
+            None => error_response(&ApiError::not_acceptable(&[
+                "application/json",
+                crate::openapi::V2_PROTOBUF_CONTENT_TYPE,
+            ])),
+        },
         "/openapi/v3" | "/openapi/v3/" => bytes_response(
             crate::openapi::schemas().v3_index_json(),
             "application/json",
             false,
         ),
         p if p.starts_with("/openapi/v3/") => {
-            match crate::openapi::schemas().v3_document(&p["/openapi/v3/".len()..]) {
-                Some((doc, hash)) => {
-                    let immutable = query.get("hash").is_some_and(|h| h == hash);
-                    bytes_response(doc, "application/json", immutable)
+            let doc_path = &p["/openapi/v3/".len()..];
+            match crate::openapi::schemas().v3_document(doc_path) {
+                // An outdated hash is redirected to the current one, as upstream does.
+                Some((_, hash)) if query.get("hash").is_some_and(|h| h != hash) => {
+                    let mut resp = Response::new(Body::empty());
+                    *resp.status_mut() = StatusCode::MOVED_PERMANENTLY;
+                    if let Ok(v) =
+                        HeaderValue::from_str(&format!("/openapi/v3/{doc_path}?hash={hash}"))
+                    {
+                        resp.headers_mut().insert(http::header::LOCATION, v);
+                    }
+                    resp
+                }
+                Some((doc, _)) => {
+                    bytes_response(doc, "application/json", query.contains_key("hash"))
                 }
                 None => error_response(&ApiError::not_found_path()),
             }
@@ -426,15 +448,25 @@ fn health(state: &AppState, path: &str, query: &handlers::Query) -> Response {
             None => error_response(&ApiError::not_found_path()),
         };
     }
-    let healthy = checks.iter().all(|(_, ok)| *ok);
+    // `?exclude=<check>` skips a check, as upstream's health endpoints allow.
+    let excluded: Vec<&str> = query
+        .get("exclude")
+        .map(|e| e.split(',').collect())
+        .unwrap_or_default();
+    let healthy = checks
+        .iter()
+        .all(|(name, ok)| *ok || excluded.contains(name));
     if query.contains_key("verbose") || !healthy {
         let mut out = String::new();
         for (name, ok) in &checks {
-            out.push_str(&format!(
-                "[{}]{name} {}\n",
-                if *ok { "+" } else { "-" },
-                if *ok { "ok" } else { "failed: reason withheld" }
-            ));
+            let line = if excluded.contains(name) {
+                format!("[+]{name} excluded: ok\n")
+            } else if *ok {
+                format!("[+]{name} ok\n")
+            } else {
+                format!("[-]{name} failed: reason withheld\n")
+            };
+            out.push_str(&line);
         }
         out.push_str(&format!(
             "{base} check {}\n",

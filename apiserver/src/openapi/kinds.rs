@@ -4,13 +4,18 @@
 use k8s_openapi::Resource;
 use schemars::{JsonSchema, SchemaGenerator};
 
+/// Decodes an object into its typed form and reports why it does not fit (wrong field types).
+pub(super) type TypeCheck = fn(&serde_json::Value) -> Result<(), String>;
+
 /// A kind served by some group version and the definition that describes it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub(super) struct KindDef {
     pub group: String,
     pub version: String,
     pub kind: String,
     pub definition: String,
+    /// Typed decoding of the kind, for kinds backed by a k8s-openapi type.
+    pub type_check: Option<TypeCheck>,
 }
 
 impl KindDef {
@@ -20,19 +25,24 @@ impl KindDef {
             version: version.to_owned(),
             kind: kind.to_owned(),
             definition: definition.to_owned(),
+            type_check: None,
         }
     }
 }
 
-fn add<T: Resource + JsonSchema>(generator: &mut SchemaGenerator, out: &mut Vec<KindDef>) {
+fn type_check<T: serde::de::DeserializeOwned>(v: &serde_json::Value) -> Result<(), String> {
+    T::deserialize(v).map(|_| ()).map_err(|e| e.to_string())
+}
+
+fn add<T: Resource + JsonSchema + serde::de::DeserializeOwned>(
+    generator: &mut SchemaGenerator,
+    out: &mut Vec<KindDef>,
+) {
     // The returned `$ref` is not needed: the definition lands in the generator.
     let _ = generator.subschema_for::<T>();
-    out.push(KindDef::new(
-        T::GROUP,
-        T::VERSION,
-        T::KIND,
-        &T::schema_name(),
-    ));
+    let mut def = KindDef::new(T::GROUP, T::VERSION, T::KIND, &T::schema_name());
+    def.type_check = Some(type_check::<T>);
+    out.push(def);
 }
 
 macro_rules! kinds {

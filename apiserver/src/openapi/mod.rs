@@ -157,6 +157,26 @@ impl Schemas {
     /// Removes from `obj` the fields [`Schemas::unknown_fields`] reports, as upstream's typed
     /// decoding drops them (every `fieldValidation` mode), and returns their paths. Walks the
     /// path steps, so dotted map keys (`example.com/x`) are handled exactly.
+    /// Decodes `obj` as the typed kind (upstream decodes every built-in body into its Go type):
+    /// `Err` says which field has the wrong type. Kinds without a typed form pass.
+    pub fn type_check(
+        &self,
+        group: &str,
+        version: &str,
+        kind: &str,
+        obj: &Value,
+    ) -> Result<(), String> {
+        match self
+            .kinds
+            .iter()
+            .find(|k| k.group == group && k.version == version && k.kind == kind)
+            .and_then(|k| k.type_check)
+        {
+            Some(check) => check(obj),
+            None => Ok(()),
+        }
+    }
+
     pub fn prune_unknown_fields(&self, type_name: &str, obj: &mut Value) -> Vec<String> {
         lookup::prune_unknown_fields(&self.lookup, type_name, obj)
     }

@@ -325,20 +325,25 @@ impl Registry {
                     .map_err(|e| ApiError::internal(e.to_string()))?;
                 return Ok(new);
             }
-            let result = if object::finalized(&new) {
-                self.store
-                    .delete(&key, Some(current.mod_revision))
-                    .await
-                    .map(|d| Some(d.prev))
-            } else {
-                self.store
-                    .update(&key, object::encode(&new), Some(current.mod_revision))
-                    .await
-                    .map(Some)
-            };
-            match result {
-                Ok(Some(kv)) => return object::decode(t.info, &kv),
-                Ok(None) => return Ok(new),
+            if object::finalized(&new) {
+                // The last finalizer is gone: the object goes, and the caller sees its final state.
+                match self.store.delete(&key, Some(current.mod_revision)).await {
+                    Ok(d) => {
+                        let mut last = new;
+                        meta::set_resource_version(&mut last, &d.revision.to_string())
+                            .map_err(|e| ApiError::internal(e.to_string()))?;
+                        return Ok(last);
+                    }
+                    Err(k1s_storage::Error::Conflict { .. }) if client_rv.is_none() => continue,
+                    Err(e) => return Err(from_store(e, &gr, name)),
+                }
+            }
+            match self
+                .store
+                .update(&key, object::encode(&new), Some(current.mod_revision))
+                .await
+            {
+                Ok(kv) => return object::decode(t.info, &kv),
                 Err(k1s_storage::Error::Conflict { .. }) if client_rv.is_none() => continue,
                 Err(e) => return Err(from_store(e, &gr, name)),
             }

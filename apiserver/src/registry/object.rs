@@ -310,12 +310,11 @@ pub fn mark_for_deletion(
             ));
         }
     };
-    if let Some(f) = policy_finalizer {
-        // Only objects with dependents are held for the garbage collector; with no garbage
-        // collector yet, record the policy only where other finalizers already hold the object.
-        if !finalizers.is_empty() && !finalizers.iter().any(|x| x == f) {
-            finalizers.push(f.to_string());
-        }
+    // Recorded as upstream does; the garbage collector (controller-manager) acts on them.
+    if let Some(f) = policy_finalizer
+        && !finalizers.iter().any(|x| x == f)
+    {
+        finalizers.push(f.to_string());
     }
     let is_namespace = info.group.is_empty() && info.resource == "namespaces";
     if finalizers.is_empty() && !is_namespace {
