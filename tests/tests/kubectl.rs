@@ -3,11 +3,10 @@
 
 use std::time::Duration;
 
-use k1s_tests::{Kubectl, TestCluster, fails, namespace_yaml, ok, stderr, stdout, wait_until};
+use k1s_tests::{Kubectl, TestCluster, fails, namespace_yaml, ok, stderr, stdout};
 use serde_json::Value;
 
 const WAIT: Duration = Duration::from_secs(20);
-/// How long the garbage collector may take to act on a deletion.
 
 /// A cluster with namespace `ns` created (with `kubectl apply`, which sends JSON).
 fn cluster_with_ns(ns: &str) -> TestCluster {
