@@ -1,6 +1,7 @@
 //! The Kubernetes API server: TLS, the filter chain, discovery and the generic registry over the store.
 
 pub mod allocator;
+pub mod auth;
 pub mod bootstrap;
 pub mod conversion;
 pub mod discovery;

@@ -8,30 +8,7 @@ use k1s_apimachinery::ApiError;
 use k1s_apimachinery::catalog::ResourceInfo;
 use serde_json::{Value, json};
 
-/// The caller, as authentication established it.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct UserInfo {
-    pub name: String,
-    pub groups: Vec<String>,
-}
-
-impl UserInfo {
-    pub fn anonymous() -> Self {
-        UserInfo {
-            name: "system:anonymous".into(),
-            groups: vec!["system:unauthenticated".into()],
-        }
-    }
-
-    /// Groups as upstream reports them: every authenticated user is also `system:authenticated`.
-    pub fn effective_groups(&self) -> Vec<String> {
-        let mut groups = self.groups.clone();
-        if self.name != "system:anonymous" && !groups.iter().any(|g| g == "system:authenticated") {
-            groups.push("system:authenticated".into());
-        }
-        groups
-    }
-}
+pub use crate::auth::UserInfo;
 
 /// Whether `info` is a review kind answered here.
 pub fn is_review(info: &ResourceInfo) -> bool {

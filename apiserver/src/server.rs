@@ -289,10 +289,9 @@ async fn dispatch(state: &AppState, identity: &CertIdentity, req: Request) -> Re
             Err(e) => return error_response(&e),
         };
         let user = match identity {
-            CertIdentity::User { name, groups } => crate::reviews::UserInfo {
-                name: name.clone(),
-                groups: groups.clone(),
-            },
+            CertIdentity::User { name, groups } => {
+                crate::reviews::UserInfo::new(name.clone(), groups.clone())
+            }
             _ => crate::reviews::UserInfo::anonymous(),
         };
         return handlers::handle(&state.api, &user, r, &headers, &query, body).await;
