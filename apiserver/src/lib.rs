@@ -1,6 +1,8 @@
 //! The Kubernetes API server: TLS, the filter chain, discovery and the generic registry over the store.
 
+pub mod admission;
 pub mod allocator;
+pub mod audit;
 pub mod auth;
 pub mod bootstrap;
 pub mod conversion;
@@ -11,6 +13,7 @@ pub mod field_validation;
 pub mod handlers;
 pub mod metrics;
 pub mod openapi;
+pub mod overload;
 pub mod patch;
 pub mod protobuf;
 pub mod registry;

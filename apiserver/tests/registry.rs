@@ -447,3 +447,42 @@ async fn hpa_is_stored_once_and_served_in_both_versions() {
     assert_eq!(as_v1["spec"]["targetCPUUtilizationPercentage"], 70);
     assert!(as_v1["spec"].get("metrics").is_none());
 }
+
+#[tokio::test]
+async fn watch_from_a_revision_written_by_another_resource() {
+    // A list's resourceVersion is the store's, which another resource may have produced last;
+    // the cache must not wait for a write of its own resource (upstream: progress notify).
+    let r = registry();
+    with_namespace(&r, "ns").await;
+    let cms = target("", "v1", "configmaps", Some("ns"));
+    create(&r, cms, json!({"metadata": {"name": "a"}}))
+        .await
+        .unwrap();
+    // Start the configmaps cache, then move the store on with writes elsewhere.
+    drop(r.watch(cms, WatchQuery::default()).await.unwrap());
+    let secrets = target("", "v1", "secrets", Some("ns"));
+    create(&r, secrets, json!({"metadata": {"name": "s"}}))
+        .await
+        .unwrap();
+    let rv = r.store().current_revision().to_string();
+    let started = std::time::Instant::now();
+    let mut w = r
+        .watch(
+            cms,
+            WatchQuery {
+                resource_version: rv,
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "watch waited {:?}",
+        started.elapsed()
+    );
+    create(&r, cms, json!({"metadata": {"name": "b"}}))
+        .await
+        .unwrap();
+    assert!(matches!(next(&mut w).await, WatchEvent::Added(o) if o["metadata"]["name"] == "b"));
+}

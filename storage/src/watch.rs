@@ -113,6 +113,13 @@ impl WatchStream {
     pub fn last_delivered(&self) -> Revision {
         self.last_delivered
     }
+
+    /// True when no event is waiting to be read. Events are sent to watchers before the store
+    /// publishes their revision, so a watch that is idle after the caller read the current
+    /// revision P has delivered every matching event up to P (a progress notification).
+    pub fn is_idle(&self) -> bool {
+        self.replay.is_empty() && self.rx.is_empty()
+    }
 }
 
 impl Stream for WatchStream {

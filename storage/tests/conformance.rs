@@ -268,11 +268,21 @@ async fn slow_watcher_is_cut_off_without_blocking(backend: &str) {
     let s = &f.store;
     let mut slow = s.watch("/s/", Revision(0)).await.unwrap();
     let mut fast = s.watch("/s/", Revision(0)).await.unwrap();
-    let reader = tokio::spawn(async move { take(&mut fast, 100).await.len() });
+    // The fast watcher reports its progress; writers pace themselves on it (never on the slow
+    // one), so only the slow watcher can fall behind, however loaded the machine is.
+    let (progress_tx, mut progress) = tokio::sync::watch::channel(0u64);
+    let reader = tokio::spawn(async move {
+        for _ in 0..100 {
+            let ev = fast.next().await.unwrap().unwrap();
+            progress_tx.send_replace(ev.revision.0);
+        }
+        100
+    });
     // The slow watcher reads nothing; 100 writes must still complete.
     tokio::time::timeout(Duration::from_secs(20), async {
-        for i in 0..100 {
+        for i in 0..100u64 {
             s.create(&format!("/s/k{i:03}"), b("v")).await.unwrap();
+            progress.wait_for(|r| *r >= i + 1).await.unwrap();
         }
     })
     .await

@@ -1,6 +1,10 @@
 //! Who is calling and what they may do: the user a request authenticates as, and the attributes
 //! authorization decides on. Authenticators and authorizers live in submodules.
 
+pub mod authn;
+
+pub mod rbac;
+
 use std::collections::BTreeMap;
 
 /// The caller, as authentication established it (upstream's user.Info).

@@ -46,6 +46,9 @@ struct State {
 
 pub struct ResourceCache {
     state: RwLock<State>,
+    /// Bumped to ask the feeding task to advance `revision` to the store's when it has nothing
+    /// pending (our progress notification).
+    progress: tokio::sync::watch::Sender<u64>,
 }
 
 /// What a watch starts with.
@@ -119,7 +122,9 @@ impl WatchCache {
                         1,
                     ));
                 }
-                tokio::time::sleep(Duration::from_millis(5)).await;
+                // The revision may belong to another resource: ask the feed for progress.
+                cache.progress.send_modify(|n| *n = n.wrapping_add(1));
+                tokio::time::sleep(Duration::from_millis(2)).await;
             }
         }
         let state = cache.read()?;
@@ -185,12 +190,31 @@ async fn start(
             oldest: page.revision,
             tx,
         }),
+        progress: tokio::sync::watch::Sender::new(0),
     });
     let weak = Arc::downgrade(&cache);
     let prefix = prefix.to_string();
+    let mut progress_requests = cache.progress.subscribe();
     tokio::spawn(async move {
-        while let Some(Ok(ev)) = watch.next().await {
+        loop {
             let Some(cache) = weak.upgrade() else { return };
+            let next = tokio::select! {
+                biased;
+                next = watch.next() => next,
+                Ok(()) = progress_requests.changed() => {
+                    // Read the store's revision first, then check nothing is pending: every
+                    // event up to it has then been applied here.
+                    let current = store.current_revision();
+                    if watch.is_idle()
+                        && let Ok(mut state) = cache.state.write()
+                        && state.revision < current
+                    {
+                        state.revision = current;
+                    }
+                    continue;
+                }
+            };
+            let Some(Ok(ev)) = next else { break };
             let decode = |kv: &k1s_storage::KeyValue| object::decode(info, kv).ok().map(Arc::new);
             let prev = ev.prev.as_ref().and_then(decode);
             let object = match (&ev.current, &prev) {

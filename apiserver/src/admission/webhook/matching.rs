@@ -1,0 +1,160 @@
+//! Which webhooks a request reaches: rules (operations, groups, versions, resources with
+//! subresources, scope), namespaceSelector and objectSelector, as upstream's `rules`,
+//! `namespace` and `object` predicates and `ShouldCallHook`.
+
+use std::collections::BTreeMap;
+
+use k1s_apimachinery::{ApiError, GroupResource};
+use serde_json::Value;
+
+use super::AdmissionAttributes;
+use super::config::{Rule, Scope, Webhook};
+
+const ADMISSION_REGISTRATION: &str = "admissionregistration.k8s.io";
+
+/// Requests on the admission configuration kinds themselves never go to webhooks (so a broken
+/// webhook cannot lock out its own repair).
+pub fn is_exempt_admission_configuration_resource(attrs: &AdmissionAttributes) -> bool {
+    attrs.group == ADMISSION_REGISTRATION
+        && matches!(
+            attrs.kind.as_str(),
+            "ValidatingWebhookConfiguration"
+                | "MutatingWebhookConfiguration"
+                | "ValidatingAdmissionPolicy"
+                | "ValidatingAdmissionPolicyBinding"
+                | "MutatingAdmissionPolicy"
+                | "MutatingAdmissionPolicyBinding"
+        )
+}
+
+fn is_namespace_resource(attrs: &AdmissionAttributes) -> bool {
+    attrs.group.is_empty() && attrs.version == "v1" && attrs.resource == "namespaces"
+}
+
+fn exact_or_wildcard(items: &[String], requested: &str) -> bool {
+    items.iter().any(|i| i == "*" || i == requested)
+}
+
+/// Upstream's `rules.Matcher.Matches`.
+pub fn rule_matches(rule: &Rule, attrs: &AdmissionAttributes) -> bool {
+    let scope = match rule.scope {
+        Scope::All => true,
+        Scope::Namespaced => !is_namespace_resource(attrs) && !attrs.namespace.is_empty(),
+        Scope::Cluster => is_namespace_resource(attrs) || attrs.namespace.is_empty(),
+        Scope::Invalid => false,
+    };
+    let operation = rule
+        .operations
+        .iter()
+        .any(|op| op == "*" || op == attrs.operation.as_str());
+    let resource = rule.resources.iter().any(|r| {
+        let (res, sub) = r.split_once('/').unwrap_or((r.as_str(), ""));
+        (res == "*" || res == attrs.resource) && (sub == "*" || sub == attrs.subresource)
+    });
+    scope
+        && operation
+        && exact_or_wildcard(&rule.api_groups, &attrs.group)
+        && exact_or_wildcard(&rule.api_versions, &attrs.version)
+        && resource
+}
+
+fn labels_of(obj: &Value) -> Option<&Value> {
+    obj.pointer("/metadata/labels")
+}
+
+/// Upstream's `MatchNamespaceSelector`: `(matches, error)`.
+fn namespace_matches(
+    hook: &Webhook,
+    attrs: &AdmissionAttributes,
+    obj: &Value,
+) -> (bool, Option<ApiError>) {
+    if attrs.namespace.is_empty() && attrs.resource != "namespaces" {
+        // Cluster-scoped objects other than namespaces are never exempted.
+        return (true, None);
+    }
+    let selector = match &hook.namespace_selector {
+        Ok(s) => s,
+        Err(e) => return (false, Some(ApiError::internal(e))),
+    };
+    if selector.is_empty() {
+        return (true, None);
+    }
+    // A namespace being created or updated is judged by its new labels.
+    if attrs.resource == "namespaces"
+        && attrs.subresource.is_empty()
+        && matches!(
+            attrs.operation,
+            super::Operation::Create | super::Operation::Update
+        )
+    {
+        return (selector.matches_json(labels_of(obj)), None);
+    }
+    match &attrs.namespace_labels {
+        Some(labels) => (selector.matches(&StrMap(labels)), None),
+        None => (
+            false,
+            Some(ApiError::not_found(
+                &GroupResource::core("namespaces"),
+                &attrs.namespace,
+            )),
+        ),
+    }
+}
+
+struct StrMap<'a>(&'a BTreeMap<String, String>);
+
+impl k1s_apimachinery::selector::Labels for StrMap<'_> {
+    fn get_label(&self, key: &str) -> Option<&str> {
+        self.0.get(key).map(String::as_str)
+    }
+}
+
+/// Upstream's `MatchObjectSelector`: the new or the old object must match.
+fn object_matches(
+    hook: &Webhook,
+    attrs: &AdmissionAttributes,
+    obj: &Value,
+) -> (bool, Option<ApiError>) {
+    let selector = match &hook.object_selector {
+        Ok(s) => s,
+        Err(e) => return (false, Some(ApiError::internal(e))),
+    };
+    if selector.is_empty() {
+        return (true, None);
+    }
+    let matches = |o: &Value| o.is_object() && selector.matches_json(labels_of(o));
+    (
+        matches(obj) || attrs.old_object.as_ref().is_some_and(matches),
+        None,
+    )
+}
+
+/// Upstream's `ShouldCallHook`: whether `hook` applies. Selector errors are only reported for
+/// webhooks whose rules match.
+pub(super) fn should_call(
+    hook: &Webhook,
+    attrs: &AdmissionAttributes,
+    obj: &Value,
+) -> Result<bool, ApiError> {
+    let (ns_match, ns_err) = namespace_matches(hook, attrs, obj);
+    if !ns_match && ns_err.is_none() {
+        return Ok(false);
+    }
+    let (obj_match, obj_err) = object_matches(hook, attrs, obj);
+    if !obj_match && obj_err.is_none() {
+        return Ok(false);
+    }
+    if !hook.rules.iter().any(|r| rule_matches(r, attrs)) {
+        return Ok(false);
+    }
+    if let Some(e) = ns_err.or(obj_err) {
+        return Err(e);
+    }
+    if hook.has_match_conditions {
+        tracing::debug!(
+            webhook = %hook.name,
+            "matchConditions are not evaluated; calling the webhook"
+        );
+    }
+    Ok(true)
+}

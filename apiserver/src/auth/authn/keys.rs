@@ -1,0 +1,309 @@
+//! ES256 key material for service-account tokens: loading the PKCS#8 / SPKI keys, upstream's key
+//! id, and compact JWS signing and verification (a JWT is base64url JSON plus a signature).
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use ring::rand::SystemRandom;
+use ring::signature::{
+    ECDSA_P256_SHA256_FIXED, ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair as _,
+    UnparsedPublicKey,
+};
+use rustls_pki_types::SubjectPublicKeyInfoDer;
+use rustls_pki_types::pem::PemObject as _;
+
+/// The DER prefix of a P-256 `SubjectPublicKeyInfo` (id-ecPublicKey, prime256v1, a 66-byte BIT
+/// STRING); the 65-byte uncompressed point follows.
+const P256_SPKI_PREFIX: [u8; 26] = [
+    0x30, 0x59, 0x30, 0x13, 0x06, 0x07, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01, 0x06, 0x08, 0x2a,
+    0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07, 0x03, 0x42, 0x00,
+];
+
+/// The signature algorithm every key here uses.
+pub(crate) const ALG_ES256: &str = "ES256";
+
+/// A P-256 public key that verifies tokens and is published in the JWKS.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct PublicKey {
+    /// Upstream's key id: base64url (no padding) of SHA-256 of the DER `SubjectPublicKeyInfo`.
+    pub kid: String,
+    /// The uncompressed point `04 || x || y`.
+    pub point: Vec<u8>,
+}
+
+impl PublicKey {
+    pub fn from_point(point: &[u8]) -> Result<Self, String> {
+        if point.len() != 65 || point[0] != 0x04 {
+            return Err("not an uncompressed P-256 point".into());
+        }
+        let mut spki = P256_SPKI_PREFIX.to_vec();
+        spki.extend_from_slice(point);
+        Ok(PublicKey {
+            kid: key_id(&spki),
+            point: point.to_vec(),
+        })
+    }
+
+    pub fn from_spki_der(der: &[u8]) -> Result<Self, String> {
+        match der.strip_prefix(&P256_SPKI_PREFIX[..]) {
+            Some(point) if point.len() == 65 => Self::from_point(point),
+            _ => Err("only ECDSA P-256 public keys are supported".into()),
+        }
+    }
+
+    /// Every `PUBLIC KEY` block of a PEM text.
+    pub fn all_from_pem(pem: &str) -> Result<Vec<Self>, String> {
+        let mut keys = Vec::new();
+        for item in SubjectPublicKeyInfoDer::pem_slice_iter(pem.as_bytes()) {
+            let der = item.map_err(|e| format!("not a PEM public key: {e}"))?;
+            keys.push(Self::from_spki_der(der.as_ref())?);
+        }
+        if keys.is_empty() {
+            return Err("no PUBLIC KEY block found".into());
+        }
+        Ok(keys)
+    }
+
+    /// The affine coordinates, 32 bytes each.
+    pub fn x(&self) -> &[u8] {
+        &self.point[1..33]
+    }
+
+    pub fn y(&self) -> &[u8] {
+        &self.point[33..65]
+    }
+
+    fn verify(&self, message: &[u8], signature: &[u8]) -> bool {
+        UnparsedPublicKey::new(&ECDSA_P256_SHA256_FIXED, &self.point)
+            .verify(message, signature)
+            .is_ok()
+    }
+}
+
+/// base64url(sha256(der)), as upstream's `keyIDFromPublicKey`.
+fn key_id(spki_der: &[u8]) -> String {
+    URL_SAFE_NO_PAD.encode(ring::digest::digest(&ring::digest::SHA256, spki_der))
+}
+
+/// The signing half: an ES256 key pair and its public key.
+pub(crate) struct SigningKey {
+    pair: EcdsaKeyPair,
+    rng: SystemRandom,
+    pub public: PublicKey,
+}
+
+impl std::fmt::Debug for SigningKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SigningKey")
+            .field("kid", &self.public.kid)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SigningKey {
+    /// Loads a PKCS#8 P-256 private key. `public_hint` (the point from `sa.pub`) lets keys whose
+    /// PKCS#8 omits the public key load too.
+    pub fn from_pkcs8(der: &[u8], public_hint: Option<&[u8]>) -> Result<Self, String> {
+        let rng = SystemRandom::new();
+        let pair = match EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, der, &rng) {
+            Ok(pair) => pair,
+            Err(first) => {
+                let scalar = pkcs8_ec_private_scalar(der)
+                    .ok_or_else(|| format!("not a PKCS#8 ECDSA P-256 private key: {first}"))?;
+                let point = public_hint
+                    .ok_or_else(|| format!("not a PKCS#8 ECDSA P-256 private key: {first}"))?;
+                EcdsaKeyPair::from_private_key_and_public_key(
+                    &ECDSA_P256_SHA256_FIXED_SIGNING,
+                    scalar,
+                    point,
+                    &rng,
+                )
+                .map_err(|e| format!("private and public key do not form a P-256 pair: {e}"))?
+            }
+        };
+        let public = PublicKey::from_point(pair.public_key().as_ref())?;
+        Ok(SigningKey { pair, rng, public })
+    }
+
+    /// Signs `header.payload` (both JSON) into a compact JWS.
+    pub fn sign_compact(&self, header: &[u8], payload: &[u8]) -> Result<String, String> {
+        let mut out = URL_SAFE_NO_PAD.encode(header);
+        out.push('.');
+        out.push_str(&URL_SAFE_NO_PAD.encode(payload));
+        let sig = self
+            .pair
+            .sign(&self.rng, out.as_bytes())
+            .map_err(|_| "failed to generate token: signing failed".to_string())?;
+        out.push('.');
+        out.push_str(&URL_SAFE_NO_PAD.encode(sig.as_ref()));
+        Ok(out)
+    }
+}
+
+/// A compact JWS split and decoded, not yet verified.
+pub(crate) struct ParsedJws<'a> {
+    pub header: serde_json::Value,
+    pub payload: serde_json::Value,
+    signing_input: &'a str,
+    signature: Vec<u8>,
+}
+
+impl<'a> ParsedJws<'a> {
+    /// Splits `h.p.s` and decodes the header and payload as JSON objects; `None` when the text is
+    /// not a compact JWS with JSON-object parts.
+    pub fn parse(token: &'a str) -> Option<Self> {
+        let mut parts = token.split('.');
+        let (h, p, s) = (parts.next()?, parts.next()?, parts.next()?);
+        if parts.next().is_some() {
+            return None;
+        }
+        let header: serde_json::Value =
+            serde_json::from_slice(&URL_SAFE_NO_PAD.decode(h).ok()?).ok()?;
+        let payload: serde_json::Value =
+            serde_json::from_slice(&URL_SAFE_NO_PAD.decode(p).ok()?).ok()?;
+        if !header.is_object() || !payload.is_object() {
+            return None;
+        }
+        let signature = URL_SAFE_NO_PAD.decode(s).ok()?;
+        Some(ParsedJws {
+            header,
+            payload,
+            signing_input: &token[..h.len() + 1 + p.len()],
+            signature,
+        })
+    }
+
+    /// True when the header says ES256 and one of `keys` verifies the signature. Upstream tries
+    /// every key regardless of `kid`.
+    pub fn verify(&self, keys: &[PublicKey]) -> bool {
+        if self.header.get("alg").and_then(|a| a.as_str()) != Some(ALG_ES256) {
+            return false;
+        }
+        if self.signature.len() != 64 {
+            return false;
+        }
+        keys.iter()
+            .any(|k| k.verify(self.signing_input.as_bytes(), &self.signature))
+    }
+}
+
+/// The 32-byte private scalar of a PKCS#8 v1 EC key:
+/// `SEQ { INT 0, SEQ algid, OCTET STRING { SEQ { INT 1, OCTET STRING scalar, ... } } }`.
+fn pkcs8_ec_private_scalar(der: &[u8]) -> Option<&[u8]> {
+    let (tag, outer, _) = der_tlv(der)?;
+    if tag != 0x30 {
+        return None;
+    }
+    let (tag, _version, rest) = der_tlv(outer)?;
+    if tag != 0x02 {
+        return None;
+    }
+    let (tag, algid, rest) = der_tlv(rest)?;
+    if tag != 0x30 || algid != &P256_SPKI_PREFIX[4..23] {
+        return None;
+    }
+    let (tag, ec_key, _) = der_tlv(rest)?;
+    if tag != 0x04 {
+        return None;
+    }
+    let (tag, ec_seq, _) = der_tlv(ec_key)?;
+    if tag != 0x30 {
+        return None;
+    }
+    let (tag, _ver, rest) = der_tlv(ec_seq)?;
+    if tag != 0x02 {
+        return None;
+    }
+    let (tag, scalar, _) = der_tlv(rest)?;
+    (tag == 0x04 && scalar.len() == 32).then_some(scalar)
+}
+
+/// One DER TLV: (tag, contents, rest). Short and long (up to 2 length bytes) forms.
+fn der_tlv(input: &[u8]) -> Option<(u8, &[u8], &[u8])> {
+    let (&tag, rest) = input.split_first()?;
+    let (&first, rest) = rest.split_first()?;
+    let (len, rest) = match first {
+        n if n < 0x80 => (usize::from(n), rest),
+        0x81 => {
+            let (&n, rest) = rest.split_first()?;
+            (usize::from(n), rest)
+        }
+        0x82 => {
+            let (hi, rest) = rest.split_first()?;
+            let (lo, rest) = rest.split_first()?;
+            ((usize::from(*hi) << 8) | usize::from(*lo), rest)
+        }
+        _ => return None,
+    };
+    if rest.len() < len {
+        return None;
+    }
+    let (contents, rest) = rest.split_at(len);
+    Some((tag, contents, rest))
+}
+
+#[cfg(test)]
+pub(crate) mod test_keys {
+    //! Fresh P-256 keys for tests, in the shapes the PKI hands over.
+
+    use super::*;
+
+    /// (PKCS#8 DER, SPKI PEM) of a new key.
+    pub fn generate() -> (Vec<u8>, String) {
+        let rng = SystemRandom::new();
+        let pkcs8 = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng)
+            .expect("generate test key");
+        let pair = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8.as_ref(), &rng)
+            .expect("load test key");
+        let mut spki = P256_SPKI_PREFIX.to_vec();
+        spki.extend_from_slice(pair.public_key().as_ref());
+        let b64 = base64::engine::general_purpose::STANDARD.encode(&spki);
+        let mut pem = String::from("-----BEGIN PUBLIC KEY-----\n");
+        for chunk in b64.as_bytes().chunks(64) {
+            pem.push_str(std::str::from_utf8(chunk).expect("base64 is ASCII"));
+            pem.push('\n');
+        }
+        pem.push_str("-----END PUBLIC KEY-----\n");
+        (pkcs8.as_ref().to_vec(), pem)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sign_then_verify_and_reject_others() {
+        let (der, pem) = test_keys::generate();
+        let hint = PublicKey::all_from_pem(&pem).expect("pem")[0].clone();
+        let key = SigningKey::from_pkcs8(&der, None).expect("key");
+        assert_eq!(key.public, hint);
+        let jws = key
+            .sign_compact(br#"{"alg":"ES256"}"#, br#"{"a":1}"#)
+            .expect("sign");
+        let parsed = ParsedJws::parse(&jws).expect("parse");
+        assert!(parsed.verify(std::slice::from_ref(&key.public)));
+        let (other_der, _) = test_keys::generate();
+        let other = SigningKey::from_pkcs8(&other_der, None).expect("other");
+        assert!(!parsed.verify(&[other.public]));
+    }
+
+    #[test]
+    fn pkcs8_scalar_is_found() {
+        let (der, _) = test_keys::generate();
+        let scalar = pkcs8_ec_private_scalar(&der).expect("scalar");
+        assert_eq!(scalar.len(), 32);
+    }
+
+    #[test]
+    fn garbage_is_rejected_without_panicking() {
+        assert!(SigningKey::from_pkcs8(b"", None).is_err());
+        assert!(SigningKey::from_pkcs8(&[0x30, 0x82, 0xff], None).is_err());
+        assert!(PublicKey::all_from_pem("not pem").is_err());
+        assert!(PublicKey::from_spki_der(&[0x30]).is_err());
+        for t in ["", ".", "..", "a.b.c", "e30.e30.", "e30.e30.e30.e30"] {
+            if let Some(p) = ParsedJws::parse(t) {
+                assert!(!p.verify(&[]));
+            }
+        }
+    }
+}

@@ -1,0 +1,253 @@
+//! Service-account issuer discovery: the `/.well-known/openid-configuration` document and the
+//! `/openid/v1/jwks` key set, rendered once, byte for byte as upstream's
+//! `pkg/serviceaccount/openidmetadata.go` marshals them.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use serde::Serialize;
+
+use super::keys::ALG_ES256;
+use super::sa::TokenIssuer;
+
+/// Where the discovery document is served.
+pub const OPENID_CONFIG_PATH: &str = "/.well-known/openid-configuration";
+/// Where the key set is served.
+pub const JWKS_PATH: &str = "/openid/v1/jwks";
+/// `Content-Type` of the discovery document.
+pub const CONTENT_TYPE_CONFIG: &str = "application/json";
+/// `Content-Type` of the key set.
+pub const CONTENT_TYPE_JWKS: &str = "application/jwk-set+json";
+/// `Cache-Control` of both (static keys: upstream's one-hour max age).
+pub const CACHE_CONTROL: &str = "public, max-age=3600";
+
+/// Why discovery cannot be served (upstream logs this and leaves the endpoints out).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OidcError {
+    #[error("issuer URL must use https scheme, got: {0}")]
+    IssuerNotHttps(String),
+    #[error("issuer URL may not include a query, got: {0}")]
+    IssuerHasQuery(String),
+    #[error("issuer URL may not include a fragment, got: {0}")]
+    IssuerHasFragment(String),
+    #[error("jwksURI requires https scheme, parsed as: {0}")]
+    JwksNotHttps(String),
+    #[error("either the JWKS URI or the default external address, or both, must be set")]
+    NoJwksUri,
+    #[error("could not marshal issuer discovery JSON, error: {0}")]
+    Marshal(String),
+}
+
+#[derive(Serialize)]
+struct OpenIdMetadata<'a> {
+    issuer: &'a str,
+    jwks_uri: &'a str,
+    response_types_supported: [&'static str; 1],
+    subject_types_supported: [&'static str; 1],
+    id_token_signing_alg_values_supported: Vec<&'static str>,
+}
+
+/// go-jose's JWK field order.
+#[derive(Serialize)]
+struct Jwk {
+    #[serde(rename = "use")]
+    use_: &'static str,
+    kty: &'static str,
+    kid: String,
+    crv: &'static str,
+    alg: &'static str,
+    x: String,
+    y: String,
+}
+
+#[derive(Serialize)]
+struct JwkSet {
+    keys: Vec<Jwk>,
+}
+
+/// The two rendered discovery responses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OidcDocuments {
+    config_json: Vec<u8>,
+    keyset_json: Vec<u8>,
+}
+
+impl OidcDocuments {
+    /// `jwks_uri`: upstream `--service-account-jwks-uri` (must be https); when `None`,
+    /// `https://<external_address>/openid/v1/jwks` (external address: host[:port] clients reach
+    /// the API server at). The issuer must be an https URL without query or fragment, else
+    /// upstream does not serve discovery at all.
+    pub fn new(
+        issuer: &TokenIssuer,
+        jwks_uri: Option<&str>,
+        external_address: &str,
+    ) -> Result<Self, OidcError> {
+        let iss = issuer.issuer();
+        let rest = iss
+            .strip_prefix("https://")
+            .ok_or_else(|| OidcError::IssuerNotHttps(iss.to_string()))?;
+        if rest.contains('?') {
+            return Err(OidcError::IssuerHasQuery(iss.to_string()));
+        }
+        if rest.contains('#') {
+            return Err(OidcError::IssuerHasFragment(iss.to_string()));
+        }
+        let jwks_uri = match jwks_uri.filter(|u| !u.is_empty()) {
+            Some(u) if u.starts_with("https://") => u.to_string(),
+            Some(u) => return Err(OidcError::JwksNotHttps(u.to_string())),
+            None if external_address.is_empty() => return Err(OidcError::NoJwksUri),
+            None => format!("https://{external_address}{JWKS_PATH}"),
+        };
+        let keys: Vec<Jwk> = issuer
+            .public_keys()
+            .iter()
+            .map(|k| Jwk {
+                use_: "sig",
+                kty: "EC",
+                kid: k.kid.clone(),
+                crv: "P-256",
+                alg: ALG_ES256,
+                x: URL_SAFE_NO_PAD.encode(k.x()),
+                y: URL_SAFE_NO_PAD.encode(k.y()),
+            })
+            .collect();
+        let metadata = OpenIdMetadata {
+            issuer: iss,
+            jwks_uri: &jwks_uri,
+            response_types_supported: ["id_token"],
+            subject_types_supported: ["public"],
+            id_token_signing_alg_values_supported: vec![ALG_ES256],
+        };
+        let config_json =
+            serde_json::to_vec(&metadata).map_err(|e| OidcError::Marshal(e.to_string()))?;
+        let keyset_json =
+            serde_json::to_vec(&JwkSet { keys }).map_err(|e| OidcError::Marshal(e.to_string()))?;
+        Ok(OidcDocuments {
+            config_json,
+            keyset_json,
+        })
+    }
+
+    /// The body of `GET /.well-known/openid-configuration`.
+    pub fn config_json(&self) -> &[u8] {
+        &self.config_json
+    }
+
+    /// The body of `GET /openid/v1/jwks`.
+    pub fn keyset_json(&self) -> &[u8] {
+        &self.keyset_json
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::auth::authn::keys::test_keys;
+    use crate::auth::authn::sa::TokenRequestInput;
+    use ring::signature::{ECDSA_P256_SHA256_FIXED, UnparsedPublicKey};
+    use serde_json::Value;
+
+    fn issuer() -> TokenIssuer {
+        let (der, pem) = test_keys::generate();
+        TokenIssuer::new(&der, &pem, String::new(), vec![]).expect("issuer")
+    }
+
+    #[test]
+    fn discovery_document_matches_upstream_shape() {
+        let issuer = issuer();
+        let docs = OidcDocuments::new(&issuer, None, "10.0.0.1:6443").expect("docs");
+        let text = std::str::from_utf8(docs.config_json()).expect("utf8");
+        assert_eq!(
+            text,
+            "{\"issuer\":\"https://kubernetes.default.svc.cluster.local\",\
+             \"jwks_uri\":\"https://10.0.0.1:6443/openid/v1/jwks\",\
+             \"response_types_supported\":[\"id_token\"],\
+             \"subject_types_supported\":[\"public\"],\
+             \"id_token_signing_alg_values_supported\":[\"ES256\"]}"
+        );
+        let explicit = OidcDocuments::new(&issuer, Some("https://example.com/keys"), "")
+            .expect("explicit jwks uri");
+        let v: Value = serde_json::from_slice(explicit.config_json()).expect("json");
+        assert_eq!(v["jwks_uri"], "https://example.com/keys");
+    }
+
+    #[test]
+    fn bad_issuers_and_uris_are_refused() {
+        let (der, pem) = test_keys::generate();
+        let http = TokenIssuer::new(&der, &pem, "http://x".into(), vec![]).expect("issuer");
+        assert_eq!(
+            OidcDocuments::new(&http, None, "a:1")
+                .unwrap_err()
+                .to_string(),
+            "issuer URL must use https scheme, got: http://x"
+        );
+        let legacy_like =
+            TokenIssuer::new(&der, &pem, "kubernetes/serviceaccount".into(), vec![]).expect("iss");
+        assert!(OidcDocuments::new(&legacy_like, None, "a:1").is_err());
+        let q = TokenIssuer::new(&der, &pem, "https://x/?a=b".into(), vec![]).expect("issuer");
+        assert!(matches!(
+            OidcDocuments::new(&q, None, "a:1"),
+            Err(OidcError::IssuerHasQuery(_))
+        ));
+        let ok = issuer();
+        assert_eq!(OidcDocuments::new(&ok, None, ""), Err(OidcError::NoJwksUri));
+        assert!(matches!(
+            OidcDocuments::new(&ok, Some("http://insecure/keys"), "a:1"),
+            Err(OidcError::JwksNotHttps(_))
+        ));
+    }
+
+    #[test]
+    fn jwks_key_verifies_issued_tokens() {
+        let issuer = issuer();
+        let docs = OidcDocuments::new(&issuer, None, "localhost:6443").expect("docs");
+        let set: Value = serde_json::from_slice(docs.keyset_json()).expect("json");
+        let keys = set["keys"].as_array().expect("keys");
+        assert_eq!(keys.len(), 1);
+        let jwk = &keys[0];
+        let text = serde_json::to_string(jwk).expect("to string");
+        assert!(
+            text.starts_with("{\"use\":\"sig\",\"kty\":\"EC\",\"kid\":"),
+            "{text}"
+        );
+        assert_eq!(jwk["kid"], issuer.key_id());
+        assert_eq!(jwk["alg"], "ES256");
+        assert_eq!(jwk["crv"], "P-256");
+
+        // A relying party's view: rebuild the key from x / y and check a token's signature.
+        let x = URL_SAFE_NO_PAD
+            .decode(jwk["x"].as_str().expect("x"))
+            .expect("x b64");
+        let y = URL_SAFE_NO_PAD
+            .decode(jwk["y"].as_str().expect("y"))
+            .expect("y b64");
+        assert_eq!((x.len(), y.len()), (32, 32));
+        let mut point = vec![0x04];
+        point.extend_from_slice(&x);
+        point.extend_from_slice(&y);
+
+        let issued = issuer
+            .issue(TokenRequestInput {
+                namespace: "default".into(),
+                sa_name: "builder".into(),
+                sa_uid: "u1".into(),
+                audiences: vec![],
+                expiration_seconds: None,
+                bound: None,
+                pod_node: None,
+                now: jiff::Timestamp::now(),
+            })
+            .expect("issue");
+        let (signing_input, sig) = issued.token.rsplit_once('.').expect("jws");
+        let sig = URL_SAFE_NO_PAD.decode(sig).expect("sig b64");
+        UnparsedPublicKey::new(&ECDSA_P256_SHA256_FIXED, &point)
+            .verify(signing_input.as_bytes(), &sig)
+            .expect("JWK verifies the token");
+        let header: Value = serde_json::from_slice(
+            &URL_SAFE_NO_PAD
+                .decode(signing_input.split('.').next().expect("header"))
+                .expect("header b64"),
+        )
+        .expect("header json");
+        assert_eq!(header["kid"], jwk["kid"]);
+    }
+}
