@@ -227,13 +227,13 @@ fn read_csv(text: &str) -> Result<Vec<(usize, Vec<String>)>, String> {
                         None => {
                             field.push_str(cur);
                             if line_no >= lines.len() {
-                                let col = col + cur.chars().count() + 1;
+                                let col = col + cur.chars().count();
                                 return Err(parse_error(start_line, line_no, col, ERR_QUOTE));
                             }
                             field.push('\n');
                             cur = lines[line_no];
                             line_no += 1;
-                            col = 0;
+                            col = 1;
                         }
                     }
                 }
