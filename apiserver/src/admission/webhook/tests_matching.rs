@@ -50,8 +50,9 @@ fn rules_table() {
          attrs(Update, "", "pods", "status", "ns"), true),
         (json!({"operations": ["UPDATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods/*"]}),
          attrs(Update, "", "pods", "ephemeralcontainers", "ns"), true),
+        // As upstream's matcher: `pods/*` also matches pods itself (the sub part is a wildcard).
         (json!({"operations": ["UPDATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods/*"]}),
-         attrs(Update, "", "pods", "", "ns"), false),
+         attrs(Update, "", "pods", "", "ns"), true),
         (json!({"operations": ["UPDATE"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*/scale"]}),
          attrs(Update, "apps", "deployments", "scale", "ns"), true),
         (json!({"operations": ["CONNECT"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods/exec"]}),

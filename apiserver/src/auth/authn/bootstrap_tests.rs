@@ -96,7 +96,10 @@ fn valid_token_authenticates() {
         ("usage-bootstrap-authentication", "true"),
     ]);
     let user = authenticate_bootstrap_token(TOKEN, Some(&minimal), now()).expect("ok");
-    assert_eq!(user.groups, ["system:bootstrappers", "system:authenticated"]);
+    assert_eq!(
+        user.groups,
+        ["system:bootstrappers", "system:authenticated"]
+    );
 }
 
 #[test]
@@ -108,7 +111,10 @@ fn extra_groups_are_sorted_deduplicated_and_validated() {
     let err = authenticate_bootstrap_token(TOKEN, Some(&s), now()).expect_err("bare default");
     assert!(err.to_string().contains("is invalid (must match"), "{err}");
 
-    let s = with("auth-extra-groups", "system:bootstrappers:z,system:bootstrappers:a,system:bootstrappers:z");
+    let s = with(
+        "auth-extra-groups",
+        "system:bootstrappers:z,system:bootstrappers:a,system:bootstrappers:z",
+    );
     let user = authenticate_bootstrap_token(TOKEN, Some(&s), now()).expect("ok");
     assert_eq!(
         user.groups,
@@ -120,11 +126,19 @@ fn extra_groups_are_sorted_deduplicated_and_validated() {
         ]
     );
 
-    for bad in ["system:masters", "system:bootstrappers:", "system:bootstrappers:Caps", "system:bootstrappers:x-", ","] {
-        let mut data: Vec<_> = good().into_iter().filter(|(k, _)| *k != "auth-extra-groups").collect();
+    for bad in [
+        "system:masters",
+        "system:bootstrappers:",
+        "system:bootstrappers:Caps",
+        "system:bootstrappers:x-",
+        ",",
+    ] {
+        let mut data: Vec<_> = good()
+            .into_iter()
+            .filter(|(k, _)| *k != "auth-extra-groups")
+            .collect();
         data.push(("auth-extra-groups", bad));
-        let err = authenticate_bootstrap_token(TOKEN, Some(&secret(&data)), now())
-            .expect_err(bad);
+        let err = authenticate_bootstrap_token(TOKEN, Some(&secret(&data)), now()).expect_err(bad);
         assert!(matches!(err, TokenError::Bootstrap(_)));
         assert!(!err.is_reported());
     }
@@ -153,8 +167,9 @@ fn expiration_is_honoured() {
 
 #[test]
 fn wrong_secret_or_flags_fail_without_revealing_the_secret() {
-    let err = authenticate_bootstrap_token("abcdef.ffffffffffffffff", Some(&secret(&good())), now())
-        .expect_err("wrong secret");
+    let err =
+        authenticate_bootstrap_token("abcdef.ffffffffffffffff", Some(&secret(&good())), now())
+            .expect_err("wrong secret");
     let msg = err.to_string();
     assert_eq!(
         msg,
@@ -162,20 +177,33 @@ fn wrong_secret_or_flags_fail_without_revealing_the_secret() {
     );
     assert!(!msg.contains("0123456789abcdef") && !msg.contains("ffffffffffffffff"));
 
-    let err = authenticate_bootstrap_token(TOKEN, Some(&without("usage-bootstrap-authentication")), now())
-        .expect_err("no usage");
-    assert!(err.to_string().ends_with("not marked usage-bootstrap-authentication=true."));
+    let err = authenticate_bootstrap_token(
+        TOKEN,
+        Some(&without("usage-bootstrap-authentication")),
+        now(),
+    )
+    .expect_err("no usage");
+    assert!(
+        err.to_string()
+            .ends_with("not marked usage-bootstrap-authentication=true.")
+    );
     let not_true = with("usage-bootstrap-authentication", "yes");
     assert!(authenticate_bootstrap_token(TOKEN, Some(&not_true), now()).is_err());
 
     let other_id = with("token-id", "zzzzzz");
     let err = authenticate_bootstrap_token(TOKEN, Some(&other_id), now()).expect_err("id");
-    assert!(err.to_string().contains("has invalid value for key token-id."));
+    assert!(
+        err.to_string()
+            .contains("has invalid value for key token-id.")
+    );
 
     let mut wrong_type = secret(&good());
     wrong_type["type"] = json!("Opaque");
     let err = authenticate_bootstrap_token(TOKEN, Some(&wrong_type), now()).expect_err("type");
-    assert!(err.to_string().contains("has invalid type, expected bootstrap.kubernetes.io/token."));
+    assert!(
+        err.to_string()
+            .contains("has invalid type, expected bootstrap.kubernetes.io/token.")
+    );
 
     let mut deleting = secret(&good());
     deleting["metadata"]["deletionTimestamp"] = json!("2025-06-15T11:00:00Z");

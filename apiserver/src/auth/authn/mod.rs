@@ -15,6 +15,7 @@ pub mod oidc;
 pub mod sa;
 pub mod token_file;
 pub mod token_request;
+pub mod verified;
 
 #[cfg(test)]
 mod bootstrap_tests;

@@ -176,7 +176,7 @@ mod tests {
         let http = TokenIssuer::new(&der, &pem, "http://x".into(), vec![]).expect("issuer");
         assert_eq!(
             OidcDocuments::new(&http, None, "a:1")
-                .unwrap_err()
+                .expect_err("http issuer")
                 .to_string(),
             "issuer URL must use https scheme, got: http://x"
         );
@@ -204,10 +204,14 @@ mod tests {
         let keys = set["keys"].as_array().expect("keys");
         assert_eq!(keys.len(), 1);
         let jwk = &keys[0];
-        let text = serde_json::to_string(jwk).expect("to string");
+        let raw = std::str::from_utf8(docs.keyset_json()).expect("utf8");
         assert!(
-            text.starts_with("{\"use\":\"sig\",\"kty\":\"EC\",\"kid\":"),
-            "{text}"
+            raw.starts_with("{\"keys\":[{\"use\":\"sig\",\"kty\":\"EC\",\"kid\":"),
+            "{raw}"
+        );
+        assert!(
+            raw.contains("\",\"crv\":\"P-256\",\"alg\":\"ES256\",\"x\":"),
+            "{raw}"
         );
         assert_eq!(jwk["kid"], issuer.key_id());
         assert_eq!(jwk["alg"], "ES256");

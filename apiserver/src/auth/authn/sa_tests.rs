@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use super::TokenError;
 use super::keys::test_keys;
 use super::sa::*;
+use super::verified::*;
 
 const T0: i64 = 1_750_000_000;
 
@@ -393,7 +394,7 @@ fn secret_and_node_bound_tokens() {
         .expect("issue");
     let v = issuer.verify(&secret.token, now()).expect("verify");
     assert_eq!(v.bound.as_ref().map(|b| b.kind), Some(BoundKind::Secret));
-    assert!(v.user.extra.get(POD_NAME_KEY).is_none());
+    assert!(!v.user.extra.contains_key(POD_NAME_KEY));
     let checks = v.objects_to_check();
     assert_eq!(checks[1].kind, ObjectKind::Secret);
     assert_eq!(
@@ -652,4 +653,11 @@ fn issuer_construction_errors() {
     .expect("custom");
     assert_eq!(custom.issuer(), "https://issuer.example");
     assert_eq!(custom.api_audiences(), ["api", "other"]);
+}
+
+#[test]
+fn issuer_can_be_shared_across_tasks() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<TokenIssuer>();
+    assert_send_sync::<VerifiedToken>();
 }

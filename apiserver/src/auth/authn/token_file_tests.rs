@@ -24,13 +24,19 @@ fn parses_upstream_format() {
     let alice = file.authenticate("token1").expect("alice");
     assert_eq!(alice.name, "alice");
     assert_eq!(alice.uid, "uid-1");
-    assert_eq!(alice.groups, ["system:masters", "dev", "system:authenticated"]);
+    assert_eq!(
+        alice.groups,
+        ["system:masters", "dev", "system:authenticated"]
+    );
 
     let bob = file.authenticate("token2").expect("bob");
     assert_eq!((bob.name.as_str(), bob.uid.as_str()), ("bob", "uid-2"));
     assert_eq!(bob.groups, ["system:authenticated"]);
 
-    assert_eq!(file.authenticate("token3").expect("carol").groups, ["ops", "system:authenticated"]);
+    assert_eq!(
+        file.authenticate("token3").expect("carol").groups,
+        ["ops", "system:authenticated"]
+    );
     let dave = file.authenticate("tok,en4").expect("dave");
     assert_eq!(dave.name, "dave \"the\" admin");
     assert_eq!(dave.groups, ["system:authenticated"]);
@@ -52,7 +58,10 @@ fn duplicates_keep_the_last_record_and_empty_tokens_are_skipped() {
 #[test]
 fn quoted_fields_may_span_lines() {
     let file = parse("\"multi\nline\",user,uid\nnext,u2,uid2\n").expect("parse");
-    assert_eq!(file.authenticate("multi\nline").expect("multi").name, "user");
+    assert_eq!(
+        file.authenticate("multi\nline").expect("multi").name,
+        "user"
+    );
     assert_eq!(file.authenticate("next").expect("next").name, "u2");
 }
 
@@ -76,7 +85,8 @@ fn bad_lines_are_reported_with_their_line() {
     );
     let err = parse("a,b,c\n\"never closed,u,1\nmore\n").expect_err("unterminated");
     assert!(
-        err.to_string().contains("record on line 2; parse error on line 3"),
+        err.to_string()
+            .contains("record on line 2; parse error on line 3"),
         "{err}"
     );
     let err = parse("a,b,c\n   \n").expect_err("whitespace line is a record");
@@ -95,10 +105,18 @@ fn load_reads_files_and_reports_missing_ones() {
     assert!(!dbg.contains("secret-token"), "{dbg}");
 
     let err = TokenFile::load("/nonexistent/k1s/tokens.csv").expect_err("missing");
-    assert!(err.to_string().starts_with("token file '/nonexistent/k1s/tokens.csv': "), "{err}");
+    assert!(
+        err.to_string()
+            .starts_with("token file '/nonexistent/k1s/tokens.csv': "),
+        "{err}"
+    );
 
     let mut bad = tempfile::NamedTempFile::new().expect("tempfile");
     bad.write_all(b"a,b,c\n\xff,u,1\n").expect("write");
     let err = TokenFile::load(bad.path()).expect_err("utf8");
-    assert!(err.to_string().ends_with("line 2: the file is not valid UTF-8"), "{err}");
+    assert!(
+        err.to_string()
+            .ends_with("line 2: the file is not valid UTF-8"),
+        "{err}"
+    );
 }

@@ -115,10 +115,19 @@ fn expiration_bounds_are_validated() {
         now(),
     )
     .expect_err("too long");
-    assert!(err.message.ends_with("may not specify a duration larger than 2^32 seconds"));
     assert!(
-        token_request_response(&with_spec(json!({ "expirationSeconds": 600 })), &sa(), None, &issuer, now())
-            .is_ok()
+        err.message
+            .ends_with("may not specify a duration larger than 2^32 seconds")
+    );
+    assert!(
+        token_request_response(
+            &with_spec(json!({ "expirationSeconds": 600 })),
+            &sa(),
+            None,
+            &issuer,
+            now()
+        )
+        .is_ok()
     );
 }
 
@@ -156,7 +165,10 @@ fn metadata_must_match_the_service_account() {
     let mut req = kubectl_request();
     req["metadata"]["namespace"] = json!("prod");
     let err = token_request_response(&req, &sa(), None, &issuer, now()).expect_err("ns");
-    assert!(err.message.contains("must match the service account namespace if specified"));
+    assert!(
+        err.message
+            .contains("must match the service account namespace if specified")
+    );
 }
 
 #[test]
@@ -186,12 +198,17 @@ fn bound_object_kinds() {
     }));
     let err = bound_object_target(&cm).expect_err("configmap");
     assert_eq!(err.code, 400);
-    assert_eq!(err.message, "cannot bind token to object of type /v1, Kind=ConfigMap");
+    assert_eq!(
+        err.message,
+        "cannot bind token to object of type /v1, Kind=ConfigMap"
+    );
     let deploy = with_spec(json!({
         "boundObjectRef": { "kind": "Deployment", "apiVersion": "apps/v1", "name": "d" }
     }));
     assert_eq!(
-        bound_object_target(&deploy).expect_err("deployment").message,
+        bound_object_target(&deploy)
+            .expect_err("deployment")
+            .message,
         "cannot bind token to object of type apps/v1, Kind=Deployment"
     );
     let err = token_request_response(&cm, &sa(), None, &issuer(), now()).expect_err("cm");
@@ -205,16 +222,29 @@ fn pod_binding_checks_and_records_the_node() {
         "boundObjectRef": { "kind": "Pod", "apiVersion": "v1", "name": "web-0", "uid": "pod-uid" }
     }));
     let node = json!({ "metadata": { "name": "node-a", "uid": "node-uid" } });
-    let out = create_token(&req, &sa(), Some(&pod("builder")), Some(&node), &issuer, now())
-        .expect("ok");
+    let out = create_token(
+        &req,
+        &sa(),
+        Some(&pod("builder")),
+        Some(&node),
+        &issuer,
+        now(),
+    )
+    .expect("ok");
     assert_eq!(out.object["spec"]["boundObjectRef"]["name"], "web-0");
     let p = payload(out.object["status"]["token"].as_str().expect("token"));
-    assert_eq!(p["kubernetes.io"]["pod"], json!({ "name": "web-0", "uid": "pod-uid" }));
-    assert_eq!(p["kubernetes.io"]["node"], json!({ "name": "node-a", "uid": "node-uid" }));
+    assert_eq!(
+        p["kubernetes.io"]["pod"],
+        json!({ "name": "web-0", "uid": "pod-uid" })
+    );
+    assert_eq!(
+        p["kubernetes.io"]["node"],
+        json!({ "name": "node-a", "uid": "node-uid" })
+    );
 
     // Node not found: name only.
-    let out = token_request_response(&req, &sa(), Some(&pod("builder")), &issuer, now())
-        .expect("ok");
+    let out =
+        token_request_response(&req, &sa(), Some(&pod("builder")), &issuer, now()).expect("ok");
     let p = payload(out["status"]["token"].as_str().expect("token"));
     assert_eq!(p["kubernetes.io"]["node"], json!({ "name": "node-a" }));
 
@@ -251,7 +281,10 @@ fn secret_binding() {
     let out = token_request_response(&req, &sa(), Some(&secret), &issuer, now()).expect("ok");
     let token = out["status"]["token"].as_str().expect("token");
     let v = issuer.verify(token, now()).expect("verify");
-    assert_eq!(v.bound.map(|b| (b.kind, b.uid)), Some((BoundKind::Secret, "s-uid".into())));
+    assert_eq!(
+        v.bound.map(|b| (b.kind, b.uid)),
+        Some((BoundKind::Secret, "s-uid".into()))
+    );
 }
 
 #[test]

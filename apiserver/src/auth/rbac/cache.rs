@@ -85,7 +85,7 @@ impl Subject {
     pub fn applies_to(&self, user: &UserInfo, groups: &[String], namespace: &str) -> bool {
         match self.kind.as_str() {
             "User" => user.name == self.name,
-            "Group" => groups.iter().any(|g| *g == self.name),
+            "Group" => groups.contains(&self.name),
             "ServiceAccount" => {
                 let ns = if self.namespace.is_empty() {
                     namespace
@@ -377,10 +377,10 @@ impl Inner {
     ) {
         let groups = subject_groups(user);
         let mut scopes = vec![&self.cluster_role_bindings];
-        if !namespace.is_empty() {
-            if let Some(nb) = self.role_bindings.get(namespace) {
-                scopes.push(nb);
-            }
+        if !namespace.is_empty()
+            && let Some(nb) = self.role_bindings.get(namespace)
+        {
+            scopes.push(nb);
         }
         for scope in scopes {
             for name in scope.index.candidates(user, &groups) {

@@ -6,6 +6,7 @@ use serde_json::Value;
 use super::bootstrap::{
     CORE, READ, cluster_role, cluster_role_binding, events_rule, named, rule, service_account,
 };
+use super::bootstrap_rules::{CORE, READ};
 use super::rule::PolicyRule;
 
 const APPS: &str = "apps";

@@ -303,10 +303,10 @@ impl RbacAuthorizer {
         if is_privileged(user) || self.role_escalation_authorized(user, resource, namespace, name) {
             return Ok(());
         }
-        if let Some(old) = old {
-            if only_mutates_gc_fields(new, old) {
-                return Ok(());
-            }
+        if let Some(old) = old
+            && only_mutates_gc_fields(new, old)
+        {
+            return Ok(());
         }
         self.confirm_no_escalation(user, namespace, &rules_of(new))?;
         let aggregated = resource == "clusterroles"
@@ -332,10 +332,10 @@ impl RbacAuthorizer {
         new: &Value,
         old: Option<&Value>,
     ) -> Result<(), String> {
-        if let Some(old) = old {
-            if only_mutates_gc_fields(new, old) {
-                return Ok(());
-            }
+        if let Some(old) = old
+            && only_mutates_gc_fields(new, old)
+        {
+            return Ok(());
         }
         let role_ref = RoleRef::from_json(new.get("roleRef"));
         if is_privileged(user) || self.binding_authorized(user, &role_ref, namespace) {

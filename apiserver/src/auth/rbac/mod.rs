@@ -7,6 +7,7 @@
 mod aggregation;
 mod authorizer;
 mod bootstrap;
+mod bootstrap_rules;
 mod cache;
 mod controller_roles;
 mod escalation;

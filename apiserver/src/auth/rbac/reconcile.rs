@@ -125,11 +125,11 @@ fn reconcile_role(existing: &Value, wanted: &Value) -> ReconcileAction {
     let mut changed = merge_metadata(&mut result, wanted);
 
     let (_, missing): (bool, Vec<PolicyRule>) = covers(&rules_of(existing), &rules_of(wanted));
-    if !missing.is_empty() {
-        if let Some(rules) = array_mut(&mut result, "rules") {
-            rules.extend(missing.iter().map(PolicyRule::to_json));
-            changed = true;
-        }
+    if !missing.is_empty()
+        && let Some(rules) = array_mut(&mut result, "rules")
+    {
+        rules.extend(missing.iter().map(PolicyRule::to_json));
+        changed = true;
     }
 
     match (selectors(existing), selectors(wanted)) {
@@ -183,11 +183,11 @@ fn reconcile_binding(existing: &Value, wanted: &Value) -> ReconcileAction {
         .filter(|(s, _)| !have.contains(s))
         .map(|(_, v)| v.clone())
         .collect();
-    if !missing.is_empty() {
-        if let Some(list) = array_mut(&mut result, "subjects") {
-            list.extend(missing);
-            changed = true;
-        }
+    if !missing.is_empty()
+        && let Some(list) = array_mut(&mut result, "subjects")
+    {
+        list.extend(missing);
+        changed = true;
     }
     if changed {
         ReconcileAction::Update(result)

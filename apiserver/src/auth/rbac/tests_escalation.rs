@@ -68,20 +68,64 @@ fn confirm_no_escalation_table() {
     let cases: Vec<(&str, &str, Vec<PolicyRule>, bool)> = vec![
         ("held", "dev", vec![pr(&[""], &["pods"], &["get"])], true),
         ("nothing", "dev", vec![], true),
-        ("*/status covers a subresource", "dev", vec![pr(&[""], &["pods/status", "nodes/status"], &["get"])], true),
-        ("other namespace", "prod", vec![pr(&[""], &["pods"], &["get"])], false),
-        ("cluster-wide", "", vec![pr(&[""], &["pods"], &["get"])], false),
-        ("more verbs", "dev", vec![pr(&[""], &["pods"], &["get", "list"])], false),
-        ("other group", "dev", vec![pr(&["apps"], &["pods"], &["get"])], false),
-        ("* resource", "dev", vec![pr(&[""], &["*"], &["get"])], false),
+        (
+            "*/status covers a subresource",
+            "dev",
+            vec![pr(&[""], &["pods/status", "nodes/status"], &["get"])],
+            true,
+        ),
+        (
+            "other namespace",
+            "prod",
+            vec![pr(&[""], &["pods"], &["get"])],
+            false,
+        ),
+        (
+            "cluster-wide",
+            "",
+            vec![pr(&[""], &["pods"], &["get"])],
+            false,
+        ),
+        (
+            "more verbs",
+            "dev",
+            vec![pr(&[""], &["pods"], &["get", "list"])],
+            false,
+        ),
+        (
+            "other group",
+            "dev",
+            vec![pr(&["apps"], &["pods"], &["get"])],
+            false,
+        ),
+        (
+            "* resource",
+            "dev",
+            vec![pr(&[""], &["*"], &["get"])],
+            false,
+        ),
         ("named held", "dev", vec![named("a")], true),
         ("named not held", "dev", vec![named("b")], false),
-        ("unnamed needs unnamed", "dev", vec![pr(&[""], &["configmaps"], &["get"])], false),
+        (
+            "unnamed needs unnamed",
+            "dev",
+            vec![pr(&[""], &["configmaps"], &["get"])],
+            false,
+        ),
         ("url prefix", "dev", vec![url("/logs/x", &["get"])], true),
-        ("url outside prefix", "dev", vec![url("/metrics", &["get"])], false),
+        (
+            "url outside prefix",
+            "dev",
+            vec![url("/metrics", &["get"])],
+            false,
+        ),
     ];
     for (name, ns, rules, ok) in cases {
-        assert_eq!(authz.confirm_no_escalation(&bob, ns, &rules).is_ok(), ok, "{name}");
+        assert_eq!(
+            authz.confirm_no_escalation(&bob, ns, &rules).is_ok(),
+            ok,
+            "{name}"
+        );
     }
 }
 
@@ -93,7 +137,11 @@ fn escalation_message_like_upstream() {
             &usr("bob", &["devs"]),
             "dev",
             &[
-                pr(&["", "apps"], &["pods", "deployments"], &["get", "list", "watch"]),
+                pr(
+                    &["", "apps"],
+                    &["pods", "deployments"],
+                    &["get", "list", "watch"],
+                ),
                 PolicyRule {
                     non_resource_urls: vec!["/metrics".into()],
                     verbs: vec!["get".into()],
@@ -122,20 +170,34 @@ fn escalation_message_like_upstream() {
         .confirm_no_escalation(&usr("u", &[]), "", &[pr(&[""], &["pods"], &["get"])])
         .expect_err("escalation");
     assert!(
-        err.ends_with(r#"; resolution errors: [clusterrole.rbac.authorization.k8s.io "gone" not found]"#),
+        err.ends_with(
+            r#"; resolution errors: [clusterrole.rbac.authorization.k8s.io "gone" not found]"#
+        ),
         "{err}"
     );
 }
 
 #[test]
 fn covers_and_compaction() {
-    let (ok, missing) = covers(&[pr(&["*"], &["*"], &["*"])], &[pr(&["x"], &["y/z"], &["w"])]);
+    let (ok, missing) = covers(
+        &[pr(&["*"], &["*"], &["*"])],
+        &[pr(&["x"], &["y/z"], &["w"])],
+    );
     assert!(ok && missing.is_empty());
-    let (ok, missing) = covers(&[pr(&[""], &["pods"], &["get"])], &[pr(&[""], &["pods"], &["get", "list", "watch"])]);
+    let (ok, missing) = covers(
+        &[pr(&[""], &["pods"], &["get"])],
+        &[pr(&[""], &["pods"], &["get", "list", "watch"])],
+    );
     assert!(!ok);
     assert_eq!(missing.len(), 2);
-    assert_eq!(compact_rules(missing), vec![pr(&[""], &["pods"], &["list", "watch"])]);
-    assert_eq!(breakdown_rule(&pr(&["a", "b"], &["r"], &["v1", "v2"])).len(), 4);
+    assert_eq!(
+        compact_rules(missing),
+        vec![pr(&[""], &["pods"], &["list", "watch"])]
+    );
+    assert_eq!(
+        breakdown_rule(&pr(&["a", "b"], &["r"], &["v1", "v2"])).len(),
+        4
+    );
 }
 
 #[test]
@@ -148,17 +210,38 @@ fn role_and_binding_writes() {
     let small = role(json!([{ "apiGroups": [""], "resources": ["pods"], "verbs": ["get"] }]));
     let big = role(json!([{ "apiGroups": [""], "resources": ["secrets"], "verbs": ["get"] }]));
 
-    assert!(authz.check_role_write(&bob, "roles", "dev", &small, None).is_ok());
-    let err = authz.check_role_write(&bob, "roles", "dev", &big, None).expect_err("forbidden");
-    assert!(err.contains(r#"{APIGroups:[""], Resources:["secrets"], Verbs:["get"]}"#), "{err}");
+    assert!(
+        authz
+            .check_role_write(&bob, "roles", "dev", &small, None)
+            .is_ok()
+    );
+    let err = authz
+        .check_role_write(&bob, "roles", "dev", &big, None)
+        .expect_err("forbidden");
+    assert!(
+        err.contains(r#"{APIGroups:[""], Resources:["secrets"], Verbs:["get"]}"#),
+        "{err}"
+    );
     // The escalate verb and system:masters skip the check.
-    assert!(authz.check_role_write(&dele, "roles", "dev", &big, None).is_ok());
+    assert!(
+        authz
+            .check_role_write(&dele, "roles", "dev", &big, None)
+            .is_ok()
+    );
     assert!(!authz.role_escalation_authorized(&dele, "roles", "prod", "r"));
-    assert!(authz.check_role_write(&root, "roles", "dev", &big, None).is_ok());
+    assert!(
+        authz
+            .check_role_write(&root, "roles", "dev", &big, None)
+            .is_ok()
+    );
     // An update changing only finalizers / ownerReferences is not checked.
     let mut gc_only = big.clone();
     gc_only["metadata"]["finalizers"] = json!(["x"]);
-    assert!(authz.check_role_write(&bob, "roles", "dev", &gc_only, Some(&big)).is_ok());
+    assert!(
+        authz
+            .check_role_write(&bob, "roles", "dev", &gc_only, Some(&big))
+            .is_ok()
+    );
 
     // aggregationRule needs full authority.
     let aggregated = json!({
@@ -177,7 +260,11 @@ fn role_and_binding_writes() {
         pods_admin.check_role_write(&bob, "clusterroles", "", &aggregated, None),
         Err(AGGREGATION_RULE_FORBIDDEN.to_owned())
     );
-    assert!(pods_admin.check_role_write(&root, "clusterroles", "", &aggregated, None).is_ok());
+    assert!(
+        pods_admin
+            .check_role_write(&root, "clusterroles", "", &aggregated, None)
+            .is_ok()
+    );
 
     // Bindings: bind verb, or holding every permission of the role.
     let rb = |role_kind: &str, role: &str| {
@@ -185,9 +272,21 @@ fn role_and_binding_writes() {
             "roleRef": { "apiGroup": RBAC_GROUP, "kind": role_kind, "name": role },
             "subjects": [{ "kind": "User", "name": "someone" }] })
     };
-    assert!(authz.check_binding_write(&dele, "dev", &rb("ClusterRole", "view"), None).is_ok());
-    assert!(authz.check_binding_write(&dele, "prod", &rb("ClusterRole", "view"), None).is_err());
-    assert!(authz.check_binding_write(&bob, "dev", &rb("ClusterRole", "pod-getter"), None).is_ok());
+    assert!(
+        authz
+            .check_binding_write(&dele, "dev", &rb("ClusterRole", "view"), None)
+            .is_ok()
+    );
+    assert!(
+        authz
+            .check_binding_write(&dele, "prod", &rb("ClusterRole", "view"), None)
+            .is_err()
+    );
+    assert!(
+        authz
+            .check_binding_write(&bob, "dev", &rb("ClusterRole", "pod-getter"), None)
+            .is_ok()
+    );
     let err = authz
         .check_binding_write(&bob, "dev", &rb("ClusterRole", "view"), None)
         .expect_err("forbidden");
@@ -196,8 +295,15 @@ fn role_and_binding_writes() {
         authz.check_binding_write(&bob, "dev", &rb("Role", "nope"), None),
         Err(r#"role.rbac.authorization.k8s.io "nope" not found"#.to_owned())
     );
-    assert!(authz.check_binding_write(&root, "dev", &rb("Role", "nope"), None).is_ok());
-    assert!(allowed(&authz, &res(&dele, "escalate", RBAC_GROUP, "roles", "dev")));
+    assert!(
+        authz
+            .check_binding_write(&root, "dev", &rb("Role", "nope"), None)
+            .is_ok()
+    );
+    assert!(allowed(
+        &authz,
+        &res(&dele, "escalate", RBAC_GROUP, "roles", "dev")
+    ));
 }
 
 fn cr(name: &str, labels: Value, rules: Value, selectors: Option<Value>) -> Value {
@@ -212,25 +318,60 @@ fn cr(name: &str, labels: Value, rules: Value, selectors: Option<Value>) -> Valu
 fn aggregation_unions_matching_roles() {
     let get = |r: &str| json!({ "apiGroups": [""], "resources": [r], "verbs": ["get"] });
     let roles = vec![
-        cr("top", json!({}), json!([get("stale")]), Some(json!([{ "matchLabels": { "to-top": "true" } }]))),
-        cr("mid", json!({ "to-top": "true" }), json!([]), Some(json!([{ "matchLabels": { "to-mid": "true" } }]))),
-        cr("a", json!({ "to-top": "true" }), json!([get("pods"), get("nodes")]), None),
-        cr("b", json!({ "to-mid": "true" }), json!([get("pods"), get("secrets")]), None),
-        cr("bad", json!({}), json!([]), Some(json!([{ "matchExpressions": [{ "key": "x", "operator": "Bogus" }] }]))),
+        cr(
+            "top",
+            json!({}),
+            json!([get("stale")]),
+            Some(json!([{ "matchLabels": { "to-top": "true" } }])),
+        ),
+        cr(
+            "mid",
+            json!({ "to-top": "true" }),
+            json!([]),
+            Some(json!([{ "matchLabels": { "to-mid": "true" } }])),
+        ),
+        cr(
+            "a",
+            json!({ "to-top": "true" }),
+            json!([get("pods"), get("nodes")]),
+            None,
+        ),
+        cr(
+            "b",
+            json!({ "to-mid": "true" }),
+            json!([get("pods"), get("secrets")]),
+            None,
+        ),
+        cr(
+            "bad",
+            json!({}),
+            json!([]),
+            Some(json!([{ "matchExpressions": [{ "key": "x", "operator": "Bogus" }] }])),
+        ),
         cr("empty", json!({}), json!([get("x")]), Some(json!([]))),
     ];
     let got = aggregate(&roles);
     let rules = |name: &str| got.iter().find(|(n, _)| n == name).map(|(_, r)| r.clone());
-    let names = |rs: Vec<PolicyRule>| rs.into_iter().map(|r| r.resources[0].clone()).collect::<Vec<_>>();
+    let names = |rs: Vec<PolicyRule>| {
+        rs.into_iter()
+            .map(|r| r.resources[0].clone())
+            .collect::<Vec<_>>()
+    };
     // top = a (pods, nodes) + mid (= b: pods, secrets), duplicates once, stale rule dropped.
-    assert_eq!(names(rules("top").expect("top")), ["pods", "nodes", "secrets"]);
+    assert_eq!(
+        names(rules("top").expect("top")),
+        ["pods", "nodes", "secrets"]
+    );
     assert_eq!(names(rules("mid").expect("mid")), ["pods", "secrets"]);
     assert_eq!(rules("bad"), None);
     assert_eq!(rules("empty"), Some(vec![]));
     assert_eq!(got.len(), 3);
 
     let updates = aggregation_updates(&roles);
-    let updated: Vec<&str> = updates.iter().filter_map(|u| u["metadata"]["name"].as_str()).collect();
+    let updated: Vec<&str> = updates
+        .iter()
+        .filter_map(|u| u["metadata"]["name"].as_str())
+        .collect();
     assert_eq!(updated, ["top", "mid", "empty"]);
     assert_eq!(updates[1]["rules"], json!([get("pods"), get("secrets")]));
 }
@@ -243,7 +384,10 @@ fn reconcile_roles() {
         json!([{ "apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list"] }]),
         None,
     );
-    assert_eq!(reconcile_action(None, &wanted), ReconcileAction::Create(wanted.clone()));
+    assert_eq!(
+        reconcile_action(None, &wanted),
+        ReconcileAction::Create(wanted.clone())
+    );
     assert_eq!(reconcile(Some(&wanted), &wanted), None);
 
     // A user-tightened role gets the missing permission back; user additions stay.
@@ -272,12 +416,21 @@ fn reconcile_roles() {
 
     // autoupdate=false protects it.
     existing["metadata"]["annotations"] = json!({ AUTOUPDATE_ANNOTATION: "false" });
-    assert_eq!(reconcile_action(Some(&existing), &wanted), ReconcileAction::Protected);
+    assert_eq!(
+        reconcile_action(Some(&existing), &wanted),
+        ReconcileAction::Protected
+    );
 
     // Aggregation selectors: missing ones are added, extra ones kept.
-    let agg = cr("admin", json!({}), json!([]), Some(json!([{ "matchLabels": { "x": "true" } }])));
+    let agg = cr(
+        "admin",
+        json!({}),
+        json!([]),
+        Some(json!([{ "matchLabels": { "x": "true" } }])),
+    );
     let mut have = agg.clone();
-    have["aggregationRule"]["clusterRoleSelectors"] = json!([{ "matchLabels": { "mine": "true" } }]);
+    have["aggregationRule"]["clusterRoleSelectors"] =
+        json!([{ "matchLabels": { "mine": "true" } }]);
     have["rules"] = json!([{ "apiGroups": [""], "resources": ["pods"], "verbs": ["get"] }]);
     let updated = reconcile(Some(&have), &agg).expect("update");
     assert_eq!(
@@ -309,7 +462,13 @@ fn reconcile_bindings() {
 
     let mut other_ref = wanted.clone();
     other_ref["roleRef"]["name"] = json!("other");
-    assert_eq!(reconcile_action(Some(&other_ref), &wanted), ReconcileAction::Recreate(wanted.clone()));
+    assert_eq!(
+        reconcile_action(Some(&other_ref), &wanted),
+        ReconcileAction::Recreate(wanted.clone())
+    );
     other_ref["metadata"]["annotations"] = json!({ AUTOUPDATE_ANNOTATION: "false" });
-    assert_eq!(reconcile_action(Some(&other_ref), &wanted), ReconcileAction::Protected);
+    assert_eq!(
+        reconcile_action(Some(&other_ref), &wanted),
+        ReconcileAction::Protected
+    );
 }
