@@ -17,11 +17,8 @@ pub(crate) trait Engine: Send + Sync + 'static {
     /// Up to `limit` entries with `start <= key < end`, in key order.
     fn scan(&self, start: &[u8], end: &[u8], limit: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>>;
     fn count(&self, start: &[u8], end: &[u8]) -> Result<u64>;
-    /// Applies every op or none of them; not yet durable.
+    /// Applies every op or none of them.
     fn apply(&self, batch: Vec<BatchOp>) -> Result<()>;
-    /// Applies every op or none of them, and returns once the batch survives a crash or power
-    /// loss.
-    fn commit(&self, batch: Vec<BatchOp>) -> Result<()>;
     /// Returns once everything applied so far survives a crash or power loss.
     fn sync(&self) -> Result<()>;
 }
@@ -73,10 +70,6 @@ impl Engine for MemoryEngine {
             };
         }
         Ok(())
-    }
-
-    fn commit(&self, batch: Vec<BatchOp>) -> Result<()> {
-        self.apply(batch)
     }
 
     fn sync(&self) -> Result<()> {

@@ -10,7 +10,6 @@ mod engine;
 mod error;
 mod local;
 mod sled_engine;
-mod wal;
 mod watch;
 
 use std::fmt;

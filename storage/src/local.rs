@@ -524,16 +524,17 @@ impl Shared {
         if revision.0 <= old {
             return Ok(());
         }
-        self.engine.commit(vec![(
+        self.engine.apply(vec![(
             META_COMPACTED.to_vec(),
             Some(revision.0.to_be_bytes().to_vec()),
         )])?;
+        self.engine.sync()?;
         self.compacted.store(revision.0, Ordering::Release);
         let end = log_key(Revision(revision.0 + 1));
-        // From the very start of the log: replaying the write-ahead log after a crash can bring
-        // back entries an earlier compaction had deleted.
         loop {
-            let rows = self.engine.scan(&log_key(Revision(0)), &end, SCAN_CHUNK)?;
+            let rows = self
+                .engine
+                .scan(&log_key(Revision(old + 1)), &end, SCAN_CHUNK)?;
             if rows.is_empty() {
                 return Ok(());
             }
@@ -632,7 +633,11 @@ fn run_committer(shared: &Shared, rx: &std_mpsc::Receiver<WriteRequest>, mut rev
                 META_REVISION.to_vec(),
                 Some(revision.to_be_bytes().to_vec()),
             ));
-            if let Err(e) = shared.engine.commit(batch) {
+            if let Err(e) = shared
+                .engine
+                .apply(batch)
+                .and_then(|()| shared.engine.sync())
+            {
                 let why = e.to_string();
                 tracing::error!(error = %why, "store commit failed; refusing further writes");
                 shared.fail(&why);

@@ -1,29 +1,20 @@
-//! The sled engine: one fixed tree, a write-ahead log for durable commits, and a format marker.
+//! The sled engine: one fixed tree, explicit fdatasync for real durability, and a format marker.
 //!
-//! Commits go to the write-ahead log (one append + `fdatasync`) and to sled without a flush.
-//! A checkpoint (`sync`) makes sled itself durable and lets the log start over: sled 0.34's
-//! `flush()` only calls `sync_file_range`, which does not persist file metadata or survive power
-//! loss, and large pages go to `blobs/` files it never fsyncs, so a checkpoint flushes, then
-//! `fdatasync`s the db file and any new blob file (and the blob directory).
+//! sled 0.34's `flush()` only calls `sync_file_range`, which does not persist file metadata or
+//! survive power loss, and large pages go to `blobs/` files it never fsyncs. So `sync()` flushes,
+//! then `fdatasync`s the db file and any new blob file (and the blob directory).
 
 use std::collections::HashSet;
 use std::fs::{self, File};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
 
 use crate::engine::{BatchOp, Engine};
-use crate::wal::Wal;
 use crate::{Error, Result};
 
-/// The on-disk format this build writes and reads (2: sled + write-ahead log).
-pub const FORMAT_VERSION: u32 = 2;
-/// Formats this build opens (and upgrades to `FORMAT_VERSION`).
-const READABLE_FORMATS: [u32; 2] = [1, 2];
-/// Checkpoint at least this often, or when the log grows past `CHECKPOINT_BYTES`.
-const CHECKPOINT_INTERVAL: Duration = Duration::from_secs(1);
-const CHECKPOINT_BYTES: u64 = 32 * 1024 * 1024;
+/// The on-disk format this build writes and reads.
+pub const FORMAT_VERSION: u32 = 1;
 const FORMAT_FILE: &str = "FORMAT";
 const FORMAT_MAGIC: &str = "k1s-store";
 
@@ -32,12 +23,6 @@ pub(crate) struct SledEngine {
     db_file: File,
     blob_dir: PathBuf,
     synced_blobs: Mutex<HashSet<std::ffi::OsString>>,
-    wal: Mutex<WalState>,
-}
-
-struct WalState {
-    wal: Wal,
-    last_checkpoint: Instant,
 }
 
 impl SledEngine {
@@ -55,46 +40,14 @@ impl SledEngine {
         sync_dir(&sled_dir)?;
         sync_dir(dir)?;
         let blob_dir = sled_dir.join("blobs");
-        // Replay the log over sled; the checkpoint below makes the result durable before the
-        // replayed files are deleted.
-        let wal = Wal::open(&dir.join("wal"), |batch| {
-            let mut b = sled::Batch::default();
-            for (k, v) in batch {
-                match v {
-                    Some(v) => b.insert(k, v),
-                    None => b.remove(k),
-                }
-            }
-            db.apply_batch(b).map_err(Error::from)
-        })?;
         let engine = SledEngine {
             db,
             db_file,
             blob_dir,
             synced_blobs: Mutex::new(HashSet::new()),
-            wal: Mutex::new(WalState {
-                wal,
-                last_checkpoint: Instant::now(),
-            }),
         };
         engine.sync()?;
         Ok(engine)
-    }
-
-    fn wal(&self) -> Result<std::sync::MutexGuard<'_, WalState>> {
-        self.wal
-            .lock()
-            .map_err(|_| Error::Engine("write-ahead log lock poisoned".into()))
-    }
-
-    /// Makes sled durable, then starts the log over.
-    fn checkpoint(&self, state: &mut WalState) -> Result<()> {
-        self.db.flush()?;
-        self.db_file.sync_data()?;
-        self.sync_new_blobs()?;
-        state.wal.rotate()?;
-        state.last_checkpoint = Instant::now();
-        Ok(())
     }
 
     fn sync_new_blobs(&self) -> Result<()> {
@@ -166,21 +119,10 @@ impl Engine for SledEngine {
         Ok(())
     }
 
-    fn commit(&self, batch: Vec<BatchOp>) -> Result<()> {
-        let mut state = self.wal()?;
-        state.wal.append(&batch)?;
-        self.apply(batch)?;
-        if state.last_checkpoint.elapsed() >= CHECKPOINT_INTERVAL
-            || state.wal.len() >= CHECKPOINT_BYTES
-        {
-            self.checkpoint(&mut state)?;
-        }
-        Ok(())
-    }
-
     fn sync(&self) -> Result<()> {
-        let mut state = self.wal()?;
-        self.checkpoint(&mut state)
+        self.db.flush()?;
+        self.db_file.sync_data()?;
+        self.sync_new_blobs()
     }
 }
 
@@ -224,7 +166,7 @@ fn parse_format(marker: &Path, text: &str) -> Result<()> {
         )));
     };
     match version.parse::<u32>() {
-        Ok(v) if READABLE_FORMATS.contains(&v) => Ok(()),
+        Ok(FORMAT_VERSION) => Ok(()),
         Ok(v) if v > FORMAT_VERSION => Err(Error::Format(format!(
             "the store at {} has format {v}, written by a newer k1s; this build reads format {FORMAT_VERSION}",
             marker.parent().unwrap_or(marker).display()
