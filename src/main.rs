@@ -50,6 +50,9 @@ struct ServerArgs {
     /// Where to write the admin kubeconfig. Default: <data-dir>/admin.conf
     #[arg(long)]
     write_kubeconfig: Option<PathBuf>,
+    /// Static bearer tokens, upstream's CSV format: token,user,uid,"group1,group2"
+    #[arg(long)]
+    token_auth_file: Option<PathBuf>,
 }
 
 fn default_data_dir() -> anyhow::Result<PathBuf> {
@@ -71,6 +74,7 @@ async fn run_server(args: ServerArgs) -> anyhow::Result<()> {
         ephemeral: args.ephemeral,
         advertise_address: args.advertise_address,
         kubeconfig_path: args.write_kubeconfig,
+        token_auth_file: args.token_auth_file,
     };
     let mut server = k1s_apiserver::server::start(config)
         .await

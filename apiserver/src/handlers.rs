@@ -36,6 +36,7 @@ pub struct ApiContext {
     pub shutdown: tokio::sync::watch::Receiver<bool>,
     pub metrics: std::sync::Arc<crate::metrics::Metrics>,
     pub services: std::sync::Arc<crate::allocator::ServiceAllocator>,
+    pub security: std::sync::Arc<crate::chain::Security>,
 }
 
 fn is_service(info: &ResourceInfo) -> bool {
@@ -164,7 +165,8 @@ async fn serve(
         Verb::Create => {
             let mut obj = decode_body(headers, &body)?;
             if crate::reviews::is_review(info) {
-                let answered = crate::reviews::answer(info, obj, user)?;
+                let answered =
+                    crate::reviews::answer(ctx, info, obj, user, req.namespace.as_deref()).await?;
                 return Ok(object_response(
                     StatusCode::CREATED,
                     info,
@@ -193,6 +195,11 @@ async fn serve(
                         &success_status_json(None),
                     ))
                 }
+                Some("token") => {
+                    let (object, token_warnings) = token_request(ctx, target, name, &obj).await?;
+                    warnings.extend(token_warnings);
+                    Ok(encoded_response(StatusCode::CREATED, &object, &output))
+                }
                 Some(other) => Err(ApiError::method_not_allowed(
                     &gr,
                     &format!("create {other}"),
@@ -202,6 +209,7 @@ async fn serve(
                         validation, own_type, &mut obj, json_body,
                     )?);
                     let mut obj = check_body(info, target.namespace, None, obj)?;
+                    rbac_write_check(ctx, user, info, target.namespace, &obj, None)?;
                     type_check(info, &obj)?;
                     crate::conversion::to_storage(info, &mut obj);
                     if is_service(info) {
@@ -260,7 +268,10 @@ async fn serve(
                     type_check(info, &obj)?;
                     crate::conversion::to_storage(info, &mut obj);
                     ctx.registry
-                        .update(target, strategy, name, sub, &write, |_| Ok(obj.clone()))
+                        .update(target, strategy, name, sub, &write, |old| {
+                            rbac_write_check(ctx, user, info, target.namespace, &obj, Some(old))?;
+                            Ok(obj.clone())
+                        })
                         .await?
                 }
             };
@@ -323,6 +334,7 @@ async fn serve(
                             let t = root_type.as_deref().filter(|_| subname.is_none());
                             unknown = field_validation::check(validation, t, &mut new, None)?;
                             type_check(info, &new)?;
+                            rbac_write_check(ctx, user, info, target.namespace, &new, Some(old))?;
                             Ok(new)
                         }
                     },
@@ -376,6 +388,87 @@ async fn serve(
             Ok(json_response(StatusCode::OK, &list))
         }
     }
+}
+
+/// RBAC's escalation prevention on role and binding writes (upstream's RBAC storage checks):
+/// nobody grants permissions they do not hold unless they may `escalate` / `bind`.
+fn rbac_write_check(
+    ctx: &ApiContext,
+    user: &crate::auth::UserInfo,
+    info: &ResourceInfo,
+    namespace: Option<&str>,
+    new: &Value,
+    old: Option<&Value>,
+) -> Result<(), ApiError> {
+    if info.group != "rbac.authorization.k8s.io" {
+        return Ok(());
+    }
+    let authorizer = &ctx.security.authorizer;
+    let ns = namespace.unwrap_or_default();
+    let result = match info.resource {
+        "roles" | "clusterroles" => authorizer.check_role_write(user, info.resource, ns, new, old),
+        "rolebindings" | "clusterrolebindings" => {
+            authorizer.check_binding_write(user, ns, new, old)
+        }
+        _ => Ok(()),
+    };
+    result.map_err(|cause| {
+        ApiError::forbidden(
+            &info.group_resource(),
+            meta::name(new).unwrap_or_default(),
+            cause,
+        )
+    })
+}
+
+/// `serviceaccounts/<name>/token`: a TokenRequest answered with a signed service-account token,
+/// optionally bound to a Pod, Secret or Node (`kubectl create token`).
+async fn token_request(
+    ctx: &ApiContext,
+    target: Target<'_>,
+    name: &str,
+    request: &Value,
+) -> Result<(Value, Vec<String>), ApiError> {
+    use crate::auth::authn::token_request as tr;
+    let sa = ctx.registry.get(target, name).await?;
+    let get = |resource: &'static str, namespace: Option<String>, name: String| async move {
+        let info = catalog::find("", "v1", resource).ok_or_else(ApiError::not_found_path)?;
+        ctx.registry
+            .get(
+                Target {
+                    info,
+                    namespace: namespace.as_deref(),
+                },
+                &name,
+            )
+            .await
+    };
+    let bound = match tr::bound_object_target(request)? {
+        Some(b) => {
+            let ns = b
+                .namespaced
+                .then(|| target.namespace.unwrap_or_default().to_string());
+            Some(get(b.resource, ns, b.name.clone()).await?)
+        }
+        None => None,
+    };
+    let node = match bound
+        .as_ref()
+        .and_then(|b| b.pointer("/spec/nodeName"))
+        .and_then(Value::as_str)
+    {
+        Some(n) if !n.is_empty() => get("nodes", None, n.to_string()).await.ok(),
+        _ => None,
+    };
+    let out = tr::create_token(
+        request,
+        &sa,
+        bound.as_ref(),
+        node.as_ref(),
+        &ctx.security.tokens,
+        jiff::Timestamp::now(),
+    )?;
+    Ok((out.object, out.warnings))
 }
 
 /// Sets `spec.nodeName` of a pod from a Binding (what a scheduler does).

@@ -23,8 +23,8 @@ use crate::discovery;
 use crate::encoding::MAX_BODY_BYTES;
 use crate::handlers::{self, ApiContext, error_response, json_response};
 use crate::registry::Registry;
-use crate::request::{self, Route};
-use crate::tls::{self, CertIdentity, ClientAuth};
+use crate::request::Route;
+use crate::tls::{self, ClientAuth};
 
 #[derive(Clone, Debug)]
 pub struct ServerConfig {
@@ -37,6 +37,8 @@ pub struct ServerConfig {
     pub advertise_address: Option<IpAddr>,
     /// Where to write the admin kubeconfig (default `<data-dir>/admin.conf`).
     pub kubeconfig_path: Option<PathBuf>,
+    /// Upstream's static token file (`token,user,uid,"group1,group2"`).
+    pub token_auth_file: Option<PathBuf>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -53,6 +55,8 @@ pub enum ServerError {
     Io(#[from] std::io::Error),
     #[error("bootstrap: {0}")]
     Bootstrap(ApiError),
+    #[error("authentication setup: {0}")]
+    Authentication(String),
 }
 
 /// A started server. Dropping it does not stop it; call `shutdown`.
@@ -79,8 +83,8 @@ impl RunningServer {
 }
 
 /// Shared by every request.
-struct AppState {
-    api: ApiContext,
+pub(crate) struct AppState {
+    pub(crate) api: ApiContext,
     ready: AtomicBool,
     server_address: String,
 }
@@ -159,12 +163,38 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         pki.serving_key_der(),
     )?;
     let (stop, stop_rx) = tokio::sync::watch::channel(false);
+    let authorizer = crate::authorization::start(&registry, stop_rx.clone())
+        .await
+        .map_err(ServerError::Bootstrap)?;
+    let tokens = crate::auth::authn::TokenIssuer::new(
+        pki.sa_private_key_pkcs8_der(),
+        pki.sa_public_key_pem(),
+        String::new(),
+        Vec::new(),
+    )
+    .map_err(|e| ServerError::Authentication(e.to_string()))?;
+    let token_file = match &config.token_auth_file {
+        Some(path) => Some(
+            crate::auth::authn::TokenFile::load(path)
+                .map_err(|e| ServerError::Authentication(e.to_string()))?,
+        ),
+        None => None,
+    };
+    let external = server_url.trim_start_matches("https://").to_string();
+    let oidc = crate::auth::authn::OidcDocuments::new(&tokens, None, &external).ok();
+    let security = Arc::new(crate::chain::Security {
+        authorizer,
+        tokens,
+        token_file,
+        oidc,
+    });
     let state = Arc::new(AppState {
         api: ApiContext {
             registry,
             shutdown: stop_rx.clone(),
             metrics,
             services: Arc::default(),
+            security,
         },
         ready: AtomicBool::new(true),
         server_address: format!("{advertise}:{}", local_addr.port()),
@@ -230,7 +260,7 @@ async fn serve(
                     let identity = identity.clone();
                     async move {
                         Ok::<_, std::convert::Infallible>(
-                            dispatch(&state, &identity, req.map(Body::new)).await,
+                            crate::chain::handle(&state, &identity, req.map(Body::new)).await,
                         )
                     }
                 });
@@ -261,42 +291,25 @@ fn is_public(path: &str) -> bool {
         || path.starts_with("/readyz/")
 }
 
-async fn dispatch(state: &AppState, identity: &CertIdentity, req: Request) -> Response {
-    let path = req.uri().path().to_string();
-    match identity {
-        CertIdentity::Invalid(why) => {
-            tracing::debug!(%why, "client certificate rejected");
-            return error_response(&ApiError::unauthorized());
-        }
-        CertIdentity::None if !is_public(&path) => {
-            let verb = req.method().as_str().to_ascii_lowercase();
-            return error_response(&ApiError::new(
-                403,
-                k1s_apimachinery::Reason::Forbidden,
-                format!("forbidden: User \"system:anonymous\" cannot {verb} path \"{path}\""),
-            ));
-        }
-        _ => {}
-    }
-    let query: handlers::Query = req.uri().query().map(url_decode_pairs).unwrap_or_default();
-    let method = req.method().clone();
+/// The routes behind the filter chain: the REST handler, discovery, OpenAPI, health, metrics.
+pub(crate) async fn route(
+    state: &AppState,
+    user: &crate::auth::UserInfo,
+    info: crate::chain::RequestInfo,
+    req: Request,
+) -> Response {
     let headers = req.headers().clone();
-    let watch = query.get("watch").is_some_and(|w| w == "true" || w == "1");
-    let route = request::parse(&method, &path, watch);
-    if let Route::Resource(r) = route {
-        let body = match read_body(req).await {
-            Ok(b) => b,
-            Err(e) => return error_response(&e),
-        };
-        let user = match identity {
-            CertIdentity::User { name, groups } => {
-                crate::reviews::UserInfo::new(name.clone(), groups.clone())
-            }
-            _ => crate::reviews::UserInfo::anonymous(),
-        };
-        return handlers::handle(&state.api, &user, r, &headers, &query, body).await;
-    }
+    let crate::chain::RequestInfo {
+        path, query, route, ..
+    } = info;
     match route {
+        Route::Resource(r) => {
+            let body = match read_body(req).await {
+                Ok(b) => b,
+                Err(e) => return error_response(&e),
+            };
+            handlers::handle(&state.api, user, r, &headers, &query, body).await
+        }
         Route::GroupVersion { group, version } => {
             match discovery::api_resource_list(&group, &version) {
                 Some(doc) => json_response(StatusCode::OK, &doc),
@@ -307,7 +320,7 @@ async fn dispatch(state: &AppState, identity: &CertIdentity, req: Request) -> Re
             Some(doc) => json_response(StatusCode::OK, &doc),
             None => error_response(&ApiError::not_found_path()),
         },
-        _ => non_resource(state, &path, &headers, &query),
+        Route::NonResource => non_resource(state, &path, &headers, &query),
     }
 }
 
@@ -404,6 +417,28 @@ fn non_resource(
                 None => error_response(&ApiError::not_found_path()),
             }
         }
+        "/.well-known/openid-configuration" | "/openid/v1/jwks" => match &state.api.security.oidc {
+            Some(docs) => {
+                let (body, ct) = if path == "/openid/v1/jwks" {
+                    (
+                        docs.keyset_json(),
+                        crate::auth::authn::oidc::CONTENT_TYPE_JWKS,
+                    )
+                } else {
+                    (
+                        docs.config_json(),
+                        crate::auth::authn::oidc::CONTENT_TYPE_CONFIG,
+                    )
+                };
+                let mut resp = bytes_response(Bytes::from(body.to_vec()), ct, false);
+                resp.headers_mut().insert(
+                    http::header::CACHE_CONTROL,
+                    HeaderValue::from_static(crate::auth::authn::oidc::CACHE_CONTROL),
+                );
+                resp
+            }
+            None => error_response(&ApiError::not_found_path()),
+        },
         p if is_public(p) => health(state, p, query),
         _ => error_response(&ApiError::not_found_path()),
     }
@@ -514,7 +549,7 @@ async fn read_body(req: Request) -> Result<Bytes, ApiError> {
 }
 
 /// Decodes `a=b&c=d` (percent-encoding and `+`), last value of a repeated key winning.
-fn url_decode_pairs(q: &str) -> handlers::Query {
+pub(crate) fn url_decode_pairs(q: &str) -> handlers::Query {
     fn decode(s: &str) -> String {
         let bytes = s.as_bytes();
         let mut out = Vec::with_capacity(bytes.len());

@@ -169,8 +169,12 @@ impl Policy {
 
     /// Reads and parses a policy file.
     pub fn load(path: &std::path::Path) -> Result<Self, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("failed to read file path {:?}: {e}", path.display().to_string()))?;
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            format!(
+                "failed to read file path {:?}: {e}",
+                path.display().to_string()
+            )
+        })?;
         Self::parse(&text).map_err(|e| format!("{e} (from file {})", path.display()))
     }
 
@@ -274,8 +278,10 @@ fn parse_rule(v: &Value, path: &str, policy_stages: &[Stage]) -> Result<PolicyRu
         Some(_) => return Err(format!("{path}.resources: expected a list")),
     };
     let namespaces = strings(obj.get("namespaces"), &format!("{path}.namespaces"))?;
-    let non_resource_urls =
-        strings(obj.get("nonResourceURLs"), &format!("{path}.nonResourceURLs"))?;
+    let non_resource_urls = strings(
+        obj.get("nonResourceURLs"),
+        &format!("{path}.nonResourceURLs"),
+    )?;
     if !non_resource_urls.is_empty() && (!resources.is_empty() || !namespaces.is_empty()) {
         return Err(format!(
             "{path}.nonResourceURLs: Invalid value: {non_resource_urls:?}: rules cannot apply to \

@@ -111,11 +111,26 @@ pub fn validate_create(
 }
 
 fn name_validator(info: &ResourceInfo) -> validation::ValidateNameFn {
+    if info.group == "rbac.authorization.k8s.io" {
+        return name_is_path_segment;
+    }
     match info.resource {
         "namespaces" => validation::name_is_dns_label,
         "services" => validation::name_is_dns1035_label,
         _ => validation::name_is_dns_subdomain,
     }
+}
+
+/// Upstream's ValidatePathSegmentName, used for RBAC names (which may contain `:`).
+fn name_is_path_segment(name: &str, prefix: bool) -> Vec<String> {
+    if !prefix && (name == "." || name == "..") {
+        return vec![format!("may not be '{name}'")];
+    }
+    ["/", "%"]
+        .iter()
+        .filter(|bad| name.contains(*bad))
+        .map(|bad| format!("may not contain '{bad}'"))
+        .collect()
 }
 
 fn invalid_if_any(info: &ResourceInfo, obj: &Value, errs: Vec<FieldError>) -> Result<(), ApiError> {

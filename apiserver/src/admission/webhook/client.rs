@@ -61,12 +61,13 @@ async fn exchange(
 ) -> Result<(u16, Vec<u8>), Transport> {
     let tcp = connect(target, resolver).await.map_err(Transport)?;
     let _ = tcp.set_nodelay(true);
-    let server_name = ServerName::try_from(target.server_name())
+    let name = target.server_name();
+    let server_name = ServerName::try_from(name.clone())
         .map_err(|e| Transport(format!("tls: invalid server name: {e}")))?;
     let tls_stream = tokio_rustls::TlsConnector::from(tls)
         .connect(server_name, tcp)
         .await
-        .map_err(|e| Transport(tls_error(&e)))?;
+        .map_err(|e| Transport(tls_error(&e, &name)))?;
     let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tls_stream))
         .await
         .map_err(|e| Transport(e.to_string()))?;
@@ -158,11 +159,27 @@ fn dial_error(addr: &str, e: &std::io::Error) -> String {
     }
 }
 
-fn tls_error(e: &std::io::Error) -> String {
+fn tls_error(e: &std::io::Error, server_name: &str) -> String {
     let inner = e.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>());
     match inner {
         Some(rustls::Error::InvalidCertificate(c)) => {
-            format!("tls: failed to verify certificate: {c:?}")
+            use rustls::CertificateError as C;
+            let detail = match c {
+                C::UnknownIssuer | C::BadSignature => {
+                    "x509: certificate signed by unknown authority".to_string()
+                }
+                C::Expired
+                | C::ExpiredContext { .. }
+                | C::NotValidYet
+                | C::NotValidYetContext { .. } => {
+                    "x509: certificate has expired or is not yet valid".to_string()
+                }
+                C::NotValidForName | C::NotValidForNameContext { .. } => {
+                    format!("x509: certificate is not valid for {server_name}")
+                }
+                other => format!("x509: {other:?}"),
+            };
+            format!("tls: failed to verify certificate: {detail}")
         }
         Some(other) => format!("tls: {other}"),
         None => format!("tls: {e}"),

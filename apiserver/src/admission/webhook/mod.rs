@@ -28,6 +28,8 @@ mod tests;
 mod tests_matching;
 #[cfg(test)]
 mod tests_server;
+#[cfg(test)]
+mod tests_tls;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -126,7 +128,10 @@ pub struct AdmissionOutcome {
     /// denies, as upstream adds them to the response headers before the denial).
     pub warnings: Vec<String>,
     /// Audit annotations: `<webhook name>/<key>` from the responses' `auditAnnotations`, and
-    /// `mutation.webhook.admission.k8s.io/round_<r>_index_<i>` for every mutating call.
+    /// `mutation.webhook.admission.k8s.io/round_<r>_index_<i>` for every mutating call, and
+    /// `failed-open.{mutation,validating}.webhook.admission.k8s.io/round_<r>_index_<i>` (the
+    /// webhook name) for calls that failed under `failurePolicy: Ignore`. Upstream's
+    /// `patch.webhook.admission.k8s.io/...` annotations (Request level) are not produced.
     pub audit_annotations: BTreeMap<String, String>,
 }
 

@@ -86,6 +86,12 @@ async fn run_round(
             Err(call::Failure::Calling(reason)) => {
                 let message = format!("failed calling webhook {:?}: {reason}", hook.name);
                 if hook.failure_policy == FailurePolicy::Ignore {
+                    outcome.audit_annotations.insert(
+                        format!(
+                            "failed-open.{MUTATION_ANNOTATION_PREFIX}round_{round}_index_{index}"
+                        ),
+                        hook.name.clone(),
+                    );
                     tracing::warn!(webhook = %hook.name, "Failed calling webhook, failing open: {message}");
                     continue;
                 }

@@ -26,7 +26,10 @@ fn attrs(op: Operation, group: &str, resource: &str, sub: &str, ns: &str) -> Adm
 fn rule(v: Value) -> Rule {
     let cfg = json!({"metadata": {"name": "c"}, "webhooks": [{"name": "w", "rules": [v],
         "clientConfig": {"url": "https://x"}}]});
-    parse_configuration(&cfg, false, &[]).remove(0).rules.remove(0)
+    parse_configuration(&cfg, false, &[])
+        .remove(0)
+        .rules
+        .remove(0)
 }
 
 #[test]
@@ -36,47 +39,103 @@ fn rules_table() {
     let cases: Vec<(Value, AdmissionAttributes, bool)> = vec![
         (pods.clone(), attrs(Create, "", "pods", "", "ns"), true),
         (pods.clone(), attrs(Update, "", "pods", "", "ns"), false),
-        (pods.clone(), attrs(Create, "", "pods", "status", "ns"), false),
+        (
+            pods.clone(),
+            attrs(Create, "", "pods", "status", "ns"),
+            false,
+        ),
         (pods.clone(), attrs(Create, "apps", "pods", "", "ns"), false),
         (pods.clone(), attrs(Create, "", "services", "", "ns"), false),
-        (json!({"operations": ["*"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*"]}),
-         attrs(Delete, "apps", "deployments", "", "ns"), true),
+        (
+            json!({"operations": ["*"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*"]}),
+            attrs(Delete, "apps", "deployments", "", "ns"),
+            true,
+        ),
         // `*` alone does not cover subresources; `*/*` does.
-        (json!({"operations": ["*"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*"]}),
-         attrs(Update, "", "pods", "status", "ns"), false),
-        (json!({"operations": ["*"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*/*"]}),
-         attrs(Update, "", "pods", "status", "ns"), true),
-        (json!({"operations": ["UPDATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods/status"]}),
-         attrs(Update, "", "pods", "status", "ns"), true),
-        (json!({"operations": ["UPDATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods/*"]}),
-         attrs(Update, "", "pods", "ephemeralcontainers", "ns"), true),
+        (
+            json!({"operations": ["*"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*"]}),
+            attrs(Update, "", "pods", "status", "ns"),
+            false,
+        ),
+        (
+            json!({"operations": ["*"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*/*"]}),
+            attrs(Update, "", "pods", "status", "ns"),
+            true,
+        ),
+        (
+            json!({"operations": ["UPDATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods/status"]}),
+            attrs(Update, "", "pods", "status", "ns"),
+            true,
+        ),
+        (
+            json!({"operations": ["UPDATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods/*"]}),
+            attrs(Update, "", "pods", "ephemeralcontainers", "ns"),
+            true,
+        ),
         // As upstream's matcher: `pods/*` also matches pods itself (the sub part is a wildcard).
-        (json!({"operations": ["UPDATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods/*"]}),
-         attrs(Update, "", "pods", "", "ns"), true),
-        (json!({"operations": ["UPDATE"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*/scale"]}),
-         attrs(Update, "apps", "deployments", "scale", "ns"), true),
-        (json!({"operations": ["CONNECT"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods/exec"]}),
-         attrs(Connect, "", "pods", "exec", "ns"), true),
-        (json!({"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v2"], "resources": ["pods"]}),
-         attrs(Create, "", "pods", "", "ns"), false),
+        (
+            json!({"operations": ["UPDATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods/*"]}),
+            attrs(Update, "", "pods", "", "ns"),
+            true,
+        ),
+        (
+            json!({"operations": ["UPDATE"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*/scale"]}),
+            attrs(Update, "apps", "deployments", "scale", "ns"),
+            true,
+        ),
+        (
+            json!({"operations": ["CONNECT"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods/exec"]}),
+            attrs(Connect, "", "pods", "exec", "ns"),
+            true,
+        ),
+        (
+            json!({"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v2"], "resources": ["pods"]}),
+            attrs(Create, "", "pods", "", "ns"),
+            false,
+        ),
         // Scope.
-        (json!({"operations": ["*"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*"], "scope": "Namespaced"}),
-         attrs(Create, "", "pods", "", "ns"), true),
-        (json!({"operations": ["*"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*"], "scope": "Namespaced"}),
-         attrs(Create, "", "nodes", "", ""), false),
-        (json!({"operations": ["*"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*"], "scope": "Namespaced"}),
-         attrs(Update, "", "namespaces", "", "team-a"), false),
-        (json!({"operations": ["*"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*"], "scope": "Cluster"}),
-         attrs(Update, "", "namespaces", "", "team-a"), true),
-        (json!({"operations": ["*"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*"], "scope": "Cluster"}),
-         attrs(Create, "", "nodes", "", ""), true),
-        (json!({"operations": ["*"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*"], "scope": "Cluster"}),
-         attrs(Create, "", "pods", "", "ns"), false),
-        (json!({"operations": ["*"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*"], "scope": "Bogus"}),
-         attrs(Create, "", "pods", "", "ns"), false),
+        (
+            json!({"operations": ["*"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*"], "scope": "Namespaced"}),
+            attrs(Create, "", "pods", "", "ns"),
+            true,
+        ),
+        (
+            json!({"operations": ["*"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*"], "scope": "Namespaced"}),
+            attrs(Create, "", "nodes", "", ""),
+            false,
+        ),
+        (
+            json!({"operations": ["*"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*"], "scope": "Namespaced"}),
+            attrs(Update, "", "namespaces", "", "team-a"),
+            false,
+        ),
+        (
+            json!({"operations": ["*"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*"], "scope": "Cluster"}),
+            attrs(Update, "", "namespaces", "", "team-a"),
+            true,
+        ),
+        (
+            json!({"operations": ["*"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*"], "scope": "Cluster"}),
+            attrs(Create, "", "nodes", "", ""),
+            true,
+        ),
+        (
+            json!({"operations": ["*"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*"], "scope": "Cluster"}),
+            attrs(Create, "", "pods", "", "ns"),
+            false,
+        ),
+        (
+            json!({"operations": ["*"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*"], "scope": "Bogus"}),
+            attrs(Create, "", "pods", "", "ns"),
+            false,
+        ),
     ];
     for (i, (r, a, want)) in cases.into_iter().enumerate() {
-        assert_eq!(rule_matches(&rule(r.clone()), &a), want, "case {i}: {r} vs {a:?}");
+        assert_eq!(
+            rule_matches(&rule(r.clone()), &a),
+            want,
+            "case {i}: {r} vs {a:?}"
+        );
     }
 }
 
@@ -86,7 +145,12 @@ fn webhook(extra: Value) -> Webhook {
     for (k, v) in extra.as_object().unwrap() {
         h[k] = v.clone();
     }
-    parse_configuration(&json!({"metadata": {"name": "c"}, "webhooks": [h]}), false, &[]).remove(0)
+    parse_configuration(
+        &json!({"metadata": {"name": "c"}, "webhooks": [h]}),
+        false,
+        &[],
+    )
+    .remove(0)
 }
 
 fn labeled(labels: Value) -> Value {
@@ -122,14 +186,18 @@ fn namespace_selector_table() {
     let err = should_call(&prod, &missing, &obj).unwrap_err();
     assert_eq!(err.code, 404);
     assert_eq!(err.message, r#"namespaces "ghost" not found"#);
-    let pods_only = webhook(json!({"namespaceSelector": {"matchLabels": {"env": "prod"}},
-        "rules": [{"operations": ["*"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["services"]}]}));
+    let pods_only = webhook(
+        json!({"namespaceSelector": {"matchLabels": {"env": "prod"}},
+        "rules": [{"operations": ["*"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["services"]}]}),
+    );
     assert!(!should_call(&pods_only, &missing, &obj).unwrap());
     // An empty selector never needs the labels.
     let everything = webhook(json!({}));
     assert!(should_call(&everything, &missing, &obj).unwrap());
     // A selector that does not parse is an internal error.
-    let broken = webhook(json!({"namespaceSelector": {"matchExpressions": [{"key": "a", "operator": "Bogus"}]}}));
+    let broken = webhook(
+        json!({"namespaceSelector": {"matchExpressions": [{"key": "a", "operator": "Bogus"}]}}),
+    );
     assert_eq!(should_call(&broken, &a, &obj).unwrap_err().code, 500);
 }
 
@@ -151,14 +219,21 @@ fn object_selector_table() {
     d.old_object = Some(labeled(json!({"app": "web"})));
     assert!(should_call(&sel, &d, &Value::Null).unwrap());
     // DoesNotExist matches objects without the label.
-    let absent = webhook(json!({"objectSelector": {"matchExpressions": [{"key": "skip", "operator": "DoesNotExist"}]}}));
+    let absent = webhook(
+        json!({"objectSelector": {"matchExpressions": [{"key": "skip", "operator": "DoesNotExist"}]}}),
+    );
     assert!(should_call(&absent, &a, &labeled(json!({}))).unwrap());
     assert!(!should_call(&absent, &a, &labeled(json!({"skip": "true"}))).unwrap());
 }
 
 #[test]
 fn operations_round_trip() {
-    for op in [Operation::Create, Operation::Update, Operation::Delete, Operation::Connect] {
+    for op in [
+        Operation::Create,
+        Operation::Update,
+        Operation::Delete,
+        Operation::Connect,
+    ] {
         assert_eq!(Operation::parse(op.as_str()), Some(op));
     }
     assert_eq!(Operation::parse("create"), None);

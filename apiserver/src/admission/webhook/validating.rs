@@ -32,7 +32,7 @@ pub(super) async fn dispatch(
     let results = futures::future::join_all(calls).await;
 
     let mut first_error = None;
-    for (hook, result) in relevant.iter().zip(results) {
+    for (index, (hook, result)) in relevant.iter().zip(results).enumerate() {
         let err = match result {
             Ok(response) => {
                 call::record(hook, &response, outcome);
@@ -44,6 +44,12 @@ pub(super) async fn dispatch(
             Err(call::Failure::Calling(reason)) => {
                 let message = format!("failed calling webhook {:?}: {reason}", hook.name);
                 if hook.failure_policy == FailurePolicy::Ignore {
+                    outcome.audit_annotations.insert(
+                        format!(
+                            "failed-open.validating.webhook.admission.k8s.io/round_0_index_{index}"
+                        ),
+                        hook.name.clone(),
+                    );
                     tracing::warn!(webhook = %hook.name, "Failed calling webhook, failing open: {message}");
                     continue;
                 }

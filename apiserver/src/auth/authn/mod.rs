@@ -4,7 +4,7 @@
 //! Everything here is pure logic; the request chain wires it. Upstream's token authenticators run
 //! as one union, in this order, the first success winning (`pkg/kubeapiserver/authenticator`):
 //! static token file ([`token_file::TokenFile`]), service-account JWTs
-//! ([`sa::TokenIssuer::verify`], then the object checks of [`sa::VerifiedToken`]), bootstrap
+//! ([`sa::TokenIssuer::verify`], then the object checks of [`verified::VerifiedToken`]), bootstrap
 //! tokens ([`bootstrap::authenticate_bootstrap_token`]). A request whose bearer token none of
 //! them accepts gets 401 `Unauthorized` ([`TokenError::to_api_error`]); a request without a
 //! bearer token goes on to anonymous.
@@ -28,12 +28,13 @@ mod token_request_tests;
 
 pub use bootstrap::{authenticate_bootstrap_token, parse_token};
 pub use oidc::OidcDocuments;
-pub use sa::{
-    BoundKind, BoundObject, IssuedToken, ObjectKind, ObjectToCheck, TokenIssuer, TokenRequestInput,
-    VerifiedToken,
-};
+pub use sa::{BoundKind, BoundObject, IssuedToken, NodeInfo, TokenIssuer, TokenRequestInput};
 pub use token_file::{TokenFile, TokenFileError};
-pub use token_request::{TokenRequestOutcome, bound_object_target, token_request_response};
+pub use token_request::{
+    BoundObjectTarget, TokenRequestOutcome, bound_object_target, create_token,
+    token_request_response,
+};
+pub use verified::{ObjectKind, ObjectToCheck, VerifiedToken};
 
 use k1s_apimachinery::ApiError;
 

@@ -73,7 +73,7 @@ pub struct OidcDocuments {
 
 impl OidcDocuments {
     /// `jwks_uri`: upstream `--service-account-jwks-uri` (must be https); when `None`,
-    /// `https://<external_address>/openid/v1/jwks` (external address: host[:port] clients reach
+    /// `https://<external_address>/openid/v1/jwks` (external address: `host[:port]` clients reach
     /// the API server at). The issuer must be an https URL without query or fragment, else
     /// upstream does not serve discovery at all.
     pub fn new(

@@ -6,8 +6,8 @@
 use serde_json::{Value, json};
 
 use super::bootstrap_rules::{
-    APPS, AUTHENTICATION, AUTHORIZATION, CERTIFICATES, COORDINATION, CORE, DISCOVERY, EXTENSIONS,
-    READ, READ_UPDATE, READ_WRITE, STORAGE, edit_rules, kube_controller_manager_rules,
+    AUTHENTICATION, AUTHORIZATION, CERTIFICATES, COORDINATION, CORE, DISCOVERY, EXTENSIONS, READ,
+    READ_UPDATE, READ_WRITE, STORAGE, edit_rules, kube_controller_manager_rules,
     kube_scheduler_rules, node_rules, view_rules,
 };
 use super::cache::RBAC_GROUP;

@@ -4,14 +4,10 @@
 use serde_json::Value;
 
 use super::bootstrap::{
-    CORE, READ, cluster_role, cluster_role_binding, events_rule, named, rule, service_account,
+    cluster_role, cluster_role_binding, events_rule, named, rule, service_account,
 };
-use super::bootstrap_rules::{CORE, READ};
+use super::bootstrap_rules::{APPS, BATCH, CORE, EXTENSIONS, READ};
 use super::rule::PolicyRule;
-
-const APPS: &str = "apps";
-const EXTENSIONS: &str = "extensions";
-const BATCH: &str = "batch";
 
 /// Prefix of controller role names.
 pub const CONTROLLER_ROLE_PREFIX: &str = "system:controller:";

@@ -1,0 +1,208 @@
+//! RBAC wired to the API: upstream's bootstrap policy reconciled at every start, the
+//! authorizer's cache fed by list + watch of the four RBAC resources, and ClusterRole
+//! aggregation written back as upstream's aggregation controller does.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use k1s_apimachinery::catalog::{self, ResourceInfo};
+use k1s_apimachinery::{ApiError, meta};
+use serde_json::Value;
+
+use crate::auth::rbac::{self, RbacAuthorizer, RbacCache, ReconcileAction};
+use crate::registry::{
+    DeleteOptions, ListQuery, Registry, Target, WatchEvent, WatchQuery, WriteOptions,
+};
+use crate::strategies;
+
+const GROUP: &str = "rbac.authorization.k8s.io";
+const KINDS: [(&str, &str); 4] = [
+    ("clusterroles", "ClusterRole"),
+    ("clusterrolebindings", "ClusterRoleBinding"),
+    ("roles", "Role"),
+    ("rolebindings", "RoleBinding"),
+];
+
+fn info(resource: &str) -> Result<&'static ResourceInfo, ApiError> {
+    catalog::find(GROUP, "v1", resource)
+        .ok_or_else(|| ApiError::internal(format!("{resource} missing from the catalog")))
+}
+
+fn resource_of(kind: &str) -> Option<&'static str> {
+    KINDS.iter().find(|(_, k)| *k == kind).map(|(r, _)| *r)
+}
+
+/// Reconciles the bootstrap policy, loads the cache and starts following changes.
+pub async fn start(
+    registry: &Registry,
+    shutdown: tokio::sync::watch::Receiver<bool>,
+) -> Result<Arc<RbacAuthorizer>, ApiError> {
+    reconcile_bootstrap(registry).await?;
+    let cache = Arc::new(RbacCache::new());
+    for (resource, kind) in KINDS {
+        let t = Target {
+            info: info(resource)?,
+            namespace: None,
+        };
+        let list = registry.list(t, &ListQuery::default()).await?;
+        cache
+            .replace_all(kind, &list.items)
+            .map_err(|e| ApiError::internal(format!("loading {resource}: {e}")))?;
+        tokio::spawn(follow(
+            registry.clone(),
+            cache.clone(),
+            t.info,
+            kind,
+            list.resource_version,
+            shutdown.clone(),
+        ));
+    }
+    aggregate(registry, &cache).await;
+    Ok(Arc::new(RbacAuthorizer::new(cache)))
+}
+
+/// Creates missing bootstrap objects and adds what upstream's reconciliation adds. Writes run
+/// concurrently so the store commits them together.
+async fn reconcile_bootstrap(registry: &Registry) -> Result<(), ApiError> {
+    let tasks = rbac::bootstrap_policy().into_iter().map(|wanted| {
+        let registry = registry.clone();
+        async move { reconcile_one(&registry, wanted).await }
+    });
+    for result in futures::future::join_all(tasks).await {
+        result?;
+    }
+    Ok(())
+}
+
+async fn reconcile_one(registry: &Registry, wanted: Value) -> Result<(), ApiError> {
+    let kind = meta::kind(&wanted).unwrap_or_default().to_string();
+    let Some(resource) = resource_of(&kind) else {
+        return Ok(());
+    };
+    let namespace = meta::namespace(&wanted).map(str::to_string);
+    let name = meta::name(&wanted).unwrap_or_default().to_string();
+    let t = Target {
+        info: info(resource)?,
+        namespace: namespace.as_deref(),
+    };
+    let strategy = strategies::for_resource(t.info);
+    let existing = match registry.get(t, &name).await {
+        Ok(v) => Some(v),
+        Err(e) if e.is_not_found() => None,
+        Err(e) => return Err(e),
+    };
+    let write = WriteOptions::default();
+    match rbac::reconcile_action(existing.as_ref(), &wanted) {
+        ReconcileAction::None | ReconcileAction::Protected => Ok(()),
+        ReconcileAction::Create(obj) => match registry.create(t, strategy, obj, &write).await {
+            Err(e) if !e.is_already_exists() => Err(e),
+            _ => Ok(()),
+        },
+        ReconcileAction::Update(obj) => registry
+            .update(t, strategy, &name, None, &write, |_| Ok(obj.clone()))
+            .await
+            .map(|_| ()),
+        ReconcileAction::Recreate(obj) => {
+            registry.delete(t, &name, &DeleteOptions::default()).await?;
+            registry.create(t, strategy, obj, &write).await.map(|_| ())
+        }
+    }
+}
+
+/// Keeps the cache in step with one resource: watch from the listed revision; relist on any
+/// interruption (as an informer does).
+async fn follow(
+    registry: Registry,
+    cache: Arc<RbacCache>,
+    info: &'static ResourceInfo,
+    kind: &'static str,
+    mut revision: String,
+    mut shutdown: tokio::sync::watch::Receiver<bool>,
+) {
+    let t = Target {
+        info,
+        namespace: None,
+    };
+    loop {
+        if *shutdown.borrow() {
+            return;
+        }
+        let q = WatchQuery {
+            resource_version: revision.clone(),
+            ..Default::default()
+        };
+        if let Ok(mut events) = registry.watch(t, q).await {
+            loop {
+                let event = tokio::select! {
+                    _ = shutdown.wait_for(|s| *s) => return,
+                    e = events.next() => e,
+                };
+                let Some(event) = event else { break };
+                match &event {
+                    WatchEvent::Added(o) | WatchEvent::Modified(o) => {
+                        if let Err(e) = cache.apply(kind, o) {
+                            tracing::warn!(error = %e, kind, "RBAC object not loaded");
+                        }
+                    }
+                    WatchEvent::Deleted(o) => {
+                        let ns = meta::namespace(o).unwrap_or_default();
+                        let _ = cache.remove(kind, ns, meta::name(o).unwrap_or_default());
+                    }
+                    WatchEvent::Bookmark(_) => {}
+                    WatchEvent::Error(_) => break,
+                }
+                if let Some(rv) = meta::resource_version(event.object()) {
+                    revision = rv.to_string();
+                }
+                if kind == "ClusterRole" && !matches!(event, WatchEvent::Bookmark(_)) {
+                    aggregate(&registry, &cache).await;
+                }
+            }
+        }
+        // Interrupted: relist, then watch again.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        if let Ok(list) = registry.list(t, &ListQuery::default()).await {
+            let _ = cache.replace_all(kind, &list.items);
+            revision = list.resource_version;
+        }
+    }
+}
+
+/// Writes back ClusterRoles whose aggregated rules changed.
+async fn aggregate(registry: &Registry, cache: &RbacCache) {
+    let Ok(info) = info("clusterroles") else {
+        return;
+    };
+    let t = Target {
+        info,
+        namespace: None,
+    };
+    for updated in rbac::aggregation_updates(&cache.cluster_roles()) {
+        let name = meta::name(&updated).unwrap_or_default().to_string();
+        let rules = updated
+            .get("rules")
+            .cloned()
+            .unwrap_or(Value::Array(Vec::new()));
+        let result = registry
+            .update(
+                t,
+                strategies::for_resource(info),
+                &name,
+                None,
+                &WriteOptions::default(),
+                |old| {
+                    let mut new = old.clone();
+                    new["rules"] = rules.clone();
+                    if let Some(m) = new.get_mut("metadata").and_then(Value::as_object_mut) {
+                        m.remove("resourceVersion");
+                    }
+                    Ok(new)
+                },
+            )
+            .await;
+        if let Err(e) = result {
+            tracing::warn!(error = %e, role = %name, "ClusterRole aggregation not written");
+        }
+    }
+}

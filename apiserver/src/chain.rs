@@ -1,0 +1,335 @@
+//! The filter chain of every request, outermost first, as DESIGN.md lists it:
+//! panic recovery -> request info -> tracing span -> max-in-flight -> authentication -> audit ->
+//! impersonation -> authorization -> timeout, then the routes (discovery, OpenAPI, health, the
+//! REST handler). `handle` is the whole chain in order; each layer is a function below it.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::Request;
+use axum::response::Response;
+use futures::FutureExt;
+use http::{HeaderMap, Method};
+use k1s_apimachinery::status::AccessAttributes;
+use k1s_apimachinery::{ApiError, catalog};
+use tracing::Instrument;
+
+use crate::auth::authn::{self, OidcDocuments, TokenFile, TokenIssuer};
+use crate::auth::rbac::RbacAuthorizer;
+use crate::auth::{Attributes, Decision, UserInfo};
+use crate::handlers::{self, ApiContext, error_response};
+use crate::registry::Target;
+use crate::request::{self, Route};
+use crate::tls::CertIdentity;
+
+/// Upstream's default request timeout for everything but long-running requests.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// What authentication and authorization need.
+pub struct Security {
+    pub authorizer: Arc<RbacAuthorizer>,
+    pub tokens: TokenIssuer,
+    pub token_file: Option<TokenFile>,
+    pub oidc: Option<OidcDocuments>,
+}
+
+/// A request's identity and target, parsed once.
+pub struct RequestInfo {
+    pub method: Method,
+    pub path: String,
+    pub query: handlers::Query,
+    pub route: Route,
+    /// Watches stream for minutes: no timeout, not counted as in flight.
+    pub long_running: bool,
+}
+
+impl RequestInfo {
+    fn parse(req: &Request) -> RequestInfo {
+        let path = req.uri().path().to_string();
+        let query: handlers::Query = req
+            .uri()
+            .query()
+            .map(crate::server::url_decode_pairs)
+            .unwrap_or_default();
+        let watch = query.get("watch").is_some_and(|w| w == "true" || w == "1");
+        let route = request::parse(req.method(), &path, watch);
+        let long_running = matches!(&route, Route::Resource(r) if r.verb == request::Verb::Watch);
+        RequestInfo {
+            method: req.method().clone(),
+            path,
+            query,
+            route,
+            long_running,
+        }
+    }
+}
+
+/// The chain, in order.
+pub(crate) async fn handle(
+    state: &crate::server::AppState,
+    cert: &CertIdentity,
+    req: Request,
+) -> Response {
+    // Panic recovery: a bug answers 500 instead of dropping the connection.
+    let inner = async {
+        let info = RequestInfo::parse(&req);
+        let span = tracing::info_span!("request", method = %info.method, path = %info.path);
+        async {
+            // Max-in-flight: arrives with the overload limiter.
+            let user = match authenticate(&state.api, cert, req.headers()).await {
+                Ok(u) => u,
+                Err(e) => return error_response(&e),
+            };
+            // Audit: arrives with the audit logger.
+            let user = match impersonate(&state.api, user, req.headers()) {
+                Ok(u) => u,
+                Err(e) => return error_response(&e),
+            };
+            if let Err(e) = authorize(&state.api, &user, &info) {
+                return error_response(&e);
+            }
+            if info.long_running {
+                crate::server::route(state, &user, info, req).await
+            } else {
+                match tokio::time::timeout(
+                    REQUEST_TIMEOUT,
+                    crate::server::route(state, &user, info, req),
+                )
+                .await
+                {
+                    Ok(resp) => resp,
+                    Err(_) => error_response(&ApiError::timeout(
+                        "request did not complete within the allotted timeout",
+                        0,
+                    )),
+                }
+            }
+        }
+        .instrument(span)
+        .await
+    };
+    match AssertUnwindSafe(inner).catch_unwind().await {
+        Ok(resp) => resp,
+        Err(_) => {
+            tracing::error!("request handler panicked");
+            error_response(&ApiError::internal(
+                "an error on the server (\"unknown\") has prevented the request from succeeding",
+            ))
+        }
+    }
+}
+
+/// Authentication: a verified client certificate, else a bearer token (token file, then
+/// service-account JWT, then bootstrap token), else anonymous. A presented but bad credential
+/// is 401, as upstream.
+pub async fn authenticate(
+    ctx: &ApiContext,
+    cert: &CertIdentity,
+    headers: &HeaderMap,
+) -> Result<UserInfo, ApiError> {
+    match cert {
+        CertIdentity::Invalid(why) => {
+            tracing::debug!(%why, "client certificate rejected");
+            return Err(ApiError::unauthorized());
+        }
+        CertIdentity::User { name, groups } => {
+            return Ok(UserInfo::new(name.clone(), groups.clone()));
+        }
+        CertIdentity::None => {}
+    }
+    let Some(token) = authn::bearer_token(headers) else {
+        return Ok(UserInfo::anonymous());
+    };
+    authenticate_token(ctx, token).await
+}
+
+/// Token authentication, also used by TokenReview.
+pub async fn authenticate_token(ctx: &ApiContext, token: &str) -> Result<UserInfo, ApiError> {
+    let sec = &ctx.security;
+    if let Some(user) = sec.token_file.as_ref().and_then(|f| f.authenticate(token)) {
+        return Ok(user);
+    }
+    let now = jiff::Timestamp::now();
+    match sec.tokens.verify(token, now) {
+        Ok(verified) => {
+            for check in verified.objects_to_check() {
+                let current = lookup(
+                    ctx,
+                    check.kind.resource(),
+                    check.namespace.as_deref(),
+                    &check.name,
+                )
+                .await;
+                verified
+                    .check_object(&check, current.as_ref(), now)
+                    .map_err(|e| e.to_api_error())?;
+            }
+            return Ok(verified.user);
+        }
+        Err(authn::TokenError::Unrecognized) => {}
+        Err(e) => return Err(e.to_api_error()),
+    }
+    if let Some((id, _)) = authn::parse_token(token) {
+        let name = authn::bootstrap::bootstrap_secret_name(id);
+        let secret = lookup(ctx, "secrets", Some("kube-system"), &name).await;
+        return authn::authenticate_bootstrap_token(token, secret.as_ref(), now)
+            .map_err(|e| e.to_api_error());
+    }
+    Err(ApiError::unauthorized())
+}
+
+/// A core/v1 object, if it exists.
+async fn lookup(
+    ctx: &ApiContext,
+    resource: &str,
+    namespace: Option<&str>,
+    name: &str,
+) -> Option<serde_json::Value> {
+    let info = catalog::find("", "v1", resource)?;
+    ctx.registry
+        .get(Target { info, namespace }, name)
+        .await
+        .ok()
+}
+
+/// Impersonation headers: each requested identity is checked with the `impersonate` verb.
+pub fn impersonate(
+    ctx: &ApiContext,
+    user: UserInfo,
+    headers: &HeaderMap,
+) -> Result<UserInfo, ApiError> {
+    let values = |name: &str| -> Vec<String> {
+        headers
+            .get_all(name)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .map(str::to_string)
+            .collect()
+    };
+    let target_user = values("impersonate-user").into_iter().next();
+    let groups = values("impersonate-group");
+    let uid = values("impersonate-uid").into_iter().next();
+    let extras: Vec<(String, String)> = headers
+        .iter()
+        .filter_map(|(k, v)| {
+            let key = k.as_str().strip_prefix("impersonate-extra-")?;
+            Some((key.to_string(), v.to_str().ok()?.to_string()))
+        })
+        .collect();
+    let Some(name) = target_user else {
+        if !groups.is_empty() || uid.is_some() || !extras.is_empty() {
+            return Err(ApiError::bad_request(
+                "requested impersonation of groups, uid or extra without impersonating a user",
+            ));
+        }
+        return Ok(user);
+    };
+    let check = |resource: &str, group: &str, namespace: &str, name: &str, subresource: &str| {
+        let attrs = Attributes {
+            user: user.clone(),
+            verb: "impersonate".into(),
+            is_resource_request: true,
+            namespace: namespace.into(),
+            api_group: group.into(),
+            resource: resource.into(),
+            subresource: subresource.into(),
+            name: name.into(),
+            ..Default::default()
+        };
+        match ctx.security.authorizer.authorize(&attrs) {
+            Decision::Allow(_) => Ok(()),
+            Decision::Deny(reason) | Decision::NoOpinion(reason) => Err(forbidden(&attrs, &reason)),
+        }
+    };
+    let mut impersonated = UserInfo::new(name.clone(), Vec::new());
+    match name
+        .strip_prefix("system:serviceaccount:")
+        .and_then(|r| r.split_once(':'))
+    {
+        Some((ns, sa)) => {
+            check("serviceaccounts", "", ns, sa, "")?;
+            impersonated.groups.push("system:serviceaccounts".into());
+            impersonated
+                .groups
+                .push(format!("system:serviceaccounts:{ns}"));
+        }
+        None => check("users", "", "", &name, "")?,
+    }
+    for g in groups {
+        check("groups", "", "", &g, "")?;
+        impersonated.groups.push(g);
+    }
+    if let Some(uid) = uid {
+        check("uids", "authentication.k8s.io", "", &uid, "")?;
+        impersonated.uid = uid;
+    }
+    for (key, value) in extras {
+        check("userextras", "authentication.k8s.io", "", &value, &key)?;
+        impersonated.extra.entry(key).or_default().push(value);
+    }
+    if !impersonated.is_anonymous()
+        && !impersonated
+            .groups
+            .iter()
+            .any(|g| g == "system:authenticated")
+    {
+        impersonated.groups.push("system:authenticated".into());
+    }
+    Ok(impersonated)
+}
+
+/// The authorization attributes of a request (upstream's RequestInfo -> Attributes).
+pub fn attributes(user: &UserInfo, info: &RequestInfo) -> Attributes {
+    match &info.route {
+        Route::Resource(r) => Attributes {
+            user: user.clone(),
+            verb: r.verb.as_str().into(),
+            is_resource_request: true,
+            // A namespace is authorized as living in itself.
+            namespace: match (&r.namespace, r.resource.as_str(), r.group.as_str()) {
+                (None, "namespaces", "") => r.name.clone().unwrap_or_default(),
+                (ns, _, _) => ns.clone().unwrap_or_default(),
+            },
+            api_group: r.group.clone(),
+            api_version: r.version.clone(),
+            resource: r.resource.clone(),
+            subresource: r.subresource.clone().unwrap_or_default(),
+            name: r.name.clone().unwrap_or_default(),
+            path: info.path.clone(),
+        },
+        _ => Attributes {
+            user: user.clone(),
+            verb: info.method.as_str().to_ascii_lowercase(),
+            is_resource_request: false,
+            path: info.path.clone(),
+            ..Default::default()
+        },
+    }
+}
+
+/// Authorization: RBAC (with `system:masters` always allowed); a denial is upstream's 403.
+pub fn authorize(ctx: &ApiContext, user: &UserInfo, info: &RequestInfo) -> Result<(), ApiError> {
+    let attrs = attributes(user, info);
+    match ctx.security.authorizer.authorize(&attrs) {
+        Decision::Allow(_) => Ok(()),
+        Decision::Deny(reason) | Decision::NoOpinion(reason) => Err(forbidden(&attrs, &reason)),
+    }
+}
+
+pub fn forbidden(attrs: &Attributes, reason: &str) -> ApiError {
+    ApiError::forbidden_access(
+        &AccessAttributes {
+            user: &attrs.user.name,
+            verb: &attrs.verb,
+            resource_request: attrs.is_resource_request,
+            group: &attrs.api_group,
+            resource: &attrs.resource,
+            subresource: &attrs.subresource,
+            namespace: &attrs.namespace,
+            name: &attrs.name,
+            path: &attrs.path,
+        },
+        reason,
+    )
+}
