@@ -117,6 +117,8 @@ impl Kubectl {
 pub struct StartOptions {
     /// Use this data directory (persistent, non-ephemeral) instead of an ephemeral store.
     pub data_dir: Option<PathBuf>,
+    /// More `k1s server` flags.
+    pub extra_args: Vec<String>,
 }
 
 /// A running `k1s server` process.
@@ -153,7 +155,10 @@ impl TestCluster {
             .expect("create temp dir");
         let kubeconfig = dir.path().join("kubeconfig");
         let ephemeral = opts.data_dir.is_none();
-        let data_dir = opts.data_dir.unwrap_or_else(|| dir.path().join("data"));
+        let data_dir = opts
+            .data_dir
+            .clone()
+            .unwrap_or_else(|| dir.path().join("data"));
         let stdout_path = dir.path().join("stdout.log");
         let stderr_path = dir.path().join("stderr.log");
         let mut cmd = Command::new(bin);
@@ -169,6 +174,7 @@ impl TestCluster {
         if ephemeral {
             cmd.arg("--ephemeral");
         }
+        cmd.args(&opts.extra_args);
         let child = cmd
             .spawn()
             .unwrap_or_else(|e| panic!("spawn {}: {e}", bin.display()));

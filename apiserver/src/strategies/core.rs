@@ -202,12 +202,25 @@ impl Strategy for Services {
 pub struct Secrets;
 impl Strategy for Secrets {
     fn default(&self, obj: &mut Value) {
+        use base64::Engine as _;
         if obj
             .get("type")
             .and_then(Value::as_str)
             .is_none_or(str::is_empty)
         {
             obj["type"] = json!("Opaque");
+        }
+        // `stringData` is write-only: merged into `data` (winning over it), as upstream does.
+        if let Some(Value::Object(plain)) = obj.as_object_mut().and_then(|o| o.remove("stringData"))
+        {
+            if !obj.get("data").is_some_and(Value::is_object) {
+                obj["data"] = json!({});
+            }
+            for (k, v) in plain {
+                let text = v.as_str().unwrap_or_default();
+                obj["data"][k] =
+                    Value::String(base64::engine::general_purpose::STANDARD.encode(text));
+            }
         }
     }
     fn validate(&self, obj: &Value) -> Vec<FieldError> {

@@ -1,0 +1,172 @@
+//! Built-in admission plugins, run in upstream's order: NamespaceLifecycle, LimitRanger,
+//! ServiceAccount, Priority, DefaultTolerationSeconds (mutating) and NamespaceLifecycle,
+//! LimitRanger, ResourceQuota (validating).
+//!
+//! The request path calls [`mutate`] after defaulting and [`validate`] after the strategy's
+//! validation; when the write then fails, it calls [`Admitted::rollback`] to undo quota charges.
+
+mod lifecycle;
+mod limitranger;
+pub mod quantity;
+mod quota;
+mod serviceaccount;
+mod simple;
+
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+mod tests_quota;
+
+use k1s_apimachinery::catalog::{self, ResourceInfo};
+use k1s_apimachinery::{ApiError, GroupResource};
+use serde_json::Value;
+
+use crate::auth::UserInfo;
+use crate::registry::{ListQuery, Registry, Target};
+
+pub use quantity::Quantity;
+
+/// The operation a write performs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operation {
+    Create,
+    Update,
+    Delete,
+}
+
+/// What admission sees of a request.
+pub struct AdmissionRequest<'a> {
+    pub registry: &'a Registry,
+    pub user: &'a UserInfo,
+    pub operation: Operation,
+    /// What is being written.
+    pub info: &'static ResourceInfo,
+    pub subresource: Option<&'a str>,
+    pub namespace: Option<&'a str>,
+    pub name: &'a str,
+    pub dry_run: bool,
+}
+
+impl AdmissionRequest<'_> {
+    /// A write of the main resource (no subresource) of `group`/`resource`.
+    fn is(&self, group: &str, resource: &str) -> bool {
+        self.subresource.is_none_or(str::is_empty)
+            && self.info.group == group
+            && self.info.resource == resource
+    }
+
+    fn is_pod_create(&self) -> bool {
+        self.operation == Operation::Create && self.is("", "pods")
+    }
+
+    fn namespace(&self) -> &str {
+        self.namespace.filter(|_| self.info.namespaced).unwrap_or("")
+    }
+
+    /// Upstream's `admission.NewForbidden`: the object's name (or generateName, or `Unknown`).
+    fn forbidden(&self, obj: Option<&Value>, err: impl std::fmt::Display) -> ApiError {
+        let mut gr = self.info.group_resource();
+        if let Some(sub) = self.subresource.filter(|s| !s.is_empty()) {
+            gr = GroupResource::new(self.info.group, format!("{}/{sub}", self.info.resource));
+        }
+        let meta = obj.and_then(|o| o.get("metadata"));
+        let field = |f: &str| {
+            meta.and_then(|m| m.get(f))
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+        };
+        let name = field("name")
+            .or_else(|| field("generateName"))
+            .or(Some(self.name).filter(|n| !n.is_empty()))
+            .unwrap_or("Unknown");
+        ApiError::forbidden(&gr, name, err)
+    }
+}
+
+/// Side effects of a successful validation that a failed write must undo.
+#[derive(Debug, Default)]
+#[must_use]
+pub struct Admitted {
+    charges: Vec<quota::Charge>,
+}
+
+impl Admitted {
+    /// Undoes the quota charges of this admission (best effort; failures are logged).
+    pub async fn rollback(self, registry: &Registry) {
+        quota::rollback(registry, self.charges).await;
+    }
+
+    /// Whether admission left side effects behind.
+    pub fn is_empty(&self) -> bool {
+        self.charges.is_empty()
+    }
+}
+
+/// Built-in mutating admission, in upstream's order.
+pub async fn mutate(
+    req: &AdmissionRequest<'_>,
+    obj: &mut Value,
+    old: Option<&Value>,
+) -> Result<(), ApiError> {
+    lifecycle::admit(req, Some(&*obj)).await?;
+    limitranger::admit(req, obj).await?;
+    serviceaccount::admit(req, obj).await?;
+    simple::priority(req, obj).await?;
+    simple::default_toleration_seconds(req, obj);
+    let _ = old;
+    Ok(())
+}
+
+/// Built-in validating admission, in upstream's order.
+pub async fn validate(
+    req: &AdmissionRequest<'_>,
+    obj: &Value,
+    old: Option<&Value>,
+) -> Result<Admitted, ApiError> {
+    let obj_ref = (req.operation != Operation::Delete).then_some(obj);
+    lifecycle::admit(req, obj_ref).await?;
+    limitranger::validate(req, obj).await?;
+    simple::validate_priority_class(req, obj).await?;
+    let charges = quota::admit(req, obj, old).await?;
+    Ok(Admitted { charges })
+}
+
+/// A catalog entry that must exist.
+fn info(group: &str, version: &str, resource: &str) -> Result<&'static ResourceInfo, ApiError> {
+    catalog::find(group, version, resource)
+        .ok_or_else(|| ApiError::internal(format!("resource {resource} missing from the catalog")))
+}
+
+/// Every object of a resource in a namespace (or cluster-wide).
+async fn list_all(
+    registry: &Registry,
+    info: &'static ResourceInfo,
+    namespace: Option<&str>,
+) -> Result<Vec<Value>, ApiError> {
+    let target = Target { info, namespace };
+    Ok(registry.list(target, &ListQuery::default()).await?.items)
+}
+
+/// A string field at a dotted path.
+fn str_at<'v>(obj: &'v Value, path: &[&str]) -> Option<&'v str> {
+    path.iter()
+        .try_fold(obj, |cur, p| cur.get(*p))
+        .and_then(Value::as_str)
+}
+
+/// The containers (`spec.containers` then `spec.initContainers`) of a pod, mutable.
+fn containers_mut(pod: &mut Value, field: &str) -> Vec<&mut Value> {
+    pod.get_mut("spec")
+        .and_then(|s| s.get_mut(field))
+        .and_then(Value::as_array_mut)
+        .map(|a| a.iter_mut().collect())
+        .unwrap_or_default()
+}
+
+fn containers<'v>(pod: &'v Value, field: &str) -> &'v [Value] {
+    pod.get("spec")
+        .and_then(|s| s.get(field))
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+}
