@@ -53,6 +53,24 @@ struct ServerArgs {
     /// Static bearer tokens, upstream's CSV format: token,user,uid,"group1,group2"
     #[arg(long)]
     token_auth_file: Option<PathBuf>,
+    /// An audit.k8s.io/v1 Policy file; needs --audit-log-path.
+    #[arg(long)]
+    audit_policy_file: Option<PathBuf>,
+    /// Where audit events go as JSON lines (`-` for standard output).
+    #[arg(long)]
+    audit_log_path: Option<PathBuf>,
+    /// Rotate the audit log at this size in megabytes (0 = 100).
+    #[arg(long, default_value_t = 0)]
+    audit_log_maxsize: u64,
+    /// Rotated audit logs to keep (0 = all).
+    #[arg(long, default_value_t = 0)]
+    audit_log_maxbackup: usize,
+    /// Concurrent read-only requests before 429 (watches are not counted; 0 = unlimited).
+    #[arg(long, default_value_t = 400)]
+    max_requests_inflight: usize,
+    /// Concurrent mutating requests before 429 (0 = unlimited).
+    #[arg(long, default_value_t = 200)]
+    max_mutating_requests_inflight: usize,
 }
 
 fn default_data_dir() -> anyhow::Result<PathBuf> {
@@ -75,6 +93,12 @@ async fn run_server(args: ServerArgs) -> anyhow::Result<()> {
         advertise_address: args.advertise_address,
         kubeconfig_path: args.write_kubeconfig,
         token_auth_file: args.token_auth_file,
+        audit_policy_file: args.audit_policy_file,
+        audit_log_path: args.audit_log_path,
+        audit_log_maxsize_mb: args.audit_log_maxsize,
+        audit_log_maxbackup: args.audit_log_maxbackup,
+        max_requests_inflight: args.max_requests_inflight,
+        max_mutating_requests_inflight: args.max_mutating_requests_inflight,
     };
     let mut server = k1s_apiserver::server::start(config)
         .await

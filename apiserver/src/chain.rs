@@ -32,6 +32,14 @@ pub struct Security {
     pub tokens: TokenIssuer,
     pub token_file: Option<TokenFile>,
     pub oidc: Option<OidcDocuments>,
+    pub inflight: crate::overload::InFlightLimiter,
+    pub audit: Option<Audit>,
+}
+
+/// The audit policy and where its events go.
+pub struct Audit {
+    pub policy: crate::audit::Policy,
+    pub logger: crate::audit::AuditLogger,
 }
 
 /// A request's identity and target, parsed once.
@@ -69,6 +77,7 @@ impl RequestInfo {
 pub(crate) async fn handle(
     state: &crate::server::AppState,
     cert: &CertIdentity,
+    peer: std::net::SocketAddr,
     req: Request,
 ) -> Response {
     // Panic recovery: a bug answers 500 instead of dropping the connection.
@@ -76,20 +85,41 @@ pub(crate) async fn handle(
         let info = RequestInfo::parse(&req);
         let span = tracing::info_span!("request", method = %info.method, path = %info.path);
         async {
-            // Max-in-flight: arrives with the overload limiter.
+            let sec = &state.api.security;
             let user = match authenticate(&state.api, cert, req.headers()).await {
                 Ok(u) => u,
                 Err(e) => return error_response(&e),
             };
-            // Audit: arrives with the audit logger.
+            // Max-in-flight: after authentication, as `system:masters` is exempt upstream.
+            let attrs = attributes(&user, &info);
+            let mutating = if attrs.is_resource_request {
+                crate::overload::is_mutating_verb(&attrs.verb)
+            } else {
+                !matches!(info.method, Method::GET | Method::HEAD)
+            };
+            let _permit =
+                match sec
+                    .inflight
+                    .try_acquire_for(mutating, info.long_running, &user.groups)
+                {
+                    Ok(p) => p,
+                    Err(e) => return error_response(&e),
+                };
+            let mut audit = AuditTrail::start(sec, &attrs, &info, peer, req.headers());
             let user = match impersonate(&state.api, user, req.headers()) {
                 Ok(u) => u,
-                Err(e) => return error_response(&e),
+                Err(e) => return audit.finish(error_response(&e), false),
             };
-            if let Err(e) = authorize(&state.api, &user, &info) {
-                return error_response(&e);
+            if req.headers().contains_key("impersonate-user") {
+                audit.impersonated(&user);
             }
-            if info.long_running {
+            if let Err(e) = authorize(&state.api, &user, &info) {
+                audit.authorized(false, &e.message);
+                return audit.finish(error_response(&e), false);
+            }
+            audit.authorized(true, "");
+            let long_running = info.long_running;
+            let resp = if long_running {
                 crate::server::route(state, &user, info, req).await
             } else {
                 match tokio::time::timeout(
@@ -104,7 +134,8 @@ pub(crate) async fn handle(
                         0,
                     )),
                 }
-            }
+            };
+            audit.finish(resp, long_running)
         }
         .instrument(span)
         .await
@@ -117,6 +148,100 @@ pub(crate) async fn handle(
                 "an error on the server (\"unknown\") has prevented the request from succeeding",
             ))
         }
+    }
+}
+
+/// One request's audit record (when an audit policy is configured and selects it).
+struct AuditTrail<'a> {
+    record: Option<crate::audit::RequestAudit>,
+    logger: Option<&'a crate::audit::AuditLogger>,
+}
+
+impl<'a> AuditTrail<'a> {
+    fn start(
+        sec: &'a Security,
+        attrs: &Attributes,
+        info: &RequestInfo,
+        peer: std::net::SocketAddr,
+        headers: &HeaderMap,
+    ) -> Self {
+        let Some(audit) = &sec.audit else {
+            return AuditTrail {
+                record: None,
+                logger: None,
+            };
+        };
+        let header = |name: &str| {
+            headers
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default()
+                .to_string()
+        };
+        let object_ref = attrs
+            .is_resource_request
+            .then(|| crate::audit::ObjectReference {
+                resource: attrs.resource.clone(),
+                namespace: attrs.namespace.clone(),
+                name: attrs.name.clone(),
+                api_group: attrs.api_group.clone(),
+                api_version: attrs.api_version.clone(),
+                subresource: attrs.subresource.clone(),
+                ..Default::default()
+            });
+        let query = info
+            .query
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join("&");
+        let meta = crate::audit::RequestMeta {
+            audit_id: uuid::Uuid::new_v4().to_string(),
+            request_uri: if query.is_empty() {
+                info.path.clone()
+            } else {
+                format!("{}?{query}", info.path)
+            },
+            verb: attrs.verb.clone(),
+            user: attrs.user.clone(),
+            source_ips: vec![peer.ip().to_string()],
+            user_agent: header("user-agent"),
+            object_ref,
+        };
+        let record = crate::audit::RequestAudit::new(audit.policy.evaluate(attrs), meta);
+        if let Some(r) = &record {
+            r.emit(&audit.logger, crate::audit::Stage::RequestReceived);
+        }
+        AuditTrail {
+            record,
+            logger: Some(&audit.logger),
+        }
+    }
+
+    fn impersonated(&mut self, user: &UserInfo) {
+        if let Some(r) = &mut self.record {
+            r.set_impersonated_user(user);
+        }
+    }
+
+    fn authorized(&mut self, allowed: bool, reason: &str) {
+        if let Some(r) = &mut self.record {
+            r.set_authorization(allowed, reason);
+        }
+    }
+
+    /// Records the response (ResponseStarted for watches, ResponseComplete otherwise).
+    fn finish(mut self, resp: Response, long_running: bool) -> Response {
+        if let (Some(r), Some(logger)) = (&mut self.record, self.logger) {
+            r.set_response(resp.status().as_u16(), None);
+            let stage = if long_running {
+                crate::audit::Stage::ResponseStarted
+            } else {
+                crate::audit::Stage::ResponseComplete
+            };
+            r.emit(logger, stage);
+        }
+        resp
     }
 }
 

@@ -39,6 +39,15 @@ pub struct ServerConfig {
     pub kubeconfig_path: Option<PathBuf>,
     /// Upstream's static token file (`token,user,uid,"group1,group2"`).
     pub token_auth_file: Option<PathBuf>,
+    /// `--audit-policy-file` (audit.k8s.io/v1 Policy); auditing is off without it.
+    pub audit_policy_file: Option<PathBuf>,
+    /// `--audit-log-path` (`-` = standard output).
+    pub audit_log_path: Option<PathBuf>,
+    pub audit_log_maxsize_mb: u64,
+    pub audit_log_maxbackup: usize,
+    /// Upstream's `--max-requests-inflight` (read-only) and `--max-mutating-requests-inflight`.
+    pub max_requests_inflight: usize,
+    pub max_mutating_requests_inflight: usize,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -182,11 +191,34 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
     };
     let external = server_url.trim_start_matches("https://").to_string();
     let oidc = crate::auth::authn::OidcDocuments::new(&tokens, None, &external).ok();
+    let audit = match (&config.audit_policy_file, &config.audit_log_path) {
+        (Some(policy), Some(path)) => Some(crate::chain::Audit {
+            policy: crate::audit::Policy::load(policy).map_err(ServerError::Authentication)?,
+            logger: crate::audit::AuditLogger::open(&crate::audit::AuditLogConfig {
+                path: path.clone(),
+                max_size_mb: config.audit_log_maxsize_mb,
+                max_backups: config.audit_log_maxbackup,
+                max_age_days: 0,
+                buffer_size: crate::audit::DEFAULT_BUFFER_SIZE,
+            })?,
+        }),
+        (Some(_), None) => {
+            return Err(ServerError::Authentication(
+                "--audit-policy-file needs --audit-log-path".into(),
+            ));
+        }
+        _ => None,
+    };
     let security = Arc::new(crate::chain::Security {
         authorizer,
         tokens,
         token_file,
         oidc,
+        inflight: crate::overload::InFlightLimiter::new(
+            config.max_mutating_requests_inflight,
+            config.max_requests_inflight,
+        ),
+        audit,
     });
     let state = Arc::new(AppState {
         api: ApiContext {
@@ -260,7 +292,7 @@ async fn serve(
                     let identity = identity.clone();
                     async move {
                         Ok::<_, std::convert::Infallible>(
-                            crate::chain::handle(&state, &identity, req.map(Body::new)).await,
+                            crate::chain::handle(&state, &identity, peer, req.map(Body::new)).await,
                         )
                     }
                 });
