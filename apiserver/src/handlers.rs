@@ -37,6 +37,7 @@ pub struct ApiContext {
     pub metrics: std::sync::Arc<crate::metrics::Metrics>,
     pub services: std::sync::Arc<crate::allocator::ServiceAllocator>,
     pub security: std::sync::Arc<crate::chain::Security>,
+    pub webhooks: std::sync::Arc<crate::admission::WebhookDispatcher>,
 }
 
 fn is_service(info: &ResourceInfo) -> bool {
@@ -121,10 +122,55 @@ async fn serve(
         namespace: req.namespace.as_deref(),
     };
     let strategy = strategies::for_resource(info);
-    let write = WriteOptions {
-        dry_run: dry_run(query)?,
-    };
+    let dry_run = dry_run(query)?;
     let name = req.name.as_deref().unwrap_or_default();
+    // Admission for client writes; its webhook warnings go back as Warning headers.
+    let admission = std::sync::Arc::new(crate::admit::RequestAdmission {
+        registry: ctx.registry.clone(),
+        webhooks: ctx.webhooks.clone(),
+        user: user.clone(),
+        info,
+        subresource: req.subresource.clone(),
+        namespace: req.namespace.clone(),
+        name: name.to_string(),
+        dry_run,
+        warnings: Default::default(),
+    });
+    let write = WriteOptions {
+        dry_run,
+        admission: req
+            .verb
+            .is_mutating()
+            .then(|| admission.clone() as std::sync::Arc<dyn crate::registry::Admission>),
+    };
+    let result = serve_verb(
+        ctx, user, req, headers, query, body, warnings, info, output, include, target, strategy,
+        write, name,
+    )
+    .await;
+    warnings.extend(admission.take_warnings());
+    result
+}
+
+/// One verb of a resource request, after the common checks.
+#[allow(clippy::too_many_arguments)]
+async fn serve_verb(
+    ctx: &ApiContext,
+    user: &crate::reviews::UserInfo,
+    req: &ResourceRequest,
+    headers: &HeaderMap,
+    query: &Query,
+    body: Bytes,
+    warnings: &mut Vec<String>,
+    info: &'static ResourceInfo,
+    output: Output,
+    include: table::IncludeObject,
+    target: Target<'_>,
+    strategy: &'static dyn crate::registry::Strategy,
+    write: WriteOptions,
+    name: &str,
+) -> Result<Response, ApiError> {
+    let gr = info.group_resource();
     let subname = req.subresource.as_deref();
     let validation = field_validation::mode(query.get("fieldValidation").map(String::as_str))?;
     let own_type = crate::openapi::schemas().definition_for(info.group, info.version, info.kind);
@@ -349,7 +395,8 @@ async fn serve(
             Ok(object_response(StatusCode::OK, info, out, &output, include))
         }
         Verb::Delete => {
-            let opts = delete_options(query, &body, write.dry_run)?;
+            let mut opts = delete_options(query, &body, write.dry_run)?;
+            opts.admission = write.admission.clone();
             match ctx.registry.delete(target, name, &opts).await? {
                 DeleteOutcome::Pending(obj) => {
                     Ok(object_response(StatusCode::OK, info, obj, &output, include))
@@ -377,7 +424,8 @@ async fn serve(
         }
         Verb::DeleteCollection => {
             let q = list_query(info, query)?;
-            let opts = delete_options(query, &body, write.dry_run)?;
+            let mut opts = delete_options(query, &body, write.dry_run)?;
+            opts.admission = write.admission.clone();
             let items = ctx.registry.delete_collection(target, &q, &opts).await?;
             let list = json!({
                 "kind": info.list_kind(),

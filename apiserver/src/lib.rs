@@ -1,6 +1,7 @@
 //! The Kubernetes API server: TLS, the filter chain, discovery and the generic registry over the store.
 
 pub mod admission;
+pub mod admit;
 pub mod allocator;
 pub mod audit;
 pub mod auth;
@@ -17,6 +18,7 @@ pub mod metrics;
 pub mod openapi;
 pub mod overload;
 pub mod patch;
+pub mod plugins;
 pub mod protobuf;
 pub mod registry;
 pub mod request;

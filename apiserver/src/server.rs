@@ -172,6 +172,10 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         pki.serving_key_der(),
     )?;
     let (stop, stop_rx) = tokio::sync::watch::channel(false);
+    // Webhooks without a caBundle are trusted if the cluster CA signed them.
+    let webhooks = Arc::new(crate::admission::WebhookDispatcher::new());
+    webhooks.set_default_roots(vec![pki.ca_cert_der().clone()]);
+    crate::admit::feed_webhook_configurations(registry.clone(), webhooks.clone(), stop_rx.clone());
     let authorizer = crate::authorization::start(&registry, stop_rx.clone())
         .await
         .map_err(ServerError::Bootstrap)?;
@@ -227,6 +231,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
             metrics,
             services: Arc::default(),
             security,
+            webhooks: webhooks.clone(),
         },
         ready: AtomicBool::new(true),
         server_address: format!("{advertise}:{}", local_addr.port()),

@@ -293,7 +293,10 @@ async fn dry_run_stores_nothing() {
     with_namespace(&r, "ns").await;
     let t = target("", "v1", "configmaps", Some("ns"));
     let before = r.store().current_revision();
-    let dry = WriteOptions { dry_run: true };
+    let dry = WriteOptions {
+        dry_run: true,
+        ..Default::default()
+    };
     let obj = r
         .create(
             t,

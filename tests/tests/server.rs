@@ -86,6 +86,7 @@ fn restart_reuses_data_and_pki() {
     let data_dir = data.path().join("k1s");
     let opts = StartOptions {
         data_dir: Some(data_dir.clone()),
+        ..Default::default()
     };
     let mut first = TestCluster::start_with(opts.clone());
     first.apply("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: persist\n  namespace: default\ndata: {k: v}\n");

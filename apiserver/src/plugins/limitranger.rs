@@ -99,7 +99,10 @@ pub async fn admit(req: &AdmissionRequest<'_>, pod: &mut Value) -> Result<(), Ap
             limits.extend(item.default);
         }
         let mut notes = Vec::new();
-        for (field, label) in [("containers", "container"), ("initContainers", "init container")] {
+        for (field, label) in [
+            ("containers", "container"),
+            ("initContainers", "init container"),
+        ] {
             for c in super::containers_mut(pod, field) {
                 merge_container(c, &requests, &limits, label, &mut notes);
             }
@@ -165,7 +168,10 @@ fn merge_container(
         ));
     }
     if !set_limits.is_empty() {
-        notes.push(format!("{} limit for {label} {name}", set_limits.join(", ")));
+        notes.push(format!(
+            "{} limit for {label} {name}",
+            set_limits.join(", ")
+        ));
     }
 }
 

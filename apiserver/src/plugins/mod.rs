@@ -60,7 +60,9 @@ impl AdmissionRequest<'_> {
     }
 
     fn namespace(&self) -> &str {
-        self.namespace.filter(|_| self.info.namespaced).unwrap_or("")
+        self.namespace
+            .filter(|_| self.info.namespaced)
+            .unwrap_or("")
     }
 
     /// Upstream's `admission.NewForbidden`: the object's name (or generateName, or `Unknown`).
@@ -155,7 +157,7 @@ fn str_at<'v>(obj: &'v Value, path: &[&str]) -> Option<&'v str> {
 }
 
 /// The containers (`spec.containers` then `spec.initContainers`) of a pod, mutable.
-fn containers_mut(pod: &mut Value, field: &str) -> Vec<&mut Value> {
+fn containers_mut<'v>(pod: &'v mut Value, field: &str) -> Vec<&'v mut Value> {
     pod.get_mut("spec")
         .and_then(|s| s.get_mut(field))
         .and_then(Value::as_array_mut)

@@ -107,8 +107,7 @@ impl Quantity {
             other => {
                 let exp = other.strip_prefix(['e', 'E'])?;
                 let body = exp.strip_prefix(['+', '-']).unwrap_or(exp);
-                if body.is_empty() || !body.bytes().all(|b| b.is_ascii_digit()) || body.len() > 4
-                {
+                if body.is_empty() || !body.bytes().all(|b| b.is_ascii_digit()) || body.len() > 4 {
                     return None;
                 }
                 (exp.parse().ok()?, 0, Format::DecimalExponent)
@@ -141,18 +140,27 @@ impl Quantity {
         self.nanos < 0
     }
 
+    /// The format a sum keeps: the receiver's, unless it is zero (as upstream's `Add`).
+    fn sum_format(&self, other: &Quantity) -> Format {
+        if self.nanos == 0 {
+            other.format
+        } else {
+            self.format
+        }
+    }
+
     /// The sum, in the receiver's format (as upstream's `Add`).
     pub fn add(&self, other: &Quantity) -> Quantity {
         Quantity {
             nanos: self.nanos.saturating_add(other.nanos),
-            format: self.format,
+            format: self.sum_format(other),
         }
     }
 
     pub fn sub(&self, other: &Quantity) -> Quantity {
         Quantity {
             nanos: self.nanos.saturating_sub(other.nanos),
-            format: self.format,
+            format: self.sum_format(other),
         }
     }
 
@@ -238,7 +246,9 @@ mod tests {
     use super::Quantity;
 
     fn canon(s: &str) -> String {
-        Quantity::parse(s).map(|q| q.to_string()).unwrap_or_else(|| "ERR".into())
+        Quantity::parse(s)
+            .map(|q| q.to_string())
+            .unwrap_or_else(|| "ERR".into())
     }
 
     #[test]

@@ -127,7 +127,9 @@ pub async fn validate_priority_class(
         let name = super::str_at(&other, &["metadata", "name"]).unwrap_or("");
         return Err(req.forbidden(
             Some(pc),
-            format!("PriorityClass {name} is already marked as default. Only one default can exist"),
+            format!(
+                "PriorityClass {name} is already marked as default. Only one default can exist"
+            ),
         ));
     }
     Ok(())
@@ -166,7 +168,10 @@ pub fn default_toleration_seconds(req: &AdmissionRequest<'_>, pod: &mut Value) {
             t.insert("key".into(), json!(key));
             t.insert("operator".into(), json!("Exists"));
             t.insert("effect".into(), json!("NoExecute"));
-            t.insert("tolerationSeconds".into(), json!(DEFAULT_TOLERATION_SECONDS));
+            t.insert(
+                "tolerationSeconds".into(),
+                json!(DEFAULT_TOLERATION_SECONDS),
+            );
             list.push(Value::Object(t));
         }
     }

@@ -24,10 +24,47 @@ pub use object::now_rfc3339;
 pub use strategy::{DefaultStrategy, Strategy, field_value};
 pub use watch::{WatchEvent, WatchQuery, WatchStream};
 
-/// The options of a write that the client chose.
-#[derive(Clone, Debug, Default)]
+/// The options of a write: what the client chose, and the admission chain to run (none for
+/// the server's own writes).
+#[derive(Clone, Default)]
 pub struct WriteOptions {
     pub dry_run: bool,
+    pub admission: Option<Arc<dyn Admission>>,
+}
+
+impl std::fmt::Debug for WriteOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WriteOptions")
+            .field("dry_run", &self.dry_run)
+            .field("admission", &self.admission.is_some())
+            .finish()
+    }
+}
+
+/// The operation an admission check sees.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Operation {
+    Create,
+    Update,
+    Delete,
+}
+
+/// Admission control around the registry's writes, in upstream's order: `mutate` after
+/// defaulting, `validate` after the kind's validation, both before storage.
+#[async_trait::async_trait]
+pub trait Admission: Send + Sync {
+    async fn mutate(
+        &self,
+        op: Operation,
+        obj: &mut Value,
+        old: Option<&Value>,
+    ) -> Result<(), ApiError>;
+    async fn validate(
+        &self,
+        op: Operation,
+        obj: &Value,
+        old: Option<&Value>,
+    ) -> Result<(), ApiError>;
 }
 
 /// List query parameters after parsing.
@@ -50,13 +87,15 @@ pub struct ListResult {
 }
 
 /// `DeleteOptions` after parsing (body and query merged).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct DeleteOptions {
     pub precondition_uid: Option<String>,
     pub precondition_resource_version: Option<String>,
     pub propagation_policy: Option<String>,
     pub grace_period_seconds: Option<i64>,
     pub dry_run: bool,
+    /// Validating admission of the delete (none for the server's own deletes).
+    pub admission: Option<Arc<dyn Admission>>,
 }
 
 /// What a delete did.
@@ -239,7 +278,13 @@ impl Registry {
             if generated {
                 object::generate_name(&mut obj)?;
             }
+            if let Some(a) = &opts.admission {
+                a.mutate(Operation::Create, &mut obj, None).await?;
+            }
             object::validate_create(t, strategy, &obj)?;
+            if let Some(a) = &opts.admission {
+                a.validate(Operation::Create, &obj, None).await?;
+            }
             let name = meta::name(&obj).unwrap_or_default().to_string();
             if opts.dry_run {
                 if self
@@ -315,7 +360,14 @@ impl Registry {
                     )],
                 ));
             }
-            let new = object::prepare_update(t, strategy, desired, &old, subresource)?;
+            let mut new = object::prepare_update(t, strategy, desired, &old, subresource)?;
+            if let Some(a) = &opts.admission {
+                a.mutate(Operation::Update, &mut new, Some(&old)).await?;
+            }
+            object::validate_update(t, strategy, &new, &old)?;
+            if let Some(a) = &opts.admission {
+                a.validate(Operation::Update, &new, Some(&old)).await?;
+            }
             if object::same_content(&new, &old) {
                 return Ok(old);
             }
@@ -368,6 +420,10 @@ impl Registry {
             };
             let obj = object::decode(t.info, &current)?;
             object::check_delete_preconditions(&obj, opts, &gr, name)?;
+            if let Some(a) = &opts.admission {
+                a.validate(Operation::Delete, &Value::Null, Some(&obj))
+                    .await?;
+            }
             let marked = object::mark_for_deletion(t.info, &obj, opts)?;
             let Some(marked) = marked else {
                 if opts.dry_run {

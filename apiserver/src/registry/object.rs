@@ -142,7 +142,7 @@ fn invalid_if_any(info: &ResourceInfo, obj: &Value, errs: Vec<FieldError>) -> Re
 }
 
 /// The object an update stores: system fields kept, status or spec isolated per subresource,
-/// generation bumped on spec changes, then validated.
+/// generation bumped on spec changes (validation is `validate_update`).
 pub fn prepare_update(
     t: Target<'_>,
     strategy: &dyn Strategy,
@@ -219,12 +219,21 @@ pub fn prepare_update(
         let g = meta::generation(old).unwrap_or(0) + 1;
         meta::set_generation(&mut new, g).map_err(meta_err)?;
     }
-    let mut errs = meta::validate_object_meta_update(&new, old);
+    Ok(new)
+}
+
+/// Validation of an update (after mutating admission, as upstream orders it).
+pub fn validate_update(
+    t: Target<'_>,
+    strategy: &dyn Strategy,
+    new: &Value,
+    old: &Value,
+) -> Result<(), ApiError> {
+    let mut errs = meta::validate_object_meta_update(new, old);
     // The resourceVersion rule is enforced by the store's compare-and-swap, not here.
     errs.retain(|e| e.field != "metadata.resourceVersion");
-    errs.extend(strategy.validate_update(&new, old));
-    invalid_if_any(t.info, &new, errs)?;
-    Ok(new)
+    errs.extend(strategy.validate_update(new, old));
+    invalid_if_any(t.info, new, errs)
 }
 
 /// Whether anything outside metadata and status differs.

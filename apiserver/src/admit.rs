@@ -1,0 +1,288 @@
+//! Admission for one client write: built-in admission, then the admission webhooks, in
+//! upstream's order, behind the registry's `Admission` hook. Also the feed of webhook
+//! configurations and how a webhook Service is reached.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use futures::StreamExt;
+use k1s_apimachinery::catalog::{self, ResourceInfo};
+use k1s_apimachinery::{ApiError, meta};
+use serde_json::Value;
+
+use crate::admission::{self, AdmissionAttributes, ServiceResolver, WebhookDispatcher};
+use crate::auth::UserInfo;
+use crate::registry::{Admission, ListQuery, Operation, Registry, Target, WatchQuery};
+
+/// One request's admission: who writes what, and the warnings webhooks returned.
+pub struct RequestAdmission {
+    pub registry: Registry,
+    pub webhooks: Arc<WebhookDispatcher>,
+    pub user: UserInfo,
+    pub info: &'static ResourceInfo,
+    pub subresource: Option<String>,
+    pub namespace: Option<String>,
+    pub name: String,
+    pub dry_run: bool,
+    pub warnings: Mutex<Vec<String>>,
+}
+
+impl RequestAdmission {
+    async fn attributes(
+        &self,
+        op: Operation,
+        obj: &Value,
+        old: Option<&Value>,
+    ) -> AdmissionAttributes {
+        let name = meta::name(obj)
+            .or_else(|| old.and_then(meta::name))
+            .unwrap_or(&self.name)
+            .to_string();
+        let namespace = self.namespace.clone().unwrap_or_default();
+        let namespace_labels = match &self.namespace {
+            Some(ns) => self.namespace_labels(ns).await,
+            None => Some(BTreeMap::new()),
+        };
+        AdmissionAttributes {
+            operation: match op {
+                Operation::Create => admission::Operation::Create,
+                Operation::Update => admission::Operation::Update,
+                Operation::Delete => admission::Operation::Delete,
+            },
+            group: self.info.group.to_string(),
+            version: self.info.version.to_string(),
+            kind: self.info.kind.to_string(),
+            resource: self.info.resource.to_string(),
+            subresource: self.subresource.clone().unwrap_or_default(),
+            namespace,
+            name,
+            user: self.user.clone(),
+            old_object: old.cloned(),
+            dry_run: self.dry_run,
+            namespace_labels,
+            options: Value::Null,
+        }
+    }
+
+    /// The labels of a namespace, or `None` if it does not exist.
+    async fn namespace_labels(&self, ns: &str) -> Option<BTreeMap<String, String>> {
+        let info = catalog::find("", "v1", "namespaces")?;
+        let obj = self
+            .registry
+            .get(
+                Target {
+                    info,
+                    namespace: None,
+                },
+                ns,
+            )
+            .await
+            .ok()?;
+        Some(meta::labels(&obj))
+    }
+
+    fn warn(&self, more: Vec<String>) {
+        if let Ok(mut w) = self.warnings.lock() {
+            w.extend(more);
+        }
+    }
+
+    pub fn take_warnings(&self) -> Vec<String> {
+        self.warnings
+            .lock()
+            .map(|mut w| std::mem::take(&mut *w))
+            .unwrap_or_default()
+    }
+}
+
+#[async_trait]
+impl Admission for RequestAdmission {
+    async fn mutate(
+        &self,
+        op: Operation,
+        obj: &mut Value,
+        old: Option<&Value>,
+    ) -> Result<(), ApiError> {
+        let attrs = self.attributes(op, obj, old).await;
+        let resolver = EndpointsResolver {
+            registry: self.registry.clone(),
+        };
+        let warnings = self.webhooks.mutate(&attrs, obj, &resolver).await?;
+        self.warn(warnings);
+        Ok(())
+    }
+
+    async fn validate(
+        &self,
+        op: Operation,
+        obj: &Value,
+        old: Option<&Value>,
+    ) -> Result<(), ApiError> {
+        let attrs = self.attributes(op, obj, old).await;
+        let resolver = EndpointsResolver {
+            registry: self.registry.clone(),
+        };
+        let warnings = self.webhooks.validate(&attrs, obj, &resolver).await?;
+        self.warn(warnings);
+        Ok(())
+    }
+}
+
+/// Reaches a Service through its Endpoints (there is no kube-proxy): the first address, on the
+/// port that serves the Service port asked for.
+pub struct EndpointsResolver {
+    pub registry: Registry,
+}
+
+#[async_trait]
+impl ServiceResolver for EndpointsResolver {
+    async fn resolve(&self, namespace: &str, name: &str, port: u16) -> Result<SocketAddr, String> {
+        let get = |resource: &'static str| {
+            let registry = self.registry.clone();
+            let (namespace, name) = (namespace.to_string(), name.to_string());
+            async move {
+                let info = catalog::find("", "v1", resource).ok_or("catalog")?;
+                registry
+                    .get(
+                        Target {
+                            info,
+                            namespace: Some(&namespace),
+                        },
+                        &name,
+                    )
+                    .await
+                    .map_err(|e| e.message)
+            }
+        };
+        let svc = get("services").await?;
+        let port_name = svc
+            .pointer("/spec/ports")
+            .and_then(Value::as_array)
+            .and_then(|ps| {
+                ps.iter()
+                    .find(|p| p.get("port").and_then(Value::as_u64) == Some(port as u64))
+            })
+            .and_then(|p| p.get("name").and_then(Value::as_str))
+            .unwrap_or_default()
+            .to_string();
+        let endpoints = get("endpoints").await?;
+        for subset in endpoints
+            .get("subsets")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let ports = subset
+                .get("ports")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            let target = ports
+                .iter()
+                .find(|p| p.get("name").and_then(Value::as_str).unwrap_or_default() == port_name)
+                .or(ports.first())
+                .and_then(|p| p.get("port").and_then(Value::as_u64));
+            let ip = subset
+                .pointer("/addresses/0/ip")
+                .and_then(Value::as_str)
+                .and_then(|ip| ip.parse::<std::net::IpAddr>().ok());
+            if let (Some(ip), Some(p)) = (ip, target) {
+                return Ok(SocketAddr::new(ip, p as u16));
+            }
+        }
+        Err(format!(
+            "service \"{namespace}/{name}\" has no ready endpoints"
+        ))
+    }
+}
+
+/// Keeps the dispatcher's webhook configurations in step with the API (list, then watch;
+/// relist on any interruption).
+pub fn feed_webhook_configurations(
+    registry: Registry,
+    webhooks: Arc<WebhookDispatcher>,
+    shutdown: tokio::sync::watch::Receiver<bool>,
+) {
+    for (resource, mutating) in [
+        ("mutatingwebhookconfigurations", true),
+        ("validatingwebhookconfigurations", false),
+    ] {
+        let Some(info) = catalog::find("admissionregistration.k8s.io", "v1", resource) else {
+            continue;
+        };
+        tokio::spawn(follow(
+            registry.clone(),
+            webhooks.clone(),
+            info,
+            mutating,
+            shutdown.clone(),
+        ));
+    }
+}
+
+async fn follow(
+    registry: Registry,
+    webhooks: Arc<WebhookDispatcher>,
+    info: &'static ResourceInfo,
+    mutating: bool,
+    mut shutdown: tokio::sync::watch::Receiver<bool>,
+) {
+    let t = Target {
+        info,
+        namespace: None,
+    };
+    let publish = |objects: &BTreeMap<String, Value>| {
+        let list: Vec<Value> = objects.values().cloned().collect();
+        if mutating {
+            webhooks.set_mutating_configurations(list);
+        } else {
+            webhooks.set_validating_configurations(list);
+        }
+    };
+    loop {
+        if *shutdown.borrow() {
+            return;
+        }
+        let Ok(list) = registry.list(t, &ListQuery::default()).await else {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            continue;
+        };
+        let mut objects: BTreeMap<String, Value> = list
+            .items
+            .into_iter()
+            .map(|o| (meta::name(&o).unwrap_or_default().to_string(), o))
+            .collect();
+        publish(&objects);
+        let q = WatchQuery {
+            resource_version: list.resource_version,
+            ..Default::default()
+        };
+        if let Ok(mut events) = registry.watch(t, q).await {
+            loop {
+                let event = tokio::select! {
+                    _ = shutdown.wait_for(|s| *s) => return,
+                    e = events.next() => e,
+                };
+                match event {
+                    Some(
+                        crate::registry::WatchEvent::Added(o)
+                        | crate::registry::WatchEvent::Modified(o),
+                    ) => {
+                        objects
+                            .insert(meta::name(&o).unwrap_or_default().to_string(), (*o).clone());
+                    }
+                    Some(crate::registry::WatchEvent::Deleted(o)) => {
+                        objects.remove(meta::name(&o).unwrap_or_default());
+                    }
+                    Some(crate::registry::WatchEvent::Bookmark(_)) => continue,
+                    Some(crate::registry::WatchEvent::Error(_)) | None => break,
+                }
+                publish(&objects);
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
