@@ -28,6 +28,8 @@ pub struct RequestAdmission {
     pub name: String,
     pub dry_run: bool,
     pub warnings: Mutex<Vec<String>>,
+    /// Side effects (quota charges) of the latest validation, kept or undone by `settle`.
+    pub admitted: tokio::sync::Mutex<Option<crate::plugins::Admitted>>,
 }
 
 impl RequestAdmission {
@@ -90,6 +92,32 @@ impl RequestAdmission {
         }
     }
 
+    fn plugin_request(&self, op: Operation) -> crate::plugins::AdmissionRequest<'_> {
+        crate::plugins::AdmissionRequest {
+            registry: &self.registry,
+            user: &self.user,
+            operation: match op {
+                Operation::Create => crate::plugins::Operation::Create,
+                Operation::Update => crate::plugins::Operation::Update,
+                Operation::Delete => crate::plugins::Operation::Delete,
+            },
+            info: self.info,
+            subresource: self.subresource.as_deref(),
+            namespace: self.namespace.as_deref(),
+            name: &self.name,
+            dry_run: self.dry_run,
+        }
+    }
+
+    /// Keeps the side effects of admission when the write succeeded; undoes them otherwise.
+    pub async fn settle(&self, write_succeeded: bool) {
+        if let Some(admitted) = self.admitted.lock().await.take()
+            && !write_succeeded
+        {
+            admitted.rollback(&self.registry).await;
+        }
+    }
+
     pub fn take_warnings(&self) -> Vec<String> {
         self.warnings
             .lock()
@@ -106,6 +134,8 @@ impl Admission for RequestAdmission {
         obj: &mut Value,
         old: Option<&Value>,
     ) -> Result<(), ApiError> {
+        // Built-in admission first, then the webhooks, as upstream orders its plugins.
+        crate::plugins::mutate(&self.plugin_request(op), obj, old).await?;
         let attrs = self.attributes(op, obj, old).await;
         let resolver = EndpointsResolver {
             registry: self.registry.clone(),
@@ -121,13 +151,27 @@ impl Admission for RequestAdmission {
         obj: &Value,
         old: Option<&Value>,
     ) -> Result<(), ApiError> {
+        // A retried write (conflict) validates again: undo the previous attempt's charges first.
+        let mut held = self.admitted.lock().await;
+        if let Some(previous) = held.take() {
+            previous.rollback(&self.registry).await;
+        }
+        let admitted = crate::plugins::validate(&self.plugin_request(op), obj, old).await?;
         let attrs = self.attributes(op, obj, old).await;
         let resolver = EndpointsResolver {
             registry: self.registry.clone(),
         };
-        let warnings = self.webhooks.validate(&attrs, obj, &resolver).await?;
-        self.warn(warnings);
-        Ok(())
+        match self.webhooks.validate(&attrs, obj, &resolver).await {
+            Ok(warnings) => {
+                self.warn(warnings);
+                *held = Some(admitted);
+                Ok(())
+            }
+            Err(e) => {
+                admitted.rollback(&self.registry).await;
+                Err(e)
+            }
+        }
     }
 }
 

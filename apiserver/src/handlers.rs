@@ -135,6 +135,7 @@ async fn serve(
         name: name.to_string(),
         dry_run,
         warnings: Default::default(),
+        admitted: Default::default(),
     });
     let write = WriteOptions {
         dry_run,
@@ -148,6 +149,7 @@ async fn serve(
         write, name,
     )
     .await;
+    admission.settle(result.is_ok()).await;
     warnings.extend(admission.take_warnings());
     result
 }

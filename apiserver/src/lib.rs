@@ -24,6 +24,7 @@ pub mod registry;
 pub mod request;
 pub mod reviews;
 pub mod server;
+pub mod serviceaccounts;
 pub mod strategies;
 pub mod table;
 pub mod tls;

@@ -176,6 +176,11 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
     let webhooks = Arc::new(crate::admission::WebhookDispatcher::new());
     webhooks.set_default_roots(vec![pki.ca_cert_der().clone()]);
     crate::admit::feed_webhook_configurations(registry.clone(), webhooks.clone(), stop_rx.clone());
+    crate::serviceaccounts::spawn(
+        registry.clone(),
+        pki.ca_cert_pem().to_string(),
+        stop_rx.clone(),
+    );
     let authorizer = crate::authorization::start(&registry, stop_rx.clone())
         .await
         .map_err(ServerError::Bootstrap)?;

@@ -64,17 +64,23 @@ pub async fn admit(req: &AdmissionRequest<'_>, pod: &mut Value) -> Result<(), Ap
     };
     let ns = req.namespace();
     let info = super::info("", "v1", "serviceaccounts")?;
-    let sa = match req
-        .registry
-        .get(
-            Target {
-                info,
-                namespace: Some(ns),
-            },
-            &sa_name,
-        )
-        .await
-    {
+    // The `default` account is created as its namespace appears (by the serviceaccount
+    // controller); give a pod created right after its namespace a moment for it.
+    let target = Target {
+        info,
+        namespace: Some(ns),
+    };
+    let mut found = req.registry.get(target, &sa_name).await;
+    for _ in 0..40 {
+        match &found {
+            Err(e) if e.is_not_found() && sa_name == DEFAULT_SERVICE_ACCOUNT => {
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                found = req.registry.get(target, &sa_name).await;
+            }
+            _ => break,
+        }
+    }
+    let sa = match found {
         Ok(sa) => sa,
         Err(e) => {
             let detail = if e.is_not_found() {
