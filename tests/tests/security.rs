@@ -25,7 +25,11 @@ fn token_kubeconfig(c: &TestCluster, token: &str, name: &str) -> PathBuf {
 }
 
 /// kubectl with another kubeconfig.
-fn kubectl_with(c: &TestCluster, kubeconfig: &PathBuf, args: &[&str]) -> std::process::Output {
+fn kubectl_with(
+    c: &TestCluster,
+    kubeconfig: &std::path::Path,
+    args: &[&str],
+) -> std::process::Output {
     let mut all: Vec<&str> = vec!["--kubeconfig"];
     let kc = kubeconfig.to_string_lossy().to_string();
     all.push(&kc);
