@@ -325,6 +325,24 @@ impl TestCluster {
     }
 
     /// Runs the dispatcher `kubectl` with `args`.
+    /// A kubeconfig for this cluster that authenticates with a bearer token.
+    pub fn token_kubeconfig(&self, token: &str, name: &str) -> PathBuf {
+        let ca = self.kubectl_ok(&[
+            "config",
+            "view",
+            "--raw",
+            "-o",
+            "jsonpath={.clusters[0].cluster.certificate-authority-data}",
+        ]);
+        let path = self.scratch_dir().join(format!("{name}.kubeconfig"));
+        let yaml = format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: k1s\n  cluster:\n    server: {}\n    certificate-authority-data: {ca}\nusers:\n- name: u\n  user:\n    token: {token}\ncontexts:\n- name: c\n  context:\n    cluster: k1s\n    user: u\ncurrent-context: c\n",
+            self.url
+        );
+        std::fs::write(&path, yaml).expect("write kubeconfig");
+        path
+    }
+
     pub fn kubectl(&self, args: &[&str]) -> Output {
         self.run_kubectl(&Kubectl::dispatcher(), args, None, &[])
     }

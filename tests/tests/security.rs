@@ -6,22 +6,8 @@ use std::path::PathBuf;
 
 use k1s_tests::{StartOptions, TestCluster, fails, ok};
 
-/// A kubeconfig for `c` that authenticates with `token` instead of the admin certificate.
 fn token_kubeconfig(c: &TestCluster, token: &str, name: &str) -> PathBuf {
-    let ca = c.kubectl_ok(&[
-        "config",
-        "view",
-        "--raw",
-        "-o",
-        "jsonpath={.clusters[0].cluster.certificate-authority-data}",
-    ]);
-    let path = c.scratch_dir().join(format!("{name}.kubeconfig"));
-    let yaml = format!(
-        "apiVersion: v1\nkind: Config\nclusters:\n- name: k1s\n  cluster:\n    server: {}\n    certificate-authority-data: {ca}\nusers:\n- name: u\n  user:\n    token: {token}\ncontexts:\n- name: c\n  context:\n    cluster: k1s\n    user: u\ncurrent-context: c\n",
-        c.url()
-    );
-    std::fs::write(&path, yaml).expect("write kubeconfig");
-    path
+    c.token_kubeconfig(token, name)
 }
 
 /// kubectl with another kubeconfig.
