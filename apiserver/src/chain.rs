@@ -108,16 +108,17 @@ pub(crate) async fn handle(
             let mut audit = AuditTrail::start(sec, &attrs, &info, peer, req.headers());
             let user = match impersonate(&state.api, user, req.headers()) {
                 Ok(u) => u,
-                Err(e) => return audit.finish(error_response(&e), false),
+                Err(e) => return audit.finish(error_response(&e), false).await,
             };
             if req.headers().contains_key("impersonate-user") {
                 audit.impersonated(&user);
             }
             if let Err(e) = authorize(&state.api, &user, &info) {
                 audit.authorized(false, &e.message);
-                return audit.finish(error_response(&e), false);
+                return audit.finish(error_response(&e), false).await;
             }
             audit.authorized(true, "");
+            let req = audit.record_request(req).await;
             let long_running = info.long_running;
             let resp = if long_running {
                 crate::server::route(state, &user, info, req).await
@@ -135,7 +136,7 @@ pub(crate) async fn handle(
                     )),
                 }
             };
-            audit.finish(resp, long_running)
+            audit.finish(resp, long_running).await
         }
         .instrument(span)
         .await
@@ -230,10 +231,58 @@ impl<'a> AuditTrail<'a> {
         }
     }
 
-    /// Records the response (ResponseStarted for watches, ResponseComplete otherwise).
-    fn finish(mut self, resp: Response, long_running: bool) -> Response {
-        if let (Some(r), Some(logger)) = (&mut self.record, self.logger) {
-            r.set_response(resp.status().as_u16(), None);
+    fn level(&self) -> crate::audit::Level {
+        self.record
+            .as_ref()
+            .map_or(crate::audit::Level::None, |r| r.level())
+    }
+
+    /// At level Request and above, the request body goes into the event (the body is buffered
+    /// and handed on unchanged).
+    async fn record_request(&mut self, req: Request) -> Request {
+        if self.level() < crate::audit::Level::Request
+            || matches!(*req.method(), Method::GET | Method::HEAD)
+        {
+            return req;
+        }
+        let (parts, body) = req.into_parts();
+        let limited = http_body_util::Limited::new(body, crate::encoding::MAX_BODY_BYTES + 1);
+        let bytes = http_body_util::BodyExt::collect(limited)
+            .await
+            .map(|c| c.to_bytes())
+            .unwrap_or_default();
+        // JSON, YAML or protobuf, by its Content-Type, as the handler will decode it.
+        let decoded = crate::encoding::decode_object(&parts.headers, &bytes);
+        if let (Some(r), Ok(obj)) = (&mut self.record, decoded) {
+            r.set_request_object(&obj);
+        }
+        Request::from_parts(parts, axum::body::Body::from(bytes))
+    }
+
+    /// Records the response (ResponseStarted for watches, ResponseComplete otherwise); at level
+    /// RequestResponse the response object too (watch streams are never buffered).
+    async fn finish(mut self, resp: Response, long_running: bool) -> Response {
+        let Some(logger) = self.logger.filter(|_| self.record.is_some()) else {
+            return resp;
+        };
+        let code = resp.status().as_u16();
+        let mut resp = resp;
+        let mut object = None;
+        if self.level() == crate::audit::Level::RequestResponse && !long_running {
+            let (parts, body) = resp.into_parts();
+            let bytes = http_body_util::BodyExt::collect(body)
+                .await
+                .map(|c| c.to_bytes())
+                .unwrap_or_default();
+            object = if bytes.starts_with(crate::protobuf::MAGIC) {
+                crate::protobuf::decode_object(&bytes).ok()
+            } else {
+                serde_json::from_slice::<serde_json::Value>(&bytes).ok()
+            };
+            resp = Response::from_parts(parts, axum::body::Body::from(bytes));
+        }
+        if let Some(r) = &mut self.record {
+            r.set_response(code, object.as_ref());
             let stage = if long_running {
                 crate::audit::Stage::ResponseStarted
             } else {
