@@ -472,3 +472,64 @@ fn client_certificates_expired_or_not_yet_valid_are_unauthorized() {
     let future = write("future", client((2099, 1, 1), (2099, 12, 31)));
     fails(&args, kubectl_with(&c, &future, &args));
 }
+
+#[test]
+fn audit_policy_levels_shape_the_events() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let policy = dir.path().join("policy.yaml");
+    let log = dir.path().join("audit.log");
+    std::fs::write(
+        &policy,
+        "apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n- level: None\n  nonResourceURLs: ['/healthz*', '/readyz*', '/livez*']\n- level: RequestResponse\n  resources: [{group: '', resources: [configmaps]}]\n- level: Metadata\n",
+    )
+    .expect("policy");
+    let c = TestCluster::start_with(StartOptions {
+        extra_args: vec![
+            "--audit-policy-file".into(),
+            policy.to_string_lossy().to_string(),
+            "--audit-log-path".into(),
+            log.to_string_lossy().to_string(),
+        ],
+        ..Default::default()
+    });
+    c.kubectl_ok(&["create", "configmap", "audited", "--from-literal=k=v"]);
+    c.kubectl_ok(&["create", "secret", "generic", "quiet", "--from-literal=k=v"]);
+    let events = || -> Vec<serde_json::Value> {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    };
+    let find = |resource: &str| {
+        k1s_tests::wait_until(std::time::Duration::from_secs(5), "the audit event", || {
+            events()
+                .into_iter()
+                .find(|e| e["verb"] == "create" && e["objectRef"]["resource"] == resource)
+        })
+    };
+    let cm = find("configmaps");
+    assert_eq!(cm["level"], "RequestResponse");
+    assert_eq!(cm["stage"], "ResponseComplete");
+    assert_eq!(cm["user"]["username"], "kubernetes-admin");
+    assert_eq!(cm["requestObject"]["kind"], "ConfigMap");
+    assert_eq!(cm["responseObject"]["metadata"]["name"], "audited");
+    assert_eq!(cm["responseStatus"]["code"], 201);
+    assert_eq!(cm["annotations"]["authorization.k8s.io/decision"], "allow");
+    let secret = find("secrets");
+    assert_eq!(secret["level"], "Metadata");
+    assert!(
+        secret.get("requestObject").is_none() && secret.get("responseObject").is_none(),
+        "{secret}"
+    );
+    assert!(
+        events().iter().all(|e| e["stage"] != "RequestReceived"),
+        "omitStages"
+    );
+    assert!(events().iter().all(|e| {
+        !e["requestURI"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("/readyz")
+    }));
+}
