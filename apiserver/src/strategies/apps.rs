@@ -210,9 +210,6 @@ impl Strategy for Jobs {
         spec.entry("suspend").or_insert(json!(false));
         if let Some(t) = spec.get_mut("template") {
             default_pod_template(t);
-            if t.pointer("/spec/restartPolicy") == Some(&json!("Always")) {
-                // Upstream requires Never or OnFailure; kubectl create job sets Never.
-            }
         }
     }
     fn selectable_fields(&self) -> &'static [&'static str] {
