@@ -34,6 +34,46 @@ pub struct Security {
     pub oidc: Option<OidcDocuments>,
     pub inflight: crate::overload::InFlightLimiter,
     pub audit: Option<Audit>,
+    pub token_cache: TokenCache,
+}
+
+/// Successful token authentications, kept for a short while as upstream's token cache does
+/// (10 s): verifying an ES256 signature and looking up the bound objects on every request would
+/// cost more than the rest of the request. A deleted account's token therefore keeps working for
+/// up to that long, as upstream.
+#[derive(Default)]
+pub struct TokenCache {
+    entries: std::sync::Mutex<std::collections::HashMap<[u8; 32], (UserInfo, std::time::Instant)>>,
+}
+
+const TOKEN_CACHE_TTL: Duration = Duration::from_secs(10);
+const TOKEN_CACHE_MAX: usize = 4096;
+
+impl TokenCache {
+    fn key(token: &str) -> [u8; 32] {
+        let d = ring::digest::digest(&ring::digest::SHA256, token.as_bytes());
+        let mut k = [0u8; 32];
+        k.copy_from_slice(d.as_ref());
+        k
+    }
+
+    fn get(&self, token: &str) -> Option<UserInfo> {
+        let entries = self.entries.lock().ok()?;
+        let (user, at) = entries.get(&Self::key(token))?;
+        (at.elapsed() < TOKEN_CACHE_TTL).then(|| user.clone())
+    }
+
+    fn put(&self, token: &str, user: &UserInfo) {
+        if let Ok(mut entries) = self.entries.lock() {
+            if entries.len() >= TOKEN_CACHE_MAX {
+                entries.retain(|_, (_, at)| at.elapsed() < TOKEN_CACHE_TTL);
+                if entries.len() >= TOKEN_CACHE_MAX {
+                    entries.clear();
+                }
+            }
+            entries.insert(Self::key(token), (user.clone(), std::time::Instant::now()));
+        }
+    }
 }
 
 /// The audit policy and where its events go.
@@ -315,7 +355,12 @@ pub async fn authenticate(
     let Some(token) = authn::bearer_token(headers) else {
         return Ok(UserInfo::anonymous());
     };
-    authenticate_token(ctx, token).await
+    if let Some(user) = ctx.security.token_cache.get(token) {
+        return Ok(user);
+    }
+    let user = authenticate_token(ctx, token).await?;
+    ctx.security.token_cache.put(token, &user);
+    Ok(user)
 }
 
 /// Token authentication, also used by TokenReview.

@@ -228,6 +228,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
             config.max_requests_inflight,
         ),
         audit,
+        token_cache: Default::default(),
     });
     let state = Arc::new(AppState {
         api: ApiContext {
