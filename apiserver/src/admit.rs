@@ -5,17 +5,16 @@
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use async_trait::async_trait;
-use futures::StreamExt;
 use k1s_apimachinery::catalog::{self, ResourceInfo};
 use k1s_apimachinery::{ApiError, meta};
 use serde_json::Value;
 
 use crate::admission::{self, AdmissionAttributes, ServiceResolver, WebhookDispatcher};
 use crate::auth::UserInfo;
-use crate::registry::{Admission, ListQuery, Operation, Registry, Target, WatchQuery};
+use crate::registry::informer::{self, Change};
+use crate::registry::{Admission, Operation, Registry, Target};
 
 /// One request's admission: who writes what, and the warnings webhooks returned.
 pub struct RequestAdmission {
@@ -243,8 +242,7 @@ impl ServiceResolver for EndpointsResolver {
     }
 }
 
-/// Keeps the dispatcher's webhook configurations in step with the API (list, then watch;
-/// relist on any interruption).
+/// Keeps the dispatcher's webhook configurations in step with the API.
 pub fn feed_webhook_configurations(
     registry: Registry,
     webhooks: Arc<WebhookDispatcher>,
@@ -257,76 +255,33 @@ pub fn feed_webhook_configurations(
         let Some(info) = catalog::find("admissionregistration.k8s.io", "v1", resource) else {
             continue;
         };
-        tokio::spawn(follow(
+        let webhooks = webhooks.clone();
+        let mut objects: BTreeMap<String, Value> = BTreeMap::new();
+        let name = |o: &Value| meta::name(o).unwrap_or_default().to_string();
+        tokio::spawn(informer::run(
             registry.clone(),
-            webhooks.clone(),
             info,
-            mutating,
             shutdown.clone(),
-        ));
-    }
-}
-
-async fn follow(
-    registry: Registry,
-    webhooks: Arc<WebhookDispatcher>,
-    info: &'static ResourceInfo,
-    mutating: bool,
-    mut shutdown: tokio::sync::watch::Receiver<bool>,
-) {
-    let t = Target {
-        info,
-        namespace: None,
-    };
-    let publish = |objects: &BTreeMap<String, Value>| {
-        let list: Vec<Value> = objects.values().cloned().collect();
-        if mutating {
-            webhooks.set_mutating_configurations(list);
-        } else {
-            webhooks.set_validating_configurations(list);
-        }
-    };
-    loop {
-        if *shutdown.borrow() {
-            return;
-        }
-        let Ok(list) = registry.list(t, &ListQuery::default()).await else {
-            tokio::time::sleep(Duration::from_millis(500)).await;
-            continue;
-        };
-        let mut objects: BTreeMap<String, Value> = list
-            .items
-            .into_iter()
-            .map(|o| (meta::name(&o).unwrap_or_default().to_string(), o))
-            .collect();
-        publish(&objects);
-        let q = WatchQuery {
-            resource_version: list.resource_version,
-            ..Default::default()
-        };
-        if let Ok(mut events) = registry.watch(t, q).await {
-            loop {
-                let event = tokio::select! {
-                    _ = shutdown.wait_for(|s| *s) => return,
-                    e = events.next() => e,
-                };
-                match event {
-                    Some(
-                        crate::registry::WatchEvent::Added(o)
-                        | crate::registry::WatchEvent::Modified(o),
-                    ) => {
-                        objects
-                            .insert(meta::name(&o).unwrap_or_default().to_string(), (*o).clone());
+            move |change| {
+                match change {
+                    Change::Listed(items) => {
+                        objects = items.into_iter().map(|o| (name(&o), o)).collect()
                     }
-                    Some(crate::registry::WatchEvent::Deleted(o)) => {
-                        objects.remove(meta::name(&o).unwrap_or_default());
+                    Change::Upserted(o) => {
+                        objects.insert(name(&o), (*o).clone());
                     }
-                    Some(crate::registry::WatchEvent::Bookmark(_)) => continue,
-                    Some(crate::registry::WatchEvent::Error(_)) | None => break,
+                    Change::Deleted(o) => {
+                        objects.remove(&name(&o));
+                    }
                 }
-                publish(&objects);
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
+                let list: Vec<Value> = objects.values().cloned().collect();
+                if mutating {
+                    webhooks.set_mutating_configurations(list);
+                } else {
+                    webhooks.set_validating_configurations(list);
+                }
+                std::future::ready(())
+            },
+        ));
     }
 }

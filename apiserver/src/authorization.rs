@@ -3,17 +3,14 @@
 //! aggregation written back as upstream's aggregation controller does.
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use futures::StreamExt;
 use k1s_apimachinery::catalog::{self, ResourceInfo};
 use k1s_apimachinery::{ApiError, meta};
 use serde_json::Value;
 
 use crate::auth::rbac::{self, RbacAuthorizer, RbacCache, ReconcileAction};
-use crate::registry::{
-    DeleteOptions, ListQuery, Registry, Target, WatchEvent, WatchQuery, WriteOptions,
-};
+use crate::registry::informer::{self, Change};
+use crate::registry::{DeleteOptions, ListQuery, Registry, Target, WriteOptions};
 use crate::strategies;
 
 const GROUP: &str = "rbac.authorization.k8s.io";
@@ -54,7 +51,6 @@ pub async fn start(
             cache.clone(),
             t.info,
             kind,
-            list.resource_version,
             shutdown.clone(),
         ));
     }
@@ -110,63 +106,38 @@ async fn reconcile_one(registry: &Registry, wanted: Value) -> Result<(), ApiErro
     }
 }
 
-/// Keeps the cache in step with one resource: watch from the listed revision; relist on any
-/// interruption (as an informer does).
+/// Keeps the cache in step with one resource (and re-aggregates on ClusterRole changes).
 async fn follow(
     registry: Registry,
     cache: Arc<RbacCache>,
     info: &'static ResourceInfo,
     kind: &'static str,
-    mut revision: String,
-    mut shutdown: tokio::sync::watch::Receiver<bool>,
+    shutdown: tokio::sync::watch::Receiver<bool>,
 ) {
-    let t = Target {
-        info,
-        namespace: None,
-    };
-    loop {
-        if *shutdown.borrow() {
-            return;
-        }
-        let q = WatchQuery {
-            resource_version: revision.clone(),
-            ..Default::default()
-        };
-        if let Ok(mut events) = registry.watch(t, q).await {
-            loop {
-                let event = tokio::select! {
-                    _ = shutdown.wait_for(|s| *s) => return,
-                    e = events.next() => e,
-                };
-                let Some(event) = event else { break };
-                match &event {
-                    WatchEvent::Added(o) | WatchEvent::Modified(o) => {
-                        if let Err(e) = cache.apply(kind, o) {
-                            tracing::warn!(error = %e, kind, "RBAC object not loaded");
-                        }
-                    }
-                    WatchEvent::Deleted(o) => {
-                        let ns = meta::namespace(o).unwrap_or_default();
-                        let _ = cache.remove(kind, ns, meta::name(o).unwrap_or_default());
-                    }
-                    WatchEvent::Bookmark(_) => {}
-                    WatchEvent::Error(_) => break,
-                }
-                if let Some(rv) = meta::resource_version(event.object()) {
-                    revision = rv.to_string();
-                }
-                if kind == "ClusterRole" && !matches!(event, WatchEvent::Bookmark(_)) {
-                    aggregate(&registry, &cache).await;
+    let writer = registry.clone();
+    informer::run(registry, info, shutdown, move |change| {
+        match &change {
+            Change::Listed(items) => {
+                let _ = cache.replace_all(kind, items);
+            }
+            Change::Upserted(o) => {
+                if let Err(e) = cache.apply(kind, o) {
+                    tracing::warn!(error = %e, kind, "RBAC object not loaded");
                 }
             }
+            Change::Deleted(o) => {
+                let ns = meta::namespace(o).unwrap_or_default();
+                let _ = cache.remove(kind, ns, meta::name(o).unwrap_or_default());
+            }
         }
-        // Interrupted: relist, then watch again.
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        if let Ok(list) = registry.list(t, &ListQuery::default()).await {
-            let _ = cache.replace_all(kind, &list.items);
-            revision = list.resource_version;
+        let (registry, cache) = (writer.clone(), cache.clone());
+        async move {
+            if kind == "ClusterRole" {
+                aggregate(&registry, &cache).await;
+            }
         }
-    }
+    })
+    .await;
 }
 
 /// Writes back ClusterRoles whose aggregated rules changed.

@@ -2,59 +2,34 @@
 //! every namespace gets its `default` ServiceAccount (serviceaccount controller) and the
 //! `kube-root-ca.crt` ConfigMap with the cluster CA (root-ca-cert-publisher). Pods need both.
 
-use std::time::Duration;
-
-use futures::StreamExt;
 use k1s_apimachinery::catalog;
 use k1s_apimachinery::meta;
 use serde_json::{Value, json};
 
-use crate::registry::{ListQuery, Registry, Target, WatchEvent, WatchQuery, WriteOptions};
+use crate::registry::informer::{self, Change};
+use crate::registry::{Registry, Target, WriteOptions};
 use crate::strategies;
 
 /// Follows namespaces and makes sure each has its default objects.
-pub fn spawn(registry: Registry, ca_pem: String, mut shutdown: tokio::sync::watch::Receiver<bool>) {
-    tokio::spawn(async move {
-        let Some(info) = catalog::find("", "v1", "namespaces") else {
-            return;
-        };
-        let t = Target {
-            info,
-            namespace: None,
-        };
-        loop {
-            if *shutdown.borrow() {
-                return;
-            }
-            let Ok(list) = registry.list(t, &ListQuery::default()).await else {
-                tokio::time::sleep(Duration::from_millis(500)).await;
-                continue;
-            };
-            for ns in &list.items {
-                ensure(&registry, ns, &ca_pem).await;
-            }
-            let q = WatchQuery {
-                resource_version: list.resource_version,
-                ..Default::default()
-            };
-            if let Ok(mut events) = registry.watch(t, q).await {
-                loop {
-                    let event = tokio::select! {
-                        _ = shutdown.wait_for(|s| *s) => return,
-                        e = events.next() => e,
-                    };
-                    match event {
-                        Some(WatchEvent::Added(ns) | WatchEvent::Modified(ns)) => {
-                            ensure(&registry, &ns, &ca_pem).await
-                        }
-                        Some(WatchEvent::Deleted(_) | WatchEvent::Bookmark(_)) => {}
-                        Some(WatchEvent::Error(_)) | None => break,
+pub fn spawn(registry: Registry, ca_pem: String, shutdown: tokio::sync::watch::Receiver<bool>) {
+    let Some(info) = catalog::find("", "v1", "namespaces") else {
+        return;
+    };
+    let writer = registry.clone();
+    tokio::spawn(informer::run(registry, info, shutdown, move |change| {
+        let (registry, ca_pem) = (writer.clone(), ca_pem.clone());
+        async move {
+            match change {
+                Change::Listed(items) => {
+                    for ns in &items {
+                        ensure(&registry, ns, &ca_pem).await;
                     }
                 }
+                Change::Upserted(ns) => ensure(&registry, &ns, &ca_pem).await,
+                Change::Deleted(_) => {}
             }
-            tokio::time::sleep(Duration::from_millis(200)).await;
         }
-    });
+    }));
 }
 
 async fn ensure(registry: &Registry, namespace: &Value, ca_pem: &str) {

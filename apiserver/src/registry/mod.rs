@@ -5,6 +5,7 @@
 //! revision becomes `metadata.resourceVersion`, as upstream does with etcd.
 
 mod cache;
+pub mod informer;
 mod object;
 pub mod strategy;
 pub mod subresource;
