@@ -573,22 +573,35 @@ fn text(status: StatusCode, body: String) -> Response {
     resp
 }
 
+/// Bodies past the limit are still read (and dropped) up to this much, so the client finishes
+/// sending and reads the 413 instead of a reset connection (Go's server drains similarly).
+const DRAIN_LIMIT: usize = 16 * MAX_BODY_BYTES;
+
 async fn read_body(req: Request) -> Result<Bytes, ApiError> {
-    let limited = http_body_util::Limited::new(req.into_body(), MAX_BODY_BYTES);
-    match limited.collect().await {
-        Ok(c) => Ok(c.to_bytes()),
-        Err(e)
-            if e.downcast_ref::<http_body_util::LengthLimitError>()
-                .is_some() =>
-        {
-            Err(ApiError::request_entity_too_large(format!(
-                "limit is {MAX_BODY_BYTES}"
-            )))
+    let mut body = req.into_body();
+    let mut buf = bytes::BytesMut::new();
+    let mut seen = 0usize;
+    while let Some(frame) = body.frame().await {
+        let frame =
+            frame.map_err(|e| ApiError::bad_request(format!("reading the request body: {e}")))?;
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        seen += data.len();
+        if seen > MAX_BODY_BYTES {
+            if seen > DRAIN_LIMIT {
+                break;
+            }
+            continue;
         }
-        Err(e) => Err(ApiError::bad_request(format!(
-            "reading the request body: {e}"
-        ))),
+        buf.extend_from_slice(&data);
     }
+    if seen > MAX_BODY_BYTES {
+        return Err(ApiError::request_entity_too_large(format!(
+            "limit is {MAX_BODY_BYTES}"
+        )));
+    }
+    Ok(buf.freeze())
 }
 
 /// Decodes `a=b&c=d` (percent-encoding and `+`), last value of a repeated key winning.
