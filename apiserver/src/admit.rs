@@ -65,6 +65,8 @@ impl RequestAdmission {
             dry_run: self.dry_run,
             namespace_labels,
             options: Value::Null,
+            request_version: None,
+            request_kind: None,
         }
     }
 
@@ -117,6 +119,15 @@ impl RequestAdmission {
         }
     }
 
+    /// An object as the client sees it (the version of the request).
+    fn in_request_version(&self, obj: &Value) -> Value {
+        let mut view = obj.clone();
+        if view.is_object() {
+            crate::conversion::to_version(self.info, &mut view);
+        }
+        view
+    }
+
     pub fn take_warnings(&self) -> Vec<String> {
         self.warnings
             .lock()
@@ -135,11 +146,17 @@ impl Admission for RequestAdmission {
     ) -> Result<(), ApiError> {
         // Built-in admission first, then the webhooks, as upstream orders its plugins.
         crate::plugins::mutate(&self.plugin_request(op), obj, old).await?;
-        let attrs = self.attributes(op, obj, old).await;
+        // Webhooks see objects in the version the client used (the registry holds the storage
+        // version); their changes go back to the storage version.
+        let old = old.map(|o| self.in_request_version(o));
+        let mut view = self.in_request_version(obj);
+        let attrs = self.attributes(op, &view, old.as_ref()).await;
         let resolver = EndpointsResolver {
             registry: self.registry.clone(),
         };
-        let warnings = self.webhooks.mutate(&attrs, obj, &resolver).await?;
+        let warnings = self.webhooks.mutate(&attrs, &mut view, &resolver).await?;
+        crate::conversion::to_storage(self.info, &mut view);
+        *obj = view;
         self.warn(warnings);
         Ok(())
     }
@@ -156,11 +173,13 @@ impl Admission for RequestAdmission {
             previous.rollback(&self.registry).await;
         }
         let admitted = crate::plugins::validate(&self.plugin_request(op), obj, old).await?;
-        let attrs = self.attributes(op, obj, old).await;
+        let old = old.map(|o| self.in_request_version(o));
+        let view = self.in_request_version(obj);
+        let attrs = self.attributes(op, &view, old.as_ref()).await;
         let resolver = EndpointsResolver {
             registry: self.registry.clone(),
         };
-        match self.webhooks.validate(&attrs, obj, &resolver).await {
+        match self.webhooks.validate(&attrs, &view, &resolver).await {
             Ok(warnings) => {
                 self.warn(warnings);
                 *held = Some(admitted);

@@ -142,6 +142,8 @@ pub struct Webhook {
     pub target: Result<ClientTarget, String>,
     pub tls: Result<Arc<rustls::ClientConfig>, String>,
     pub has_match_conditions: bool,
+    /// `matchPolicy` other than `Exact` (the default is `Equivalent`).
+    pub equivalent_match: bool,
 }
 
 /// Parses the webhooks of one configuration object. `default_roots` are trusted for webhooks
@@ -242,6 +244,7 @@ fn parse_webhook(
         timeout_seconds,
         review_version,
         reinvoke_if_needed,
+        equivalent_match: str_field(h, "matchPolicy") != Some("Exact"),
         target,
         tls,
         has_match_conditions: h

@@ -129,24 +129,73 @@ fn object_matches(
     )
 }
 
-/// Upstream's `ShouldCallHook`: whether `hook` applies. Selector errors are only reported for
-/// webhooks whose rules match.
+/// Upstream's `ShouldCallHook`: whether `hook` applies.
+#[cfg(test)]
 pub(super) fn should_call(
     hook: &Webhook,
     attrs: &AdmissionAttributes,
     obj: &Value,
 ) -> Result<bool, ApiError> {
+    matched(hook, attrs, obj).map(|m| m.is_some())
+}
+
+/// The other served versions of the request's resource, as attributes of that version (for
+/// `matchPolicy: Equivalent`).
+fn equivalents(attrs: &AdmissionAttributes) -> Vec<AdmissionAttributes> {
+    k1s_apimachinery::catalog::versions_of(&attrs.group)
+        .iter()
+        .filter(|v| **v != attrs.version)
+        .filter_map(|v| k1s_apimachinery::catalog::find(&attrs.group, v, &attrs.resource))
+        .map(|info| AdmissionAttributes {
+            version: info.version.to_string(),
+            kind: info.kind.to_string(),
+            request_version: Some(attrs.version.clone()),
+            request_kind: Some(attrs.kind.clone()),
+            ..attrs.clone()
+        })
+        .collect()
+}
+
+/// An object (or old object) in the version `attrs` names.
+pub(super) fn in_version(obj: &Value, attrs: &AdmissionAttributes) -> Value {
+    let mut out = obj.clone();
+    if let Some(info) =
+        k1s_apimachinery::catalog::find(&attrs.group, &attrs.version, &attrs.resource)
+        && out.is_object()
+    {
+        crate::conversion::to_version(info, &mut out);
+    }
+    out
+}
+
+/// Whether `hook` applies, and how: `Some(None)` as requested, `Some(Some(a))` through the
+/// equivalent version `a`. Selector errors are only reported for webhooks whose rules match.
+pub(super) fn matched(
+    hook: &Webhook,
+    attrs: &AdmissionAttributes,
+    obj: &Value,
+) -> Result<Option<Option<AdmissionAttributes>>, ApiError> {
     let (ns_match, ns_err) = namespace_matches(hook, attrs, obj);
     if !ns_match && ns_err.is_none() {
-        return Ok(false);
+        return Ok(None);
     }
     let (obj_match, obj_err) = object_matches(hook, attrs, obj);
     if !obj_match && obj_err.is_none() {
-        return Ok(false);
+        return Ok(None);
     }
-    if !hook.rules.iter().any(|r| rule_matches(r, attrs)) {
-        return Ok(false);
-    }
+    let how = if hook.rules.iter().any(|r| rule_matches(r, attrs)) {
+        None
+    } else if let Some(eq) = hook
+        .equivalent_match
+        .then(|| equivalents(attrs))
+        .into_iter()
+        .flatten()
+        .find(|eq| hook.rules.iter().any(|r| rule_matches(r, eq)))
+    {
+        Some(eq)
+    } else {
+        return Ok(None);
+    };
     if let Some(e) = ns_err.or(obj_err) {
         return Err(e);
     }
@@ -156,5 +205,5 @@ pub(super) fn should_call(
             "matchConditions are not evaluated; calling the webhook"
         );
     }
-    Ok(true)
+    Ok(Some(how))
 }

@@ -4,8 +4,8 @@
 //! the handling of the answer (patches, denials, warnings, failure policies).
 //!
 //! Deliberate differences from upstream, for now:
-//! - `matchPolicy: Equivalent` behaves as `Exact`: k1s serves one version per resource, so the
-//!   equivalent-resource mapping (e.g. `extensions/v1beta1` deployments) has nothing to map.
+//! - `matchPolicy: Equivalent` maps between the versions k1s serves of one resource (the
+//!   autoscaling v1/v2 HorizontalPodAutoscalers): the webhook gets the object in its version.
 //! - `matchConditions` (CEL) are not evaluated: a webhook whose rules and selectors match is
 //!   called even when it lists match conditions (it can still allow the request itself).
 //! - Validating webhooks run in parallel; when several reject, the first rejection *in
@@ -111,6 +111,10 @@ pub struct AdmissionAttributes {
     pub dry_run: bool,
     pub namespace_labels: Option<BTreeMap<String, String>>,
     pub options: Value,
+    /// Set when a webhook matched an equivalent version (`matchPolicy: Equivalent`): the
+    /// version and kind the client used, sent as `requestKind` / `requestResource`.
+    pub request_version: Option<String>,
+    pub request_kind: Option<String>,
 }
 
 /// Finds where a webhook Service is served. The lead implements it (e.g. the Service's

@@ -57,14 +57,28 @@ async fn run_round(
     round: usize,
 ) -> Result<(), ApiError> {
     for (index, hook) in hooks.iter().enumerate() {
-        if !matching::should_call(hook, attrs, obj)? {
+        let Some(equivalent) = matching::matched(hook, attrs, obj)? else {
             continue;
-        }
+        };
         // A webhook is never called for the first time in the second round.
         if round > 0 && !state.reinvoke.contains(&hook.uid) {
             continue;
         }
-        let result = call_mutating(hook, attrs, obj, resolver, outcome).await;
+        let result = match &equivalent {
+            None => call_mutating(hook, attrs, obj, resolver, outcome).await,
+            // Through an equivalent version: the webhook sees (and patches) the object in its
+            // version; the result comes back in the request's version.
+            Some(eq) => {
+                let mut eq = eq.clone();
+                eq.old_object = eq.old_object.as_ref().map(|o| matching::in_version(o, &eq));
+                let mut converted = matching::in_version(obj, &eq);
+                let result = call_mutating(hook, &eq, &mut converted, resolver, outcome).await;
+                if matches!(result, Ok(true)) {
+                    *obj = matching::in_version(&converted, attrs);
+                }
+                result
+            }
+        };
         let changed = matches!(result, Ok(true));
         let annotation = json!({
             "configuration": hook.configuration,

@@ -43,8 +43,22 @@ pub fn admission_review_request(
     if !attrs.subresource.is_empty() {
         request.insert("subResource".into(), Value::from(attrs.subresource.clone()));
     }
-    request.insert("requestKind".into(), kind);
-    request.insert("requestResource".into(), resource);
+    match (&attrs.request_version, &attrs.request_kind) {
+        (Some(v), Some(k)) => {
+            request.insert(
+                "requestKind".into(),
+                json!({"group": attrs.group, "version": v, "kind": k}),
+            );
+            request.insert(
+                "requestResource".into(),
+                json!({"group": attrs.group, "version": v, "resource": attrs.resource}),
+            );
+        }
+        _ => {
+            request.insert("requestKind".into(), kind);
+            request.insert("requestResource".into(), resource);
+        }
+    }
     if !attrs.subresource.is_empty() {
         request.insert(
             "requestSubResource".into(),

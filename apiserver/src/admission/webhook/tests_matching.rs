@@ -238,3 +238,51 @@ fn operations_round_trip() {
     }
     assert_eq!(Operation::parse("create"), None);
 }
+
+#[test]
+fn equivalent_match_policy_maps_hpa_versions() {
+    let hook = |policy: &str| {
+        let cfg = json!({"metadata": {"name": "c"}, "webhooks": [{"name": "w", "matchPolicy": policy,
+            "rules": [{"operations": ["CREATE"], "apiGroups": ["autoscaling"], "apiVersions": ["v2"],
+                       "resources": ["horizontalpodautoscalers"]}],
+            "clientConfig": {"url": "https://x"}}]});
+        parse_configuration(&cfg, false, &[]).remove(0)
+    };
+    let v1 = AdmissionAttributes {
+        operation: Operation::Create,
+        group: "autoscaling".into(),
+        version: "v1".into(),
+        kind: "HorizontalPodAutoscaler".into(),
+        resource: "horizontalpodautoscalers".into(),
+        namespace: "ns".into(),
+        namespace_labels: Some(BTreeMap::new()),
+        ..Default::default()
+    };
+    let obj = json!({"apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "h"}, "spec": {"maxReplicas": 3, "targetCPUUtilizationPercentage": 50}});
+    // Equivalent (the default): called through v2, with the object in v2 and the request's kind.
+    let eq = super::matching::matched(&hook("Equivalent"), &v1, &obj)
+        .unwrap()
+        .expect("called")
+        .expect("through an equivalent version");
+    assert_eq!(
+        (eq.version.as_str(), eq.request_version.as_deref()),
+        ("v2", Some("v1"))
+    );
+    let converted = super::matching::in_version(&obj, &eq);
+    assert_eq!(converted["apiVersion"], "autoscaling/v2");
+    assert_eq!(
+        converted["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"],
+        50
+    );
+    let review = super::review::admission_review_request("u", &eq, &converted, "v1");
+    assert_eq!(review["request"]["kind"]["version"], "v2");
+    assert_eq!(review["request"]["requestKind"]["version"], "v1");
+    // Exact: not called for the other version.
+    assert!(
+        super::matching::matched(&hook("Exact"), &v1, &obj)
+            .unwrap()
+            .is_none()
+    );
+    assert!(should_call(&hook("Equivalent"), &v1, &obj).unwrap());
+}

@@ -17,10 +17,18 @@ pub(super) async fn dispatch(
     resolver: &dyn ServiceResolver,
     outcome: &mut AdmissionOutcome,
 ) -> Result<(), ApiError> {
+    // Each matching webhook with the attributes and object it is called with (an equivalent
+    // version converts the object to the webhook's version).
     let mut relevant = Vec::new();
     for hook in hooks {
-        if matching::should_call(hook, attrs, obj)? {
-            relevant.push(hook);
+        match matching::matched(hook, attrs, obj)? {
+            None => {}
+            Some(None) => relevant.push((hook, attrs.clone(), obj.clone())),
+            Some(Some(mut eq)) => {
+                eq.old_object = eq.old_object.as_ref().map(|o| matching::in_version(o, &eq));
+                let converted = matching::in_version(obj, &eq);
+                relevant.push((hook, eq, converted));
+            }
         }
     }
     if relevant.is_empty() {
@@ -28,11 +36,11 @@ pub(super) async fn dispatch(
     }
     let calls = relevant
         .iter()
-        .map(|hook| call::call(hook, attrs, obj, resolver));
+        .map(|(hook, a, o)| call::call(hook, a, o, resolver));
     let results = futures::future::join_all(calls).await;
 
     let mut first_error = None;
-    for (index, (hook, result)) in relevant.iter().zip(results).enumerate() {
+    for (index, ((hook, _, _), result)) in relevant.iter().zip(results).enumerate() {
         let err = match result {
             Ok(response) => {
                 call::record(hook, &response, outcome);
