@@ -48,7 +48,12 @@ async fn start_webhook() -> (SocketAddr, String) {
     let ca_cert = ca.clone().self_signed(&ca_key).expect("ca");
     let issuer = rcgen::Issuer::new(ca, ca_key);
     let key = rcgen::KeyPair::generate().expect("key");
-    let params = rcgen::CertificateParams::new(vec!["127.0.0.1".to_string()]).expect("params");
+    // Reached by URL (127.0.0.1) and through the Service `hook` in `default` (`hook.default.svc`).
+    let params = rcgen::CertificateParams::new(vec![
+        "127.0.0.1".to_string(),
+        "hook.default.svc".to_string(),
+    ])
+    .expect("params");
     let cert = params.signed_by(&key, &issuer).expect("cert");
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let config = rustls::ServerConfig::builder_with_provider(provider)
@@ -129,7 +134,13 @@ fn webhook_config(
 async fn admission_webhooks_deny_mutate_and_fail_by_policy() {
     let (addr, ca) = start_webhook().await;
     let c = TestCluster::start();
-    for ns in ["denied", "mutated", "down-fail", "down-ignore"] {
+    for ns in [
+        "denied",
+        "mutated",
+        "down-fail",
+        "down-ignore",
+        "via-service",
+    ] {
         c.kubectl_ok(&["create", "namespace", ns]);
     }
     c.apply(&webhook_config(
@@ -165,6 +176,15 @@ async fn admission_webhooks_deny_mutate_and_fail_by_policy() {
         "Ignore",
         "down-ignore",
     ));
+    // A Service without selector, its Endpoints pointing at the webhook, and a configuration
+    // that names the Service instead of a URL.
+    c.apply(&format!(
+        "apiVersion: v1\nkind: Service\nmetadata: {{name: hook, namespace: default}}\nspec:\n  ports: [{{name: https, port: 443, targetPort: {port}}}]\n---\napiVersion: v1\nkind: Endpoints\nmetadata: {{name: hook, namespace: default}}\nsubsets:\n- addresses: [{{ip: 127.0.0.1}}]\n  ports: [{{name: https, port: {port}}}]\n",
+        port = addr.port()
+    ));
+    c.apply(&format!(
+        "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata: {{name: via-service}}\nwebhooks:\n- name: via-service.k1s.test\n  clientConfig: {{service: {{namespace: default, name: hook, path: /deny, port: 443}}, caBundle: \"{ca}\"}}\n  rules: [{{operations: [CREATE], apiGroups: [\"\"], apiVersions: [v1], resources: [configmaps]}}]\n  namespaceSelector: {{matchLabels: {{kubernetes.io/metadata.name: via-service}}}}\n  failurePolicy: Fail\n  sideEffects: None\n  admissionReviewVersions: [v1]\n  timeoutSeconds: 2\n"
+    ));
     let create = |ns: &str| c.kubectl(&["create", "configmap", "cm", "-n", ns]);
     // The configurations reach the dispatcher through a watch: wait for the first to bite.
     k1s_tests::wait_until(
@@ -197,6 +217,16 @@ async fn admission_webhooks_deny_mutate_and_fail_by_policy() {
         "{err}"
     );
     ok(&["create", "configmap"], create("down-ignore"));
+    // Through the Service and its Endpoints.
+    k1s_tests::wait_until(
+        std::time::Duration::from_secs(10),
+        "the service webhook to deny",
+        || {
+            let e = String::from_utf8_lossy(&create("via-service").stderr).to_string();
+            e.contains(r#"admission webhook "via-service.k1s.test" denied the request: nope"#)
+                .then_some(())
+        },
+    );
     // Nothing was stored where admission refused.
     fails(
         &["get"],
