@@ -1,4 +1,4 @@
-//! The byte-level engine under the local store: ordered keys, atomic batches, an explicit durable sync.
+//! The byte-level engine under the local store: ordered keys, atomic durable batches.
 //!
 //! Engines know nothing of revisions or watches; `LocalStore` builds those on top, once, for every
 //! engine. The in-memory engine lives here; the sled engine is in `sled_engine.rs`.
@@ -17,10 +17,17 @@ pub(crate) trait Engine: Send + Sync + 'static {
     /// Up to `limit` entries with `start <= key < end`, in key order.
     fn scan(&self, start: &[u8], end: &[u8], limit: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>>;
     fn count(&self, start: &[u8], end: &[u8]) -> Result<u64>;
-    /// Applies every op or none of them.
-    fn apply(&self, batch: Vec<BatchOp>) -> Result<()>;
-    /// Returns once everything applied so far survives a crash or power loss.
-    fn sync(&self) -> Result<()>;
+    /// Applies the ops in order and returns once the batch survives a crash or power loss.
+    /// Readers may see the ops appear one by one while it runs, but after a crash the batch is
+    /// there whole or not at all. Safe to call from several threads; batches apply in call order.
+    fn commit(&self, batch: Vec<BatchOp>) -> Result<()>;
+    /// True when `commit` waits for the disk, so callers on an async runtime should say so.
+    fn commits_block(&self) -> bool {
+        false
+    }
+    /// Makes everything durable in its final form and takes no more commits (the store is
+    /// closing).
+    fn close(&self) -> Result<()>;
 }
 
 /// A BTreeMap behind a lock: the engine for tests and `--ephemeral` servers.
@@ -58,7 +65,7 @@ impl Engine for MemoryEngine {
             .count() as u64)
     }
 
-    fn apply(&self, batch: Vec<BatchOp>) -> Result<()> {
+    fn commit(&self, batch: Vec<BatchOp>) -> Result<()> {
         let mut map = self
             .map
             .write()
@@ -72,7 +79,7 @@ impl Engine for MemoryEngine {
         Ok(())
     }
 
-    fn sync(&self) -> Result<()> {
+    fn close(&self) -> Result<()> {
         Ok(())
     }
 }

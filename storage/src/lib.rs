@@ -10,6 +10,7 @@ mod engine;
 mod error;
 mod local;
 mod sled_engine;
+mod wal;
 mod watch;
 
 use std::fmt;

@@ -3,16 +3,19 @@
 //! Key space inside the engine: `d<key>` holds a key's current record, `l<rev:u64 BE>` the
 //! revision log (what each write did, with the previous value), `m<name>` metadata.
 //!
-//! Writes go through one committer thread that takes every queued request, checks
-//! preconditions in order, assigns revisions, applies them as one atomic batch and syncs once
-//! (group commit); only then are events published and writers answered. Reads take the newest
-//! durable ("published") revision as their snapshot and undo any newer change from the log, so
-//! nobody ever sees a write that could still be lost.
+//! Writes are group-committed by one leader at a time: the leader takes every queued request,
+//! checks preconditions in order, assigns revisions and commits them as one atomic durable batch;
+//! only then are events published and writers answered. A writer that finds no leader leads
+//! itself, on its own thread, so a lone writer pays no thread hand-off; a leader that finds more
+//! requests queued after its round hands the lead to the committer thread, which keeps batching
+//! until the queue is empty. Reads take the newest durable ("published") revision as their
+//! snapshot and undo any newer change from the log, so nobody ever sees a write that could still
+//! be lost.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc as std_mpsc;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -68,9 +71,15 @@ struct Shared {
     hub: Mutex<Hub>,
     /// Mirror of `hub.published`, readable without the lock: the newest durable revision.
     published: AtomicU64,
+    /// The newest revision whose writes may already be (partly) in the engine; raised before a
+    /// commit applies anything. While it equals a reader's snapshot, no newer change can be
+    /// in the engine and reads need not consult the log.
+    applying: AtomicU64,
     compacted: AtomicU64,
     /// Set when the engine failed mid-commit: the store stops taking writes (fail-stop).
     failed: Mutex<Option<String>>,
+    /// The newest assigned revision; only the commit leader touches it.
+    revision: Mutex<u64>,
     compaction_lock: Mutex<()>,
 }
 
@@ -80,10 +89,22 @@ pub struct LocalStore {
     handle: Arc<Handle>,
 }
 
+/// Requests waiting for a commit, and who leads: at most one writer or the committer thread.
+#[derive(Default)]
+struct CommitQueue {
+    requests: Vec<WriteRequest>,
+    leader: bool,
+    closed: bool,
+}
+
 struct Handle {
     shared: Arc<Shared>,
     max_value_size: usize,
-    writes: Mutex<Option<std_mpsc::Sender<WriteRequest>>>,
+    queue: Mutex<CommitQueue>,
+    /// Signalled when the lead is given up (shutdown waits for it).
+    lead_released: Condvar,
+    /// Hands the lead to the committer thread; dropped at shutdown.
+    handoff: Mutex<Option<std_mpsc::Sender<()>>>,
     committer: Mutex<Option<JoinHandle<()>>>,
     compactor_stop: Mutex<Option<std_mpsc::Sender<()>>>,
     compactor: Mutex<Option<JoinHandle<()>>>,
@@ -102,17 +123,13 @@ impl LocalStore {
             engine,
             hub: Mutex::new(Hub::new(Revision(revision), config.watch_buffer)),
             published: AtomicU64::new(revision),
+            applying: AtomicU64::new(revision),
             compacted: AtomicU64::new(compacted),
             failed: Mutex::new(None),
+            revision: Mutex::new(revision),
             compaction_lock: Mutex::new(()),
         });
-        let (tx, rx) = std_mpsc::channel();
-        let committer = {
-            let shared = shared.clone();
-            std::thread::Builder::new()
-                .name("k1s-store-commit".into())
-                .spawn(move || run_committer(&shared, &rx, revision))?
-        };
+        let (handoff, handoffs) = std_mpsc::channel();
         let (stop_tx, compactor) = match config.compaction.interval {
             Some(interval) => {
                 let (stop_tx, stop_rx) = std_mpsc::channel::<()>();
@@ -125,16 +142,28 @@ impl LocalStore {
             }
             None => (None, None),
         };
-        Ok(LocalStore {
-            handle: Arc::new(Handle {
-                shared,
-                max_value_size: config.max_value_size,
-                writes: Mutex::new(Some(tx)),
-                committer: Mutex::new(Some(committer)),
-                compactor_stop: Mutex::new(stop_tx),
-                compactor: Mutex::new(compactor),
-            }),
-        })
+        let handle = Arc::new(Handle {
+            shared,
+            max_value_size: config.max_value_size,
+            queue: Mutex::new(CommitQueue::default()),
+            lead_released: Condvar::new(),
+            handoff: Mutex::new(Some(handoff)),
+            committer: Mutex::new(None),
+            compactor_stop: Mutex::new(stop_tx),
+            compactor: Mutex::new(compactor),
+        });
+        // The committer thread holds only a weak reference, so dropping the last store clone
+        // still shuts everything down.
+        let committer = {
+            let weak = Arc::downgrade(&handle);
+            std::thread::Builder::new()
+                .name("k1s-store-commit".into())
+                .spawn(move || run_committer(&weak, &handoffs))?
+        };
+        if let Ok(mut c) = handle.committer.lock() {
+            *c = Some(committer);
+        }
+        Ok(LocalStore { handle })
     }
 
     /// Number of live watchers (for metrics).
@@ -158,12 +187,17 @@ impl LocalStore {
 
     async fn write(&self, op: WriteOp) -> Result<WriteOutcome> {
         let (reply, rx) = oneshot::channel();
-        {
-            let guard = self.handle.writes.lock().map_err(|_| Error::Closed)?;
-            let sender = guard.as_ref().ok_or(Error::Closed)?;
-            sender
-                .send(WriteRequest { op, reply })
-                .map_err(|_| Error::Closed)?;
+        let lead = {
+            let mut queue = self.handle.queue()?;
+            if queue.closed {
+                return Err(Error::Closed);
+            }
+            queue.requests.push(WriteRequest { op, reply });
+            !std::mem::replace(&mut queue.leader, true)
+        };
+        if lead {
+            // Synchronous to the end, so a cancelled caller can never strand the lead.
+            self.handle.lead_one_round();
         }
         rx.await.map_err(|_| Error::Closed)?
     }
@@ -199,12 +233,76 @@ impl LocalStore {
 }
 
 impl Handle {
+    fn queue(&self) -> Result<MutexGuard<'_, CommitQueue>> {
+        self.queue.lock().map_err(|_| Error::Closed)
+    }
+
+    /// Commits what is queued (including the caller's request) on the caller's thread, then
+    /// gives up the lead or, if more requests arrived meanwhile, hands it to the committer.
+    fn lead_one_round(&self) {
+        let Ok(mut queue) = self.queue() else { return };
+        let requests = std::mem::take(&mut queue.requests);
+        drop(queue);
+        let shared = &self.shared;
+        if shared.engine.commits_block() {
+            blocking(|| commit_round(shared, requests));
+        } else {
+            commit_round(shared, requests);
+        }
+        let Ok(mut queue) = self.queue() else { return };
+        if queue.requests.is_empty() {
+            queue.leader = false;
+            self.lead_released.notify_all();
+            return;
+        }
+        drop(queue);
+        let handed = self
+            .handoff
+            .lock()
+            .ok()
+            .and_then(|h| h.as_ref().map(|tx| tx.send(()).is_ok()))
+            .unwrap_or(false);
+        if !handed {
+            // Shutting down: no committer to hand to, so finish the queue here.
+            self.drain_queue();
+        }
+    }
+
+    /// Commits rounds until the queue is empty, then gives up the lead.
+    fn drain_queue(&self) {
+        loop {
+            let Ok(mut queue) = self.queue() else { return };
+            if queue.requests.is_empty() {
+                queue.leader = false;
+                self.lead_released.notify_all();
+                return;
+            }
+            let n = queue.requests.len().min(MAX_BATCH);
+            let requests: Vec<WriteRequest> = queue.requests.drain(..n).collect();
+            drop(queue);
+            commit_round(&self.shared, requests);
+        }
+    }
+
     fn shutdown(&self) {
-        if let Ok(mut w) = self.writes.lock() {
-            w.take();
+        if let Ok(mut queue) = self.queue() {
+            queue.closed = true;
+            while queue.leader {
+                match self.lead_released.wait(queue) {
+                    Ok(q) => queue = q,
+                    Err(_) => break,
+                }
+            }
+        }
+        if let Ok(mut h) = self.handoff.lock() {
+            h.take();
         }
         if let Some(join) = self.committer.lock().ok().and_then(|mut c| c.take()) {
-            let _ = join.join();
+            // The last clone may drop on the committer thread itself (it upgrades its weak
+            // reference while it works); it must not wait for itself.
+            if join.thread().id() != std::thread::current().id() {
+                let _ = join.join();
+            }
         }
         if let Ok(mut s) = self.compactor_stop.lock() {
             s.take();
@@ -215,7 +313,9 @@ impl Handle {
         if let Ok(mut hub) = self.shared.hub.lock() {
             hub.close();
         }
-        let _ = self.shared.engine.sync();
+        if let Err(e) = self.shared.engine.close() {
+            tracing::warn!(error = %e, "closing the store engine failed");
+        }
     }
 }
 
@@ -230,6 +330,19 @@ impl Store for LocalStore {
     async fn get(&self, key: &str) -> Result<Option<KeyValue>> {
         check_key(key)?;
         let at = self.current_revision();
+        // Fast path: the key's record, when no write newer than `at` has touched it yet (an
+        // unpublished change or delete shows as a newer revision or a missing key).
+        if let Some(raw) = self.shared().engine.get(&data_key(key.as_bytes()))? {
+            let rec = codec::decode_data(key, raw)?;
+            if rec.mod_revision <= at {
+                return Ok(Some(KeyValue {
+                    key: key.to_string(),
+                    value: rec.value,
+                    create_revision: rec.create_revision,
+                    mod_revision: rec.mod_revision,
+                }));
+            }
+        }
         let mut end = key.as_bytes().to_vec();
         end.push(0);
         let (items, _) = self.shared().read_range(key.as_bytes(), &end, at, 1)?;
@@ -408,7 +521,13 @@ impl Shared {
             }
             Ok(())
         };
-        absorb_log(&mut changed)?;
+        // The log is only read once some write newer than `at` may have reached the engine;
+        // usually none has, and the log's hot end is costly to read in sled.
+        let newer_writes = || self.applying.load(Ordering::SeqCst) > at.0;
+        let mut use_log = newer_writes();
+        if use_log {
+            absorb_log(&mut changed)?;
+        }
 
         let mut out: Vec<KeyValue> = Vec::new();
         let mut cursor = start.to_vec();
@@ -421,8 +540,12 @@ impl Shared {
             let rows = self
                 .engine
                 .scan(&data_key(&cursor), &data_key(end), chunk)?;
-            // Every write visible in `rows` is in the log by now (data and log share a batch).
-            absorb_log(&mut changed)?;
+            // Every write visible in `rows` raised `applying` first, and is in the log by now:
+            // a commit applies its log entries before its data.
+            if use_log || newer_writes() {
+                use_log = true;
+                absorb_log(&mut changed)?;
+            }
             let full = rows.len() == chunk;
             let hi: Vec<u8> = match rows.last() {
                 Some((k, _)) if full => {
@@ -524,22 +647,20 @@ impl Shared {
         if revision.0 <= old {
             return Ok(());
         }
-        self.engine.apply(vec![(
+        self.engine.commit(vec![(
             META_COMPACTED.to_vec(),
             Some(revision.0.to_be_bytes().to_vec()),
         )])?;
-        self.engine.sync()?;
         self.compacted.store(revision.0, Ordering::Release);
         let end = log_key(Revision(revision.0 + 1));
+        // From the log's very start: entries a crash kept from an interrupted compaction go too.
         loop {
-            let rows = self
-                .engine
-                .scan(&log_key(Revision(old + 1)), &end, SCAN_CHUNK)?;
+            let rows = self.engine.scan(&log_key(Revision(0)), &end, SCAN_CHUNK)?;
             if rows.is_empty() {
                 return Ok(());
             }
             let batch = rows.into_iter().map(|(k, _)| (k, None)).collect();
-            self.engine.apply(batch)?;
+            self.engine.commit(batch)?;
             std::thread::yield_now();
         }
     }
@@ -593,79 +714,102 @@ impl Shared {
     }
 }
 
-/// The committer loop: one group commit per round, until every sender is gone.
-fn run_committer(shared: &Shared, rx: &std_mpsc::Receiver<WriteRequest>, mut revision: u64) {
-    while let Ok(first) = rx.recv() {
-        let mut requests = vec![first];
-        while requests.len() < MAX_BATCH {
-            match rx.try_recv() {
-                Ok(r) => requests.push(r),
-                Err(_) => break,
-            }
+/// Runs `f`, telling a multi-threaded tokio runtime that this worker blocks on the disk so its
+/// other tasks move to another thread meanwhile.
+fn blocking<R>(f: impl FnOnce() -> R) -> R {
+    use tokio::runtime::{Handle as Runtime, RuntimeFlavor};
+    match Runtime::try_current() {
+        Ok(rt) if rt.runtime_flavor() == RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(f)
         }
-        if let Some(why) = shared.failure() {
-            for r in requests {
-                let _ = r.reply.send(Err(Error::Engine(format!(
-                    "the store stopped taking writes after an engine failure: {why}"
-                ))));
-            }
-            continue;
-        }
-        let now = unix_millis();
-        let mut pending: HashMap<String, Option<KeyValue>> = HashMap::new();
-        let mut batch: Vec<BatchOp> = Vec::new();
-        let mut events = Vec::new();
-        let mut replies = Vec::with_capacity(requests.len());
-        for req in requests {
-            let outcome = stage_write(
-                shared,
-                &mut pending,
-                &mut revision,
-                req.op,
-                now,
-                &mut batch,
-                &mut events,
-            );
-            replies.push((req.reply, outcome));
-        }
-        if !batch.is_empty() {
-            batch.push((
-                META_REVISION.to_vec(),
-                Some(revision.to_be_bytes().to_vec()),
-            ));
-            if let Err(e) = shared
-                .engine
-                .apply(batch)
-                .and_then(|()| shared.engine.sync())
-            {
-                let why = e.to_string();
-                tracing::error!(error = %why, "store commit failed; refusing further writes");
-                shared.fail(&why);
-                for (reply, _) in replies {
-                    let _ = reply.send(Err(Error::Engine(why.clone())));
-                }
-                continue;
-            }
-        }
-        if let Ok(mut hub) = shared.hub.lock() {
-            hub.publish(&events);
-            shared.published.store(hub.published.0, Ordering::Release);
-        }
-        for (reply, outcome) in replies {
-            let _ = reply.send(outcome);
+        _ => f(),
+    }
+}
+
+/// The committer thread: takes the lead when a writer hands it over, and keeps batching until
+/// the queue is empty.
+fn run_committer(handle: &std::sync::Weak<Handle>, handoffs: &std_mpsc::Receiver<()>) {
+    while handoffs.recv().is_ok() {
+        match handle.upgrade() {
+            Some(handle) => handle.drain_queue(),
+            None => return,
         }
     }
 }
 
+/// One group commit: checks every request in order, commits the batch once, publishes the
+/// events and answers the writers.
+fn commit_round(shared: &Shared, requests: Vec<WriteRequest>) {
+    if let Some(why) = shared.failure() {
+        for r in requests {
+            let _ = r.reply.send(Err(Error::Engine(format!(
+                "the store stopped taking writes after an engine failure: {why}"
+            ))));
+        }
+        return;
+    }
+    let Ok(mut revision) = shared.revision.lock() else {
+        for r in requests {
+            let _ = r.reply.send(Err(Error::Engine("revision lock poisoned".into())));
+        }
+        return;
+    };
+    let now = unix_millis();
+    let mut pending: HashMap<String, Option<KeyValue>> = HashMap::new();
+    // Log entries go first: the engine may show a batch's ops to readers one by one, and a
+    // reader that sees a changed data key must find its log entry (see `read_range`).
+    let mut batch: Vec<BatchOp> = Vec::new();
+    let mut data: Vec<BatchOp> = Vec::new();
+    let mut events = Vec::new();
+    let mut replies = Vec::with_capacity(requests.len());
+    for req in requests {
+        let outcome = stage_write(
+            shared,
+            &mut pending,
+            &mut revision,
+            req.op,
+            now,
+            (&mut batch, &mut data),
+            &mut events,
+        );
+        replies.push((req.reply, outcome));
+    }
+    if !batch.is_empty() {
+        batch.append(&mut data);
+        batch.push((
+            META_REVISION.to_vec(),
+            Some(revision.to_be_bytes().to_vec()),
+        ));
+        shared.applying.store(*revision, Ordering::SeqCst);
+        if let Err(e) = shared.engine.commit(batch) {
+            let why = e.to_string();
+            tracing::error!(error = %why, "store commit failed; refusing further writes");
+            shared.fail(&why);
+            for (reply, _) in replies {
+                let _ = reply.send(Err(Error::Engine(why.clone())));
+            }
+            return;
+        }
+    }
+    if let Ok(mut hub) = shared.hub.lock() {
+        hub.publish(&events);
+        shared.published.store(hub.published.0, Ordering::Release);
+    }
+    drop(revision);
+    for (reply, outcome) in replies {
+        let _ = reply.send(outcome);
+    }
+}
+
 /// Checks one write against the current state (including earlier writes of this batch) and, if
-/// it passes, adds its data, log entry and event to the batch under the next revision.
+/// it passes, adds its log entry, data and event under the next revision.
 fn stage_write(
     shared: &Shared,
     pending: &mut HashMap<String, Option<KeyValue>>,
     revision: &mut u64,
     op: WriteOp,
     now: u64,
-    batch: &mut Vec<BatchOp>,
+    (log, data): (&mut Vec<BatchOp>, &mut Vec<BatchOp>),
     events: &mut Vec<Arc<Event>>,
 ) -> Result<WriteOutcome> {
     let key = match &op {
@@ -735,12 +879,12 @@ fn stage_write(
         current: next.clone(),
         prev: current,
     };
-    batch.push((
+    data.push((
         data_key(key.as_bytes()),
         next.as_ref()
             .map(|kv| codec::encode_data(kv.create_revision, kv.mod_revision, &kv.value)),
     ));
-    batch.push((log_key(rev), Some(codec::encode_log(&record))));
+    log.push((log_key(rev), Some(codec::encode_log(&record))));
     events.push(Arc::new(event_of(record)));
     pending.insert(key, next);
     Ok(outcome)

@@ -1,28 +1,61 @@
-//! The sled engine: one fixed tree, explicit fdatasync for real durability, and a format marker.
+//! The sled engine: one fixed tree, a write-ahead log for durable commits, and a format marker.
 //!
-//! sled 0.34's `flush()` only calls `sync_file_range`, which does not persist file metadata or
-//! survive power loss, and large pages go to `blobs/` files it never fsyncs. So `sync()` flushes,
-//! then `fdatasync`s the db file and any new blob file (and the blob directory).
+//! A commit appends its batch to the write-ahead log (one `pwrite` + `fdatasync`) and applies it
+//! to sled without a flush. A background thread keeps a zero-filled log file ready and, once the
+//! current one is half full (or was not zero-filled), switches to it, makes sled itself durable
+//! and deletes the older log files: a checkpoint. sled 0.34's `flush()` only calls
+//! `sync_file_range`, which neither persists file metadata nor survives power loss, and large
+//! pages go to `blobs/` files it never fsyncs; so a checkpoint flushes, then `fdatasync`s the db
+//! file and any new blob file (and the blob directory). Opening replays the remaining log files
+//! over sled in order: they hold every batch applied since the last completed checkpoint, and
+//! replaying a batch sled already has is harmless because the later ones follow it. Closing
+//! makes sled durable and deletes the log, so a clean restart replays nothing.
 
 use std::collections::HashSet;
 use std::fs::{self, File};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc as std_mpsc;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::Duration;
 
 use crate::engine::{BatchOp, Engine};
+use crate::wal::{self, SEGMENT_BYTES, Spare, Wal, sync_dir};
 use crate::{Error, Result};
 
-/// The on-disk format this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// The on-disk format this build writes (2: sled + write-ahead log).
+pub const FORMAT_VERSION: u32 = 2;
+/// Formats this build opens; a format-1 store (sled alone) is upgraded in place on open.
+const READABLE_FORMATS: [u32; 2] = [1, 2];
 const FORMAT_FILE: &str = "FORMAT";
 const FORMAT_MAGIC: &str = "k1s-store";
+/// A checkpoint starts a new log file once the current one holds this much; it bounds the
+/// replay after a crash (a clean close leaves nothing to replay).
+const CHECKPOINT_BYTES: u64 = SEGMENT_BYTES / 2;
+/// How often the checkpoint thread looks at the log without being nudged.
+const CHECK_INTERVAL: Duration = Duration::from_secs(1);
 
 pub(crate) struct SledEngine {
+    inner: Arc<Inner>,
+    /// Wakes the checkpoint thread early; dropping it stops the thread.
+    nudge: Mutex<Option<std_mpsc::Sender<()>>>,
+    checkpointer: Mutex<Option<JoinHandle<()>>>,
+}
+
+struct Inner {
     db: sled::Db,
     db_file: File,
     blob_dir: PathBuf,
+    wal_dir: PathBuf,
     synced_blobs: Mutex<HashSet<std::ffi::OsString>>,
+    /// Held across append + apply, so the log's order is sled's order and a checkpoint's switch
+    /// to a new file falls between whole commits.
+    wal: Mutex<Wal>,
+    /// The next log file, zero-filled ahead of time; its lock also keeps checkpoints one at a time.
+    spare: Mutex<Option<Spare>>,
+    nudged: AtomicBool,
 }
 
 impl SledEngine {
@@ -39,15 +72,103 @@ impl SledEngine {
         // The directory entries of sled's files must be durable too.
         sync_dir(&sled_dir)?;
         sync_dir(dir)?;
-        let blob_dir = sled_dir.join("blobs");
-        let engine = SledEngine {
+        let wal_dir = dir.join("wal");
+        let wal = Wal::open(&wal_dir, |batch| apply_to(&db, batch))?;
+        let inner = Arc::new(Inner {
             db,
             db_file,
-            blob_dir,
+            blob_dir: sled_dir.join("blobs"),
+            wal_dir,
             synced_blobs: Mutex::new(HashSet::new()),
+            wal: Mutex::new(wal),
+            spare: Mutex::new(None),
+            nudged: AtomicBool::new(false),
+        });
+        // What was replayed is durable in sled before the replayed files go.
+        inner.make_sled_durable()?;
+        {
+            let wal = inner.wal()?;
+            wal::delete_before(wal.dir(), wal.generation())?;
+        }
+        mark_format_current(dir)?;
+        let (nudge, nudges) = std_mpsc::channel();
+        let checkpointer = {
+            let inner = inner.clone();
+            std::thread::Builder::new()
+                .name("k1s-store-checkpoint".into())
+                .spawn(move || run_checkpoints(&inner, &nudges))?
         };
-        engine.sync()?;
-        Ok(engine)
+        Ok(SledEngine {
+            inner,
+            nudge: Mutex::new(Some(nudge)),
+            checkpointer: Mutex::new(Some(checkpointer)),
+        })
+    }
+}
+
+impl Inner {
+    fn wal(&self) -> Result<MutexGuard<'_, Wal>> {
+        self.wal
+            .lock()
+            .map_err(|_| Error::Engine("write-ahead log lock poisoned".into()))
+    }
+
+    fn spare(&self) -> Result<MutexGuard<'_, Option<Spare>>> {
+        self.spare
+            .lock()
+            .map_err(|_| Error::Engine("write-ahead log spare lock poisoned".into()))
+    }
+
+    /// Zero-fills the next log file if none is ready (outside every lock commits take).
+    fn ensure_spare(&self) -> Result<()> {
+        let mut spare = self.spare()?;
+        let next = {
+            let wal = self.wal()?;
+            if wal.is_closed() {
+                return Ok(());
+            }
+            wal.generation() + 1
+        };
+        if spare.as_ref().is_none_or(|s| s.generation() != next) {
+            *spare = Some(Spare::prepare(&self.wal_dir, next)?);
+        }
+        Ok(())
+    }
+
+    /// A checkpoint is due when the log is half full, or when it is not zero-filled and a
+    /// zero-filled one is ready.
+    fn checkpoint_due(&self) -> Result<bool> {
+        let spare_ready = self.spare()?.is_some();
+        let wal = self.wal()?;
+        Ok(!wal.is_closed()
+            && (wal.len() >= CHECKPOINT_BYTES || (!wal.is_zeroed() && spare_ready)))
+    }
+
+    /// Switches the log to the spare file, makes sled durable, then deletes the older files.
+    fn checkpoint(&self) -> Result<()> {
+        let mut slot = self.spare()?;
+        let spare = match slot.take() {
+            Some(s) => s,
+            None => Spare::prepare(&self.wal_dir, self.wal()?.generation() + 1)?,
+        };
+        let generation = spare.generation();
+        {
+            let mut wal = self.wal()?;
+            if wal.is_closed() {
+                return Ok(());
+            }
+            wal.switch_to(spare)?;
+        }
+        self.nudged.store(false, Ordering::Release);
+        // Every batch in the older files was applied before the switch, so this covers them.
+        self.make_sled_durable()?;
+        wal::delete_before(&self.wal_dir, generation)
+    }
+
+    fn make_sled_durable(&self) -> Result<()> {
+        self.db.flush()?;
+        self.db_file.sync_data()?;
+        self.sync_new_blobs()
     }
 
     fn sync_new_blobs(&self) -> Result<()> {
@@ -84,14 +205,53 @@ impl SledEngine {
     }
 }
 
+/// The checkpoint thread: keeps a spare log file ready and checkpoints when one is due, until
+/// the engine drops.
+fn run_checkpoints(inner: &Inner, nudges: &std_mpsc::Receiver<()>) {
+    loop {
+        // A failed step deletes nothing: the log keeps every batch until a checkpoint succeeds.
+        if let Err(e) = inner.ensure_spare() {
+            tracing::warn!(error = %e, "preparing the next write-ahead log file failed; will retry");
+        }
+        match inner.checkpoint_due() {
+            Ok(true) => {
+                if let Err(e) = inner.checkpoint() {
+                    tracing::warn!(error = %e, "store checkpoint failed; will retry");
+                }
+                continue;
+            }
+            Ok(false) => {}
+            Err(e) => tracing::warn!(error = %e, "store checkpoint check failed"),
+        }
+        match nudges.recv_timeout(CHECK_INTERVAL) {
+            Ok(()) | Err(std_mpsc::RecvTimeoutError::Timeout) => {}
+            Err(std_mpsc::RecvTimeoutError::Disconnected) => return,
+        }
+    }
+}
+
+/// Applies a batch op by op. Not `sled::Batch`: sled writes out and `sync_file_range`s its
+/// I/O buffer twice for every batch, which costs more than our whole log append. Atomicity
+/// across a crash comes from the log instead: every batch sled may hold partly since the last
+/// checkpoint is whole in the log, and replay applies it again.
+fn apply_to(db: &sled::Db, batch: Vec<BatchOp>) -> Result<()> {
+    for (k, v) in batch {
+        match v {
+            Some(v) => db.insert(k, v)?,
+            None => db.remove(k)?,
+        };
+    }
+    Ok(())
+}
+
 impl Engine for SledEngine {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        Ok(self.db.get(key)?.map(|v| v.to_vec()))
+        Ok(self.inner.db.get(key)?.map(|v| v.to_vec()))
     }
 
     fn scan(&self, start: &[u8], end: &[u8], limit: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
         let mut out = Vec::new();
-        for item in self.db.range(start..end).take(limit) {
+        for item in self.inner.db.range(start..end).take(limit) {
             let (k, v) = item?;
             out.push((k.to_vec(), v.to_vec()));
         }
@@ -100,29 +260,47 @@ impl Engine for SledEngine {
 
     fn count(&self, start: &[u8], end: &[u8]) -> Result<u64> {
         let mut n = 0;
-        for item in self.db.range(start..end) {
+        for item in self.inner.db.range(start..end) {
             item?;
             n += 1;
         }
         Ok(n)
     }
 
-    fn apply(&self, batch: Vec<BatchOp>) -> Result<()> {
-        let mut b = sled::Batch::default();
-        for (k, v) in batch {
-            match v {
-                Some(v) => b.insert(k, v),
-                None => b.remove(k),
-            }
+    fn commit(&self, batch: Vec<BatchOp>) -> Result<()> {
+        let due = {
+            let mut wal = self.inner.wal()?;
+            wal.append(&batch)?;
+            apply_to(&self.inner.db, batch)?;
+            wal.len() >= CHECKPOINT_BYTES
+        };
+        if due
+            && !self.inner.nudged.swap(true, Ordering::AcqRel)
+            && let Some(nudge) = self.nudge.lock().ok().as_ref().and_then(|n| n.as_ref())
+        {
+            let _ = nudge.send(());
         }
-        self.db.apply_batch(b)?;
         Ok(())
     }
 
-    fn sync(&self) -> Result<()> {
-        self.db.flush()?;
-        self.db_file.sync_data()?;
-        self.sync_new_blobs()
+    fn commits_block(&self) -> bool {
+        true
+    }
+
+    fn close(&self) -> Result<()> {
+        self.inner.make_sled_durable()?;
+        self.inner.wal()?.close()
+    }
+}
+
+impl Drop for SledEngine {
+    fn drop(&mut self) {
+        if let Ok(mut nudge) = self.nudge.lock() {
+            nudge.take();
+        }
+        if let Some(join) = self.checkpointer.lock().ok().and_then(|mut c| c.take()) {
+            let _ = join.join();
+        }
     }
 }
 
@@ -144,13 +322,7 @@ fn check_or_create_format(dir: &Path) -> Result<()> {
                 )));
             }
             fs::create_dir_all(dir)?;
-            let tmp = dir.join(".FORMAT.tmp");
-            let mut f = File::create(&tmp)?;
-            writeln!(f, "{FORMAT_MAGIC} {FORMAT_VERSION}")?;
-            f.sync_all()?;
-            fs::rename(&tmp, &marker)?;
-            sync_dir(dir)?;
-            Ok(())
+            write_marker(dir)
         }
         Err(e) => Err(e.into()),
     }
@@ -166,7 +338,7 @@ fn parse_format(marker: &Path, text: &str) -> Result<()> {
         )));
     };
     match version.parse::<u32>() {
-        Ok(FORMAT_VERSION) => Ok(()),
+        Ok(v) if READABLE_FORMATS.contains(&v) => Ok(()),
         Ok(v) if v > FORMAT_VERSION => Err(Error::Format(format!(
             "the store at {} has format {v}, written by a newer k1s; this build reads format {FORMAT_VERSION}",
             marker.parent().unwrap_or(marker).display()
@@ -178,7 +350,21 @@ fn parse_format(marker: &Path, text: &str) -> Result<()> {
     }
 }
 
-fn sync_dir(dir: &Path) -> Result<()> {
-    File::open(dir)?.sync_all()?;
-    Ok(())
+/// Records that the directory now holds this build's format (a format-1 store gains a log).
+fn mark_format_current(dir: &Path) -> Result<()> {
+    let marker = dir.join(FORMAT_FILE);
+    let current = format!("{FORMAT_MAGIC} {FORMAT_VERSION}\n");
+    if fs::read_to_string(&marker)? == current {
+        return Ok(());
+    }
+    write_marker(dir)
+}
+
+fn write_marker(dir: &Path) -> Result<()> {
+    let tmp = dir.join(".FORMAT.tmp");
+    let mut f = File::create(&tmp)?;
+    writeln!(f, "{FORMAT_MAGIC} {FORMAT_VERSION}")?;
+    f.sync_all()?;
+    fs::rename(&tmp, dir.join(FORMAT_FILE))?;
+    sync_dir(dir)
 }

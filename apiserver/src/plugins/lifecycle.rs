@@ -6,7 +6,6 @@ use k1s_apimachinery::{ApiError, GroupResource};
 use serde_json::Value;
 
 use super::{AdmissionRequest, Operation};
-use crate::registry::Target;
 
 /// The namespaces upstream never lets go of.
 pub const IMMORTAL_NAMESPACES: [&str; 4] =
@@ -35,23 +34,8 @@ pub async fn admit(req: &AdmissionRequest<'_>, obj: Option<&Value>) -> Result<()
     {
         return Ok(());
     }
-    let namespaces = super::info("", "v1", "namespaces")?;
-    let namespace = match req
-        .registry
-        .get(
-            Target {
-                info: namespaces,
-                namespace: None,
-            },
-            ns,
-        )
-        .await
-    {
-        Ok(n) => n,
-        Err(e) if e.is_not_found() => {
-            return Err(ApiError::not_found(&GroupResource::core("namespaces"), ns));
-        }
-        Err(e) => return Err(e),
+    let Some(namespace) = req.registry.namespace(ns).await? else {
+        return Err(ApiError::not_found(&GroupResource::core("namespaces"), ns));
     };
     let terminating = super::str_at(&namespace, &["status", "phase"]) == Some("Terminating")
         || namespace

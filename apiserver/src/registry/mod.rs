@@ -11,9 +11,10 @@ pub mod strategy;
 pub mod subresource;
 mod watch;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
-use k1s_apimachinery::catalog::ResourceInfo;
+use k1s_apimachinery::catalog::{self, ResourceInfo};
 use k1s_apimachinery::meta;
 use k1s_apimachinery::selector::{FieldSelector, LabelSelector};
 use k1s_apimachinery::{ApiError, GroupResource};
@@ -125,14 +126,54 @@ impl Target<'_> {
 pub struct Registry {
     store: Arc<dyn Store>,
     cache: Arc<cache::WatchCache>,
+    namespaces: Arc<NamespaceMemo>,
 }
+
+/// Namespaces decoded once per revision: a namespaced create reads its namespace up to three
+/// times (the registry's own check, NamespaceLifecycle, webhook namespace selectors).
+#[derive(Default)]
+struct NamespaceMemo {
+    decoded: std::sync::Mutex<HashMap<String, (Revision, Arc<Value>)>>,
+}
+
+/// Namespaces remembered at most; beyond it the memo starts over.
+const NAMESPACE_MEMO_LIMIT: usize = 4096;
 
 impl Registry {
     pub fn new(store: Arc<dyn Store>) -> Self {
         Registry {
             store,
             cache: Arc::default(),
+            namespaces: Arc::default(),
         }
+    }
+
+    /// A namespace as stored now (a consistent read), or `None` if it does not exist.
+    pub async fn namespace(&self, name: &str) -> Result<Option<Arc<Value>>, ApiError> {
+        let info = catalog::find("", "v1", "namespaces")
+            .ok_or_else(|| ApiError::internal("namespaces missing from the catalog"))?;
+        let key = Self::key(info, None, name);
+        let kv = match self.store.get(&key).await {
+            Ok(Some(kv)) => kv,
+            Ok(None) => return Ok(None),
+            Err(e) => return Err(from_store(e, &info.group_resource(), name)),
+        };
+        let mut memo = self
+            .namespaces
+            .decoded
+            .lock()
+            .map_err(|_| ApiError::internal("namespace memo lock poisoned"))?;
+        if let Some((rev, obj)) = memo.get(name)
+            && *rev == kv.mod_revision
+        {
+            return Ok(Some(obj.clone()));
+        }
+        let obj = Arc::new(object::decode(info, &kv)?);
+        if memo.len() >= NAMESPACE_MEMO_LIMIT {
+            memo.clear();
+        }
+        memo.insert(name.to_string(), (kv.mod_revision, obj.clone()));
+        Ok(Some(obj))
     }
 
     pub fn store(&self) -> &Arc<dyn Store> {
@@ -271,7 +312,8 @@ impl Registry {
     ) -> Result<Value, ApiError> {
         let gr = t.group_resource();
         object::prepare_create(t, strategy, &mut obj)?;
-        if let Some(ns) = t.namespace.filter(|_| t.info.namespaced) {
+        // Admission's NamespaceLifecycle makes the same check for client writes.
+        if let Some(ns) = t.namespace.filter(|_| t.info.namespaced && opts.admission.is_none()) {
             self.check_namespace_accepts_content(ns).await?;
         }
         let generated = meta::name(&obj).is_none_or(str::is_empty);
@@ -302,7 +344,8 @@ impl Registry {
             }
             let key = Self::key(t.info, t.namespace, &name);
             match self.store.create(&key, object::encode(&obj)).await {
-                Ok(kv) => return object::decode(t.info, &kv),
+                // What was stored is `obj` (encode only leaves out the resourceVersion).
+                Ok(kv) => return object::stored(t.info, obj, kv.mod_revision),
                 Err(k1s_storage::Error::AlreadyExists { .. }) if generated && attempt < 8 => {
                     continue;
                 }
@@ -478,12 +521,9 @@ impl Registry {
 
     /// Namespaced content may only be created in an existing namespace that is not terminating.
     async fn check_namespace_accepts_content(&self, ns: &str) -> Result<(), ApiError> {
-        let key = format!("/registry/core/namespaces/{ns}");
         let namespaces = GroupResource::core("namespaces");
-        match self.store.get(&key).await {
-            Ok(Some(kv)) => {
-                let obj: Value = serde_json::from_slice(&kv.value)
-                    .map_err(|e| ApiError::internal(format!("stored namespace {ns}: {e}")))?;
+        match self.namespace(ns).await? {
+            Some(obj) => {
                 if meta::is_being_deleted(&obj) {
                     return Err(ApiError::forbidden(
                         &namespaces,
@@ -495,8 +535,7 @@ impl Registry {
                 }
                 Ok(())
             }
-            Ok(None) => Err(ApiError::not_found(&namespaces, ns)),
-            Err(e) => Err(from_store(e, &namespaces, ns)),
+            None => Err(ApiError::not_found(&namespaces, ns)),
         }
     }
 

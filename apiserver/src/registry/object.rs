@@ -6,7 +6,7 @@ use k1s_apimachinery::catalog::ResourceInfo;
 use k1s_apimachinery::meta;
 use k1s_apimachinery::validation;
 use k1s_apimachinery::{ApiError, FieldError, GroupResource};
-use k1s_storage::KeyValue;
+use k1s_storage::{KeyValue, Revision};
 use serde_json::{Value, json};
 
 use super::{DeleteOptions, Strategy, Target};
@@ -24,11 +24,23 @@ pub fn now_rfc3339() -> String {
 
 /// Stored bytes: the object without its resourceVersion (the storage revision is the truth).
 pub fn encode(obj: &Value) -> Bytes {
+    if obj.pointer("/metadata/resourceVersion").is_none() {
+        return Bytes::from(serde_json::to_vec(obj).unwrap_or_default());
+    }
     let mut obj = obj.clone();
     if let Some(m) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
         m.remove("resourceVersion");
     }
     Bytes::from(serde_json::to_vec(&obj).unwrap_or_default())
+}
+
+/// The object just written as `encode(&obj)` at `revision`, as `decode` would read it back,
+/// without parsing it again.
+pub fn stored(info: &ResourceInfo, mut obj: Value, revision: Revision) -> Result<Value, ApiError> {
+    meta::set_resource_version(&mut obj, &revision.to_string())
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    crate::conversion::to_version(info, &mut obj);
+    Ok(obj)
 }
 
 /// An object read from storage, with its resourceVersion, in the version `info` serves.

@@ -209,6 +209,16 @@ impl WebhookDispatcher {
             .unwrap_or_default()
     }
 
+    /// True when some mutating webhook is configured (callers skip preparing a review if not).
+    pub fn has_mutating(&self) -> bool {
+        !self.snapshot().mutating.is_empty()
+    }
+
+    /// True when some validating webhook is configured.
+    pub fn has_validating(&self) -> bool {
+        !self.snapshot().validating.is_empty()
+    }
+
     /// The mutating webhooks in call order (configuration name, then list order).
     pub fn mutating_webhooks(&self) -> Vec<Arc<Webhook>> {
         self.snapshot().mutating.clone()
