@@ -121,6 +121,11 @@ async fn run_server(args: ServerArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// mimalloc: the server allocates per request from many threads; glibc's malloc spent ~15% of
+/// a create's CPU (see docs/benchmarks.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(

@@ -21,10 +21,6 @@ pub(crate) trait Engine: Send + Sync + 'static {
     /// Readers may see the ops appear one by one while it runs, but after a crash the batch is
     /// there whole or not at all. Safe to call from several threads; batches apply in call order.
     fn commit(&self, batch: Vec<BatchOp>) -> Result<()>;
-    /// True when `commit` waits for the disk, so callers on an async runtime should say so.
-    fn commits_block(&self) -> bool {
-        false
-    }
     /// Makes everything durable in its final form and takes no more commits (the store is
     /// closing).
     fn close(&self) -> Result<()>;

@@ -283,10 +283,6 @@ impl Engine for SledEngine {
         Ok(())
     }
 
-    fn commits_block(&self) -> bool {
-        true
-    }
-
     fn close(&self) -> Result<()> {
         self.inner.make_sled_durable()?;
         self.inner.wal()?.close()
