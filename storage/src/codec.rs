@@ -43,6 +43,11 @@ pub(crate) fn decode_data(key: &str, raw: Vec<u8>) -> Result<DataRecord> {
 }
 
 /// One entry of the revision log: what a write at `revision` did to `key`.
+///
+/// Stored entries keep only the state before the write (`prev`): the state after it is the
+/// next entry's `prev`, or the key's data record for its latest write, so storing it again
+/// would double what every create writes. `current` is filled in when entries are read for a
+/// watch (entries written by format 1 still carry it).
 #[derive(Debug, Clone)]
 pub(crate) struct LogRecord {
     pub revision: Revision,
@@ -64,7 +69,7 @@ pub(crate) fn encode_log(rec: &LogRecord) -> Vec<u8> {
     });
     out.extend_from_slice(&(rec.key.len() as u32).to_be_bytes());
     out.extend_from_slice(rec.key.as_bytes());
-    for kv in [&rec.current, &rec.prev] {
+    for kv in [&None, &rec.prev] {
         match kv {
             None => out.push(0),
             Some(kv) => {
@@ -221,7 +226,8 @@ mod tests {
         let back = decode_log(Revision(7), &raw).unwrap();
         assert_eq!(back.key, "/a/b");
         assert_eq!(back.kind, EventKind::Modified);
-        assert_eq!(back.current.unwrap().value, Bytes::from_static(b"new"));
+        // The state after a write is not stored (see `LogRecord`).
+        assert!(back.current.is_none());
         assert_eq!(back.prev.unwrap().mod_revision, Revision(5));
         for cut in 0..raw.len() {
             assert!(

@@ -238,6 +238,51 @@ async fn watch_delivers_everything_once_in_order(backend: &str) {
     assert!(matches!(extra, Ok(Some(Ok(_)))), "the /w/z create");
 }
 
+async fn watch_replay_carries_each_changes_values(backend: &str) {
+    // History replayed to a watch from the past carries, for every change, the value it left
+    // and the value before it, however often a key changed and whatever happened later.
+    let f = fixture(backend, |_| {});
+    let s = &f.store;
+    s.create("/h/a", b("a1")).await.unwrap(); // 1
+    s.update("/h/a", b("a2"), None).await.unwrap(); // 2
+    s.create("/h/b", b("b1")).await.unwrap(); // 3
+    s.update("/h/a", b("a3"), None).await.unwrap(); // 4
+    s.delete("/h/b", None).await.unwrap(); // 5
+    s.create("/h/b", b("b2")).await.unwrap(); // 6
+    let mut w = s.watch("/h/", Revision(0)).await.unwrap();
+    let mut got = Vec::new();
+    for _ in 0..6 {
+        let ev = w.next().await.unwrap().unwrap();
+        let value = |kv: &Option<k1s_storage::KeyValue>| {
+            kv.as_ref()
+                .map(|kv| String::from_utf8(kv.value.to_vec()).unwrap())
+        };
+        got.push((
+            ev.revision.0,
+            ev.key.clone(),
+            value(&ev.current),
+            value(&ev.prev),
+        ));
+    }
+    let some = |v: &str| Some(v.to_string());
+    assert_eq!(
+        got,
+        vec![
+            (1, "/h/a".into(), some("a1"), None),
+            (2, "/h/a".into(), some("a2"), some("a1")),
+            (3, "/h/b".into(), some("b1"), None),
+            (4, "/h/a".into(), some("a3"), some("a2")),
+            (5, "/h/b".into(), None, some("b1")),
+            (6, "/h/b".into(), some("b2"), None),
+        ]
+    );
+    // From the middle of the history, too.
+    let mut from_three = s.watch("/h/", Revision(3)).await.unwrap();
+    let ev = from_three.next().await.unwrap().unwrap();
+    assert_eq!(ev.revision, Revision(4));
+    assert_eq!(ev.current.as_ref().unwrap().mod_revision, Revision(4));
+}
+
 async fn watch_during_writes_has_no_gap(backend: &str) {
     // Watchers that start while writers run must still see every later event exactly once.
     let f = fixture(backend, |_| {});
@@ -548,6 +593,7 @@ conformance!(
     preconditions_fail_cleanly,
     guaranteed_update_loses_nothing,
     watch_delivers_everything_once_in_order,
+    watch_replay_carries_each_changes_values,
     watch_during_writes_has_no_gap,
     slow_watcher_is_cut_off_without_blocking,
     list_is_a_consistent_snapshot_with_paging,

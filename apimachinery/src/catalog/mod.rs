@@ -171,9 +171,23 @@ pub fn resources_in<'a>(
 
 /// The entry for a (group, version, plural resource).
 pub fn find(group: &str, version: &str, resource: &str) -> Option<&'static ResourceInfo> {
-    resources()
+    // Every request looks its resource up, often more than once: index by plural name (a
+    // handful of entries share one) rather than scanning the whole table.
+    static BY_RESOURCE: std::sync::OnceLock<
+        std::collections::HashMap<&'static str, Vec<&'static ResourceInfo>>,
+    > = std::sync::OnceLock::new();
+    BY_RESOURCE
+        .get_or_init(|| {
+            let mut map: std::collections::HashMap<_, Vec<_>> = std::collections::HashMap::new();
+            for r in resources() {
+                map.entry(r.resource).or_default().push(r);
+            }
+            map
+        })
+        .get(resource)?
         .iter()
-        .find(|r| r.group == group && r.version == version && r.resource == resource)
+        .copied()
+        .find(|r| r.group == group && r.version == version)
 }
 
 pub fn find_gvr(gvr: &GroupVersionResource) -> Option<&'static ResourceInfo> {

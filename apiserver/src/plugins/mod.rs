@@ -125,8 +125,11 @@ pub async fn validate(
     obj: &Value,
     old: Option<&Value>,
 ) -> Result<Admitted, ApiError> {
-    let obj_ref = (req.operation != Operation::Delete).then_some(obj);
-    lifecycle::admit(req, obj_ref).await?;
+    // Creates met NamespaceLifecycle in `mutate` already (it always runs first); deletes of
+    // the system namespaces are refused here.
+    if req.operation == Operation::Delete {
+        lifecycle::admit(req, None).await?;
+    }
     limitranger::validate(req, obj).await?;
     simple::validate_priority_class(req, obj).await?;
     let charges = quota::admit(req, obj, old).await?;

@@ -120,8 +120,9 @@ async fn plugins_lifecycle_protects_system_namespaces() {
 async fn plugins_lifecycle_missing_and_terminating_namespaces() {
     let r = registry();
     let u = user();
+    // Creates are checked in the mutating phase, which always runs first.
     let req = request(&r, &u, Operation::Create, "configmaps", Some("nope"), "cm");
-    let err = validate(&req, &json!({"metadata": {"name": "cm"}}), None)
+    let err = mutate(&req, &mut json!({"metadata": {"name": "cm"}}), None)
         .await
         .unwrap_err();
     assert_eq!(err.code, 404);
@@ -155,7 +156,7 @@ async fn plugins_lifecycle_missing_and_terminating_namespaces() {
     .await
     .unwrap();
     let req = request(&r, &u, Operation::Create, "configmaps", Some("dying"), "cm");
-    let err = validate(&req, &json!({"metadata": {"name": "cm"}}), None)
+    let err = mutate(&req, &mut json!({"metadata": {"name": "cm"}}), None)
         .await
         .unwrap_err();
     assert_eq!(err.code, 403);
@@ -166,7 +167,7 @@ async fn plugins_lifecycle_missing_and_terminating_namespaces() {
     // Updates in a terminating namespace are fine.
     let req = request(&r, &u, Operation::Update, "configmaps", Some("dying"), "cm");
     assert!(
-        validate(&req, &json!({"metadata": {"name": "cm"}}), None)
+        mutate(&req, &mut json!({"metadata": {"name": "cm"}}), None)
             .await
             .is_ok()
     );
