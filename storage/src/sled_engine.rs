@@ -270,8 +270,12 @@ impl Engine for SledEngine {
     fn commit(&self, batch: Vec<BatchOp>) -> Result<()> {
         let due = {
             let mut wal = self.inner.wal()?;
-            wal.append(&batch)?;
+            // sled takes the batch while the device writes the log record. Readers cannot see
+            // it yet (the store publishes the revision after this returns); should the sync
+            // fail, the store stops taking writes.
+            wal.write(&batch)?;
             apply_to(&self.inner.db, batch)?;
+            wal.sync()?;
             wal.len() >= CHECKPOINT_BYTES
         };
         if due
