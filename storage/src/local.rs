@@ -456,7 +456,7 @@ impl Store for LocalStore {
             // published meanwhile: registration and publishing share the hub lock, so no event
             // falls between the replay and the live feed.
             let target = self.current_revision();
-            for rec in shared.read_log(read_up_to, Some(target))? {
+            for rec in shared.read_changes(read_up_to, target)? {
                 if rec.key.starts_with(prefix) {
                     replay.push_back(Arc::new(event_of(rec)));
                 }
@@ -610,6 +610,40 @@ impl Shared {
             });
         }
         Ok(())
+    }
+
+    /// Log entries with `after < revision <= up_to`, each with the state it left its key in.
+    /// Walking back from the log's end, an entry's `prev` is the state after the entry before
+    /// it on the same key; a key's latest entry leaves it as its data record says.
+    fn read_changes(&self, after: Revision, up_to: Revision) -> Result<Vec<LogRecord>> {
+        let mut records = self.read_log(after, None)?;
+        'fill: for _ in 0..64 {
+            let mut state_after: HashMap<String, Option<KeyValue>> = HashMap::new();
+            for rec in records.iter_mut().rev() {
+                if rec.kind == EventKind::Deleted {
+                    rec.current = None;
+                } else if rec.current.is_none() {
+                    rec.current = match state_after.get(&rec.key) {
+                        Some(state) => state.clone(),
+                        None => match read_current(self.engine.as_ref(), &rec.key)? {
+                            Some(kv) if kv.mod_revision == rec.revision => Some(kv),
+                            // A write landed after the log was read: read on and redo.
+                            _ => {
+                                let seen = records.last().map_or(after, |r| r.revision);
+                                records.extend(self.read_log(seen, None)?);
+                                continue 'fill;
+                            }
+                        },
+                    };
+                }
+                state_after.insert(rec.key.clone(), rec.prev.clone());
+            }
+            records.retain(|r| r.revision <= up_to);
+            return Ok(records);
+        }
+        Err(Error::Engine(
+            "the log kept changing while a watch read its history".into(),
+        ))
     }
 
     /// Log entries with `after < revision <= up_to` (no upper bound when `None`).
