@@ -772,7 +772,9 @@ fn commit_round(shared: &Shared, requests: Vec<WriteRequest>) {
     }
     let Ok(mut revision) = shared.revision.lock() else {
         for r in requests {
-            let _ = r.reply.send(Err(Error::Engine("revision lock poisoned".into())));
+            let _ = r
+                .reply
+                .send(Err(Error::Engine("revision lock poisoned".into())));
         }
         return;
     };

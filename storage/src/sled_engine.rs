@@ -140,8 +140,10 @@ impl Inner {
     fn checkpoint_due(&self) -> Result<bool> {
         let spare_ready = self.spare()?.is_some();
         let wal = self.wal()?;
-        Ok(!wal.is_closed()
-            && (wal.len() >= CHECKPOINT_BYTES || (!wal.is_zeroed() && spare_ready)))
+        Ok(
+            !wal.is_closed()
+                && (wal.len() >= CHECKPOINT_BYTES || (!wal.is_zeroed() && spare_ready)),
+        )
     }
 
     /// Switches the log to the spare file, makes sled durable, then deletes the older files.
@@ -152,16 +154,20 @@ impl Inner {
             None => Spare::prepare(&self.wal_dir, self.wal()?.generation() + 1)?,
         };
         let generation = spare.generation();
-        {
+        let (old, recyclable) = {
             let mut wal = self.wal()?;
             if wal.is_closed() {
                 return Ok(());
             }
-            wal.switch_to(spare)?;
-        }
+            wal.switch_to(spare)?
+        };
         self.nudged.store(false, Ordering::Release);
         // Every batch in the older files was applied before the switch, so this covers them.
         self.make_sled_durable()?;
+        // The file just left becomes the next spare (no zero-filling); older ones go.
+        if recyclable {
+            *slot = Some(Spare::recycle(&self.wal_dir, old, generation + 1)?);
+        }
         wal::delete_before(&self.wal_dir, generation)
     }
 

@@ -5,17 +5,19 @@
 //! Here a commit is one append to a prepared file and one `fdatasync`; sled receives the same
 //! batch without a flush and is checkpointed in the background (see `sled_engine.rs`).
 //!
-//! Log files are `wal/<generation>.log`. The one appended to is best zero-filled ahead of time:
-//! then an append changes no file metadata (neither size nor block allocation, nor ext4's
-//! "unwritten extent" flags that `fallocate` leaves), so its `fdatasync` is one data write and
-//! one cache flush, without a journal commit. Zero-filled files are prepared in the background
-//! as `<generation>.spare` and renamed to `.log` when taken into use; only when none is ready
-//! (the very first start, or after a crash) does a log start out merely `fallocate`d.
+//! Log files are `wal/<generation>.log`. The one appended to is best fully written once ahead
+//! of time: then an append changes no file metadata (neither size nor block allocation, nor
+//! ext4's "unwritten extent" flags that `fallocate` leaves), so its `fdatasync` is one data
+//! write and one cache flush, without a journal commit. Such files wait as
+//! `<generation>.spare` and are renamed to `.log` when taken into use: a log file a checkpoint
+//! has made redundant is recycled as the next spare, and only when there is none (the first
+//! start) is one zero-filled; a log merely `fallocate`d is used only until a spare is ready.
 //!
-//! Records: magic u32 | payload len u32 | crc32 of payload u32 | payload, where payload = op
-//! count u32, then per op: key len u32 | key | present u8 | value len u32 | value (all
-//! big-endian). A zeroed or torn record ends a file: records are synced in order, so everything
-//! after the first bad one was never acknowledged.
+//! Records: magic u32 | generation u64 | payload len u32 | crc32 of payload u32 | payload,
+//! where payload = op count u32, then per op: key len u32 | key | present u8 | value len u32 |
+//! value (all big-endian). A zeroed or torn record, or one left from the file's earlier life
+//! (another generation), ends a file: records are synced in order, so everything after the
+//! first bad one was never acknowledged.
 
 use std::fs::{self, File, OpenOptions};
 use std::os::unix::fs::FileExt;
@@ -25,10 +27,10 @@ use crate::engine::BatchOp;
 use crate::{Error, Result};
 
 const MAGIC: u32 = 0x6b31_7357; // "k1sW"
-const HEADER: usize = 12;
+const HEADER: usize = 20;
 /// Size of a log file; a checkpoint normally starts a new one when half of it is used.
 pub(crate) const SEGMENT_BYTES: u64 = 32 * 1024 * 1024;
-const ZEROS: [u8; 1 << 16] = [0; 1 << 16];
+static ZEROS: [u8; 1 << 16] = [0; 1 << 16];
 
 /// A log file taken into use.
 struct Segment {
@@ -69,6 +71,18 @@ impl Spare {
 
     pub(crate) fn generation(&self) -> u64 {
         self.generation
+    }
+
+    /// Renames the redundant log file `old` to `<generation>.spare`. Its blocks are all
+    /// written, so appends over its stale records (another generation) stay cheap.
+    pub(crate) fn recycle(dir: &Path, old: u64, generation: u64) -> Result<Spare> {
+        fs::rename(log_path(dir, old), spare_path(dir, generation))?;
+        sync_dir(dir)?;
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(spare_path(dir, generation))?;
+        Ok(Spare { generation, file })
     }
 
     /// Renames the spare to `<generation>.log`, ready for appends.
@@ -128,7 +142,7 @@ impl Wal {
         fs::create_dir_all(dir)?;
         let logs = generations(dir, ".log")?;
         for g in &logs {
-            for batch in read_batches(&log_path(dir, *g))? {
+            for batch in read_batches(&log_path(dir, *g), *g)? {
                 apply(batch)?;
             }
         }
@@ -198,7 +212,7 @@ impl Wal {
         if self.closed {
             return Err(Error::Closed);
         }
-        let record = encode_batch(batch);
+        let record = encode_batch(self.current.generation, batch);
         let end = self.offset + record.len() as u64;
         if end > self.current.allocated {
             // A burst outran the checkpoints: grow in whole segments rather than fail.
@@ -226,17 +240,19 @@ impl Wal {
         Ok(())
     }
 
-    /// Appends go to `spare` (which must be the next generation) from now on.
-    pub(crate) fn switch_to(&mut self, spare: Spare) -> Result<()> {
+    /// Appends go to `spare` (which must be the next generation) from now on. Returns the
+    /// file appends went to before, and whether it may be recycled once redundant (it was a
+    /// fully written one of the standard size).
+    pub(crate) fn switch_to(&mut self, spare: Spare) -> Result<(u64, bool)> {
         if spare.generation != self.current.generation + 1 {
             return Err(Error::Engine(format!(
                 "write-ahead log file {} is not the successor of {}",
                 spare.generation, self.current.generation
             )));
         }
-        self.current = spare.activate(&self.dir)?;
+        let old = std::mem::replace(&mut self.current, spare.activate(&self.dir)?);
         self.offset = 0;
-        Ok(())
+        Ok((old.generation, old.zeroed && old.allocated == SEGMENT_BYTES))
     }
 
     /// Deletes every log file once their batches are durable elsewhere; the log takes no
@@ -294,13 +310,14 @@ fn generations(dir: &Path, suffix: &str) -> Result<Vec<u64>> {
     Ok(out)
 }
 
-fn encode_batch(batch: &[BatchOp]) -> Vec<u8> {
+fn encode_batch(generation: u64, batch: &[BatchOp]) -> Vec<u8> {
     let size: usize = batch
         .iter()
         .map(|(k, v)| 9 + k.len() + v.as_ref().map_or(0, Vec::len))
         .sum();
     let mut record = Vec::with_capacity(HEADER + 4 + size);
     record.extend_from_slice(&MAGIC.to_be_bytes());
+    record.extend_from_slice(&generation.to_be_bytes());
     record.extend_from_slice(&[0; 8]); // length and crc, filled in below
     record.extend_from_slice(&(batch.len() as u32).to_be_bytes());
     for (k, v) in batch {
@@ -320,13 +337,17 @@ fn encode_batch(batch: &[BatchOp]) -> Vec<u8> {
     }
     let payload_len = (record.len() - HEADER) as u32;
     let crc = crc32fast::hash(&record[HEADER..]);
-    record[4..8].copy_from_slice(&payload_len.to_be_bytes());
-    record[8..12].copy_from_slice(&crc.to_be_bytes());
+    record[12..16].copy_from_slice(&payload_len.to_be_bytes());
+    record[16..20].copy_from_slice(&crc.to_be_bytes());
     record
 }
 
 fn be_u32(b: &[u8]) -> Option<u32> {
     Some(u32::from_be_bytes(b.get(..4)?.try_into().ok()?))
+}
+
+fn be_u64(b: &[u8]) -> Option<u64> {
+    Some(u64::from_be_bytes(b.get(..8)?.try_into().ok()?))
 }
 
 fn decode_payload(mut p: &[u8]) -> Option<Vec<BatchOp>> {
@@ -346,20 +367,25 @@ fn decode_payload(mut p: &[u8]) -> Option<Vec<BatchOp>> {
     p.is_empty().then_some(ops)
 }
 
-/// Reads the valid prefix of one log file: the batches before the first zeroed or torn record.
-fn read_batches(path: &Path) -> Result<Vec<Vec<BatchOp>>> {
+/// Reads the valid prefix of one log file: the batches before the first zeroed, torn or
+/// stale (other generation) record.
+fn read_batches(path: &Path, generation: u64) -> Result<Vec<Vec<BatchOp>>> {
     let data = fs::read(path)?;
     let mut batches = Vec::new();
     let mut at = 0usize;
-    while let (Some(magic), Some(len), Some(crc)) = (
+    while let (Some(magic), Some(written_by), Some(len), Some(crc)) = (
         data.get(at..).and_then(be_u32),
-        data.get(at + 4..).and_then(be_u32),
-        data.get(at + 8..).and_then(be_u32),
+        data.get(at + 4..).and_then(be_u64),
+        data.get(at + 12..).and_then(be_u32),
+        data.get(at + 16..).and_then(be_u32),
     ) {
+        if magic != MAGIC || written_by != generation {
+            break;
+        }
         let Some(payload) = data.get(at + HEADER..at + HEADER + len as usize) else {
             break;
         };
-        if magic != MAGIC || crc32fast::hash(payload) != crc {
+        if crc32fast::hash(payload) != crc {
             break;
         }
         match decode_payload(payload) {
@@ -423,8 +449,11 @@ mod tests {
         // Tear the last record of the second file.
         let path = log_path(&wal_dir, 2);
         let mut data = fs::read(&path).unwrap();
-        let second_len =
-            encode_batch(&[(b"b".to_vec(), None), (b"c".to_vec(), Some(vec![7; 300]))]).len();
+        let second_len = encode_batch(
+            2,
+            &[(b"b".to_vec(), None), (b"c".to_vec(), Some(vec![7; 300]))],
+        )
+        .len();
         data[second_len + HEADER + 2] ^= 0xff;
         fs::write(&path, &data).unwrap();
 
@@ -477,16 +506,50 @@ mod tests {
 
     #[test]
     fn garbage_never_panics() {
+        // Headers of generation 1 with absurd lengths, and payloads whose CRC matches but
+        // whose contents are truncated or overlong.
+        let header = |len: u32, payload: &[u8]| {
+            let mut r = MAGIC.to_be_bytes().to_vec();
+            r.extend_from_slice(&1u64.to_be_bytes());
+            r.extend_from_slice(&len.to_be_bytes());
+            r.extend_from_slice(&crc32fast::hash(payload).to_be_bytes());
+            r.extend_from_slice(payload);
+            r
+        };
         for junk in [
-            &b""[..],
-            b"\x6b\x31\x73\x57\xff\xff\xff\xff",
-            b"\x6b\x31\x73\x57\x00\x00\x00\x04\x00\x00\x00\x00\xff\xff\xff\xff",
-            b"\x6b\x31\x73\x57\x00\x00\x00\x08\x00\x00\x00\x00\x00\x00\x00\x01\xff\xff\xff\xff",
+            Vec::new(),
+            MAGIC.to_be_bytes().to_vec(),
+            header(u32::MAX, b""),
+            header(8, &[0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff]),
+            header(4, &[0xff, 0xff, 0xff, 0xff]),
+            header(10, &[0, 0, 0, 0, 1, 2, 3, 4, 5, 6]),
         ] {
             let dir = tempfile::tempdir().unwrap();
             let path = log_path(dir.path(), 1);
             fs::write(&path, junk).unwrap();
-            assert!(read_batches(&path).unwrap().is_empty());
+            assert!(read_batches(&path, 1).unwrap().is_empty());
         }
+    }
+
+    #[test]
+    fn a_recycled_file_replays_only_its_new_generation() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut w, _) = replay(dir.path());
+        let long = vec![9; 5000];
+        for _ in 0..3 {
+            w.append(&[(b"old".to_vec(), Some(long.clone()))]).unwrap();
+        }
+        // Generation 2 takes over; the first file, now redundant, becomes the spare for 3.
+        w.switch_to(Spare::prepare(dir.path(), 2).unwrap()).unwrap();
+        let (old, recyclable) = w
+            .switch_to(Spare::recycle(dir.path(), 1, 3).unwrap())
+            .unwrap();
+        assert_eq!((old, recyclable), (2, true));
+        // The stale generation-1 records are still in the file, after a shorter new one.
+        w.append(&[(b"new".to_vec(), Some(b"v".to_vec()))]).unwrap();
+        drop(w);
+        let (w, seen) = replay(dir.path());
+        assert_eq!(seen, vec![vec![(b"new".to_vec(), Some(b"v".to_vec()))]]);
+        assert_eq!(w.generation(), 4);
     }
 }

@@ -313,7 +313,10 @@ impl Registry {
         let gr = t.group_resource();
         object::prepare_create(t, strategy, &mut obj)?;
         // Admission's NamespaceLifecycle makes the same check for client writes.
-        if let Some(ns) = t.namespace.filter(|_| t.info.namespaced && opts.admission.is_none()) {
+        if let Some(ns) = t
+            .namespace
+            .filter(|_| t.info.namespaced && opts.admission.is_none())
+        {
             self.check_namespace_accepts_content(ns).await?;
         }
         let generated = meta::name(&obj).is_none_or(str::is_empty);
