@@ -72,6 +72,33 @@ fn newer_format_is_refused_untouched() {
 }
 
 #[tokio::test]
+async fn format_1_is_upgraded_and_a_clean_close_leaves_no_log_to_replay() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("FORMAT"), b"k1s-store 1\n").unwrap();
+    {
+        let s = open(tmp.path()).unwrap();
+        s.create("/u/a", Bytes::from("1")).await.unwrap();
+        s.close();
+    }
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join("FORMAT")).unwrap(),
+        format!("k1s-store {}\n", k1s_storage::FORMAT_VERSION)
+    );
+    // Only a prepared spare may remain in the log directory after a clean close.
+    let logs: Vec<_> = std::fs::read_dir(tmp.path().join("wal"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".log"))
+        .collect();
+    assert!(logs.is_empty(), "{logs:?}");
+    let s = open(tmp.path()).unwrap();
+    assert_eq!(
+        s.get("/u/a").await.unwrap().unwrap().value,
+        Bytes::from("1")
+    );
+}
+
+#[tokio::test]
 async fn corrupt_value_is_reported_not_panicked() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("store");
