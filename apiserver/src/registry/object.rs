@@ -45,12 +45,9 @@ pub fn stored(info: &ResourceInfo, mut obj: Value, revision: Revision) -> Result
 
 /// An object read from storage, with its resourceVersion, in the version `info` serves.
 pub fn decode(info: &ResourceInfo, kv: &KeyValue) -> Result<Value, ApiError> {
-    let mut obj: Value = serde_json::from_slice(&kv.value)
+    let obj: Value = serde_json::from_slice(&kv.value)
         .map_err(|e| ApiError::internal(format!("stored object {} is not JSON: {e}", kv.key)))?;
-    meta::set_resource_version(&mut obj, &kv.mod_revision.to_string())
-        .map_err(|e| ApiError::internal(e.to_string()))?;
-    crate::conversion::to_version(info, &mut obj);
-    Ok(obj)
+    stored(info, obj, kv.mod_revision)
 }
 
 fn meta_err(e: meta::MetaError) -> ApiError {
