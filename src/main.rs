@@ -2,10 +2,12 @@
 
 use std::net::IpAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
+use k1s_apiserver::auth::UserInfo;
 
 #[derive(Parser)]
 #[command(
@@ -22,8 +24,34 @@ struct Cli {
 enum Command {
     /// Run the Kubernetes API server (PKI and kubeconfig are created on first start).
     Server(ServerArgs),
+    /// Run the controllers against any API server (k1s or upstream) through a kubeconfig.
+    ControllerManager(ControllerManagerArgs),
     /// Load any Kubernetes API server through a kubeconfig (HTTP/2 over TLS) and report figures.
     Bench(k1s_bench::BenchArgs),
+}
+
+/// Flags shared by `k1s server` (in process) and `k1s controller-manager`.
+#[derive(clap::Args)]
+struct ControllerFlags {
+    /// Controllers to run, as kube-controller-manager's flag: `*` (all on by default), `name`,
+    /// `-name`; `-*` runs none (a bare API server).
+    #[arg(long, value_delimiter = ',', default_value = "*")]
+    controllers: Vec<String>,
+    /// Lead through the Lease kube-system/kube-controller-manager before running controllers.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    leader_elect: bool,
+}
+
+#[derive(clap::Args)]
+struct ControllerManagerArgs {
+    /// The API server and credentials to use.
+    #[arg(long)]
+    kubeconfig: PathBuf,
+    /// CA bundle published to every namespace as `kube-root-ca.crt`. Default: the kubeconfig's CA.
+    #[arg(long)]
+    root_ca_file: Option<PathBuf>,
+    #[command(flatten)]
+    controller: ControllerFlags,
 }
 
 #[derive(clap::Args)]
@@ -71,6 +99,8 @@ struct ServerArgs {
     /// Concurrent mutating requests before 429 (0 = unlimited).
     #[arg(long, default_value_t = 200)]
     max_mutating_requests_inflight: usize,
+    #[command(flatten)]
+    controller: ControllerFlags,
 }
 
 fn default_data_dir() -> anyhow::Result<PathBuf> {
@@ -100,9 +130,42 @@ async fn run_server(args: ServerArgs) -> anyhow::Result<()> {
         max_requests_inflight: args.max_requests_inflight,
         max_mutating_requests_inflight: args.max_mutating_requests_inflight,
     };
+    let controllers = args.controller;
+    k1s_controller_manager::selected(&controllers.controllers).map_err(anyhow::Error::msg)?;
     let mut server = k1s_apiserver::server::start(config)
         .await
         .context("starting the API server")?;
+    // The controller-manager in process: its clients enter the server's filter chain after TLS,
+    // each controller as its own service account.
+    let entry = server.in_process_service(UserInfo::new(
+        "system:kube-controller-manager",
+        vec!["system:authenticated".into()],
+    ));
+    let clients: k1s_controller_manager::ClientSource = Arc::new(move |sa: Option<&str>| {
+        let service = match sa {
+            Some(sa) => entry.as_user(UserInfo::service_account("kube-system", sa)),
+            None => entry.clone(),
+        };
+        kube::Client::new(service, "default")
+    });
+    let cm_metrics = Arc::new(k1s_controller_manager::metrics::Metrics::default());
+    {
+        let m = cm_metrics.clone();
+        server.add_metrics(Box::new(move || m.render()));
+    }
+    let cm_options = k1s_controller_manager::Options {
+        controllers: controllers.controllers,
+        leader_elect: controllers.leader_elect,
+        root_ca_pem: Some(server.ca_pem.clone()),
+        ..Default::default()
+    };
+    let (stop_controllers, controllers_stopped) = tokio::sync::watch::channel(false);
+    let controller_manager = tokio::spawn(k1s_controller_manager::run(
+        clients,
+        cm_options,
+        cm_metrics,
+        controllers_stopped,
+    ));
     println!(
         "k1s is serving the Kubernetes API at https://{} (ready in {} ms)\n  kubeconfig: {}\n  try: export KUBECONFIG={} && kubectl get namespaces",
         server.local_addr,
@@ -117,7 +180,52 @@ async fn run_server(args: ServerArgs) -> anyhow::Result<()> {
         _ = server.wait() => anyhow::bail!("the server stopped unexpectedly"),
     }
     eprintln!("shutting down");
+    // The controllers stop first (the lease is released while the API still answers).
+    let _ = stop_controllers.send(true);
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), controller_manager).await;
     server.shutdown().await;
+    Ok(())
+}
+
+async fn run_controller_manager(args: ControllerManagerArgs) -> anyhow::Result<()> {
+    let kubeconfig = kube::config::Kubeconfig::read_from(&args.kubeconfig)
+        .with_context(|| format!("reading {}", args.kubeconfig.display()))?;
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        .await
+        .with_context(|| format!("loading {}", args.kubeconfig.display()))?;
+    let root_ca_pem = match &args.root_ca_file {
+        Some(path) => {
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?
+        }
+        None => k1s_controller_manager::ca_bundle_pem(&config),
+    };
+    let client = kube::Client::try_from(config).context("building the API client")?;
+    let clients: k1s_controller_manager::ClientSource = Arc::new(move |_| client.clone());
+    let options = k1s_controller_manager::Options {
+        controllers: args.controller.controllers,
+        leader_elect: args.controller.leader_elect,
+        root_ca_pem: (!root_ca_pem.is_empty()).then_some(root_ca_pem),
+        ..Default::default()
+    };
+    let (stop, shutdown) = tokio::sync::watch::channel(false);
+    let metrics = Arc::new(k1s_controller_manager::metrics::Metrics::default());
+    let mut run = tokio::spawn(k1s_controller_manager::run(
+        clients, options, metrics, shutdown,
+    ));
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+        result = &mut run => {
+            return match result {
+                Ok(Ok(())) => Ok(()),
+                Ok(Err(e)) => Err(anyhow::anyhow!(e)),
+                Err(e) => Err(e.into()),
+            };
+        }
+    }
+    let _ = stop.send(true);
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), run).await;
     Ok(())
 }
 
@@ -140,6 +248,7 @@ fn main() -> anyhow::Result<()> {
         .build()?;
     match cli.command {
         Command::Server(args) => runtime.block_on(run_server(args)),
+        Command::ControllerManager(args) => runtime.block_on(run_controller_manager(args)),
         Command::Bench(args) => runtime.block_on(k1s_bench::run(args)),
     }
 }

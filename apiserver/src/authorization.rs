@@ -1,6 +1,6 @@
-//! RBAC wired to the API: upstream's bootstrap policy reconciled at every start, the
-//! authorizer's cache fed by list + watch of the four RBAC resources, and ClusterRole
-//! aggregation written back as upstream's aggregation controller does.
+//! RBAC wired to the API: upstream's bootstrap policy reconciled at every start, and the
+//! authorizer's cache fed by list + watch of the four RBAC resources. (ClusterRole aggregation
+//! is the controller-manager's clusterrole-aggregation controller, as upstream.)
 
 use std::sync::Arc;
 
@@ -54,7 +54,6 @@ pub async fn start(
             shutdown.clone(),
         ));
     }
-    aggregate(registry, &cache).await;
     Ok(Arc::new(RbacAuthorizer::new(cache)))
 }
 
@@ -106,7 +105,7 @@ async fn reconcile_one(registry: &Registry, wanted: Value) -> Result<(), ApiErro
     }
 }
 
-/// Keeps the cache in step with one resource (and re-aggregates on ClusterRole changes).
+/// Keeps the cache in step with one resource.
 async fn follow(
     registry: Registry,
     cache: Arc<RbacCache>,
@@ -114,7 +113,6 @@ async fn follow(
     kind: &'static str,
     shutdown: tokio::sync::watch::Receiver<bool>,
 ) {
-    let writer = registry.clone();
     informer::run(registry, info, shutdown, move |change| {
         match &change {
             Change::Listed(items) => {
@@ -130,50 +128,7 @@ async fn follow(
                 let _ = cache.remove(kind, ns, meta::name(o).unwrap_or_default());
             }
         }
-        let (registry, cache) = (writer.clone(), cache.clone());
-        async move {
-            if kind == "ClusterRole" {
-                aggregate(&registry, &cache).await;
-            }
-        }
+        async {}
     })
     .await;
-}
-
-/// Writes back ClusterRoles whose aggregated rules changed.
-async fn aggregate(registry: &Registry, cache: &RbacCache) {
-    let Ok(info) = info("clusterroles") else {
-        return;
-    };
-    let t = Target {
-        info,
-        namespace: None,
-    };
-    for updated in rbac::aggregation_updates(&cache.cluster_roles()) {
-        let name = meta::name(&updated).unwrap_or_default().to_string();
-        let rules = updated
-            .get("rules")
-            .cloned()
-            .unwrap_or(Value::Array(Vec::new()));
-        let result = registry
-            .update(
-                t,
-                strategies::for_resource(info),
-                &name,
-                None,
-                &WriteOptions::default(),
-                |old| {
-                    let mut new = old.clone();
-                    new["rules"] = rules.clone();
-                    if let Some(m) = new.get_mut("metadata").and_then(Value::as_object_mut) {
-                        m.remove("resourceVersion");
-                    }
-                    Ok(new)
-                },
-            )
-            .await;
-        if let Err(e) = result {
-            tracing::warn!(error = %e, role = %name, "ClusterRole aggregation not written");
-        }
-    }
 }

@@ -1,7 +1,8 @@
 //! The filter chain of every request, outermost first, as DESIGN.md lists it:
-//! panic recovery -> request info -> tracing span -> max-in-flight -> authentication -> audit ->
-//! impersonation -> authorization -> timeout, then the routes (discovery, OpenAPI, health, the
-//! REST handler). `handle` is the whole chain in order; each layer is a function below it.
+//! panic recovery -> request info -> tracing span -> authentication -> max-in-flight -> audit ->
+//! impersonation -> authorization -> timeout, then the handler the chain was given (the router).
+//! The chain wraps whatever `Handler` it is built with and never imports the router; the same
+//! chain serves TLS connections and in-process callers (`Identity`).
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -10,83 +11,43 @@ use std::time::Duration;
 use axum::extract::Request;
 use axum::response::Response;
 use futures::FutureExt;
+use futures::future::BoxFuture;
 use http::{HeaderMap, Method};
+use k1s_apimachinery::ApiError;
+use k1s_apimachinery::selector::FieldSelector;
 use k1s_apimachinery::status::AccessAttributes;
-use k1s_apimachinery::{ApiError, catalog};
 use tracing::Instrument;
 
-use crate::auth::authn::{self, OidcDocuments, TokenFile, TokenIssuer};
-use crate::auth::rbac::RbacAuthorizer;
 use crate::auth::{Attributes, Decision, UserInfo};
-use crate::handlers::{self, ApiContext, error_response};
-use crate::registry::Target;
-use crate::request::{self, Route};
-use crate::tls::CertIdentity;
+use crate::authentication::{Identity, authenticate};
+use crate::context::{ApiContext, Security};
+use crate::request::{self, Query, Route};
+use crate::response::error_response;
 
 /// Upstream's default request timeout for everything but long-running requests.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// What authentication and authorization need.
-pub struct Security {
-    pub authorizer: Arc<RbacAuthorizer>,
-    pub tokens: TokenIssuer,
-    pub token_file: Option<TokenFile>,
-    pub oidc: Option<OidcDocuments>,
-    pub inflight: crate::overload::InFlightLimiter,
-    pub audit: Option<Audit>,
-    pub token_cache: TokenCache,
+/// What the chain hands an authenticated, authorized request to.
+pub trait Handler: Send + Sync {
+    fn call<'a>(
+        &'a self,
+        user: &'a UserInfo,
+        info: RequestInfo,
+        req: Request,
+    ) -> BoxFuture<'a, Response>;
 }
 
-/// Successful token authentications, kept for a short while as upstream's token cache does
-/// (10 s): verifying an ES256 signature and looking up the bound objects on every request would
-/// cost more than the rest of the request. A deleted account's token therefore keeps working for
-/// up to that long, as upstream.
-#[derive(Default)]
-pub struct TokenCache {
-    entries: std::sync::Mutex<std::collections::HashMap<[u8; 32], (UserInfo, std::time::Instant)>>,
-}
-
-const TOKEN_CACHE_TTL: Duration = Duration::from_secs(10);
-const TOKEN_CACHE_MAX: usize = 4096;
-
-impl TokenCache {
-    fn key(token: &str) -> [u8; 32] {
-        let d = ring::digest::digest(&ring::digest::SHA256, token.as_bytes());
-        let mut k = [0u8; 32];
-        k.copy_from_slice(d.as_ref());
-        k
-    }
-
-    fn get(&self, token: &str) -> Option<UserInfo> {
-        let entries = self.entries.lock().ok()?;
-        let (user, at) = entries.get(&Self::key(token))?;
-        (at.elapsed() < TOKEN_CACHE_TTL).then(|| user.clone())
-    }
-
-    fn put(&self, token: &str, user: &UserInfo) {
-        if let Ok(mut entries) = self.entries.lock() {
-            if entries.len() >= TOKEN_CACHE_MAX {
-                entries.retain(|_, (_, at)| at.elapsed() < TOKEN_CACHE_TTL);
-                if entries.len() >= TOKEN_CACHE_MAX {
-                    entries.clear();
-                }
-            }
-            entries.insert(Self::key(token), (user.clone(), std::time::Instant::now()));
-        }
-    }
-}
-
-/// The audit policy and where its events go.
-pub struct Audit {
-    pub policy: crate::audit::Policy,
-    pub logger: crate::audit::AuditLogger,
+/// The filter chain around a handler.
+pub struct Chain {
+    ctx: ApiContext,
+    inner: Arc<dyn Handler>,
 }
 
 /// A request's identity and target, parsed once.
 pub struct RequestInfo {
     pub method: Method,
     pub path: String,
-    pub query: handlers::Query,
+    pub query: Query,
     pub route: Route,
     /// Watches stream for minutes: no timeout, not counted as in flight.
     pub long_running: bool,
@@ -95,10 +56,10 @@ pub struct RequestInfo {
 impl RequestInfo {
     fn parse(req: &Request) -> RequestInfo {
         let path = req.uri().path().to_string();
-        let query: handlers::Query = req
+        let query: Query = req
             .uri()
             .query()
-            .map(crate::server::url_decode_pairs)
+            .map(request::url_decode_pairs)
             .unwrap_or_default();
         let watch = query.get("watch").is_some_and(|w| w == "true" || w == "1");
         let route = request::parse(req.method(), &path, watch);
@@ -113,22 +74,52 @@ impl RequestInfo {
     }
 }
 
-/// The chain, in order.
-pub(crate) async fn handle(
-    state: &crate::server::AppState,
-    cert: &CertIdentity,
-    peer: std::net::SocketAddr,
-    req: Request,
-) -> Response {
-    // Panic recovery: a bug answers 500 instead of dropping the connection.
-    let inner = async {
+impl Chain {
+    pub fn new(ctx: ApiContext, inner: Arc<dyn Handler>) -> Chain {
+        Chain { ctx, inner }
+    }
+
+    /// The shared state every layer reads.
+    pub fn context(&self) -> &ApiContext {
+        &self.ctx
+    }
+
+    /// The chain, in order.
+    pub async fn handle(
+        &self,
+        identity: &Identity,
+        peer: std::net::SocketAddr,
+        req: Request,
+    ) -> Response {
+        // Panic recovery: a bug answers 500 instead of dropping the connection.
+        match AssertUnwindSafe(self.layers(identity, peer, req))
+            .catch_unwind()
+            .await
+        {
+            Ok(resp) => resp,
+            Err(_) => {
+                tracing::error!("request handler panicked");
+                error_response(&ApiError::internal(
+                    "an error on the server (\"unknown\") has prevented the request from succeeding",
+                ))
+            }
+        }
+    }
+
+    async fn layers(
+        &self,
+        identity: &Identity,
+        peer: std::net::SocketAddr,
+        req: Request,
+    ) -> Response {
         let info = RequestInfo::parse(&req);
         let span = tracing::info_span!("request", method = %info.method, path = %info.path);
         async {
-            let sec = &state.api.security;
-            let user = match authenticate(&state.api, cert, req.headers()).await {
+            let ctx = &self.ctx;
+            let sec = &ctx.security;
+            let user = match authenticate(ctx, identity, req.headers()).await {
                 Ok(u) => u,
-                Err(e) => return error_response(&e),
+                Err(e) => return refuse(req, &e).await,
             };
             // Max-in-flight: after authentication, as `system:masters` is exempt upstream.
             let attrs = attributes(&user, &info);
@@ -143,31 +134,31 @@ pub(crate) async fn handle(
                     .try_acquire_for(mutating, info.long_running, &user.groups)
                 {
                     Ok(p) => p,
-                    Err(e) => return error_response(&e),
+                    Err(e) => return refuse(req, &e).await,
                 };
             let mut audit = AuditTrail::start(sec, &attrs, &info, peer, req.headers());
-            let user = match impersonate(&state.api, user, req.headers()) {
+            let user = match impersonate(ctx, user, req.headers()) {
                 Ok(u) => u,
-                Err(e) => return audit.finish(error_response(&e), false).await,
+                Err(e) => {
+                    let resp = refuse(req, &e).await;
+                    return audit.finish(resp, false).await;
+                }
             };
             if req.headers().contains_key("impersonate-user") {
                 audit.impersonated(&user);
             }
-            if let Err(e) = authorize(&state.api, &user, &info) {
+            if let Err(e) = authorize(ctx, &user, &info) {
                 audit.authorized(false, &e.message);
-                return audit.finish(error_response(&e), false).await;
+                let resp = refuse(req, &e).await;
+                return audit.finish(resp, false).await;
             }
             audit.authorized(true, "");
             let req = audit.record_request(req).await;
             let long_running = info.long_running;
             let resp = if long_running {
-                crate::server::route(state, &user, info, req).await
+                self.inner.call(&user, info, req).await
             } else {
-                match tokio::time::timeout(
-                    REQUEST_TIMEOUT,
-                    crate::server::route(state, &user, info, req),
-                )
-                .await
+                match tokio::time::timeout(REQUEST_TIMEOUT, self.inner.call(&user, info, req)).await
                 {
                     Ok(resp) => resp,
                     Err(_) => error_response(&ApiError::timeout(
@@ -180,16 +171,14 @@ pub(crate) async fn handle(
         }
         .instrument(span)
         .await
-    };
-    match AssertUnwindSafe(inner).catch_unwind().await {
-        Ok(resp) => resp,
-        Err(_) => {
-            tracing::error!("request handler panicked");
-            error_response(&ApiError::internal(
-                "an error on the server (\"unknown\") has prevented the request from succeeding",
-            ))
-        }
     }
+}
+
+/// A refusal before the handler ran: the unread body is drained first, so that HTTP/2 clients
+/// get the `Status` rather than a reset stream.
+async fn refuse(req: Request, err: &ApiError) -> Response {
+    request::drain_body(req).await;
+    error_response(err)
 }
 
 /// One request's audit record (when an audit policy is configured and selects it).
@@ -334,84 +323,6 @@ impl<'a> AuditTrail<'a> {
     }
 }
 
-/// Authentication: a verified client certificate, else a bearer token (token file, then
-/// service-account JWT, then bootstrap token), else anonymous. A presented but bad credential
-/// is 401, as upstream.
-pub async fn authenticate(
-    ctx: &ApiContext,
-    cert: &CertIdentity,
-    headers: &HeaderMap,
-) -> Result<UserInfo, ApiError> {
-    match cert {
-        CertIdentity::Invalid(why) => {
-            tracing::debug!(%why, "client certificate rejected");
-            return Err(ApiError::unauthorized());
-        }
-        CertIdentity::User { name, groups } => {
-            return Ok(UserInfo::new(name.clone(), groups.clone()));
-        }
-        CertIdentity::None => {}
-    }
-    let Some(token) = authn::bearer_token(headers) else {
-        return Ok(UserInfo::anonymous());
-    };
-    if let Some(user) = ctx.security.token_cache.get(token) {
-        return Ok(user);
-    }
-    let user = authenticate_token(ctx, token).await?;
-    ctx.security.token_cache.put(token, &user);
-    Ok(user)
-}
-
-/// Token authentication, also used by TokenReview.
-pub async fn authenticate_token(ctx: &ApiContext, token: &str) -> Result<UserInfo, ApiError> {
-    let sec = &ctx.security;
-    if let Some(user) = sec.token_file.as_ref().and_then(|f| f.authenticate(token)) {
-        return Ok(user);
-    }
-    let now = jiff::Timestamp::now();
-    match sec.tokens.verify(token, now) {
-        Ok(verified) => {
-            for check in verified.objects_to_check() {
-                let current = lookup(
-                    ctx,
-                    check.kind.resource(),
-                    check.namespace.as_deref(),
-                    &check.name,
-                )
-                .await;
-                verified
-                    .check_object(&check, current.as_ref(), now)
-                    .map_err(|e| e.to_api_error())?;
-            }
-            return Ok(verified.user);
-        }
-        Err(authn::TokenError::Unrecognized) => {}
-        Err(e) => return Err(e.to_api_error()),
-    }
-    if let Some((id, _)) = authn::parse_token(token) {
-        let name = authn::bootstrap::bootstrap_secret_name(id);
-        let secret = lookup(ctx, "secrets", Some("kube-system"), &name).await;
-        return authn::authenticate_bootstrap_token(token, secret.as_ref(), now)
-            .map_err(|e| e.to_api_error());
-    }
-    Err(ApiError::unauthorized())
-}
-
-/// A core/v1 object, if it exists.
-async fn lookup(
-    ctx: &ApiContext,
-    resource: &str,
-    namespace: Option<&str>,
-    name: &str,
-) -> Option<serde_json::Value> {
-    let info = catalog::find("", "v1", resource)?;
-    ctx.registry
-        .get(Target { info, namespace }, name)
-        .await
-        .ok()
-}
-
 /// Impersonation headers: each requested identity is checked with the `impersonate` verb.
 pub fn impersonate(
     ctx: &ApiContext,
@@ -514,7 +425,11 @@ pub fn attributes(user: &UserInfo, info: &RequestInfo) -> Attributes {
             api_version: r.version.clone(),
             resource: r.resource.clone(),
             subresource: r.subresource.clone().unwrap_or_default(),
-            name: r.name.clone().unwrap_or_default(),
+            name: r
+                .name
+                .clone()
+                .or_else(|| list_name(r.verb, &info.query))
+                .unwrap_or_default(),
             path: info.path.clone(),
         },
         _ => Attributes {
@@ -525,6 +440,18 @@ pub fn attributes(user: &UserInfo, info: &RequestInfo) -> Attributes {
             ..Default::default()
         },
     }
+}
+
+/// A list or watch selecting one object by `metadata.name=X` is authorized as a request for
+/// that name, so `resourceNames` rules apply (upstream's RequestInfoFactory does the same).
+fn list_name(verb: request::Verb, query: &Query) -> Option<String> {
+    if !matches!(verb, request::Verb::List | request::Verb::Watch) {
+        return None;
+    }
+    let selector = FieldSelector::parse(query.get("fieldSelector")?).ok()?;
+    selector
+        .requires_exact_match("metadata.name")
+        .map(str::to_string)
 }
 
 /// Authorization: RBAC (with `system:masters` always allowed); a denial is upstream's 403.

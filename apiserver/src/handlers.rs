@@ -3,7 +3,6 @@
 //! Decoding, GVK/namespace/name checks, subresources (status, scale, binding, eviction,
 //! finalize), patches, dry-run and the response encoding live here, written once for all kinds.
 
-use std::collections::HashMap;
 use std::time::Duration;
 
 use axum::body::Body;
@@ -17,34 +16,23 @@ use k1s_apimachinery::status::{StatusDetails, success_status_json};
 use k1s_apimachinery::{ApiError, GroupResource, meta};
 use serde_json::{Value, json};
 
+use crate::context::ApiContext;
 use crate::encoding::{self, Output};
 use crate::field_validation;
 use crate::patch::{self, PatchType};
 use crate::registry::{
-    DeleteOptions, DeleteOutcome, ListQuery, Registry, Target, WatchEvent, WatchQuery,
-    WriteOptions, subresource,
+    DeleteOptions, DeleteOutcome, ListQuery, Target, WatchEvent, WatchQuery, WriteOptions,
+    subresource,
 };
+use crate::request::Query;
 use crate::request::{ResourceRequest, Verb};
+use crate::response::{encoded_response, error_response, json_response};
 use crate::strategies;
 use crate::table;
-
-/// Everything a resource request needs from the server.
-#[derive(Clone)]
-pub struct ApiContext {
-    pub registry: Registry,
-    /// Flips to true at shutdown so long-running watches end.
-    pub shutdown: tokio::sync::watch::Receiver<bool>,
-    pub metrics: std::sync::Arc<crate::metrics::Metrics>,
-    pub services: std::sync::Arc<crate::allocator::ServiceAllocator>,
-    pub security: std::sync::Arc<crate::chain::Security>,
-    pub webhooks: std::sync::Arc<crate::admission::WebhookDispatcher>,
-}
 
 fn is_service(info: &ResourceInfo) -> bool {
     info.group.is_empty() && info.resource == "services"
 }
-
-pub type Query = HashMap<String, String>;
 
 /// Serves one resource request.
 pub async fn handle(
@@ -934,37 +922,5 @@ fn watch_response(
         http::header::CACHE_CONTROL,
         HeaderValue::from_static("no-cache, private"),
     );
-    resp
-}
-
-fn encoded_response(status: StatusCode, value: &Value, output: &Output) -> Response {
-    let (body, content_type) = encoding::encode(value, output);
-    let mut resp = Response::new(Body::from(body));
-    *resp.status_mut() = status;
-    resp.headers_mut().insert(
-        http::header::CONTENT_TYPE,
-        HeaderValue::from_static(content_type),
-    );
-    resp
-}
-
-pub fn json_response(status: StatusCode, value: &Value) -> Response {
-    encoded_response(status, value, &Output::Json)
-}
-
-/// A `Status` body with the error's code (and Retry-After when it has one).
-pub fn error_response(err: &ApiError) -> Response {
-    let mut resp = Response::new(Body::from(err.to_status_bytes()));
-    *resp.status_mut() =
-        StatusCode::from_u16(err.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    resp.headers_mut().insert(
-        http::header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    if let Some(secs) = err.retry_after_seconds()
-        && let Ok(v) = HeaderValue::from_str(&secs.to_string())
-    {
-        resp.headers_mut().insert(http::header::RETRY_AFTER, v);
-    }
     resp
 }

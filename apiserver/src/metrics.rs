@@ -59,8 +59,12 @@ pub struct RequestRecord<'a> {
     pub elapsed: Duration,
 }
 
+/// Renders metrics of another component of the process (the controller-manager) into `/metrics`.
+pub type ExtraMetrics = Box<dyn Fn() -> String + Send + Sync>;
+
 pub struct Metrics {
     registry: Registry,
+    extra: std::sync::OnceLock<ExtraMetrics>,
     requests: Family<RequestLabels, Counter>,
     durations: Family<DurationLabels, Histogram>,
     watches: Gauge,
@@ -113,6 +117,7 @@ impl Metrics {
         );
         Metrics {
             registry,
+            extra: std::sync::OnceLock::new(),
             requests,
             durations,
             watches,
@@ -152,11 +157,22 @@ impl Metrics {
     /// The Prometheus text exposition of every metric.
     pub fn render(&self, current_revision: Revision) -> String {
         self.revision.set(current_revision.0 as i64);
+        use prometheus_client::encoding::text::{encode_eof, encode_registry};
         let mut out = String::new();
-        if prometheus_client::encoding::text::encode(&mut out, &self.registry).is_err() {
+        if encode_registry(&mut out, &self.registry).is_err() {
             out.clear();
         }
+        if let Some(extra) = self.extra.get() {
+            out.push_str(&extra());
+        }
+        let _ = encode_eof(&mut out);
         out
+    }
+
+    /// Adds another component's metrics (Prometheus text without `# EOF`) to `/metrics`; the
+    /// first caller wins.
+    pub fn set_extra(&self, extra: ExtraMetrics) {
+        let _ = self.extra.set(extra);
     }
 
     fn observe_store(&self, operation: &str, started: Instant) {

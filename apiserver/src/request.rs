@@ -1,7 +1,18 @@
 //! Request info: the verb, group/version/resource, namespace, name and subresource of a request,
 //! parsed once from the method, path and query (upstream's RequestInfoFactory).
 
+use std::collections::HashMap;
+
+use axum::extract::Request;
+use bytes::Bytes;
 use http::Method;
+use http_body_util::BodyExt;
+use k1s_apimachinery::ApiError;
+
+use crate::encoding::MAX_BODY_BYTES;
+
+/// A request's query parameters (the last value of a repeated key wins).
+pub type Query = HashMap<String, String>;
 
 /// The Kubernetes verb of a resource request.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -128,6 +139,96 @@ pub fn parse(method: &Method, path: &str, query_watch: bool) -> Route {
         subresource,
     })
 }
+
+/// Decodes `a=b&c=d` (percent-encoding and `+`), last value of a repeated key winning.
+pub fn url_decode_pairs(q: &str) -> Query {
+    fn decode(s: &str) -> String {
+        let bytes = s.as_bytes();
+        let mut out = Vec::with_capacity(bytes.len());
+        let mut i = 0;
+        while i < bytes.len() {
+            match bytes[i] {
+                b'+' => out.push(b' '),
+                b'%' if i + 2 < bytes.len() => {
+                    match u8::from_str_radix(
+                        std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("zz"),
+                        16,
+                    ) {
+                        Ok(b) => {
+                            out.push(b);
+                            i += 2;
+                        }
+                        Err(_) => out.push(b'%'),
+                    }
+                }
+                b => out.push(b),
+            }
+            i += 1;
+        }
+        String::from_utf8_lossy(&out).into_owned()
+    }
+    q.split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| match p.split_once('=') {
+            Some((k, v)) => (decode(k), decode(v)),
+            None => (decode(p), String::new()),
+        })
+        .collect()
+}
+
+/// Bodies past the limit are still read (and dropped) up to this much, so the client finishes
+/// sending and reads the 413 instead of a reset connection (Go's server drains similarly).
+const DRAIN_LIMIT: usize = 16 * MAX_BODY_BYTES;
+
+/// Reads a request body up to `MAX_BODY_BYTES` (413 past it, after draining).
+pub async fn read_body(req: Request) -> Result<Bytes, ApiError> {
+    let mut body = req.into_body();
+    let mut buf = bytes::BytesMut::new();
+    let mut seen = 0usize;
+    while let Some(frame) = body.frame().await {
+        let frame =
+            frame.map_err(|e| ApiError::bad_request(format!("reading the request body: {e}")))?;
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        seen += data.len();
+        if seen > MAX_BODY_BYTES {
+            if seen > DRAIN_LIMIT {
+                break;
+            }
+            continue;
+        }
+        buf.extend_from_slice(&data);
+    }
+    if seen > MAX_BODY_BYTES {
+        return Err(ApiError::request_entity_too_large(format!(
+            "limit is {MAX_BODY_BYTES}"
+        )));
+    }
+    Ok(buf.freeze())
+}
+
+/// Reads and drops what is left of a refused request's body (bounded in size and time), so an
+/// HTTP/2 client reads the refusal's `Status` instead of a reset stream: a server that answers
+/// before the body arrives otherwise cancels the stream, and clients report a transport error.
+pub async fn drain_body(req: Request) {
+    let mut body = req.into_body();
+    let drain = async {
+        let mut seen = 0usize;
+        while let Some(Ok(frame)) = body.frame().await {
+            if let Ok(data) = frame.into_data() {
+                seen += data.len();
+                if seen > DRAIN_LIMIT {
+                    break;
+                }
+            }
+        }
+    };
+    let _ = tokio::time::timeout(DRAIN_TIMEOUT, drain).await;
+}
+
+/// How long a refused request's body is drained before the answer goes out regardless.
+const DRAIN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 #[cfg(test)]
 mod tests {

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 pub use crate::auth::UserInfo;
 use crate::auth::{Attributes, Decision};
-use crate::handlers::ApiContext;
+use crate::context::ApiContext;
 
 /// Whether `info` is a review kind answered here.
 pub fn is_review(info: &ResourceInfo) -> bool {
@@ -117,7 +117,7 @@ pub async fn answer(
         }
         "tokenreviews" => {
             let token = str_at(&spec, "/token");
-            review["status"] = match crate::chain::authenticate_token(ctx, token).await {
+            review["status"] = match crate::authentication::authenticate_token(ctx, token).await {
                 Ok(u) => {
                     let mut ui =
                         json!({ "username": u.name, "uid": u.uid, "groups": u.effective_groups() });

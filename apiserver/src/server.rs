@@ -4,26 +4,22 @@
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use axum::body::Body;
-use axum::extract::Request;
-use axum::response::Response;
-use bytes::Bytes;
-use http::{HeaderValue, StatusCode};
-use http_body_util::BodyExt;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use k1s_apimachinery::ApiError;
 use k1s_storage::{Backend, LocalStore, Store, StoreConfig};
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
-use crate::discovery;
-use crate::encoding::MAX_BODY_BYTES;
-use crate::handlers::{self, ApiContext, error_response, json_response};
+use crate::auth::UserInfo;
+use crate::authentication::Identity;
+use crate::chain::Chain;
+use crate::context::ApiContext;
+use crate::in_process::InProcessService;
 use crate::registry::Registry;
-use crate::request::Route;
+use crate::router::Router;
 use crate::tls::{self, ClientAuth};
 
 #[derive(Clone, Debug)]
@@ -73,6 +69,11 @@ pub struct RunningServer {
     pub local_addr: SocketAddr,
     pub kubeconfig: PathBuf,
     pub store: Arc<dyn Store>,
+    /// The cluster CA certificate (PEM), as published in `kube-root-ca.crt`.
+    pub ca_pem: String,
+    /// The URL clients use (`https://host:port`).
+    pub server_url: String,
+    chain: Arc<Chain>,
     stop: tokio::sync::watch::Sender<bool>,
     done: tokio::task::JoinHandle<()>,
     _ephemeral_pki: Option<tempfile::TempDir>,
@@ -85,17 +86,22 @@ impl RunningServer {
         let _ = self.done.await;
     }
 
+    /// A tower `Service` into the filter chain for callers in this process: requests enter after
+    /// TLS as `user` and are then authorized, admitted and validated like any client's. The
+    /// controller-manager builds its `kube::Client` over it.
+    pub fn in_process_service(&self, user: UserInfo) -> InProcessService {
+        InProcessService::new(self.chain.clone(), user)
+    }
+
+    /// Serves another component's metrics (Prometheus text without `# EOF`) at `/metrics` too.
+    pub fn add_metrics(&self, extra: crate::metrics::ExtraMetrics) {
+        self.chain.context().metrics.set_extra(extra);
+    }
+
     /// Waits until the server stops (after `shutdown` from elsewhere or a fatal error).
     pub async fn wait(&mut self) {
         let _ = (&mut self.done).await;
     }
-}
-
-/// Shared by every request.
-pub(crate) struct AppState {
-    pub(crate) api: ApiContext,
-    ready: AtomicBool,
-    server_address: String,
 }
 
 pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
@@ -176,11 +182,6 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
     let webhooks = Arc::new(crate::admission::WebhookDispatcher::new());
     webhooks.set_default_roots(vec![pki.ca_cert_der().clone()]);
     crate::admit::feed_webhook_configurations(registry.clone(), webhooks.clone(), stop_rx.clone());
-    crate::serviceaccounts::spawn(
-        registry.clone(),
-        pki.ca_cert_pem().to_string(),
-        stop_rx.clone(),
-    );
     let authorizer = crate::authorization::start(&registry, stop_rx.clone())
         .await
         .map_err(ServerError::Bootstrap)?;
@@ -201,7 +202,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
     let external = server_url.trim_start_matches("https://").to_string();
     let oidc = crate::auth::authn::OidcDocuments::new(&tokens, None, &external).ok();
     let audit = match (&config.audit_policy_file, &config.audit_log_path) {
-        (Some(policy), Some(path)) => Some(crate::chain::Audit {
+        (Some(policy), Some(path)) => Some(crate::context::Audit {
             policy: crate::audit::Policy::load(policy).map_err(ServerError::Authentication)?,
             logger: crate::audit::AuditLogger::open(&crate::audit::AuditLogConfig {
                 path: path.clone(),
@@ -218,7 +219,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         }
         _ => None,
     };
-    let security = Arc::new(crate::chain::Security {
+    let security = Arc::new(crate::context::Security {
         authorizer,
         tokens,
         token_file,
@@ -230,23 +231,24 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         audit,
         token_cache: Default::default(),
     });
-    let state = Arc::new(AppState {
-        api: ApiContext {
-            registry,
-            shutdown: stop_rx.clone(),
-            metrics,
-            services: Arc::default(),
-            security,
-            webhooks: webhooks.clone(),
-        },
-        ready: AtomicBool::new(true),
-        server_address: format!("{advertise}:{}", local_addr.port()),
-    });
+    let api = ApiContext {
+        registry,
+        shutdown: stop_rx.clone(),
+        metrics,
+        services: Arc::default(),
+        security,
+        webhooks: webhooks.clone(),
+    };
+    let router = Arc::new(Router::new(
+        api.clone(),
+        format!("{advertise}:{}", local_addr.port()),
+    ));
+    let chain = Arc::new(Chain::new(api, router));
     let done = tokio::spawn(serve(
         listener,
         TlsAcceptor::from(Arc::new(tls_config)),
         client_auth,
-        state,
+        chain.clone(),
         stop_rx,
         local_store,
     ));
@@ -254,6 +256,9 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         local_addr,
         kubeconfig,
         store,
+        chain,
+        ca_pem: pki.ca_cert_pem().to_string(),
+        server_url,
         stop,
         done,
         _ephemeral_pki: ephemeral_pki,
@@ -265,7 +270,7 @@ async fn serve(
     listener: TcpListener,
     acceptor: TlsAcceptor,
     client_auth: ClientAuth,
-    state: Arc<AppState>,
+    chain: Arc<Chain>,
     mut stop: tokio::sync::watch::Receiver<bool>,
     store: LocalStore,
 ) {
@@ -284,7 +289,7 @@ async fn serve(
         let _ = tcp.set_nodelay(true);
         let acceptor = acceptor.clone();
         let client_auth = client_auth.clone();
-        let state = state.clone();
+        let chain = chain.clone();
         let watcher = graceful.watcher();
         tokio::spawn(async move {
             let tls =
@@ -296,14 +301,16 @@ async fn serve(
                     }
                     Err(_) => return,
                 };
-            let identity = Arc::new(client_auth.identify(tls.get_ref().1.peer_certificates()));
+            let identity = Arc::new(Identity::Tls(
+                client_auth.identify(tls.get_ref().1.peer_certificates()),
+            ));
             let service =
                 hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
-                    let state = state.clone();
+                    let chain = chain.clone();
                     let identity = identity.clone();
                     async move {
                         Ok::<_, std::convert::Infallible>(
-                            crate::chain::handle(&state, &identity, peer, req.map(Body::new)).await,
+                            chain.handle(&identity, peer, req.map(Body::new)).await,
                         )
                     }
                 });
@@ -322,320 +329,4 @@ async fn serve(
         tracing::warn!("connections still open after 10s; closing anyway");
     }
     store.close();
-}
-
-/// Paths an unauthenticated caller may reach (upstream's system:public-info-viewer).
-fn is_public(path: &str) -> bool {
-    matches!(
-        path,
-        "/healthz" | "/livez" | "/readyz" | "/version" | "/version/"
-    ) || path.starts_with("/healthz/")
-        || path.starts_with("/livez/")
-        || path.starts_with("/readyz/")
-}
-
-/// The routes behind the filter chain: the REST handler, discovery, OpenAPI, health, metrics.
-pub(crate) async fn route(
-    state: &AppState,
-    user: &crate::auth::UserInfo,
-    info: crate::chain::RequestInfo,
-    req: Request,
-) -> Response {
-    let headers = req.headers().clone();
-    let crate::chain::RequestInfo {
-        path, query, route, ..
-    } = info;
-    match route {
-        Route::Resource(r) => {
-            let body = match read_body(req).await {
-                Ok(b) => b,
-                Err(e) => return error_response(&e),
-            };
-            handlers::handle(&state.api, user, r, &headers, &query, body).await
-        }
-        Route::GroupVersion { group, version } => {
-            match discovery::api_resource_list(&group, &version) {
-                Some(doc) => json_response(StatusCode::OK, &doc),
-                None => error_response(&ApiError::not_found_path()),
-            }
-        }
-        Route::Group(group) => match discovery::api_group(&group) {
-            Some(doc) => json_response(StatusCode::OK, &doc),
-            None => error_response(&ApiError::not_found_path()),
-        },
-        Route::NonResource => non_resource(state, &path, &headers, &query),
-    }
-}
-
-fn non_resource(
-    state: &AppState,
-    path: &str,
-    headers: &http::HeaderMap,
-    query: &handlers::Query,
-) -> Response {
-    let header = |name: http::header::HeaderName| headers.get(name).and_then(|v| v.to_str().ok());
-    match path {
-        "/api" | "/api/" | "/apis" | "/apis/" => {
-            let scope = if path.starts_with("/apis") {
-                discovery::Scope::Apis
-            } else {
-                discovery::Scope::Legacy
-            };
-            let d = discovery::root_response(
-                scope,
-                header(http::header::ACCEPT).unwrap_or(""),
-                header(http::header::IF_NONE_MATCH),
-                &state.server_address,
-            );
-            let mut resp = Response::new(Body::from(d.body));
-            *resp.status_mut() = StatusCode::from_u16(d.status).unwrap_or(StatusCode::OK);
-            let h = resp.headers_mut();
-            h.insert(
-                http::header::CONTENT_TYPE,
-                HeaderValue::from_static(d.content_type),
-            );
-            if let Some(etag) = d.etag.and_then(|e| HeaderValue::from_str(&e).ok()) {
-                h.insert(http::header::ETAG, etag);
-            }
-            if d.cacheable {
-                h.insert(http::header::VARY, HeaderValue::from_static("Accept"));
-                h.insert(
-                    http::header::CACHE_CONTROL,
-                    HeaderValue::from_static("public"),
-                );
-            }
-            resp
-        }
-        "/version" | "/version/" => json_response(StatusCode::OK, &discovery::version_info()),
-        "/metrics" => {
-            let text = state
-                .api
-                .metrics
-                .render(state.api.registry.store().current_revision());
-            let mut resp = Response::new(Body::from(text));
-            resp.headers_mut().insert(
-                http::header::CONTENT_TYPE,
-                HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
-            );
-            resp
-        }
-        "/openapi/v2" => match crate::openapi::V2Format::negotiate(header(http::header::ACCEPT)) {
-            Some(format) => {
-                let mut resp = bytes_response(
-                    crate::openapi::schemas().v2(format),
-                    format.content_type(),
-                    false,
-                );
-                resp.headers_mut()
-                    .insert(http::header::VARY, HeaderValue::from_static("Accept"));
-                resp
-            }
-            None => error_response(&ApiError::not_acceptable(&[
-                "application/json",
-                crate::openapi::V2_PROTOBUF_CONTENT_TYPE,
-            ])),
-        },
-        "/openapi/v3" | "/openapi/v3/" => bytes_response(
-            crate::openapi::schemas().v3_index_json(),
-            "application/json",
-            false,
-        ),
-        p if p.starts_with("/openapi/v3/") => {
-            let doc_path = &p["/openapi/v3/".len()..];
-            match crate::openapi::schemas().v3_document(doc_path) {
-                // An outdated hash is redirected to the current one, as upstream does.
-                Some((_, hash)) if query.get("hash").is_some_and(|h| h != hash) => {
-                    let mut resp = Response::new(Body::empty());
-                    *resp.status_mut() = StatusCode::MOVED_PERMANENTLY;
-                    if let Ok(v) =
-                        HeaderValue::from_str(&format!("/openapi/v3/{doc_path}?hash={hash}"))
-                    {
-                        resp.headers_mut().insert(http::header::LOCATION, v);
-                    }
-                    resp
-                }
-                Some((doc, _)) => {
-                    bytes_response(doc, "application/json", query.contains_key("hash"))
-                }
-                None => error_response(&ApiError::not_found_path()),
-            }
-        }
-        "/.well-known/openid-configuration" | "/openid/v1/jwks" => match &state.api.security.oidc {
-            Some(docs) => {
-                let (body, ct) = if path == "/openid/v1/jwks" {
-                    (
-                        docs.keyset_json(),
-                        crate::auth::authn::oidc::CONTENT_TYPE_JWKS,
-                    )
-                } else {
-                    (
-                        docs.config_json(),
-                        crate::auth::authn::oidc::CONTENT_TYPE_CONFIG,
-                    )
-                };
-                let mut resp = bytes_response(Bytes::from(body.to_vec()), ct, false);
-                resp.headers_mut().insert(
-                    http::header::CACHE_CONTROL,
-                    HeaderValue::from_static(crate::auth::authn::oidc::CACHE_CONTROL),
-                );
-                resp
-            }
-            None => error_response(&ApiError::not_found_path()),
-        },
-        p if is_public(p) => health(state, p, query),
-        _ => error_response(&ApiError::not_found_path()),
-    }
-}
-
-fn bytes_response(body: Bytes, content_type: &'static str, immutable: bool) -> Response {
-    let mut resp = Response::new(Body::from(body));
-    resp.headers_mut().insert(
-        http::header::CONTENT_TYPE,
-        HeaderValue::from_static(content_type),
-    );
-    if immutable {
-        resp.headers_mut().insert(
-            http::header::CACHE_CONTROL,
-            HeaderValue::from_static("public, immutable"),
-        );
-    }
-    resp
-}
-
-/// `/healthz`, `/livez`, `/readyz` with `?verbose` and per-check paths, as upstream words them.
-fn health(state: &AppState, path: &str, query: &handlers::Query) -> Response {
-    let ready = state.ready.load(Ordering::Acquire);
-    let store_ok = state.api.registry.store().current_revision().0 > 0;
-    let mut checks: Vec<(&str, bool)> = vec![("ping", true), ("etcd", store_ok)];
-    if path.starts_with("/readyz") {
-        checks.push(("shutdown", !*state.api.shutdown.borrow()));
-        checks.push(("informer-sync", ready));
-    }
-    let (base, single) = match path.split_once('/').map(|(_, rest)| rest.split_once('/')) {
-        Some(Some((base, check))) => (base, Some(check)),
-        _ => (path.trim_start_matches('/'), None),
-    };
-    if let Some(check) = single {
-        return match checks.iter().find(|(n, _)| *n == check) {
-            Some((_, true)) => text(StatusCode::OK, "ok".into()),
-            Some((n, false)) => text(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                format!("internal server error: {n} check failed"),
-            ),
-            None => error_response(&ApiError::not_found_path()),
-        };
-    }
-    // `?exclude=<check>` skips a check, as upstream's health endpoints allow.
-    let excluded: Vec<&str> = query
-        .get("exclude")
-        .map(|e| e.split(',').collect())
-        .unwrap_or_default();
-    let healthy = checks
-        .iter()
-        .all(|(name, ok)| *ok || excluded.contains(name));
-    if query.contains_key("verbose") || !healthy {
-        let mut out = String::new();
-        for (name, ok) in &checks {
-            let line = if excluded.contains(name) {
-                format!("[+]{name} excluded: ok\n")
-            } else if *ok {
-                format!("[+]{name} ok\n")
-            } else {
-                format!("[-]{name} failed: reason withheld\n")
-            };
-            out.push_str(&line);
-        }
-        out.push_str(&format!(
-            "{base} check {}\n",
-            if healthy { "passed" } else { "failed" }
-        ));
-        let code = if healthy {
-            StatusCode::OK
-        } else {
-            StatusCode::INTERNAL_SERVER_ERROR
-        };
-        return text(code, out);
-    }
-    text(StatusCode::OK, "ok".into())
-}
-
-fn text(status: StatusCode, body: String) -> Response {
-    let mut resp = Response::new(Body::from(body));
-    *resp.status_mut() = status;
-    resp.headers_mut().insert(
-        http::header::CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    resp.headers_mut().insert(
-        "x-content-type-options",
-        HeaderValue::from_static("nosniff"),
-    );
-    resp
-}
-
-/// Bodies past the limit are still read (and dropped) up to this much, so the client finishes
-/// sending and reads the 413 instead of a reset connection (Go's server drains similarly).
-const DRAIN_LIMIT: usize = 16 * MAX_BODY_BYTES;
-
-async fn read_body(req: Request) -> Result<Bytes, ApiError> {
-    let mut body = req.into_body();
-    let mut buf = bytes::BytesMut::new();
-    let mut seen = 0usize;
-    while let Some(frame) = body.frame().await {
-        let frame =
-            frame.map_err(|e| ApiError::bad_request(format!("reading the request body: {e}")))?;
-        let Ok(data) = frame.into_data() else {
-            continue;
-        };
-        seen += data.len();
-        if seen > MAX_BODY_BYTES {
-            if seen > DRAIN_LIMIT {
-                break;
-            }
-            continue;
-        }
-        buf.extend_from_slice(&data);
-    }
-    if seen > MAX_BODY_BYTES {
-        return Err(ApiError::request_entity_too_large(format!(
-            "limit is {MAX_BODY_BYTES}"
-        )));
-    }
-    Ok(buf.freeze())
-}
-
-/// Decodes `a=b&c=d` (percent-encoding and `+`), last value of a repeated key winning.
-pub(crate) fn url_decode_pairs(q: &str) -> handlers::Query {
-    fn decode(s: &str) -> String {
-        let bytes = s.as_bytes();
-        let mut out = Vec::with_capacity(bytes.len());
-        let mut i = 0;
-        while i < bytes.len() {
-            match bytes[i] {
-                b'+' => out.push(b' '),
-                b'%' if i + 2 < bytes.len() => {
-                    match u8::from_str_radix(
-                        std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("zz"),
-                        16,
-                    ) {
-                        Ok(b) => {
-                            out.push(b);
-                            i += 2;
-                        }
-                        Err(_) => out.push(b'%'),
-                    }
-                }
-                b => out.push(b),
-            }
-            i += 1;
-        }
-        String::from_utf8_lossy(&out).into_owned()
-    }
-    q.split('&')
-        .filter(|p| !p.is_empty())
-        .map(|p| match p.split_once('=') {
-            Some((k, v)) => (decode(k), decode(v)),
-            None => (decode(p), String::new()),
-        })
-        .collect()
 }

@@ -1,1 +1,242 @@
-//! Controllers and the scheduler, running on shared informers through the `Client` trait (not yet built).
+//! The controller-manager: upstream's controllers on shared typed informers, speaking only the
+//! Kubernetes API through kube-rs (in process over the API server's in-process `Service`, or
+//! remotely over HTTPS). Shaped as client-go's: `informer` (shared informers and indexed caches),
+//! `workqueue`, `expectations`, `events`, `leaderelection`, `controller` (the worker loop), and
+//! one module per controller under `controllers/`, named as upstream's.
+
+pub mod controller;
+pub mod controllers;
+pub mod events;
+pub mod expectations;
+pub mod informer;
+pub mod leaderelection;
+pub mod metrics;
+pub mod workqueue;
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use kube::Client;
+
+pub use controller::{Action, Error, Reconciler};
+pub use controllers::{ControllerDescriptor, DESCRIPTORS};
+pub use informer::SharedInformerFactory;
+
+use crate::events::EventRecorder;
+use crate::leaderelection::{LeaderElectionConfig, LeaderElector};
+use crate::metrics::Metrics;
+use crate::workqueue::{RateLimiter, WorkQueue};
+
+/// Gives a `kube::Client` acting as a controller's service account (upstream's
+/// `--use-service-account-credentials`), or as the controller-manager itself (`None`: shared
+/// informers, leader election).
+pub type ClientSource = Arc<dyn Fn(Option<&str>) -> Client + Send + Sync>;
+
+/// The identity a controller acts as: `system:serviceaccount:kube-system:<name>`.
+pub fn service_account_user(name: &str) -> String {
+    format!("system:serviceaccount:kube-system:{name}")
+}
+
+/// The CA bundle a kubeconfig trusts, as PEM (for `kube-root-ca.crt` when no file is given).
+pub fn ca_bundle_pem(config: &kube::Config) -> String {
+    use base64::Engine;
+    let mut out = String::new();
+    for der in config.root_cert.iter().flatten() {
+        let b64 = base64::engine::general_purpose::STANDARD.encode(der);
+        out.push_str("-----BEGIN CERTIFICATE-----\n");
+        for chunk in b64.as_bytes().chunks(64) {
+            out.push_str(&String::from_utf8_lossy(chunk));
+            out.push('\n');
+        }
+        out.push_str("-----END CERTIFICATE-----\n");
+    }
+    out
+}
+
+/// Settings, with kube-controller-manager's flag names where one exists.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// `--controllers`: `*` (every controller on by default), `name`, `-name`.
+    pub controllers: Vec<String>,
+    /// `--leader-elect` (on by default, as upstream).
+    pub leader_elect: bool,
+    /// The lease name (`kube-controller-manager`).
+    pub leader_elect_resource_name: String,
+    /// The cluster CA bundle published as `kube-root-ca.crt` (root-ca-certificate-publisher).
+    pub root_ca_pem: Option<String>,
+    /// This process's name in events (`source.host`) and its leader-election identity prefix.
+    pub host: String,
+    /// `--min-resync-period`-like: how often informers replay their cache (none by default).
+    pub resync: Option<Duration>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            controllers: vec!["*".into()],
+            leader_elect: true,
+            leader_elect_resource_name: "kube-controller-manager".into(),
+            root_ca_pem: None,
+            host: hostname(),
+            resync: None,
+        }
+    }
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_else(|_| "localhost".into())
+}
+
+/// What one controller is given when it starts.
+#[derive(Clone)]
+pub struct ControllerContext {
+    pub name: &'static str,
+    pub factory: Arc<SharedInformerFactory>,
+    /// Acts as the controller's service account.
+    pub client: Client,
+    pub recorder: EventRecorder,
+    pub metrics: Arc<Metrics>,
+    pub shutdown: tokio::sync::watch::Receiver<bool>,
+    pub options: Arc<Options>,
+}
+
+impl ControllerContext {
+    /// A rate-limited work queue with metrics under the controller's name.
+    pub fn queue(&self) -> WorkQueue {
+        WorkQueue::new(RateLimiter::default(), Some(self.metrics.queue(self.name)))
+    }
+
+    /// Starts `workers` workers once every informer created so far has synced, so a reconcile
+    /// never acts on a half-filled cache.
+    pub fn run_workers<R: Reconciler>(&self, reconciler: Arc<R>, queue: WorkQueue, workers: usize) {
+        let ctx = self.clone();
+        tokio::spawn(async move {
+            let mut shutdown = ctx.shutdown.clone();
+            tokio::select! {
+                _ = ctx.factory.wait_for_cache_sync() => {}
+                _ = shutdown.wait_for(|s| *s) => return,
+            }
+            controller::spawn_workers(
+                ctx.name,
+                reconciler,
+                queue,
+                workers,
+                ctx.metrics.queue(ctx.name),
+                ctx.shutdown.clone(),
+            );
+        });
+    }
+}
+
+/// Which controllers `--controllers` selects (unknown names are an error, as upstream).
+pub fn selected(spec: &[String]) -> Result<Vec<&'static ControllerDescriptor>, String> {
+    let mut on: BTreeSet<&'static str> = BTreeSet::new();
+    let mut explicit_off: BTreeSet<&'static str> = BTreeSet::new();
+    let mut star = false;
+    for item in spec.iter().flat_map(|s| s.split(',')).map(str::trim) {
+        if item.is_empty() {
+            continue;
+        }
+        if item == "*" {
+            star = true;
+            continue;
+        }
+        let (off, name) = match item.strip_prefix('-') {
+            Some(n) => (true, n),
+            None => (false, item),
+        };
+        if off && name == "*" {
+            explicit_off.extend(DESCRIPTORS.iter().map(|d| d.name));
+            continue;
+        }
+        let d = controllers::find(name).ok_or_else(|| {
+            format!("{name:?} is not in the list of known controllers (see --help)")
+        })?;
+        if off {
+            explicit_off.insert(d.name);
+        } else {
+            on.insert(d.name);
+        }
+    }
+    Ok(DESCRIPTORS
+        .iter()
+        .filter(|d| {
+            !explicit_off.contains(d.name)
+                && (on.contains(d.name) || (star && d.enabled_by_default))
+        })
+        .collect())
+}
+
+/// Runs the selected controllers until `shutdown`, leading through the Lease when
+/// `leader_elect` is on (leadership lost: controllers stop, and the process campaigns again).
+pub async fn run(
+    clients: ClientSource,
+    options: Options,
+    metrics: Arc<Metrics>,
+    mut shutdown: tokio::sync::watch::Receiver<bool>,
+) -> Result<(), String> {
+    let descriptors = selected(&options.controllers)?;
+    let options = Arc::new(options);
+    let identity = format!("{}_{}", options.host, uuid::Uuid::new_v4());
+    let mut elector = options.leader_elect.then(|| {
+        LeaderElector::new(
+            clients(None),
+            LeaderElectionConfig::new(&options.leader_elect_resource_name, identity),
+        )
+    });
+    loop {
+        if let Some(e) = elector.as_mut()
+            && !e.acquire(&mut shutdown).await
+        {
+            return Ok(());
+        }
+        let (stop, term) = tokio::sync::watch::channel(false);
+        start_controllers(&descriptors, &clients, &options, &metrics, term);
+        let outer_shutdown = match elector.as_mut() {
+            Some(e) => e.hold(&mut shutdown).await,
+            None => {
+                let _ = shutdown.wait_for(|s| *s).await;
+                true
+            }
+        };
+        let _ = stop.send(true);
+        if outer_shutdown {
+            if let Some(e) = elector.as_mut() {
+                e.release().await;
+            }
+            return Ok(());
+        }
+    }
+}
+
+fn start_controllers(
+    descriptors: &[&'static ControllerDescriptor],
+    clients: &ClientSource,
+    options: &Arc<Options>,
+    metrics: &Arc<Metrics>,
+    shutdown: tokio::sync::watch::Receiver<bool>,
+) {
+    let factory = Arc::new(SharedInformerFactory::new(
+        clients(None),
+        options.resync,
+        shutdown.clone(),
+    ));
+    for d in descriptors {
+        let client = clients(d.service_account);
+        let ctx = ControllerContext {
+            name: d.name,
+            factory: factory.clone(),
+            recorder: EventRecorder::new(client.clone(), d.event_source, &options.host),
+            client,
+            metrics: metrics.clone(),
+            shutdown: shutdown.clone(),
+            options: options.clone(),
+        };
+        (d.start)(ctx);
+        tracing::debug!(controller = d.name, "started");
+    }
+    factory.start();
+}

@@ -25,6 +25,19 @@ impl UserInfo {
         }
     }
 
+    /// A service account as its tokens authenticate it (`system:serviceaccount:<ns>:<name>` in
+    /// `system:serviceaccounts` and `system:serviceaccounts:<ns>`).
+    pub fn service_account(namespace: &str, name: &str) -> Self {
+        UserInfo::new(
+            format!("system:serviceaccount:{namespace}:{name}"),
+            vec![
+                "system:serviceaccounts".into(),
+                format!("system:serviceaccounts:{namespace}"),
+                "system:authenticated".into(),
+            ],
+        )
+    }
+
     pub fn anonymous() -> Self {
         UserInfo::new("system:anonymous", vec!["system:unauthenticated".into()])
     }

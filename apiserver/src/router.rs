@@ -1,0 +1,258 @@
+//! The router behind the filter chain: resource requests go to the generic REST handler;
+//! discovery, OpenAPI, health, metrics and OIDC documents are answered here.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::response::Response;
+use bytes::Bytes;
+use futures::future::BoxFuture;
+use http::{HeaderValue, StatusCode};
+use k1s_apimachinery::ApiError;
+
+use crate::auth::UserInfo;
+use crate::chain::{Handler, RequestInfo};
+use crate::context::ApiContext;
+use crate::discovery;
+use crate::handlers;
+use crate::request::{Query, Route, read_body};
+use crate::response::{bytes_response, error_response, json_response, text};
+
+/// The router and what it reads.
+pub struct Router {
+    pub(crate) api: ApiContext,
+    pub(crate) ready: AtomicBool,
+    pub(crate) server_address: String,
+}
+
+impl Router {
+    pub fn new(api: ApiContext, server_address: String) -> Router {
+        Router {
+            api,
+            ready: AtomicBool::new(true),
+            server_address,
+        }
+    }
+}
+
+impl Handler for Router {
+    fn call<'a>(
+        &'a self,
+        user: &'a UserInfo,
+        info: RequestInfo,
+        req: Request,
+    ) -> BoxFuture<'a, Response> {
+        Box::pin(route(self, user, info, req))
+    }
+}
+
+/// Paths an unauthenticated caller may reach (upstream's system:public-info-viewer).
+fn is_public(path: &str) -> bool {
+    matches!(
+        path,
+        "/healthz" | "/livez" | "/readyz" | "/version" | "/version/"
+    ) || path.starts_with("/healthz/")
+        || path.starts_with("/livez/")
+        || path.starts_with("/readyz/")
+}
+
+/// The routes behind the filter chain: the REST handler, discovery, OpenAPI, health, metrics.
+async fn route(state: &Router, user: &UserInfo, info: RequestInfo, req: Request) -> Response {
+    let headers = req.headers().clone();
+    let RequestInfo {
+        path, query, route, ..
+    } = info;
+    match route {
+        Route::Resource(r) => {
+            let body = match read_body(req).await {
+                Ok(b) => b,
+                Err(e) => return error_response(&e),
+            };
+            handlers::handle(&state.api, user, r, &headers, &query, body).await
+        }
+        Route::GroupVersion { group, version } => {
+            match discovery::api_resource_list(&group, &version) {
+                Some(doc) => json_response(StatusCode::OK, &doc),
+                None => error_response(&ApiError::not_found_path()),
+            }
+        }
+        Route::Group(group) => match discovery::api_group(&group) {
+            Some(doc) => json_response(StatusCode::OK, &doc),
+            None => error_response(&ApiError::not_found_path()),
+        },
+        Route::NonResource => non_resource(state, &path, &headers, &query),
+    }
+}
+
+fn non_resource(state: &Router, path: &str, headers: &http::HeaderMap, query: &Query) -> Response {
+    let header = |name: http::header::HeaderName| headers.get(name).and_then(|v| v.to_str().ok());
+    match path {
+        "/api" | "/api/" | "/apis" | "/apis/" => {
+            let scope = if path.starts_with("/apis") {
+                discovery::Scope::Apis
+            } else {
+                discovery::Scope::Legacy
+            };
+            let d = discovery::root_response(
+                scope,
+                header(http::header::ACCEPT).unwrap_or(""),
+                header(http::header::IF_NONE_MATCH),
+                &state.server_address,
+            );
+            let mut resp = Response::new(Body::from(d.body));
+            *resp.status_mut() = StatusCode::from_u16(d.status).unwrap_or(StatusCode::OK);
+            let h = resp.headers_mut();
+            h.insert(
+                http::header::CONTENT_TYPE,
+                HeaderValue::from_static(d.content_type),
+            );
+            if let Some(etag) = d.etag.and_then(|e| HeaderValue::from_str(&e).ok()) {
+                h.insert(http::header::ETAG, etag);
+            }
+            if d.cacheable {
+                h.insert(http::header::VARY, HeaderValue::from_static("Accept"));
+                h.insert(
+                    http::header::CACHE_CONTROL,
+                    HeaderValue::from_static("public"),
+                );
+            }
+            resp
+        }
+        "/version" | "/version/" => json_response(StatusCode::OK, &discovery::version_info()),
+        "/metrics" => {
+            let text = state
+                .api
+                .metrics
+                .render(state.api.registry.store().current_revision());
+            let mut resp = Response::new(Body::from(text));
+            resp.headers_mut().insert(
+                http::header::CONTENT_TYPE,
+                HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+            );
+            resp
+        }
+        "/openapi/v2" => match crate::openapi::V2Format::negotiate(header(http::header::ACCEPT)) {
+            Some(format) => {
+                let mut resp = bytes_response(
+                    crate::openapi::schemas().v2(format),
+                    format.content_type(),
+                    false,
+                );
+                resp.headers_mut()
+                    .insert(http::header::VARY, HeaderValue::from_static("Accept"));
+                resp
+            }
+            None => error_response(&ApiError::not_acceptable(&[
+                "application/json",
+                crate::openapi::V2_PROTOBUF_CONTENT_TYPE,
+            ])),
+        },
+        "/openapi/v3" | "/openapi/v3/" => bytes_response(
+            crate::openapi::schemas().v3_index_json(),
+            "application/json",
+            false,
+        ),
+        p if p.starts_with("/openapi/v3/") => {
+            let doc_path = &p["/openapi/v3/".len()..];
+            match crate::openapi::schemas().v3_document(doc_path) {
+                // An outdated hash is redirected to the current one, as upstream does.
+                Some((_, hash)) if query.get("hash").is_some_and(|h| h != hash) => {
+                    let mut resp = Response::new(Body::empty());
+                    *resp.status_mut() = StatusCode::MOVED_PERMANENTLY;
+                    if let Ok(v) =
+                        HeaderValue::from_str(&format!("/openapi/v3/{doc_path}?hash={hash}"))
+                    {
+                        resp.headers_mut().insert(http::header::LOCATION, v);
+                    }
+                    resp
+                }
+                Some((doc, _)) => {
+                    bytes_response(doc, "application/json", query.contains_key("hash"))
+                }
+                None => error_response(&ApiError::not_found_path()),
+            }
+        }
+        "/.well-known/openid-configuration" | "/openid/v1/jwks" => match &state.api.security.oidc {
+            Some(docs) => {
+                let (body, ct) = if path == "/openid/v1/jwks" {
+                    (
+                        docs.keyset_json(),
+                        crate::auth::authn::oidc::CONTENT_TYPE_JWKS,
+                    )
+                } else {
+                    (
+                        docs.config_json(),
+                        crate::auth::authn::oidc::CONTENT_TYPE_CONFIG,
+                    )
+                };
+                let mut resp = bytes_response(Bytes::from(body.to_vec()), ct, false);
+                resp.headers_mut().insert(
+                    http::header::CACHE_CONTROL,
+                    HeaderValue::from_static(crate::auth::authn::oidc::CACHE_CONTROL),
+                );
+                resp
+            }
+            None => error_response(&ApiError::not_found_path()),
+        },
+        p if is_public(p) => health(state, p, query),
+        _ => error_response(&ApiError::not_found_path()),
+    }
+}
+
+/// `/healthz`, `/livez`, `/readyz` with `?verbose` and per-check paths, as upstream words them.
+fn health(state: &Router, path: &str, query: &Query) -> Response {
+    let ready = state.ready.load(Ordering::Acquire);
+    let store_ok = state.api.registry.store().current_revision().0 > 0;
+    let mut checks: Vec<(&str, bool)> = vec![("ping", true), ("etcd", store_ok)];
+    if path.starts_with("/readyz") {
+        checks.push(("shutdown", !*state.api.shutdown.borrow()));
+        checks.push(("informer-sync", ready));
+    }
+    let (base, single) = match path.split_once('/').map(|(_, rest)| rest.split_once('/')) {
+        Some(Some((base, check))) => (base, Some(check)),
+        _ => (path.trim_start_matches('/'), None),
+    };
+    if let Some(check) = single {
+        return match checks.iter().find(|(n, _)| *n == check) {
+            Some((_, true)) => text(StatusCode::OK, "ok".into()),
+            Some((n, false)) => text(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("internal server error: {n} check failed"),
+            ),
+            None => error_response(&ApiError::not_found_path()),
+        };
+    }
+    // `?exclude=<check>` skips a check, as upstream's health endpoints allow.
+    let excluded: Vec<&str> = query
+        .get("exclude")
+        .map(|e| e.split(',').collect())
+        .unwrap_or_default();
+    let healthy = checks
+        .iter()
+        .all(|(name, ok)| *ok || excluded.contains(name));
+    if query.contains_key("verbose") || !healthy {
+        let mut out = String::new();
+        for (name, ok) in &checks {
+            let line = if excluded.contains(name) {
+                format!("[+]{name} excluded: ok\n")
+            } else if *ok {
+                format!("[+]{name} ok\n")
+            } else {
+                format!("[-]{name} failed: reason withheld\n")
+            };
+            out.push_str(&line);
+        }
+        out.push_str(&format!(
+            "{base} check {}\n",
+            if healthy { "passed" } else { "failed" }
+        ));
+        let code = if healthy {
+            StatusCode::OK
+        } else {
+            StatusCode::INTERNAL_SERVER_ERROR
+        };
+        return text(code, out);
+    }
+    text(StatusCode::OK, "ok".into())
+}

@@ -1,0 +1,87 @@
+//! The controllers, one module each, named as upstream's `pkg/controller/<name>`; `DESCRIPTORS`
+//! lists them with upstream's `--controllers` names, aliases and service accounts.
+
+pub mod clusterroleaggregation;
+pub mod rootcacertpublisher;
+pub mod serviceaccount;
+
+use crate::ControllerContext;
+
+/// One controller as `--controllers` knows it.
+#[derive(Debug)]
+pub struct ControllerDescriptor {
+    /// Upstream's canonical name (`namespace-controller`).
+    pub name: &'static str,
+    /// Older names upstream still accepts, and the short forms (`namespace`).
+    pub aliases: &'static [&'static str],
+    /// The service account it acts as (`--use-service-account-credentials`); `None`: the
+    /// controller-manager's own identity.
+    pub service_account: Option<&'static str>,
+    /// `source.component` of its events.
+    pub event_source: &'static str,
+    pub enabled_by_default: bool,
+    /// Registers handlers on shared informers and starts workers.
+    pub start: fn(ControllerContext),
+}
+
+/// Every controller k1s runs.
+pub static DESCRIPTORS: &[ControllerDescriptor] = &[
+    ControllerDescriptor {
+        name: "serviceaccount-controller",
+        aliases: &["serviceaccount"],
+        service_account: Some("service-account-controller"),
+        event_source: "service-account-controller",
+        enabled_by_default: true,
+        start: serviceaccount::start,
+    },
+    ControllerDescriptor {
+        name: "root-ca-certificate-publisher-controller",
+        aliases: &["root-ca-cert-publisher", "root-ca-certificate-publisher"],
+        service_account: Some("root-ca-cert-publisher"),
+        event_source: "root-ca-cert-publisher",
+        enabled_by_default: true,
+        start: rootcacertpublisher::start,
+    },
+    ControllerDescriptor {
+        name: "clusterrole-aggregation-controller",
+        aliases: &["clusterrole-aggregation"],
+        service_account: Some("clusterrole-aggregation-controller"),
+        event_source: "clusterrole-aggregation-controller",
+        enabled_by_default: true,
+        start: clusterroleaggregation::start,
+    },
+];
+
+/// The descriptor named `name` (canonical, alias, or canonical without `-controller`).
+pub fn find(name: &str) -> Option<&'static ControllerDescriptor> {
+    DESCRIPTORS.iter().find(|d| {
+        d.name == name
+            || d.aliases.contains(&name)
+            || d.name.strip_suffix("-controller") == Some(name)
+    })
+}
+
+/// Whether `labels` match a `metav1.LabelSelector` (upstream's LabelSelectorAsSelector: a
+/// missing selector matches nothing, `{}` matches everything; an invalid one matches nothing).
+pub fn selector_matches(
+    selector: Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector>,
+    labels: Option<&std::collections::BTreeMap<String, String>>,
+) -> bool {
+    let Some(selector) = selector else {
+        return false;
+    };
+    let Ok(value) = serde_json::to_value(selector) else {
+        return false;
+    };
+    let Ok(parsed) = k1s_apimachinery::selector::LabelSelector::from_json(&value) else {
+        return false;
+    };
+    let empty = std::collections::BTreeMap::new();
+    parsed.matches(labels.unwrap_or(&empty))
+}
+
+/// Whether a namespace is being deleted (controllers then leave it alone).
+pub fn is_terminating(ns: &k8s_openapi::api::core::v1::Namespace) -> bool {
+    ns.metadata.deletion_timestamp.is_some()
+        || ns.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Terminating")
+}

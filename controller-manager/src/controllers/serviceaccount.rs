@@ -1,0 +1,86 @@
+//! The serviceaccount controller (upstream `pkg/controller/serviceaccount`, the
+//! ServiceAccountsController): every active namespace has a `default` ServiceAccount, recreated
+//! if deleted.
+
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::Client;
+use kube::api::{Api, PostParams};
+
+use crate::controller::{Action, Error, Reconciler, is_conflict};
+use crate::informer::{Delta, Store};
+use crate::{ControllerContext, controllers::is_terminating};
+
+/// The accounts every namespace gets (upstream's ServiceAccountsToEnsure).
+const ENSURED: &[&str] = &["default"];
+
+struct ServiceAccounts {
+    client: Client,
+    namespaces: Arc<Store<Namespace>>,
+    accounts: Arc<Store<ServiceAccount>>,
+}
+
+pub fn start(ctx: ControllerContext) {
+    let namespaces = ctx.factory.informer::<Namespace>();
+    let accounts = ctx.factory.informer::<ServiceAccount>();
+    let queue = ctx.queue();
+    {
+        let queue = queue.clone();
+        namespaces.add_handler(move |d: &Delta<Namespace>| {
+            if !matches!(d, Delta::Deleted(_)) {
+                queue.add(d.object().metadata.name.clone().unwrap_or_default());
+            }
+        });
+    }
+    {
+        let queue = queue.clone();
+        accounts.add_handler(move |d: &Delta<ServiceAccount>| {
+            if let Delta::Deleted(sa) = d
+                && ENSURED.contains(&sa.metadata.name.as_deref().unwrap_or_default())
+            {
+                queue.add(sa.metadata.namespace.clone().unwrap_or_default());
+            }
+        });
+    }
+    let reconciler = Arc::new(ServiceAccounts {
+        client: ctx.client.clone(),
+        namespaces: namespaces.store(),
+        accounts: accounts.store(),
+    });
+    // Upstream's --concurrent-serviceaccount-syncs default.
+    ctx.run_workers(reconciler, queue, 5);
+}
+
+impl Reconciler for ServiceAccounts {
+    async fn reconcile(&self, namespace: &str) -> Result<Action, Error> {
+        let Some(ns) = self.namespaces.get(namespace) else {
+            return Ok(Action::Done);
+        };
+        if is_terminating(&ns) {
+            return Ok(Action::Done);
+        }
+        let api: Api<ServiceAccount> = Api::namespaced(self.client.clone(), namespace);
+        for name in ENSURED {
+            if self.accounts.get_named(Some(namespace), name).is_some() {
+                continue;
+            }
+            let sa = ServiceAccount {
+                metadata: ObjectMeta {
+                    name: Some((*name).to_string()),
+                    ..Default::default()
+                },
+                ..Default::default()
+            };
+            match api.create(&PostParams::default(), &sa).await {
+                Ok(_) => {}
+                Err(e) if is_conflict(&e) => {}
+                // The namespace began terminating meanwhile.
+                Err(kube::Error::Api(s)) if s.code == 403 && s.reason == "Forbidden" => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(Action::Done)
+    }
+}

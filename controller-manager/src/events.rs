@@ -1,0 +1,238 @@
+//! The event recorder, as client-go's record.EventRecorder with its correlator: core/v1 Events
+//! named `<object>.<hex nanoseconds>`; an identical event again bumps `count` and `lastTimestamp`
+//! of the existing one (a patch) instead of creating another; a per-source-and-object token
+//! bucket (burst 25, one more every 5 minutes) drops floods. Recording never blocks a reconcile.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{Event, EventSource, ObjectReference};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::{Client, Resource, ResourceExt};
+use tokio::time::Instant;
+
+pub const NORMAL: &str = "Normal";
+pub const WARNING: &str = "Warning";
+
+/// Upstream's spam filter: burst 25, refill one token per 5 minutes.
+const SPAM_BURST: f64 = 25.0;
+const SPAM_REFILL: Duration = Duration::from_secs(300);
+/// How many distinct events are remembered for de-duplication (upstream's LRU size is 4096).
+const CACHE_SIZE: usize = 4096;
+
+#[derive(Debug)]
+struct Seen {
+    namespace: String,
+    name: String,
+    count: i32,
+}
+
+#[derive(Debug, Default)]
+struct Correlator {
+    seen: HashMap<String, Seen>,
+    buckets: HashMap<String, (f64, Instant)>,
+}
+
+impl Correlator {
+    /// Takes a token for (source, object); false when the object's events are being dropped.
+    fn allow(&mut self, key: &str, now: Instant) -> bool {
+        if self.buckets.len() > CACHE_SIZE {
+            self.buckets.clear();
+        }
+        let (tokens, at) = self
+            .buckets
+            .entry(key.to_string())
+            .or_insert((SPAM_BURST, now));
+        let refill = now.saturating_duration_since(*at).as_secs_f64() / SPAM_REFILL.as_secs_f64();
+        *tokens = (*tokens + refill).min(SPAM_BURST);
+        *at = now;
+        if *tokens >= 1.0 {
+            *tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+/// Records events for one component (`source.component`, e.g. `deployment-controller`).
+#[derive(Clone)]
+pub struct EventRecorder {
+    client: Client,
+    component: String,
+    host: String,
+    correlator: Arc<Mutex<Correlator>>,
+}
+
+/// A reference to any object, for `involvedObject`.
+pub fn object_reference<K: Resource<DynamicType = ()>>(obj: &K) -> ObjectReference {
+    ObjectReference {
+        api_version: Some(K::api_version(&()).into_owned()),
+        kind: Some(K::kind(&()).into_owned()),
+        namespace: obj.namespace(),
+        name: Some(obj.name_any()),
+        uid: obj.uid(),
+        resource_version: obj.resource_version(),
+        ..Default::default()
+    }
+}
+
+impl std::fmt::Debug for EventRecorder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventRecorder")
+            .field("component", &self.component)
+            .finish()
+    }
+}
+
+impl EventRecorder {
+    pub fn new(client: Client, component: &str, host: &str) -> Self {
+        EventRecorder {
+            client,
+            component: component.to_string(),
+            host: host.to_string(),
+            correlator: Arc::default(),
+        }
+    }
+
+    /// Records an event about `object` in the background.
+    pub fn event(&self, object: &ObjectReference, type_: &str, reason: &str, message: &str) {
+        let recorder = self.clone();
+        let (object, type_, reason, message) = (
+            object.clone(),
+            type_.to_string(),
+            reason.to_string(),
+            message.to_string(),
+        );
+        tokio::spawn(async move {
+            if let Err(e) = recorder.record(&object, &type_, &reason, &message).await {
+                tracing::debug!(error = %e, reason, "event not recorded");
+            }
+        });
+    }
+
+    async fn record(
+        &self,
+        object: &ObjectReference,
+        type_: &str,
+        reason: &str,
+        message: &str,
+    ) -> Result<(), kube::Error> {
+        let object_key = format!(
+            "{}/{}/{}/{}/{}",
+            self.component,
+            object.kind.as_deref().unwrap_or_default(),
+            object.namespace.as_deref().unwrap_or_default(),
+            object.name.as_deref().unwrap_or_default(),
+            object.uid.as_deref().unwrap_or_default(),
+        );
+        let event_key = format!("{object_key}/{type_}/{reason}/{message}");
+        let now = jiff::Timestamp::now();
+        let previous = {
+            let mut c = self
+                .correlator
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if !c.allow(&object_key, Instant::now()) {
+                return Ok(());
+            }
+            c.seen
+                .get(&event_key)
+                .map(|s| (s.namespace.clone(), s.name.clone(), s.count + 1))
+        };
+        if let Some((namespace, name, count)) = previous {
+            let api: Api<Event> = Api::namespaced(self.client.clone(), &namespace);
+            let patch = serde_json::json!({
+                "count": count,
+                "lastTimestamp": Time(now),
+                "message": message,
+            });
+            match api
+                .patch(&name, &PatchParams::default(), &Patch::Strategic(&patch))
+                .await
+            {
+                Ok(_) => {
+                    self.remember(&event_key, namespace, name, count);
+                    return Ok(());
+                }
+                // The event was deleted meanwhile (TTL): create a new one.
+                Err(kube::Error::Api(s)) if s.code == 404 => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let namespace = object
+            .namespace
+            .clone()
+            .filter(|n| !n.is_empty())
+            .unwrap_or_else(|| "default".to_string());
+        let name = format!(
+            "{}.{:x}",
+            object.name.as_deref().unwrap_or_default(),
+            now.as_nanosecond()
+        );
+        let event = Event {
+            metadata: ObjectMeta {
+                name: Some(name.clone()),
+                namespace: Some(namespace.clone()),
+                ..Default::default()
+            },
+            involved_object: object.clone(),
+            reason: Some(reason.to_string()),
+            message: Some(message.to_string()),
+            type_: Some(type_.to_string()),
+            count: Some(1),
+            first_timestamp: Some(Time(now)),
+            last_timestamp: Some(Time(now)),
+            source: Some(EventSource {
+                component: Some(self.component.clone()),
+                host: (!self.host.is_empty()).then(|| self.host.clone()),
+            }),
+            reporting_component: Some(self.component.clone()),
+            reporting_instance: Some(self.host.clone()),
+            ..Default::default()
+        };
+        let api: Api<Event> = Api::namespaced(self.client.clone(), &namespace);
+        api.create(&PostParams::default(), &event).await?;
+        self.remember(&event_key, namespace, name, 1);
+        Ok(())
+    }
+
+    fn remember(&self, key: &str, namespace: String, name: String, count: i32) {
+        let mut c = self
+            .correlator
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if c.seen.len() >= CACHE_SIZE {
+            c.seen.clear();
+        }
+        c.seen.insert(
+            key.to_string(),
+            Seen {
+                namespace,
+                name,
+                count,
+            },
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn the_spam_filter_allows_a_burst_of_25_then_one_per_5_minutes() {
+        let mut c = Correlator::default();
+        let now = Instant::now();
+        for _ in 0..25 {
+            assert!(c.allow("obj", now));
+        }
+        assert!(!c.allow("obj", now));
+        assert!(c.allow("other", now), "per source and object");
+        tokio::time::advance(Duration::from_secs(300)).await;
+        assert!(c.allow("obj", Instant::now()));
+        assert!(!c.allow("obj", Instant::now()));
+    }
+}
