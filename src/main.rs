@@ -131,7 +131,8 @@ async fn run_server(args: ServerArgs) -> anyhow::Result<()> {
         max_mutating_requests_inflight: args.max_mutating_requests_inflight,
     };
     let controllers = args.controller;
-    k1s_controller_manager::selected(&controllers.controllers).map_err(anyhow::Error::msg)?;
+    let selected =
+        k1s_controller_manager::selected(&controllers.controllers).map_err(anyhow::Error::msg)?;
     let mut server = k1s_apiserver::server::start(config)
         .await
         .context("starting the API server")?;
@@ -160,12 +161,15 @@ async fn run_server(args: ServerArgs) -> anyhow::Result<()> {
         ..Default::default()
     };
     let (stop_controllers, controllers_stopped) = tokio::sync::watch::channel(false);
-    let controller_manager = tokio::spawn(k1s_controller_manager::run(
-        clients,
-        cm_options,
-        cm_metrics,
-        controllers_stopped,
-    ));
+    // `--controllers=-*`: a bare API server, with no controller-manager (and no leader election).
+    let controller_manager = (!selected.is_empty()).then(|| {
+        tokio::spawn(k1s_controller_manager::run(
+            clients,
+            cm_options,
+            cm_metrics,
+            controllers_stopped,
+        ))
+    });
     println!(
         "k1s is serving the Kubernetes API at https://{} (ready in {} ms)\n  kubeconfig: {}\n  try: export KUBECONFIG={} && kubectl get namespaces",
         server.local_addr,
@@ -182,7 +186,9 @@ async fn run_server(args: ServerArgs) -> anyhow::Result<()> {
     eprintln!("shutting down");
     // The controllers stop first (the lease is released while the API still answers).
     let _ = stop_controllers.send(true);
-    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), controller_manager).await;
+    if let Some(cm) = controller_manager {
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), cm).await;
+    }
     server.shutdown().await;
     Ok(())
 }
@@ -207,6 +213,15 @@ async fn run_controller_manager(args: ControllerManagerArgs) -> anyhow::Result<(
         root_ca_pem: (!root_ca_pem.is_empty()).then_some(root_ca_pem),
         ..Default::default()
     };
+    println!(
+        "k1s controller-manager: identity {}; {}",
+        options.identity,
+        if options.leader_elect {
+            "waiting for the lease kube-system/kube-controller-manager"
+        } else {
+            "leader election off"
+        }
+    );
     let (stop, shutdown) = tokio::sync::watch::channel(false);
     let metrics = Arc::new(k1s_controller_manager::metrics::Metrics::default());
     let mut run = tokio::spawn(k1s_controller_manager::run(

@@ -69,6 +69,8 @@ pub struct Options {
     pub host: String,
     /// `--min-resync-period`-like: how often informers replay their cache (none by default).
     pub resync: Option<Duration>,
+    /// This process's leader-election identity (upstream: `<hostname>_<uuid>`).
+    pub identity: String,
 }
 
 impl Default for Options {
@@ -78,6 +80,7 @@ impl Default for Options {
             leader_elect: true,
             leader_elect_resource_name: "kube-controller-manager".into(),
             root_ca_pem: None,
+            identity: format!("{}_{}", hostname(), uuid::Uuid::new_v4()),
             host: hostname(),
             resync: None,
         }
@@ -180,7 +183,7 @@ pub async fn run(
 ) -> Result<(), String> {
     let descriptors = selected(&options.controllers)?;
     let options = Arc::new(options);
-    let identity = format!("{}_{}", options.host, uuid::Uuid::new_v4());
+    let identity = options.identity.clone();
     let mut elector = options.leader_elect.then(|| {
         LeaderElector::new(
             clients(None),

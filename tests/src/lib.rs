@@ -603,6 +603,12 @@ impl StreamingCommand {
     pub fn try_wait(&mut self) -> Option<ExitStatus> {
         self.child.try_wait().expect("try_wait")
     }
+
+    /// Kills the process (SIGKILL) and reaps it.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 impl Drop for StreamingCommand {

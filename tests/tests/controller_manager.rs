@@ -1,0 +1,265 @@
+//! The controller-manager through real clients: in process in `k1s server` (default service
+//! accounts, root CA ConfigMaps, ClusterRole aggregation, metrics, `--controllers=-*`) and as a
+//! separate `k1s controller-manager --kubeconfig` process with Lease leader election.
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use k1s_tests::{StartOptions, StreamingCommand, TestCluster, fails, k1s_bin, wait_until};
+
+const WAIT: Duration = Duration::from_secs(30);
+
+fn exists(c: &TestCluster, args: &[&str]) -> bool {
+    c.kubectl(args).status.success()
+}
+
+#[test]
+fn new_namespaces_get_their_default_account_and_root_ca_back_after_deletion() {
+    let c = TestCluster::start();
+    c.kubectl_ok(&["create", "namespace", "team"]);
+    wait_until(WAIT, "default ServiceAccount", || {
+        exists(&c, &["get", "serviceaccount", "default", "-n", "team"]).then_some(())
+    });
+    wait_until(WAIT, "kube-root-ca.crt", || {
+        exists(&c, &["get", "configmap", "kube-root-ca.crt", "-n", "team"]).then_some(())
+    });
+    let ca = c.kubectl_ok(&[
+        "get",
+        "configmap",
+        "kube-root-ca.crt",
+        "-n",
+        "team",
+        "-o",
+        "jsonpath={.data.ca\\.crt}",
+    ]);
+    assert!(ca.starts_with("-----BEGIN CERTIFICATE-----"), "{ca}");
+    // Both are restored when deleted, and an edited CA bundle is put back.
+    c.kubectl_ok(&["delete", "serviceaccount", "default", "-n", "team"]);
+    c.kubectl_ok(&["delete", "configmap", "kube-root-ca.crt", "-n", "team"]);
+    wait_until(WAIT, "default ServiceAccount recreated", || {
+        exists(&c, &["get", "serviceaccount", "default", "-n", "team"]).then_some(())
+    });
+    wait_until(WAIT, "kube-root-ca.crt recreated", || {
+        exists(&c, &["get", "configmap", "kube-root-ca.crt", "-n", "team"]).then_some(())
+    });
+    c.kubectl_ok(&[
+        "patch",
+        "configmap",
+        "kube-root-ca.crt",
+        "-n",
+        "team",
+        "--type=merge",
+        "-p",
+        r#"{"data":{"ca.crt":"tampered"}}"#,
+    ]);
+    wait_until(WAIT, "the CA bundle restored", || {
+        let now = c.kubectl_ok(&[
+            "get",
+            "cm",
+            "kube-root-ca.crt",
+            "-n",
+            "team",
+            "-o",
+            "jsonpath={.data.ca\\.crt}",
+        ]);
+        (now == ca).then_some(())
+    });
+    // The controllers act as their own service accounts: their writes pass RBAC as such.
+    let events = c.kubectl_ok(&[
+        "get",
+        "serviceaccount",
+        "default",
+        "-n",
+        "team",
+        "-o",
+        "json",
+    ]);
+    assert!(events.contains("\"name\": \"default\""), "{events}");
+}
+
+#[test]
+fn cluster_roles_with_an_aggregation_rule_collect_the_rules_of_matching_roles() {
+    let c = TestCluster::start();
+    c.apply(
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: widgets-view\n  labels:\n    rbac.authorization.k8s.io/aggregate-to-view: \"true\"\nrules:\n- apiGroups: [\"example.com\"]\n  resources: [\"widgets\"]\n  verbs: [\"get\", \"list\", \"watch\"]\n",
+    );
+    wait_until(WAIT, "the view role to aggregate widgets", || {
+        let rules = c.kubectl_ok(&["get", "clusterrole", "view", "-o", "jsonpath={.rules}"]);
+        rules.contains("widgets").then_some(())
+    });
+    // The bootstrap rules are aggregated too (pods are in `view` upstream).
+    let rules = c.kubectl_ok(&["get", "clusterrole", "view", "-o", "jsonpath={.rules}"]);
+    assert!(rules.contains("\"pods\""), "{rules}");
+    // Removing the label removes the rules.
+    c.kubectl_ok(&[
+        "label",
+        "clusterrole",
+        "widgets-view",
+        "rbac.authorization.k8s.io/aggregate-to-view-",
+    ]);
+    wait_until(WAIT, "widgets to leave the view role", || {
+        let rules = c.kubectl_ok(&["get", "clusterrole", "view", "-o", "jsonpath={.rules}"]);
+        (!rules.contains("widgets")).then_some(())
+    });
+}
+
+#[test]
+fn workqueue_metrics_are_served_under_upstreams_names() {
+    let c = TestCluster::start();
+    c.kubectl_ok(&["create", "namespace", "metrics-probe"]);
+    wait_until(WAIT, "default ServiceAccount", || {
+        exists(
+            &c,
+            &["get", "serviceaccount", "default", "-n", "metrics-probe"],
+        )
+        .then_some(())
+    });
+    let text = c.kubectl_ok(&["get", "--raw", "/metrics"]);
+    for name in [
+        "workqueue_adds_total{name=\"serviceaccount-controller\"}",
+        "workqueue_depth{name=\"serviceaccount-controller\"}",
+        "workqueue_work_duration_seconds_count{name=\"serviceaccount-controller\"}",
+        "workqueue_queue_duration_seconds_bucket{",
+        "apiserver_request_total{",
+    ] {
+        assert!(text.contains(name), "/metrics lacks {name}:\n{text}");
+    }
+    assert_eq!(
+        text.matches("# EOF").count(),
+        1,
+        "one exposition, ended once"
+    );
+}
+
+#[test]
+fn controllers_minus_star_is_a_bare_api_server() {
+    let c = TestCluster::start_with(StartOptions {
+        extra_args: vec!["--controllers=-*".into()],
+        ..Default::default()
+    });
+    c.kubectl_ok(&["create", "namespace", "bare"]);
+    // A controller would have acted within milliseconds; give it ample time to prove it won't.
+    std::thread::sleep(Duration::from_secs(2));
+    let args = ["get", "serviceaccount", "default", "-n", "bare"];
+    let err = fails(&args, c.kubectl(&args));
+    assert!(err.contains("NotFound"), "{err}");
+    let args = [
+        "get",
+        "lease",
+        "kube-controller-manager",
+        "-n",
+        "kube-system",
+    ];
+    let err = fails(&args, c.kubectl(&args));
+    assert!(
+        err.contains("NotFound"),
+        "no leader election without controllers: {err}"
+    );
+}
+
+#[test]
+fn unknown_controller_names_are_refused_at_start() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = Command::new(k1s_bin())
+        .args([
+            "server",
+            "--ephemeral",
+            "--secure-port",
+            "0",
+            "--controllers=*,-nosuch",
+        ])
+        .arg("--write-kubeconfig")
+        .arg(dir.path().join("kc"))
+        .stdin(Stdio::null())
+        .output()
+        .expect("run k1s");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("\"nosuch\" is not in the list of known controllers"),
+        "{err}"
+    );
+}
+
+fn controller_manager(c: &TestCluster) -> StreamingCommand {
+    let mut cmd = Command::new(k1s_bin());
+    cmd.arg("controller-manager")
+        .arg("--kubeconfig")
+        .arg(c.kubeconfig());
+    StreamingCommand::spawn(&mut cmd, "k1s controller-manager".into())
+}
+
+fn identity_of(cm: &mut StreamingCommand) -> String {
+    let line = cm.wait_for_line(WAIT, |l| l.contains("identity "));
+    line.split("identity ")
+        .nth(1)
+        .and_then(|r| r.split(';').next())
+        .expect("identity in the first line")
+        .to_string()
+}
+
+fn lease_holder(c: &TestCluster) -> String {
+    c.kubectl(&[
+        "get",
+        "lease",
+        "kube-controller-manager",
+        "-n",
+        "kube-system",
+        "-o",
+        "jsonpath={.spec.holderIdentity}",
+    ])
+    .stdout
+    .iter()
+    .map(|b| *b as char)
+    .collect()
+}
+
+#[test]
+fn two_remote_controller_managers_never_both_lead_and_the_survivor_takes_over() {
+    // A bare API server; the controllers run in two separate processes through the kubeconfig.
+    let c = TestCluster::start_with(StartOptions {
+        extra_args: vec!["--controllers=-*".into()],
+        ..Default::default()
+    });
+    let mut a = controller_manager(&c);
+    let mut b = controller_manager(&c);
+    let (id_a, id_b) = (identity_of(&mut a), identity_of(&mut b));
+    let first = wait_until(WAIT, "a leader", || {
+        let h = lease_holder(&c);
+        (h == id_a || h == id_b).then_some(h)
+    });
+    // The remote controllers work: a new namespace gets its default account.
+    c.kubectl_ok(&["create", "namespace", "remote"]);
+    wait_until(
+        WAIT,
+        "default ServiceAccount from the remote controller",
+        || exists(&c, &["get", "serviceaccount", "default", "-n", "remote"]).then_some(()),
+    );
+    // For a few renewals the holder stays the same: the other never takes the lease.
+    for _ in 0..3 {
+        std::thread::sleep(Duration::from_secs(2));
+        assert_eq!(
+            lease_holder(&c),
+            first,
+            "leadership must not move while the leader lives"
+        );
+    }
+    // Kill -9 the leader: the survivor takes over once the lease expires (15 s).
+    let (leader, survivor_id) = if first == id_a {
+        (&mut a, id_b.clone())
+    } else {
+        (&mut b, id_a.clone())
+    };
+    leader.kill();
+    wait_until(Duration::from_secs(40), "the survivor to lead", || {
+        (lease_holder(&c) == survivor_id).then_some(())
+    });
+    c.kubectl_ok(&["create", "namespace", "after-failover"]);
+    wait_until(WAIT, "default ServiceAccount after failover", || {
+        exists(
+            &c,
+            &["get", "serviceaccount", "default", "-n", "after-failover"],
+        )
+        .then_some(())
+    });
+}
