@@ -29,6 +29,55 @@ pub(super) const REF_PREFIX: &str = "#/definitions/";
 /// Definition name -> schema.
 pub(super) type Definitions = BTreeMap<String, Value>;
 
+/// The lookup definitions as compact JSON text (embedded in the binary), each parsed on first
+/// use: the walkers (field validation, strategic merge patch) touch a handful per kind, and a
+/// parsed tree of all of them costs about 2.5 MB where the text is about 190 KB.
+pub(crate) struct LazyDefinitions {
+    entries: BTreeMap<&'static str, LazyDefinition>,
+}
+
+struct LazyDefinition {
+    json: &'static str,
+    parsed: std::sync::OnceLock<Value>,
+}
+
+impl LazyDefinitions {
+    pub(super) fn from_embedded(defs: Vec<(&'static str, &'static str)>) -> LazyDefinitions {
+        let entries = defs
+            .into_iter()
+            .map(|(name, json)| {
+                (
+                    name,
+                    LazyDefinition {
+                        json,
+                        parsed: std::sync::OnceLock::new(),
+                    },
+                )
+            })
+            .collect();
+        LazyDefinitions { entries }
+    }
+
+    /// A definition's schema, parsed the first time it is asked for.
+    pub(crate) fn get(&self, name: &str) -> Option<&Value> {
+        let d = self.entries.get(name)?;
+        Some(
+            d.parsed
+                .get_or_init(|| serde_json::from_str(d.json).unwrap_or(Value::Null)),
+        )
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// The compact JSON text of every definition (for size reports).
+    #[cfg(test)]
+    pub(crate) fn json_texts(&self) -> impl Iterator<Item = &str> {
+        self.entries.values().map(|d| d.json)
+    }
+}
+
 /// The definitions and the kinds that map onto them.
 pub(super) struct Built {
     pub defs: Definitions,

@@ -47,23 +47,23 @@ fn add<T: Resource + JsonSchema + serde::de::DeserializeOwned>(
 
 macro_rules! kinds {
     ($generator:ident, $out:ident; $($ty:ty),* $(,)?) => {
-        $( add::<$ty>($generator, $out); )*
+        { $( add::<$ty>($generator, $out); )* }
     };
 }
 
-/// Generates the definition of every kind k1s serves (the catalog's kinds, the kinds its
-/// subresources serve, and the meta kinds every server answers with) into `generator`.
-pub(super) fn register(generator: &mut SchemaGenerator, out: &mut Vec<KindDef>) {
-    use k8s_openapi::api::{
-        admissionregistration, apps, authentication, authorization, autoscaling, batch,
-        certificates, coordination, core, discovery, events, networking, node, policy, rbac,
-        scheduling, storage,
-    };
-    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions;
-    use k8s_openapi::apimachinery::pkg::apis::meta;
-    use k8s_openapi::kube_aggregator::pkg::apis::apiregistration;
-
-    kinds!(generator, out;
+/// Calls `$m!` with every top-level kind k1s serves (the catalog's kinds, the kinds its
+/// subresources serve, and the meta kinds every server answers with).
+macro_rules! with_kinds {
+    ($m:ident, $($arg:ident),*) => {{
+        use k8s_openapi::api::{
+            admissionregistration, apps, authentication, authorization, autoscaling, batch,
+            certificates, coordination, core, discovery, events, networking, node, policy, rbac,
+            scheduling, storage,
+        };
+        use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions;
+        use k8s_openapi::apimachinery::pkg::apis::meta;
+        use k8s_openapi::kube_aggregator::pkg::apis::apiregistration;
+        $m!($($arg),*;
         core::v1::Binding,
         core::v1::ConfigMap,
         core::v1::Endpoints,
@@ -128,11 +128,36 @@ pub(super) fn register(generator: &mut SchemaGenerator, out: &mut Vec<KindDef>) 
         meta::v1::APIResourceList,
         meta::v1::APIVersions,
         meta::v1::Status,
-    );
+        );
+    }};
+}
 
+/// Generates the definition of every kind into `generator`.
+pub(super) fn register(generator: &mut SchemaGenerator, out: &mut Vec<KindDef>) {
+    with_kinds!(kinds, generator, out);
+
+    use k8s_openapi::apimachinery::pkg::apis::meta;
     // Not `Resource`s, but every group version serves them (their GVKs are added per group version).
     let _ = generator.subschema_for::<meta::v1::DeleteOptions>();
     let _ = generator.subschema_for::<meta::v1::WatchEvent<()>>();
     let _ = generator.subschema_for::<meta::v1::ListMeta>();
     let _ = generator.subschema_for::<meta::v1::Patch>();
+}
+
+macro_rules! type_checks {
+    ($out:ident; $($ty:ty),* $(,)?) => {
+        { $( $out.push((
+            <$ty as Resource>::GROUP,
+            <$ty as Resource>::VERSION,
+            <$ty as Resource>::KIND,
+            type_check::<$ty> as TypeCheck,
+        )); )* }
+    };
+}
+
+/// The typed decoding of every kind, without generating any schema.
+pub(super) fn type_checks() -> Vec<(&'static str, &'static str, &'static str, TypeCheck)> {
+    let mut out = Vec::new();
+    with_kinds!(type_checks, out);
+    out
 }

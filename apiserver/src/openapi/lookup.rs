@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use super::defs::{Definitions, ref_name};
+use super::defs::{LazyDefinitions as Definitions, ref_name};
 use crate::patch::FieldPatchMeta;
 
 /// Patch metadata of `field` of the definition `type_name`; `None` if either is unknown.

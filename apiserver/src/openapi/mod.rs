@@ -6,6 +6,7 @@
 //! serialized bytes are kept.
 
 mod defs;
+mod embedded;
 mod kinds;
 mod lookup;
 mod patch_facts;
@@ -23,7 +24,7 @@ use bytes::Bytes;
 use serde_json::Value;
 
 use crate::patch::{FieldPatchMeta, PatchSchema};
-use defs::Definitions;
+use defs::LazyDefinitions;
 use kinds::KindDef;
 pub use v2_proto::{V2_PROTOBUF_CONTENT_TYPE, V2Format};
 
@@ -35,7 +36,7 @@ pub const KUBERNETES_VERSION: &str = "v1.33.0";
 /// served documents.
 pub struct Schemas {
     /// Definitions without descriptions, for lookups.
-    lookup: Definitions,
+    lookup: LazyDefinitions,
     kinds: Vec<KindDef>,
     v2: OnceLock<Bytes>,
     v2_proto: OnceLock<Bytes>,
@@ -65,12 +66,19 @@ pub fn schemas() -> &'static Schemas {
 }
 
 impl Schemas {
-    /// Builds the lookup definitions; documents come later, on demand.
+    /// Loads the embedded lookup definitions and kinds; documents come later, on demand.
     pub fn build() -> Schemas {
-        let built = defs::build(false);
+        let (lookup, mut kinds) = embedded::load();
+        let checks = kinds::type_checks();
+        for k in &mut kinds {
+            k.type_check = checks
+                .iter()
+                .find(|(g, v, kind, _)| *g == k.group && *v == k.version && *kind == k.kind)
+                .map(|c| c.3);
+        }
         Schemas {
-            lookup: built.defs,
-            kinds: built.kinds,
+            lookup,
+            kinds,
             v2: OnceLock::new(),
             v2_proto: OnceLock::new(),
             v3: OnceLock::new(),

@@ -437,7 +437,7 @@ fn measure_build_cost() {
         .v3_paths()
         .map(|p| s.v3_document(p).unwrap().0.len())
         .sum();
-    let lookup_bytes: usize = s.lookup.values().map(|v| v.to_string().len()).sum();
+    let lookup_bytes: usize = s.lookup.json_texts().map(str::len).sum();
     println!(
         "openapi: lookup tree {} defs ({} KB as JSON) in {lookup:?}, RSS +{} KB; \
          v2 JSON {} KB in {v2_time:?}; v2 protobuf {} KB in {pb_time:?}; \
@@ -481,4 +481,44 @@ fn prune_removes_exactly_the_unknown_fields() {
         })
     );
     assert!(s.unknown_fields("io.k8s.api.core.v1.Pod", &pod).is_empty());
+}
+
+/// The embedded lookup table is what the generator makes today (k8s-openapi, the patch facts and
+/// the catalog all feed it). `K1S_UPDATE_LOOKUP=1 cargo test -p k1s-apiserver
+/// embedded_lookup_is_current` rewrites it.
+#[test]
+fn embedded_lookup_is_current() {
+    let built = super::defs::build(false);
+    let fresh = super::embedded::render(&built.defs, &built.kinds);
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/openapi/lookup.tsv");
+    if std::env::var_os("K1S_UPDATE_LOOKUP").is_some() {
+        std::fs::write(path, &fresh).expect("write lookup.tsv");
+        return;
+    }
+    let current = std::fs::read_to_string(path).unwrap_or_default();
+    assert!(
+        current == fresh,
+        "src/openapi/lookup.tsv is stale: run K1S_UPDATE_LOOKUP=1 cargo test -p k1s-apiserver embedded_lookup_is_current"
+    );
+    // The loaded kinds carry the typed checks the generator's kinds have.
+    let loaded = schemas();
+    assert_eq!(loaded.kinds.len(), built.kinds.len());
+    for (l, b) in loaded.kinds.iter().zip(&built.kinds) {
+        assert_eq!(
+            (
+                &l.group,
+                &l.version,
+                &l.kind,
+                &l.definition,
+                l.type_check.is_some()
+            ),
+            (
+                &b.group,
+                &b.version,
+                &b.kind,
+                &b.definition,
+                b.type_check.is_some()
+            )
+        );
+    }
 }

@@ -11,14 +11,16 @@ use k1s_apimachinery::ApiError;
 use k1s_apimachinery::catalog::ResourceInfo;
 use k1s_storage::{EventKind, ListOptions, Revision, Store};
 use serde_json::Value;
-use tokio::sync::broadcast;
+use tokio::sync::mpsc;
 
 use super::{Registry, object};
 use crate::errors::from_store;
 
 /// Events kept per resource for watches that resume from a recent resourceVersion.
 const RING_CAPACITY: usize = 4096;
-/// Events buffered per watcher before it is cut off.
+/// Events buffered per watcher before it is cut off. Each watcher's channel grows in small
+/// blocks as events queue up (a broadcast ring would allocate the whole buffer per resource up
+/// front: 512 KiB each, paid for every resource anyone watches).
 const SUBSCRIBER_BUFFER: usize = 4096;
 /// How long a watch from a revision the cache has not reached yet may wait for it.
 const CATCH_UP_WAIT: Duration = Duration::from_secs(3);
@@ -41,7 +43,9 @@ struct State {
     ring: VecDeque<Arc<CachedEvent>>,
     /// The ring holds every event after this revision.
     oldest: Revision,
-    tx: broadcast::Sender<Arc<CachedEvent>>,
+    /// Live watchers; one that falls `SUBSCRIBER_BUFFER` behind is dropped (its watch ends and
+    /// the client re-watches from its last resourceVersion).
+    subscribers: Vec<mpsc::Sender<Arc<CachedEvent>>>,
 }
 
 pub struct ResourceCache {
@@ -58,7 +62,7 @@ pub struct Subscription {
     /// Events after the requested revision that happened before subscribing.
     pub replay: Vec<Arc<CachedEvent>>,
     pub revision: Revision,
-    pub live: broadcast::Receiver<Arc<CachedEvent>>,
+    pub live: mpsc::Receiver<Arc<CachedEvent>>,
 }
 
 /// Watch caches of every resource, created on first use.
@@ -127,8 +131,9 @@ impl WatchCache {
                 tokio::time::sleep(Duration::from_millis(2)).await;
             }
         }
-        let state = cache.read()?;
-        let live = state.tx.subscribe();
+        let mut state = cache.write()?;
+        let (tx, live) = mpsc::channel(SUBSCRIBER_BUFFER);
+        state.subscribers.push(tx);
         let sub = match after {
             None => Subscription {
                 initial: state.objects.values().cloned().collect(),
@@ -154,6 +159,12 @@ impl WatchCache {
 }
 
 impl ResourceCache {
+    fn write(&self) -> Result<std::sync::RwLockWriteGuard<'_, State>, ApiError> {
+        self.state
+            .write()
+            .map_err(|_| ApiError::internal("watch cache lock poisoned"))
+    }
+
     fn read(&self) -> Result<std::sync::RwLockReadGuard<'_, State>, ApiError> {
         self.state
             .read()
@@ -181,14 +192,13 @@ async fn start(
         .watch(prefix, page.revision)
         .await
         .map_err(|e| from_store(e, &gr, ""))?;
-    let (tx, _) = broadcast::channel(SUBSCRIBER_BUFFER);
     let cache = Arc::new(ResourceCache {
         state: RwLock::new(State {
             objects,
             revision: page.revision,
             ring: VecDeque::new(),
             oldest: page.revision,
-            tx,
+            subscribers: Vec::new(),
         }),
         progress: tokio::sync::watch::Sender::new(0),
     });
@@ -251,7 +261,10 @@ async fn start(
             }
             state.ring.push_back(event.clone());
             // Sent under the lock: a subscriber sees each event either in its snapshot or live.
-            let _ = state.tx.send(event);
+            // A full channel (a watcher too slow) or a closed one (a watch that ended) drops it.
+            state
+                .subscribers
+                .retain(|s| s.try_send(event.clone()).is_ok());
         }
         // The storage watch ended (store closing, or the cache fell behind): drop this cache so
         // the next watch rebuilds it; its watchers end and re-watch.

@@ -17,7 +17,7 @@ use k1s_apimachinery::meta;
 use k1s_apimachinery::selector::{FieldSelector, LabelSelector};
 use k1s_storage::{EventKind, Revision};
 use serde_json::{Value, json};
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 
 use super::cache::CachedEvent;
@@ -75,7 +75,7 @@ const DEFAULT_BOOKMARK_INTERVAL: Duration = Duration::from_secs(60);
 
 /// Where live changes come from.
 enum Live {
-    Cache(broadcast::Receiver<Arc<CachedEvent>>),
+    Cache(mpsc::Receiver<Arc<CachedEvent>>),
     Store(k1s_storage::WatchStream, &'static ResourceInfo),
 }
 
@@ -83,7 +83,7 @@ impl Live {
     /// The next change; `None` when the feed ended or this watcher fell behind.
     async fn next(&mut self) -> Option<Arc<CachedEvent>> {
         match self {
-            Live::Cache(rx) => rx.recv().await.ok(),
+            Live::Cache(rx) => rx.recv().await,
             Live::Store(w, info) => loop {
                 let ev = w.next().await?.ok()?;
                 if let Some(e) = decode_event(info, &ev) {
