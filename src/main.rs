@@ -40,6 +40,66 @@ struct ControllerFlags {
     /// Lead through the Lease kube-system/kube-controller-manager before running controllers.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     leader_elect: bool,
+    #[command(flatten)]
+    concurrency: ConcurrentSyncs,
+}
+
+/// kube-controller-manager's `--concurrent-*-syncs` flags (workers per controller); unset flags
+/// keep upstream's defaults.
+#[derive(clap::Args)]
+struct ConcurrentSyncs {
+    /// Namespaces deleted at once (default 10).
+    #[arg(long)]
+    concurrent_namespace_syncs: Option<usize>,
+    /// Garbage collector workers (default 20).
+    #[arg(long)]
+    concurrent_gc_syncs: Option<usize>,
+    /// Endpoints controller workers (default 5).
+    #[arg(long)]
+    concurrent_endpoint_syncs: Option<usize>,
+    /// EndpointSlice controller workers (default 5).
+    #[arg(long)]
+    concurrent_service_endpoint_syncs: Option<usize>,
+    /// EndpointSlice mirroring controller workers (default 5).
+    #[arg(long)]
+    mirroring_concurrent_service_endpoint_syncs: Option<usize>,
+    /// ResourceQuota controller workers (default 5).
+    #[arg(long)]
+    concurrent_resource_quota_syncs: Option<usize>,
+    /// Service-account token controller workers (default 5).
+    #[arg(long)]
+    concurrent_serviceaccount_token_syncs: Option<usize>,
+    /// TTL-after-finished controller workers (default 5).
+    #[arg(long)]
+    concurrent_ttl_after_finished_syncs: Option<usize>,
+}
+
+impl ConcurrentSyncs {
+    /// The set flags, keyed as controllers ask for them (`namespace`, `gc`, ...).
+    fn into_map(self) -> std::collections::BTreeMap<String, usize> {
+        [
+            ("namespace", self.concurrent_namespace_syncs),
+            ("gc", self.concurrent_gc_syncs),
+            ("endpoint", self.concurrent_endpoint_syncs),
+            ("service-endpoint", self.concurrent_service_endpoint_syncs),
+            (
+                "mirroring-service-endpoint",
+                self.mirroring_concurrent_service_endpoint_syncs,
+            ),
+            ("resource-quota", self.concurrent_resource_quota_syncs),
+            (
+                "serviceaccount-token",
+                self.concurrent_serviceaccount_token_syncs,
+            ),
+            (
+                "ttl-after-finished",
+                self.concurrent_ttl_after_finished_syncs,
+            ),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| Some((k.to_string(), v?)))
+        .collect()
+    }
 }
 
 #[derive(clap::Args)]
@@ -157,6 +217,7 @@ async fn run_server(args: ServerArgs) -> anyhow::Result<()> {
     let cm_options = k1s_controller_manager::Options {
         controllers: controllers.controllers,
         leader_elect: controllers.leader_elect,
+        concurrent_syncs: controllers.concurrency.into_map(),
         root_ca_pem: Some(server.ca_pem.clone()),
         ..Default::default()
     };
@@ -210,6 +271,7 @@ async fn run_controller_manager(args: ControllerManagerArgs) -> anyhow::Result<(
     let options = k1s_controller_manager::Options {
         controllers: args.controller.controllers,
         leader_elect: args.controller.leader_elect,
+        concurrent_syncs: args.controller.concurrency.into_map(),
         root_ca_pem: (!root_ca_pem.is_empty()).then_some(root_ca_pem),
         ..Default::default()
     };

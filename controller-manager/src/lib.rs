@@ -71,6 +71,9 @@ pub struct Options {
     pub resync: Option<Duration>,
     /// This process's leader-election identity (upstream: `<hostname>_<uuid>`).
     pub identity: String,
+    /// Worker counts set by upstream's `--concurrent-<name>-syncs` flags, by `<name>`
+    /// (`namespace`, `gc`, `endpoint`, ...); controllers fall back to upstream's defaults.
+    pub concurrent_syncs: std::collections::BTreeMap<String, usize>,
 }
 
 impl Default for Options {
@@ -83,6 +86,7 @@ impl Default for Options {
             identity: format!("{}_{}", hostname(), uuid::Uuid::new_v4()),
             host: hostname(),
             resync: None,
+            concurrent_syncs: Default::default(),
         }
     }
 }
@@ -110,6 +114,16 @@ impl ControllerContext {
     /// A rate-limited work queue with metrics under the controller's name.
     pub fn queue(&self) -> WorkQueue {
         WorkQueue::new(RateLimiter::default(), Some(self.metrics.queue(self.name)))
+    }
+
+    /// The worker count for upstream's `--concurrent-<flag>-syncs`, or its `default`.
+    pub fn workers(&self, flag: &str, default: usize) -> usize {
+        self.options
+            .concurrent_syncs
+            .get(flag)
+            .copied()
+            .unwrap_or(default)
+            .max(1)
     }
 
     /// Starts `workers` workers once every informer created so far has synced, so a reconcile

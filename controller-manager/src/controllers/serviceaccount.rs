@@ -49,8 +49,8 @@ pub fn start(ctx: ControllerContext) {
         namespaces: namespaces.store(),
         accounts: accounts.store(),
     });
-    // Upstream's --concurrent-serviceaccount-syncs default.
-    ctx.run_workers(reconciler, queue, 5);
+    // Upstream runs the ServiceAccountsController with one worker.
+    ctx.run_workers(reconciler, queue, 1);
 }
 
 impl Reconciler for ServiceAccounts {
