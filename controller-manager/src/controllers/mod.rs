@@ -80,6 +80,27 @@ pub fn selector_matches(
     parsed.matches(labels.unwrap_or(&empty))
 }
 
+/// A handler that enqueues a namespace's name when it appears or changes (for controllers
+/// that keep something in every namespace).
+pub fn enqueue_live_namespaces(
+    queue: crate::workqueue::WorkQueue,
+) -> impl Fn(&crate::informer::Delta<k8s_openapi::api::core::v1::Namespace>) + Send + Sync + 'static
+{
+    move |d| {
+        if !matches!(d, crate::informer::Delta::Deleted(_)) {
+            queue.add(d.object().metadata.name.clone().unwrap_or_default());
+        }
+    }
+}
+
+/// The namespace `name` from the cache, unless it is gone or terminating.
+pub fn active_namespace(
+    namespaces: &crate::informer::Store<k8s_openapi::api::core::v1::Namespace>,
+    name: &str,
+) -> Option<std::sync::Arc<k8s_openapi::api::core::v1::Namespace>> {
+    namespaces.get(name).filter(|ns| !is_terminating(ns))
+}
+
 /// Whether a namespace is being deleted (controllers then leave it alone).
 pub fn is_terminating(ns: &k8s_openapi::api::core::v1::Namespace) -> bool {
     ns.metadata.deletion_timestamp.is_some()

@@ -11,9 +11,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Client;
 use kube::api::{Api, PostParams};
 
+use crate::ControllerContext;
 use crate::controller::{Action, Error, Reconciler, is_conflict, is_not_found};
+use crate::controllers::{active_namespace, enqueue_live_namespaces};
 use crate::informer::{Delta, Store};
-use crate::{ControllerContext, controllers::is_terminating};
 
 pub const CONFIG_MAP_NAME: &str = "kube-root-ca.crt";
 const DESCRIPTION_KEY: &str = "kubernetes.io/description";
@@ -34,14 +35,7 @@ pub fn start(ctx: ControllerContext) {
     let namespaces = ctx.factory.informer::<Namespace>();
     let config_maps = ctx.factory.informer::<ConfigMap>();
     let queue = ctx.queue();
-    {
-        let queue = queue.clone();
-        namespaces.add_handler(move |d: &Delta<Namespace>| {
-            if !matches!(d, Delta::Deleted(_)) {
-                queue.add(d.object().metadata.name.clone().unwrap_or_default());
-            }
-        });
-    }
+    namespaces.add_handler(enqueue_live_namespaces(queue.clone()));
     {
         let queue = queue.clone();
         config_maps.add_handler(move |d: &Delta<ConfigMap>| {
@@ -72,10 +66,7 @@ impl Publisher {
 
 impl Reconciler for Publisher {
     async fn reconcile(&self, namespace: &str) -> Result<Action, Error> {
-        let Some(ns) = self.namespaces.get(namespace) else {
-            return Ok(Action::Done);
-        };
-        if is_terminating(&ns) {
+        if active_namespace(&self.namespaces, namespace).is_none() {
             return Ok(Action::Done);
         }
         let api: Api<ConfigMap> = Api::namespaced(self.client.clone(), namespace);

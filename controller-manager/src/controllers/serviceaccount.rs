@@ -9,9 +9,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Client;
 use kube::api::{Api, PostParams};
 
+use crate::ControllerContext;
 use crate::controller::{Action, Error, Reconciler, is_conflict};
+use crate::controllers::{active_namespace, enqueue_live_namespaces};
 use crate::informer::{Delta, Store};
-use crate::{ControllerContext, controllers::is_terminating};
 
 /// The accounts every namespace gets (upstream's ServiceAccountsToEnsure).
 const ENSURED: &[&str] = &["default"];
@@ -26,14 +27,7 @@ pub fn start(ctx: ControllerContext) {
     let namespaces = ctx.factory.informer::<Namespace>();
     let accounts = ctx.factory.informer::<ServiceAccount>();
     let queue = ctx.queue();
-    {
-        let queue = queue.clone();
-        namespaces.add_handler(move |d: &Delta<Namespace>| {
-            if !matches!(d, Delta::Deleted(_)) {
-                queue.add(d.object().metadata.name.clone().unwrap_or_default());
-            }
-        });
-    }
+    namespaces.add_handler(enqueue_live_namespaces(queue.clone()));
     {
         let queue = queue.clone();
         accounts.add_handler(move |d: &Delta<ServiceAccount>| {
@@ -55,10 +49,7 @@ pub fn start(ctx: ControllerContext) {
 
 impl Reconciler for ServiceAccounts {
     async fn reconcile(&self, namespace: &str) -> Result<Action, Error> {
-        let Some(ns) = self.namespaces.get(namespace) else {
-            return Ok(Action::Done);
-        };
-        if is_terminating(&ns) {
+        if active_namespace(&self.namespaces, namespace).is_none() {
             return Ok(Action::Done);
         }
         let api: Api<ServiceAccount> = Api::namespaced(self.client.clone(), namespace);
