@@ -289,7 +289,7 @@ async fn serve_verb(
                 Some("finalize") => {
                     let finalizers = obj.pointer("/spec/finalizers").cloned();
                     ctx.registry
-                        .update(target, strategy, name, None, &write, |old| {
+                        .update(target, strategy, name, Some("finalize"), &write, |old| {
                             let mut new = old.clone();
                             new["spec"]["finalizers"] = finalizers.clone().unwrap_or(json!([]));
                             Ok(new)

@@ -176,6 +176,18 @@ pub fn prepare_update(
         let ns = meta::namespace(old).unwrap_or_default().to_string();
         meta::set_namespace(&mut new, &ns).map_err(meta_err)?;
     }
+    if subresource == Some("finalize") {
+        // namespaces/finalize changes spec.finalizers only (upstream's finalizeStrategy).
+        let finalizers = new
+            .pointer("/spec/finalizers")
+            .cloned()
+            .unwrap_or(Value::Array(Vec::new()));
+        let mut merged = old.clone();
+        merged["spec"]["finalizers"] = finalizers;
+        let rv = meta::resource_version(&new).map(str::to_string);
+        meta::set_resource_version(&mut merged, rv.as_deref().unwrap_or("")).map_err(meta_err)?;
+        return Ok(merged);
+    }
     if matches!(subresource, Some("status" | "approval")) {
         // A status update changes status only.
         let status = new.get("status").cloned();

@@ -2,6 +2,7 @@
 //! lists them with upstream's `--controllers` names, aliases and service accounts.
 
 pub mod clusterroleaggregation;
+pub mod namespace;
 pub mod rootcacertpublisher;
 pub mod serviceaccount;
 
@@ -26,6 +27,14 @@ pub struct ControllerDescriptor {
 
 /// Every controller k1s runs.
 pub static DESCRIPTORS: &[ControllerDescriptor] = &[
+    ControllerDescriptor {
+        name: "namespace-controller",
+        aliases: &["namespace"],
+        service_account: Some("namespace-controller"),
+        event_source: "namespace-controller",
+        enabled_by_default: true,
+        start: namespace::start,
+    },
     ControllerDescriptor {
         name: "serviceaccount-controller",
         aliases: &["serviceaccount"],
