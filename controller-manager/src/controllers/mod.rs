@@ -2,6 +2,7 @@
 //! lists them with upstream's `--controllers` names, aliases and service accounts.
 
 pub mod clusterroleaggregation;
+pub mod garbagecollector;
 pub mod namespace;
 pub mod rootcacertpublisher;
 pub mod serviceaccount;
@@ -34,6 +35,14 @@ pub static DESCRIPTORS: &[ControllerDescriptor] = &[
         event_source: "namespace-controller",
         enabled_by_default: true,
         start: namespace::start,
+    },
+    ControllerDescriptor {
+        name: "garbage-collector-controller",
+        aliases: &["garbagecollector", "garbage-collector"],
+        service_account: Some("generic-garbage-collector"),
+        event_source: "garbage-collector-controller",
+        enabled_by_default: true,
+        start: garbagecollector::start,
     },
     ControllerDescriptor {
         name: "serviceaccount-controller",

@@ -1,0 +1,479 @@
+//! The garbage collector (upstream `pkg/controller/garbagecollector`): an owner/dependent graph
+//! over every resource discovery lists (metadata-only informers, rediscovered every 30 s), and
+//! one reconcile per object UID:
+//! - a dependent whose owners are all gone (confirmed by a live GET: absent, or another UID) is
+//!   deleted (background); one with some live owners loses only its dangling references;
+//! - an owner being deleted with the `orphan` finalizer: its dependents lose their references
+//!   to it, then the finalizer is removed;
+//! - an owner being deleted with the `foregroundDeletion` finalizer: its dependents are deleted
+//!   first; once none that blocks (`blockOwnerDeletion`) is left, the finalizer is removed.
+//!
+//! An object whose owner exists is never deleted.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams};
+use kube::core::{ApiResource, PartialObjectMeta};
+use kube::discovery::{Discovery, Scope, verbs};
+use kube::{Client, ResourceExt};
+
+use crate::ControllerContext;
+use crate::controller::{Action, Error, Reconciler, is_not_found};
+use crate::events::WARNING;
+use crate::informer::Delta;
+
+const ORPHAN: &str = "orphan";
+const FOREGROUND: &str = "foregroundDeletion";
+/// How often the set of watched resources is refreshed from discovery (upstream: 30 s).
+const REDISCOVERY: Duration = Duration::from_secs(30);
+
+/// One object in the graph.
+#[derive(Clone, Debug)]
+struct Node {
+    resource: ApiResource,
+    namespaced: bool,
+    namespace: Option<String>,
+    name: String,
+    owners: Vec<OwnerReference>,
+    finalizers: Vec<String>,
+    being_deleted: bool,
+}
+
+#[derive(Default)]
+struct Graph {
+    nodes: HashMap<String, Node>,
+    /// owner UID -> dependent UIDs.
+    dependents: HashMap<String, HashSet<String>>,
+}
+
+impl Graph {
+    fn upsert(&mut self, uid: String, node: Node) {
+        self.remove(&uid);
+        for o in &node.owners {
+            self.dependents
+                .entry(o.uid.clone())
+                .or_default()
+                .insert(uid.clone());
+        }
+        self.nodes.insert(uid, node);
+    }
+
+    fn remove(&mut self, uid: &str) -> Option<Node> {
+        let old = self.nodes.remove(uid)?;
+        for o in &old.owners {
+            if let Some(d) = self.dependents.get_mut(&o.uid) {
+                d.remove(uid);
+                if d.is_empty() {
+                    self.dependents.remove(&o.uid);
+                }
+            }
+        }
+        Some(old)
+    }
+
+    fn dependents_of(&self, uid: &str) -> Vec<(String, Node)> {
+        self.dependents
+            .get(uid)
+            .into_iter()
+            .flatten()
+            .filter_map(|d| Some((d.clone(), self.nodes.get(d)?.clone())))
+            .collect()
+    }
+}
+
+struct GarbageCollector {
+    client: Client,
+    graph: Arc<Mutex<Graph>>,
+    /// `apiVersion/kind` -> resource and scope, from discovery.
+    kinds: Arc<Mutex<HashMap<String, (ApiResource, bool)>>>,
+    recorder: crate::events::EventRecorder,
+}
+
+pub fn start(ctx: ControllerContext) {
+    let graph: Arc<Mutex<Graph>> = Arc::default();
+    let kinds: Arc<Mutex<HashMap<String, (ApiResource, bool)>>> = Arc::default();
+    let queue = ctx.queue();
+    let reconciler = Arc::new(GarbageCollector {
+        client: ctx.client.clone(),
+        graph: graph.clone(),
+        kinds: kinds.clone(),
+        recorder: ctx.recorder.clone(),
+    });
+    let workers = ctx.workers("gc", 20);
+    let client = ctx.client.clone();
+    let watch_ctx = ctx.clone();
+    tokio::spawn(async move {
+        let mut watched: HashSet<String> = HashSet::new();
+        let mut started = false;
+        let mut shutdown = watch_ctx.shutdown.clone();
+        loop {
+            match Discovery::new(client.clone()).run_aggregated().await {
+                Ok(discovery) => {
+                    let mut map = HashMap::new();
+                    for (ar, caps) in discovery.groups().flat_map(|g| g.recommended_resources()) {
+                        let namespaced = caps.scope == Scope::Namespaced;
+                        map.insert(
+                            format!("{}/{}", ar.api_version, ar.kind),
+                            (ar.clone(), namespaced),
+                        );
+                        let deletable = [verbs::LIST, verbs::WATCH, verbs::DELETE]
+                            .iter()
+                            .all(|v| caps.supports_operation(v));
+                        let key = format!("{}/{}", ar.api_version, ar.plural);
+                        if deletable && watched.insert(key) {
+                            follow(&watch_ctx, &graph, &queue, ar, namespaced);
+                        }
+                    }
+                    // Every version of a group resolves owners too (owners may name any served version).
+                    for g in discovery.groups() {
+                        for v in g.versions() {
+                            for (ar, caps) in g.versioned_resources(v) {
+                                let namespaced = caps.scope == Scope::Namespaced;
+                                map.entry(format!("{}/{}", ar.api_version, ar.kind))
+                                    .or_insert((ar, namespaced));
+                            }
+                        }
+                    }
+                    *kinds
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner) = map;
+                    watch_ctx.factory.start();
+                    if !started {
+                        started = true;
+                        watch_ctx.run_workers(reconciler.clone(), queue.clone(), workers);
+                    }
+                }
+                Err(e) => tracing::debug!(error = %e, "garbage collector: discovery failed"),
+            }
+            tokio::select! {
+                _ = shutdown.wait_for(|s| *s) => return,
+                _ = tokio::time::sleep(REDISCOVERY) => {}
+            }
+        }
+    });
+}
+
+/// Follows one resource: its objects join the graph, and every change enqueues what it may
+/// affect (the object, its owners, its dependents).
+fn follow(
+    ctx: &ControllerContext,
+    graph: &Arc<Mutex<Graph>>,
+    queue: &crate::workqueue::WorkQueue,
+    resource: ApiResource,
+    namespaced: bool,
+) {
+    let informer = ctx.factory.metadata_informer(&resource);
+    let (graph, queue) = (graph.clone(), queue.clone());
+    informer.add_handler(move |d: &Delta<PartialObjectMeta<DynamicObject>>| {
+        let obj = d.object();
+        let Some(uid) = obj.metadata.uid.clone() else {
+            return;
+        };
+        let mut g = graph
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match d {
+            Delta::Deleted(_) => {
+                let old = g.remove(&uid);
+                // Its dependents may now be orphans; owners waiting in the foreground may go.
+                for (dep, _) in g.dependents_of(&uid) {
+                    queue.add(dep);
+                }
+                for o in old.iter().flat_map(|n| &n.owners) {
+                    queue.add(o.uid.clone());
+                }
+            }
+            _ => {
+                let node = Node {
+                    resource: resource.clone(),
+                    namespaced,
+                    namespace: obj.metadata.namespace.clone(),
+                    name: obj.name_any(),
+                    owners: obj.metadata.owner_references.clone().unwrap_or_default(),
+                    finalizers: obj.metadata.finalizers.clone().unwrap_or_default(),
+                    being_deleted: obj.metadata.deletion_timestamp.is_some(),
+                };
+                let interesting = !node.owners.is_empty()
+                    || (node.being_deleted
+                        && node
+                            .finalizers
+                            .iter()
+                            .any(|f| f == ORPHAN || f == FOREGROUND));
+                let owners: Vec<String> = node.owners.iter().map(|o| o.uid.clone()).collect();
+                let being_deleted = node.being_deleted;
+                g.upsert(uid.clone(), node);
+                if interesting {
+                    queue.add(uid.clone());
+                }
+                if being_deleted {
+                    // A dependent going away may unblock a foreground owner.
+                    for o in owners {
+                        queue.add(o);
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// What a live lookup says about one owner reference.
+enum OwnerState {
+    Solid,
+    Dangling,
+    /// Being deleted in the foreground, and this reference blocks it.
+    Waiting,
+}
+
+impl GarbageCollector {
+    fn node(&self, uid: &str) -> Option<Node> {
+        self.graph
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .nodes
+            .get(uid)
+            .cloned()
+    }
+
+    fn dependents(&self, uid: &str) -> Vec<(String, Node)> {
+        self.graph
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .dependents_of(uid)
+    }
+
+    fn api(&self, node: &Node) -> Api<DynamicObject> {
+        match (&node.namespace, node.namespaced) {
+            (Some(ns), true) => Api::namespaced_with(self.client.clone(), ns, &node.resource),
+            _ => Api::all_with(self.client.clone(), &node.resource),
+        }
+    }
+
+    fn meta_api(
+        &self,
+        resource: &ApiResource,
+        namespace: Option<&str>,
+    ) -> Api<PartialObjectMeta<DynamicObject>> {
+        match namespace {
+            Some(ns) => Api::namespaced_with(self.client.clone(), ns, resource),
+            None => Api::all_with(self.client.clone(), resource),
+        }
+    }
+
+    /// Looks the owner up live, in the dependent's namespace (owners never cross namespaces).
+    async fn owner_state(
+        &self,
+        dependent: &Node,
+        owner: &OwnerReference,
+    ) -> Result<OwnerState, Error> {
+        let kind = self
+            .kinds
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(&format!("{}/{}", owner.api_version, owner.kind))
+            .cloned();
+        let Some((resource, owner_namespaced)) = kind else {
+            // An owner of a kind the server does not serve cannot exist.
+            return Ok(OwnerState::Dangling);
+        };
+        let namespace = match (owner_namespaced, dependent.namespaced) {
+            (true, true) => dependent.namespace.as_deref(),
+            (false, _) => None,
+            (true, false) => {
+                // A cluster-scoped dependent cannot have a namespaced owner.
+                self.event_invalid_owner(dependent, owner);
+                return Ok(OwnerState::Dangling);
+            }
+        };
+        match self
+            .meta_api(&resource, namespace)
+            .get_metadata_opt(&owner.name)
+            .await?
+        {
+            Some(live) if live.metadata.uid.as_deref() == Some(owner.uid.as_str()) => {
+                let foreground = live.metadata.deletion_timestamp.is_some()
+                    && live
+                        .metadata
+                        .finalizers
+                        .iter()
+                        .flatten()
+                        .any(|f| f == FOREGROUND);
+                if foreground && owner.block_owner_deletion == Some(true) {
+                    Ok(OwnerState::Waiting)
+                } else {
+                    Ok(OwnerState::Solid)
+                }
+            }
+            _ => Ok(OwnerState::Dangling),
+        }
+    }
+
+    fn event_invalid_owner(&self, dependent: &Node, owner: &OwnerReference) {
+        let reference = k8s_openapi::api::core::v1::ObjectReference {
+            api_version: Some(dependent.resource.api_version.clone()),
+            kind: Some(dependent.resource.kind.clone()),
+            name: Some(dependent.name.clone()),
+            namespace: dependent.namespace.clone(),
+            ..Default::default()
+        };
+        self.recorder.event(
+            &reference,
+            WARNING,
+            "OwnerRefInvalidNamespace",
+            &format!(
+                "ownerRef [{}/{}, namespace: , name: {}, uid: {}] does not exist in namespace \"\"",
+                owner.api_version, owner.kind, owner.name, owner.uid
+            ),
+        );
+    }
+
+    /// A dependent with owners: deleted when none is left, cleaned of dangling references
+    /// when some are.
+    async fn attempt_to_delete(&self, node: &Node) -> Result<Action, Error> {
+        let mut solid = 0;
+        let mut waiting = 0;
+        let mut dangling = Vec::new();
+        for owner in &node.owners {
+            match self.owner_state(node, owner).await? {
+                OwnerState::Solid => solid += 1,
+                OwnerState::Waiting => waiting += 1,
+                OwnerState::Dangling => dangling.push(owner.uid.clone()),
+            }
+        }
+        if solid > 0 || (waiting == 0 && dangling.is_empty()) {
+            if solid > 0 && !dangling.is_empty() {
+                // Keep the object; drop only the references to owners that are gone.
+                let kept: Vec<&OwnerReference> = node
+                    .owners
+                    .iter()
+                    .filter(|o| !dangling.contains(&o.uid))
+                    .collect();
+                let patch =
+                    serde_json::json!({ "metadata": { "ownerReferences": list_or_null(&kept) } });
+                match self
+                    .api(node)
+                    .patch_metadata(&node.name, &PatchParams::default(), &Patch::Merge(&patch))
+                    .await
+                {
+                    Ok(_) => {}
+                    Err(e) if is_not_found(&e) => {}
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            return Ok(Action::Done);
+        }
+        if node.being_deleted {
+            return Ok(Action::Done);
+        }
+        // Owners in the foreground wait for this one to go in the foreground too.
+        let params = if waiting > 0 {
+            DeleteParams::foreground()
+        } else {
+            DeleteParams::background()
+        };
+        match self.api(node).delete(&node.name, &params).await {
+            Ok(_) => Ok(Action::Done),
+            Err(e) if is_not_found(&e) => Ok(Action::Done),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Removes `finalizer` from an object (a patch; a conflict retries).
+    async fn remove_finalizer(&self, node: &Node, finalizer: &str) -> Result<(), Error> {
+        let left: Vec<&String> = node.finalizers.iter().filter(|f| *f != finalizer).collect();
+        let patch = serde_json::json!({ "metadata": { "finalizers": list_or_null(&left) } });
+        match self
+            .api(node)
+            .patch_metadata(&node.name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(e) if is_not_found(&e) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    async fn orphan_dependents(&self, uid: &str, node: &Node) -> Result<Action, Error> {
+        for (_, dep) in self.dependents(uid) {
+            let kept: Vec<&OwnerReference> = dep.owners.iter().filter(|o| o.uid != uid).collect();
+            let patch =
+                serde_json::json!({ "metadata": { "ownerReferences": list_or_null(&kept) } });
+            match self
+                .api(&dep)
+                .patch_metadata(&dep.name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+            {
+                Ok(_) => {}
+                Err(e) if is_not_found(&e) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        self.remove_finalizer(node, ORPHAN).await?;
+        Ok(Action::Done)
+    }
+
+    async fn delete_dependents_first(&self, uid: &str, node: &Node) -> Result<Action, Error> {
+        let mut blocking = 0;
+        for (dep_uid, dep) in self.dependents(uid) {
+            let blocks = dep
+                .owners
+                .iter()
+                .any(|o| o.uid == uid && o.block_owner_deletion == Some(true));
+            if blocks {
+                blocking += 1;
+            }
+            if dep.being_deleted {
+                continue;
+            }
+            // A dependent with dependents of its own goes in the foreground too.
+            let has_own = !self.dependents(&dep_uid).is_empty();
+            let params = if has_own {
+                DeleteParams::foreground()
+            } else {
+                DeleteParams::background()
+            };
+            match self.api(&dep).delete(&dep.name, &params).await {
+                Ok(_) => {}
+                Err(e) if is_not_found(&e) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        if blocking > 0 {
+            // Woken again as each blocking dependent goes.
+            return Ok(Action::Done);
+        }
+        self.remove_finalizer(node, FOREGROUND).await?;
+        Ok(Action::Done)
+    }
+}
+
+/// A list for a merge patch; an empty one removes the field (as upstream leaves it unset).
+fn list_or_null<T: serde::Serialize>(items: &[T]) -> serde_json::Value {
+    if items.is_empty() {
+        serde_json::Value::Null
+    } else {
+        serde_json::to_value(items).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+impl Reconciler for GarbageCollector {
+    async fn reconcile(&self, uid: &str) -> Result<Action, Error> {
+        let Some(node) = self.node(uid) else {
+            return Ok(Action::Done);
+        };
+        if node.being_deleted {
+            if node.finalizers.iter().any(|f| f == ORPHAN) {
+                return self.orphan_dependents(uid, &node).await;
+            }
+            if node.finalizers.iter().any(|f| f == FOREGROUND) {
+                return self.delete_dependents_first(uid, &node).await;
+            }
+        }
+        if node.owners.is_empty() {
+            return Ok(Action::Done);
+        }
+        self.attempt_to_delete(&node).await
+    }
+}
