@@ -27,13 +27,15 @@ use crate::informer::Delta;
 
 const ORPHAN: &str = "orphan";
 const FOREGROUND: &str = "foregroundDeletion";
+/// Resources the collector leaves alone (upstream's DefaultIgnoredResources: events).
+const IGNORED: &[(&str, &str)] = &[("", "events"), ("events.k8s.io", "events")];
 /// How often the set of watched resources is refreshed from discovery (upstream: 30 s).
 const REDISCOVERY: Duration = Duration::from_secs(30);
 
 /// One object in the graph.
 #[derive(Clone, Debug)]
 struct Node {
-    resource: ApiResource,
+    resource: Arc<ApiResource>,
     namespaced: bool,
     namespace: Option<String>,
     name: String,
@@ -121,7 +123,8 @@ pub fn start(ctx: ControllerContext) {
                         );
                         let deletable = [verbs::LIST, verbs::WATCH, verbs::DELETE]
                             .iter()
-                            .all(|v| caps.supports_operation(v));
+                            .all(|v| caps.supports_operation(v))
+                            && !IGNORED.contains(&(ar.group.as_str(), ar.plural.as_str()));
                         let key = format!("{}/{}", ar.api_version, ar.plural);
                         if deletable && watched.insert(key) {
                             follow(&watch_ctx, &graph, &queue, ar, namespaced);
@@ -167,6 +170,7 @@ fn follow(
 ) {
     let informer = ctx.factory.metadata_informer(&resource);
     let (graph, queue) = (graph.clone(), queue.clone());
+    let resource = Arc::new(resource);
     informer.add_handler(move |d: &Delta<PartialObjectMeta<DynamicObject>>| {
         let obj = d.object();
         let Some(uid) = obj.metadata.uid.clone() else {
@@ -246,8 +250,8 @@ impl GarbageCollector {
 
     fn api(&self, node: &Node) -> Api<DynamicObject> {
         match (&node.namespace, node.namespaced) {
-            (Some(ns), true) => Api::namespaced_with(self.client.clone(), ns, &node.resource),
-            _ => Api::all_with(self.client.clone(), &node.resource),
+            (Some(ns), true) => Api::namespaced_with(self.client.clone(), ns, &*node.resource),
+            _ => Api::all_with(self.client.clone(), &*node.resource),
         }
     }
 

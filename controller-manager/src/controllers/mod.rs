@@ -2,9 +2,12 @@
 //! lists them with upstream's `--controllers` names, aliases and service accounts.
 
 pub mod clusterroleaggregation;
+pub mod endpoint;
+pub mod endpointslice;
 pub mod garbagecollector;
 pub mod namespace;
 pub mod rootcacertpublisher;
+pub mod service_pods;
 pub mod serviceaccount;
 
 use crate::ControllerContext;
@@ -35,6 +38,22 @@ pub static DESCRIPTORS: &[ControllerDescriptor] = &[
         event_source: "namespace-controller",
         enabled_by_default: true,
         start: namespace::start,
+    },
+    ControllerDescriptor {
+        name: "endpoints-controller",
+        aliases: &["endpoint", "endpoints"],
+        service_account: Some("endpoint-controller"),
+        event_source: "endpoint-controller",
+        enabled_by_default: true,
+        start: endpoint::start,
+    },
+    ControllerDescriptor {
+        name: "endpointslice-controller",
+        aliases: &["endpointslice"],
+        service_account: Some("endpointslice-controller"),
+        event_source: "endpointslice-controller",
+        enabled_by_default: true,
+        start: endpointslice::start,
     },
     ControllerDescriptor {
         name: "garbage-collector-controller",
