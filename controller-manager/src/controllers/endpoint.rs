@@ -23,6 +23,9 @@ use crate::informer::{Delta, Store, key_of, split_key};
 const MAX_ADDRESSES: usize = 1000;
 const OVER_CAPACITY: &str = "endpoints.kubernetes.io/over-capacity";
 
+/// A subset's ports: (name, number, protocol).
+type PortKey = Vec<(String, i32, String)>;
+
 struct EndpointsController {
     client: Client,
     services: Arc<Store<Service>>,
@@ -83,10 +86,8 @@ impl Reconciler for EndpointsController {
             return Ok(Action::Done);
         }
         let publish_not_ready = spec.publish_not_ready_addresses.unwrap_or(false);
-        let mut by_ports: BTreeMap<
-            Vec<(String, i32, String)>,
-            (Vec<EndpointAddress>, Vec<EndpointAddress>),
-        > = BTreeMap::new();
+        let mut by_ports: BTreeMap<PortKey, (Vec<EndpointAddress>, Vec<EndpointAddress>)> =
+            BTreeMap::new();
         for pod in service_pods::selected(&self.pods, &service) {
             if !service_pods::should_be_in_endpoints(&pod, publish_not_ready) {
                 continue;
@@ -94,7 +95,7 @@ impl Reconciler for EndpointsController {
             let Some(ip) = pod.status.as_ref().and_then(|s| s.pod_ip.clone()) else {
                 continue;
             };
-            let ports: Vec<(String, i32, String)> = spec
+            let ports: PortKey = spec
                 .ports
                 .iter()
                 .flatten()
