@@ -42,6 +42,9 @@ struct ControllerFlags {
     leader_elect: bool,
     #[command(flatten)]
     concurrency: ConcurrentSyncs,
+    /// Terminated pods kept before the pod garbage collector deletes the oldest (0: never).
+    #[arg(long, default_value_t = 12_500)]
+    terminated_pod_gc_threshold: usize,
 }
 
 /// kube-controller-manager's `--concurrent-*-syncs` flags (workers per controller); unset flags
@@ -218,6 +221,7 @@ async fn run_server(args: ServerArgs) -> anyhow::Result<()> {
         controllers: controllers.controllers,
         leader_elect: controllers.leader_elect,
         concurrent_syncs: controllers.concurrency.into_map(),
+        terminated_pod_gc_threshold: controllers.terminated_pod_gc_threshold,
         root_ca_pem: Some(server.ca_pem.clone()),
         ..Default::default()
     };
@@ -272,6 +276,7 @@ async fn run_controller_manager(args: ControllerManagerArgs) -> anyhow::Result<(
         controllers: args.controller.controllers,
         leader_elect: args.controller.leader_elect,
         concurrent_syncs: args.controller.concurrency.into_map(),
+        terminated_pod_gc_threshold: args.controller.terminated_pod_gc_threshold,
         root_ca_pem: (!root_ca_pem.is_empty()).then_some(root_ca_pem),
         ..Default::default()
     };

@@ -74,6 +74,11 @@ pub struct Options {
     /// Worker counts set by upstream's `--concurrent-<name>-syncs` flags, by `<name>`
     /// (`namespace`, `gc`, `endpoint`, ...); controllers fall back to upstream's defaults.
     pub concurrent_syncs: std::collections::BTreeMap<String, usize>,
+    /// `--terminated-pod-gc-threshold`: terminated pods kept before the oldest are deleted
+    /// (upstream's default 12,500; 0 turns that part of the pod GC off).
+    pub terminated_pod_gc_threshold: usize,
+    /// How often the pod GC looks (upstream: 20 s); tests shorten it.
+    pub pod_gc_period: Option<Duration>,
 }
 
 impl Default for Options {
@@ -87,6 +92,8 @@ impl Default for Options {
             host: hostname(),
             resync: None,
             concurrent_syncs: Default::default(),
+            terminated_pod_gc_threshold: 12_500,
+            pod_gc_period: None,
         }
     }
 }

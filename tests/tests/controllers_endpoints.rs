@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use k1s_tests::{TestCluster, wait_until};
 
-const WAIT: Duration = Duration::from_secs(30);
+const WAIT: Duration = Duration::from_secs(60);
 
 fn service(c: &TestCluster, publish_not_ready: bool) {
     c.apply(&format!(
@@ -15,6 +15,8 @@ fn service(c: &TestCluster, publish_not_ready: bool) {
 }
 
 fn pods(c: &TestCluster, names: &[String]) {
+    // A real Node, or the pod garbage collector would remove pods bound to a missing one.
+    c.apply("apiVersion: v1\nkind: Node\nmetadata: {name: node-a}\n");
     let docs: Vec<String> = names
         .iter()
         .map(|n| format!("apiVersion: v1\nkind: Pod\nmetadata: {{name: {n}, namespace: default, labels: {{app: web}}}}\nspec:\n  nodeName: node-a\n  containers: [{{name: c, image: nginx, ports: [{{name: http, containerPort: 8080}}]}}]\n"))

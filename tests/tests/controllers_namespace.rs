@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use k1s_tests::{TestCluster, wait_until};
 
-const WAIT: Duration = Duration::from_secs(30);
+const WAIT: Duration = Duration::from_secs(60);
 
 fn conditions(c: &TestCluster, ns: &str) -> String {
     c.kubectl_ok(&[

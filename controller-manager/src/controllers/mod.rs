@@ -6,9 +6,11 @@ pub mod endpoint;
 pub mod endpointslice;
 pub mod garbagecollector;
 pub mod namespace;
+pub mod podgc;
 pub mod rootcacertpublisher;
 pub mod service_pods;
 pub mod serviceaccount;
+pub mod ttlafterfinished;
 
 use crate::ControllerContext;
 
@@ -62,6 +64,22 @@ pub static DESCRIPTORS: &[ControllerDescriptor] = &[
         event_source: "garbage-collector-controller",
         enabled_by_default: true,
         start: garbagecollector::start,
+    },
+    ControllerDescriptor {
+        name: "pod-garbage-collector-controller",
+        aliases: &["podgc", "pod-garbage-collector"],
+        service_account: Some("pod-garbage-collector"),
+        event_source: "pod-garbage-collector",
+        enabled_by_default: true,
+        start: podgc::start,
+    },
+    ControllerDescriptor {
+        name: "ttl-after-finished-controller",
+        aliases: &["ttl-after-finished"],
+        service_account: Some("ttl-after-finished-controller"),
+        event_source: "ttl-after-finished-controller",
+        enabled_by_default: true,
+        start: ttlafterfinished::start,
     },
     ControllerDescriptor {
         name: "serviceaccount-controller",
