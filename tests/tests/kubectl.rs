@@ -636,13 +636,23 @@ data: {{a: b}}
 
 // The API server records the propagation policy exactly as upstream's does: Background deletes
 // the owner at once; Foreground and Orphan mark it with the `foregroundDeletion` / `orphan`
-// finalizer for the garbage collector. k1s has no garbage collector yet (it arrives with the
-// controller-manager), so these tests pin the API server's part and play the collector's last
-// step (removing the finalizer) by hand.
+// finalizer for the garbage collector. These tests pin the API server's part on a bare API server
+// (`--controllers=-*`, no garbage collector) and play the collector's last step (removing the
+// finalizer) by hand; `controllers_gc.rs` tests the whole cascade with the collector.
+
+/// A bare API server (no controllers) with namespace `ns`.
+fn bare_cluster_with_ns(ns: &str) -> TestCluster {
+    let c = TestCluster::start_with(k1s_tests::StartOptions {
+        extra_args: vec!["--controllers=-*".into()],
+        ..Default::default()
+    });
+    c.apply(&namespace_yaml(ns));
+    c
+}
 
 #[test]
 fn delete_cascade_background() {
-    let c = cluster_with_ns("bg");
+    let c = bare_cluster_with_ns("bg");
     owner_and_dependent(&c, "bg", false);
     let out = c.kubectl_ok(&[
         "delete",
@@ -689,7 +699,7 @@ fn delete_with_policy(
 
 #[test]
 fn delete_cascade_foreground() {
-    let c = cluster_with_ns("fg");
+    let c = bare_cluster_with_ns("fg");
     owner_and_dependent(&c, "fg", true);
     delete_with_policy(&c, "fg", "foreground", "foregroundDeletion");
     // The collector's last step: drop the finalizer; the owner then goes.
@@ -708,7 +718,7 @@ fn delete_cascade_foreground() {
 
 #[test]
 fn delete_cascade_orphan() {
-    let c = cluster_with_ns("or");
+    let c = bare_cluster_with_ns("or");
     let uid = owner_and_dependent(&c, "or", false);
     delete_with_policy(&c, "or", "orphan", "orphan");
     // The dependent is untouched by the API server.

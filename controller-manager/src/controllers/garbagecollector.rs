@@ -149,11 +149,17 @@ pub fn start(ctx: ControllerContext) {
                         watch_ctx.run_workers(reconciler.clone(), queue.clone(), workers);
                     }
                 }
-                Err(e) => tracing::debug!(error = %e, "garbage collector: discovery failed"),
+                Err(e) => tracing::warn!(error = %e, "garbage collector: discovery failed"),
             }
+            // Until the first discovery worked, try again soon.
+            let wait = if started {
+                REDISCOVERY
+            } else {
+                Duration::from_secs(1)
+            };
             tokio::select! {
                 _ = shutdown.wait_for(|s| *s) => return,
-                _ = tokio::time::sleep(REDISCOVERY) => {}
+                _ = tokio::time::sleep(wait) => {}
             }
         }
     });
