@@ -16,15 +16,12 @@ use kube::api::{Api, DeleteParams, PostParams};
 
 use crate::ControllerContext;
 use crate::controller::{Action, Error, Reconciler, is_conflict, is_not_found};
-use crate::controllers::service_pods::{self, enqueue_services_of_pod};
+use crate::controllers::service_pods::{self, PortKey, follow_services_and_pods};
 use crate::informer::{Delta, Store, key_of, split_key};
 
 /// Upstream's maxCapacity of an Endpoints object.
 const MAX_ADDRESSES: usize = 1000;
 const OVER_CAPACITY: &str = "endpoints.kubernetes.io/over-capacity";
-
-/// A subset's ports: (name, number, protocol).
-type PortKey = Vec<(String, i32, String)>;
 
 struct EndpointsController {
     client: Client,
@@ -34,15 +31,9 @@ struct EndpointsController {
 }
 
 pub fn start(ctx: ControllerContext) {
-    let services = ctx.factory.informer::<Service>();
-    let pods = ctx.factory.informer::<Pod>();
     let endpoints = ctx.factory.informer::<Endpoints>();
     let queue = ctx.queue();
-    {
-        let queue = queue.clone();
-        services.add_handler(move |d: &Delta<Service>| queue.add(key_of(d.object().as_ref())));
-    }
-    pods.add_handler(enqueue_services_of_pod(services.store(), queue.clone()));
+    let (services, pods) = follow_services_and_pods(&ctx, &queue);
     {
         let queue = queue.clone();
         // An Endpoints object deleted or edited by someone else is put back.
@@ -54,8 +45,8 @@ pub fn start(ctx: ControllerContext) {
     }
     let reconciler = Arc::new(EndpointsController {
         client: ctx.client.clone(),
-        services: services.store(),
-        pods: pods.store(),
+        services,
+        pods,
         endpoints: endpoints.store(),
     });
     let workers = ctx.workers("endpoint", 5);

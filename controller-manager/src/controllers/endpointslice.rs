@@ -15,8 +15,8 @@ use kube::api::{Api, DeleteParams, PostParams};
 
 use crate::ControllerContext;
 use crate::controller::{Action, Error, Reconciler, is_not_found};
-use crate::controllers::service_pods::{self, enqueue_services_of_pod};
-use crate::informer::{Delta, Store, key_of, split_key};
+use crate::controllers::service_pods::{self, PortKey, follow_services_and_pods};
+use crate::informer::{Delta, Store, split_key};
 
 pub const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
 pub const MANAGED_BY_LABEL: &str = "endpointslice.kubernetes.io/managed-by";
@@ -32,15 +32,9 @@ struct SliceController {
 }
 
 pub fn start(ctx: ControllerContext) {
-    let services = ctx.factory.informer::<Service>();
-    let pods = ctx.factory.informer::<Pod>();
     let slices = ctx.factory.informer::<EndpointSlice>();
     let queue = ctx.queue();
-    {
-        let queue = queue.clone();
-        services.add_handler(move |d: &Delta<Service>| queue.add(key_of(d.object().as_ref())));
-    }
-    pods.add_handler(enqueue_services_of_pod(services.store(), queue.clone()));
+    let (services, pods) = follow_services_and_pods(&ctx, &queue);
     {
         let queue = queue.clone();
         // A managed slice changed or deleted by someone else is put back.
@@ -57,15 +51,13 @@ pub fn start(ctx: ControllerContext) {
     }
     let reconciler = Arc::new(SliceController {
         client: ctx.client.clone(),
-        services: services.store(),
-        pods: pods.store(),
+        services,
+        pods,
         slices: slices.store(),
     });
     let workers = ctx.workers("service-endpoint", 5);
     ctx.run_workers(reconciler, queue, workers);
 }
-
-type PortKey = Vec<(String, i32, String)>;
 
 impl SliceController {
     /// This Service's managed slices, by name.

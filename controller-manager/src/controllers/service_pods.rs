@@ -11,6 +11,9 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use crate::informer::{Delta, Store, key_of};
 use crate::workqueue::WorkQueue;
 
+/// Resolved ports of an endpoint: (name, number, protocol); endpoints are grouped by them.
+pub type PortKey = Vec<(String, i32, String)>;
+
 fn selector_matches(
     selector: &BTreeMap<String, String>,
     labels: Option<&BTreeMap<String, String>>,
@@ -84,6 +87,22 @@ pub fn find_port(pod: &Pod, port: &ServicePort) -> Option<i32> {
                 .map(|p| p.container_port),
         },
     }
+}
+
+/// Follows Services and their pods for a controller keyed by Service: a Service's changes and
+/// its pods' changes enqueue the Service. Returns the two caches.
+pub fn follow_services_and_pods(
+    ctx: &crate::ControllerContext,
+    queue: &WorkQueue,
+) -> (Arc<Store<Service>>, Arc<Store<Pod>>) {
+    let services = ctx.factory.informer::<Service>();
+    let pods = ctx.factory.informer::<Pod>();
+    {
+        let queue = queue.clone();
+        services.add_handler(move |d: &Delta<Service>| queue.add(key_of(d.object().as_ref())));
+    }
+    pods.add_handler(enqueue_services_of_pod(services.store(), queue.clone()));
+    (services.store(), pods.store())
 }
 
 /// A pod handler that enqueues every Service (of the pod's namespace) that selects the pod
