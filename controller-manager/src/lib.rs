@@ -139,10 +139,21 @@ impl ControllerContext {
         let ctx = self.clone();
         tokio::spawn(async move {
             let mut shutdown = ctx.shutdown.clone();
-            tokio::select! {
-                _ = ctx.factory.wait_for_cache_sync() => {}
-                _ = shutdown.wait_for(|s| *s) => return,
+            let synced = ctx.factory.wait_for_cache_sync();
+            tokio::pin!(synced);
+            // A cache that takes long to fill is worth a warning (its list is being retried).
+            let slow = tokio::time::sleep(Duration::from_secs(10));
+            tokio::pin!(slow);
+            loop {
+                tokio::select! {
+                    _ = &mut synced => break,
+                    _ = shutdown.wait_for(|s| *s) => return,
+                    _ = &mut slow, if !slow.is_elapsed() => {
+                        tracing::warn!(controller = ctx.name, "caches not synced after 10 s; still waiting");
+                    }
+                }
             }
+            tracing::debug!(controller = ctx.name, "caches synced; workers start");
             controller::spawn_workers(
                 ctx.name,
                 reconciler,

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use k1s_tests::{TestCluster, wait_until};
 
-const WAIT: Duration = Duration::from_secs(60);
+const WAIT: Duration = Duration::from_secs(120);
 
 fn uid(c: &TestCluster, kind: &str, name: &str) -> String {
     c.kubectl_ok(&["get", kind, name, "-o", "jsonpath={.metadata.uid}"])

@@ -41,11 +41,11 @@ fn a_finished_job_is_deleted_after_its_ttl() {
             &status,
         ]);
     }
-    wait_until(Duration::from_secs(20), "the ttl=0 job to go", || {
+    wait_until(Duration::from_secs(120), "the ttl=0 job to go", || {
         gone(&c, "job", "quick").then_some(())
     });
     assert!(!gone(&c, "job", "later") || !gone(&c, "job", "kept"));
-    wait_until(Duration::from_secs(60), "the ttl=3 job to go", || {
+    wait_until(Duration::from_secs(120), "the ttl=3 job to go", || {
         gone(&c, "job", "later").then_some(())
     });
     assert!(

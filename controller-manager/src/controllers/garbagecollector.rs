@@ -112,7 +112,19 @@ pub fn start(ctx: ControllerContext) {
         let mut started = false;
         let mut shutdown = watch_ctx.shutdown.clone();
         loop {
-            match Discovery::new(client.clone()).run_aggregated().await {
+            let discovered = tokio::time::timeout(
+                Duration::from_secs(10),
+                Discovery::new(client.clone()).run_aggregated(),
+            )
+            .await
+            .unwrap_or_else(|_| {
+                Err(kube::Error::Discovery(
+                    kube::error::DiscoveryError::MissingResource(
+                        "discovery timed out after 10 s".into(),
+                    ),
+                ))
+            });
+            match discovered {
                 Ok(discovery) => {
                     let mut map = HashMap::new();
                     for (ar, caps) in discovery.groups().flat_map(|g| g.recommended_resources()) {

@@ -177,7 +177,9 @@ where
                     for delta in self.store.replace(objects) {
                         self.dispatch(&delta);
                     }
-                    self.synced.send_replace(true);
+                    if !self.synced.send_replace(true) {
+                        tracing::debug!(informer = %self.name, "synced");
+                    }
                 }
                 Some(Ok(Event::Apply(obj))) => {
                     let obj = Arc::new(obj);
