@@ -391,12 +391,14 @@ async fn serve_verb(
                 DeleteOutcome::Pending(obj) => {
                     Ok(object_response(StatusCode::OK, info, obj, &output, include))
                 }
-                DeleteOutcome::Deleted(obj) if info.resource == "pods" => {
-                    Ok(object_response(StatusCode::OK, info, obj, &output, include))
-                }
                 DeleteOutcome::Deleted(obj) => {
                     if is_service(info) && !opts.dry_run {
                         ctx.services.release(&obj).await;
+                    }
+                    // Upstream's ReturnDeletedObject registries (pods, services) answer with the
+                    // object as it was deleted; the others with a Success Status.
+                    if strategy.return_deleted_object() {
+                        return Ok(object_response(StatusCode::OK, info, obj, &output, include));
                     }
                     let details = StatusDetails {
                         name: name.to_string(),

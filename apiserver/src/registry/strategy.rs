@@ -41,6 +41,12 @@ pub trait Strategy: Send + Sync {
         true
     }
 
+    /// Whether a DELETE answers with the deleted object instead of a Status (upstream's
+    /// `ReturnDeletedObject`, set for pods and services).
+    fn return_deleted_object(&self) -> bool {
+        false
+    }
+
     /// Whether PUT of a missing object creates it.
     fn allow_create_on_update(&self) -> bool {
         false

@@ -53,6 +53,9 @@ impl Strategy for Pods {
     fn prepare_for_create(&self, obj: &mut Value) {
         obj["status"] = json!({ "phase": "Pending", "qosClass": qos_class(obj.get("spec")) });
     }
+    fn return_deleted_object(&self) -> bool {
+        true
+    }
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
         validate_pod_spec(obj.get("spec"), "spec")
     }
@@ -160,6 +163,22 @@ fn qos_class(spec: Option<&Value>) -> &'static str {
 
 pub struct Services;
 impl Strategy for Services {
+    /// Upstream resets a new Service's status; its `loadBalancer` is a plain struct, so every
+    /// Service carries `status: {loadBalancer: {}}` (clients such as the Python client rely on
+    /// `status` being present).
+    fn prepare_for_create(&self, obj: &mut Value) {
+        obj["status"] = json!({ "loadBalancer": {} });
+    }
+    fn return_deleted_object(&self) -> bool {
+        true
+    }
+    fn prepare_for_update(&self, new: &mut Value, _old: &Value) {
+        if let Some(status) = new.get_mut("status").and_then(Value::as_object_mut) {
+            status.entry("loadBalancer").or_insert(json!({}));
+        } else {
+            new["status"] = json!({ "loadBalancer": {} });
+        }
+    }
     fn default(&self, obj: &mut Value) {
         let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
             return;
