@@ -297,8 +297,12 @@ impl GarbageCollector {
             .get(&format!("{}/{}", owner.api_version, owner.kind))
             .cloned();
         let Some((resource, owner_namespaced)) = kind else {
-            // An owner of a kind the server does not serve cannot exist.
-            return Ok(OwnerState::Dangling);
+            // An owner kind discovery has not shown (yet) is retried, never taken as absent, as
+            // upstream: a dependent whose owner exists must never be deleted.
+            return Err(Error::Other(format!(
+                "owner kind {}/{} is not served (yet)",
+                owner.api_version, owner.kind
+            )));
         };
         let namespace = match (owner_namespaced, dependent.namespaced) {
             (true, true) => dependent.namespace.as_deref(),
