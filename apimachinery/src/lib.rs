@@ -1,6 +1,7 @@
 //! Shared API machinery: group/version/kind names, the built-in kind catalog, selectors and `Status` errors.
 
 pub mod catalog;
+pub mod cron;
 mod gofmt;
 pub mod gvk;
 pub mod meta;

@@ -1,5 +1,6 @@
-//! Objects every cluster has from its first start, as upstream's bootstrap controllers keep them:
-//! the system namespaces and the `kubernetes` Service with its Endpoints and EndpointSlice.
+//! Objects every cluster has from its first start, as upstream's post-start hooks keep them: the
+//! system namespaces, the `kubernetes` Service with its Endpoints and EndpointSlice, the system
+//! PriorityClasses and the `extension-apiserver-authentication` ConfigMap.
 
 use std::net::IpAddr;
 
@@ -32,12 +33,40 @@ fn target(
 }
 
 /// Creates what is missing and points the `kubernetes` endpoints at this server.
-pub async fn ensure(registry: &Registry, advertise: IpAddr, port: u16) -> Result<(), ApiError> {
+pub async fn ensure(
+    registry: &Registry,
+    advertise: IpAddr,
+    port: u16,
+    client_ca_pem: &str,
+) -> Result<(), ApiError> {
     let ns = target("", "namespaces", None)?;
     for name in SYSTEM_NAMESPACES {
         let obj = json!({ "apiVersion": "v1", "kind": "Namespace", "metadata": { "name": name } });
         create_if_missing(registry, ns, obj).await?;
     }
+    // scheduling/bootstrap-system-priority-classes: created when missing, never updated.
+    let pc = target("scheduling.k8s.io", "priorityclasses", None)?;
+    for (name, value, description) in strategies::SYSTEM_PRIORITY_CLASSES {
+        let obj = json!({
+            "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+            "metadata": { "name": name }, "value": value, "description": description,
+        });
+        create_if_missing(registry, pc, obj).await?;
+    }
+    // The cluster-authentication-trust controller: how extension API servers learn to trust the
+    // client certificates this server accepts (k1s has no request-header authentication).
+    let trust = json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": { "name": "extension-apiserver-authentication", "namespace": "kube-system" },
+        "data": { "client-ca-file": client_ca_pem },
+    });
+    put_if_changed(
+        registry,
+        target("", "configmaps", Some("kube-system"))?,
+        trust,
+        "/data",
+    )
+    .await?;
     let svc = json!({
         "apiVersion": "v1", "kind": "Service",
         "metadata": { "name": "kubernetes", "namespace": "default",

@@ -1,7 +1,9 @@
-//! Conversion between versions of one kind stored once (autoscaling v1 <-> v2 HPAs).
+//! Conversion between versions of one kind stored once: autoscaling v1 <-> v2 HPAs, and core/v1
+//! Events <-> events.k8s.io/v1 Events (one object served through both groups, as upstream).
 //!
-//! Objects are stored in the preferred version of their group; reading through another served
-//! version converts them here, and writes convert back before storing.
+//! Objects are stored in one version (the preferred version of their group; Events as core/v1);
+//! reading through another served version converts them here, and writes convert back before
+//! storing.
 
 use k1s_apimachinery::catalog::ResourceInfo;
 use serde_json::{Value, json};
@@ -18,7 +20,59 @@ pub fn to_version(info: &ResourceInfo, obj: &mut Value) {
             _ => hpa_v1_to_v2(obj),
         }
     }
+    if is_events_group(info) {
+        rename_fields(obj, EVENT_FIELDS, false);
+        // events.k8s.io omits empty reporting fields (omitempty), core/v1 shows them.
+        if let Some(o) = obj.as_object_mut() {
+            for k in ["reportingController", "reportingInstance"] {
+                if o.get(k).and_then(Value::as_str) == Some("") {
+                    o.remove(k);
+                }
+            }
+        }
+    }
     obj["apiVersion"] = Value::String(target);
+}
+
+/// The group and resource whose key space holds `info`'s objects: events.k8s.io Events live
+/// with core Events (upstream stores both as `events`).
+pub fn storage_group_resource(info: &ResourceInfo) -> (&'static str, &'static str) {
+    if is_events_group(info) {
+        ("", "events")
+    } else {
+        (info.group, info.resource)
+    }
+}
+
+fn is_events_group(info: &ResourceInfo) -> bool {
+    info.group == "events.k8s.io" && info.resource == "events"
+}
+
+/// core/v1 Event field -> events.k8s.io/v1 Event field (upstream's conversion; the other fields
+/// keep their names).
+const EVENT_FIELDS: &[(&str, &str)] = &[
+    ("involvedObject", "regarding"),
+    ("message", "note"),
+    ("reportingComponent", "reportingController"),
+    ("source", "deprecatedSource"),
+    ("firstTimestamp", "deprecatedFirstTimestamp"),
+    ("lastTimestamp", "deprecatedLastTimestamp"),
+    ("count", "deprecatedCount"),
+];
+
+/// Renames fields core -> events.k8s.io (`reverse` false) or back. Idempotent.
+fn rename_fields(obj: &mut Value, fields: &[(&str, &str)], reverse: bool) {
+    let Some(o) = obj.as_object_mut() else { return };
+    for (core, events) in fields {
+        let (from, to) = if reverse {
+            (events, core)
+        } else {
+            (core, events)
+        };
+        if let Some(v) = o.remove(*from) {
+            o.insert(to.to_string(), v);
+        }
+    }
 }
 
 /// Converts an incoming object to the storage version of its group (in place).
@@ -29,6 +83,10 @@ pub fn to_storage(info: &ResourceInfo, obj: &mut Value) {
     {
         hpa_v1_to_v2(obj);
         obj["apiVersion"] = Value::String("autoscaling/v2".into());
+    }
+    if is_events_group(info) {
+        rename_fields(obj, EVENT_FIELDS, true);
+        obj["apiVersion"] = Value::String("v1".into());
     }
 }
 
@@ -83,5 +141,8 @@ fn hpa_v2_to_v1(obj: &mut Value) {
             }
         }
         status.remove("conditions");
+        // Both counts are required in autoscaling/v1.
+        status.entry("currentReplicas").or_insert(json!(0));
+        status.entry("desiredReplicas").or_insert(json!(0));
     }
 }

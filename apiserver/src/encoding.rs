@@ -171,7 +171,13 @@ pub fn encode(value: &Value, output: &Output) -> (Vec<u8>, &'static str) {
         Output::Yaml => serde_saphyr::to_string(value)
             .map(String::into_bytes)
             .unwrap_or_else(|e| format!("# YAML encoding failed: {e}\n").into_bytes()),
-        _ => serde_json::to_vec(value).unwrap_or_default(),
+        // Upstream's JSON encoder ends every document with a newline; clients that compare
+        // bodies (the Python client's error reports) see it.
+        _ => {
+            let mut bytes = serde_json::to_vec(value).unwrap_or_default();
+            bytes.push(b'\n');
+            bytes
+        }
     };
     (bytes, output.content_type())
 }

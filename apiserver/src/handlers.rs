@@ -131,6 +131,7 @@ async fn serve(
             .verb
             .is_mutating()
             .then(|| admission.clone() as std::sync::Arc<dyn crate::registry::Admission>),
+        requester: Some(user.clone()),
     };
     let result = serve_verb(
         ctx, user, req, headers, query, body, warnings, info, output, include, target, strategy,

@@ -138,7 +138,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
     let listener =
         TcpListener::bind(SocketAddr::new(config.bind_address, config.secure_port)).await?;
     let local_addr = listener.local_addr()?;
-    crate::bootstrap::ensure(&registry, advertise, local_addr.port())
+    crate::bootstrap::ensure(&registry, advertise, local_addr.port(), pki.ca_cert_pem())
         .await
         .map_err(ServerError::Bootstrap)?;
 

@@ -270,9 +270,12 @@ impl ApiError {
         serde_json::to_value(self.body()).unwrap_or(Value::Null)
     }
 
-    /// The `metav1.Status` body as JSON bytes, fields in upstream's order.
+    /// The `metav1.Status` body as JSON, fields in upstream's order, ending in a newline as upstream's
+    /// encoder writes it.
     pub fn to_status_bytes(&self) -> Vec<u8> {
-        serde_json::to_vec(&self.body()).unwrap_or_default()
+        let mut bytes = serde_json::to_vec(&self.body()).unwrap_or_default();
+        bytes.push(b'\n');
+        bytes
     }
 
     /// Reads a `metav1.Status` object (as returned by a server) back into an error.
@@ -350,7 +353,8 @@ mod tests {
         let bytes = String::from_utf8(e.to_status_bytes()).unwrap();
         assert_eq!(
             bytes,
-            r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"nope","reason":"BadRequest","code":400}"#
+            r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"nope","reason":"BadRequest","code":400}
+"#
         );
         let e = ApiError::new(500, Reason::Unknown, "").with_details(StatusDetails::default());
         assert_eq!(

@@ -77,20 +77,23 @@ impl WatchCache {
         registry: &Registry,
         info: &'static ResourceInfo,
     ) -> Result<Arc<ResourceCache>, ApiError> {
-        let prefix = Registry::prefix(info, None);
-        if let Some(c) = self.lock()?.get(&prefix) {
+        // One cache per served version: it holds objects decoded in that version (HPAs of
+        // autoscaling/v1 and v2, and Events of both groups, share a key space).
+        let id = format!("{}/{}/{}", info.group, info.version, info.resource);
+        if let Some(c) = self.lock()?.get(&id) {
             return Ok(c.clone());
         }
+        let prefix = Registry::prefix(info, None);
         let cache = start(
             registry.store().clone(),
             info,
             &prefix,
-            Arc::downgrade(self),
+            (id.clone(), Arc::downgrade(self)),
         )
         .await?;
         // Two first watchers may race; keep the one that got in first.
         let mut map = self.lock()?;
-        Ok(map.entry(prefix).or_insert(cache).clone())
+        Ok(map.entry(id).or_insert(cache).clone())
     }
 
     fn lock(
@@ -101,9 +104,9 @@ impl WatchCache {
             .map_err(|_| ApiError::internal("watch cache lock poisoned"))
     }
 
-    fn forget(&self, prefix: &str) {
+    fn forget(&self, id: &str) {
         if let Ok(mut map) = self.resources.lock() {
-            map.remove(prefix);
+            map.remove(id);
         }
     }
 
@@ -177,7 +180,7 @@ async fn start(
     store: Arc<dyn Store>,
     info: &'static ResourceInfo,
     prefix: &str,
-    owner: std::sync::Weak<WatchCache>,
+    (id, owner): (String, std::sync::Weak<WatchCache>),
 ) -> Result<Arc<ResourceCache>, ApiError> {
     let gr = info.group_resource();
     let page = store
@@ -270,7 +273,7 @@ async fn start(
         // the next watch rebuilds it; its watchers end and re-watch.
         tracing::debug!(%prefix, "watch cache stopped");
         if let Some(owner) = owner.upgrade() {
-            owner.forget(&prefix);
+            owner.forget(&id);
         }
     });
     Ok(cache)

@@ -32,6 +32,8 @@ pub use watch::{WatchEvent, WatchQuery, WatchStream};
 pub struct WriteOptions {
     pub dry_run: bool,
     pub admission: Option<Arc<dyn Admission>>,
+    /// The user a client write is made for (None for the server's own writes).
+    pub requester: Option<crate::auth::UserInfo>,
 }
 
 impl std::fmt::Debug for WriteOptions {
@@ -189,14 +191,11 @@ impl Registry {
 
     /// The key prefix of a resource, or of its objects in one namespace.
     pub fn prefix(info: &ResourceInfo, namespace: Option<&str>) -> String {
-        let group = if info.group.is_empty() {
-            "core"
-        } else {
-            info.group
-        };
+        let (group, resource) = crate::conversion::storage_group_resource(info);
+        let group = if group.is_empty() { "core" } else { group };
         match namespace.filter(|_| info.namespaced) {
-            Some(ns) => format!("/registry/{group}/{}/{ns}/", info.resource),
-            None => format!("/registry/{group}/{}/", info.resource),
+            Some(ns) => format!("/registry/{group}/{resource}/{ns}/"),
+            None => format!("/registry/{group}/{resource}/"),
         }
     }
 
@@ -311,7 +310,14 @@ impl Registry {
         opts: &WriteOptions,
     ) -> Result<Value, ApiError> {
         let gr = t.group_resource();
-        object::prepare_create(t, strategy, &mut obj)?;
+        // The name is generated before the strategy runs (upstream generates it before
+        // admission): a Job's generated `job-name` labels carry it.
+        let generated = meta::name(&obj).is_none_or(str::is_empty)
+            && meta::generate_name(&obj).is_some_and(|g| !g.is_empty());
+        if generated {
+            object::generate_name(&mut obj)?;
+        }
+        object::prepare_create(t, strategy, &mut obj, opts.requester.as_ref())?;
         // Admission's NamespaceLifecycle makes the same check for client writes.
         if let Some(ns) = t
             .namespace
@@ -319,9 +325,8 @@ impl Registry {
         {
             self.check_namespace_accepts_content(ns).await?;
         }
-        let generated = meta::name(&obj).is_none_or(str::is_empty);
         for attempt in 0.. {
-            if generated {
+            if generated && attempt > 0 {
                 object::generate_name(&mut obj)?;
             }
             if let Some(a) = &opts.admission {
@@ -386,8 +391,11 @@ impl Registry {
                 Ok(None) => return Err(ApiError::not_found(&gr, name)),
                 Err(e) => return Err(from_store(e, &gr, name)),
             };
-            let old = object::decode(t.info, &current)?;
-            let desired = mutate(&old)?;
+            // The caller sees (and patches) the object in its request's version; the rules
+            // below compare and store the storage version.
+            let old = object::decode_stored(&current)?;
+            let mut desired = mutate(&object::in_version(t.info, old.clone()))?;
+            crate::conversion::to_storage(t.info, &mut desired);
             let client_rv = meta::resource_version(&desired)
                 .filter(|rv| !rv.is_empty())
                 .map(str::to_string);
@@ -416,23 +424,15 @@ impl Registry {
                 a.validate(Operation::Update, &new, Some(&old)).await?;
             }
             if object::same_content(&new, &old) {
-                return Ok(old);
+                return Ok(object::in_version(t.info, old));
             }
             if opts.dry_run {
-                let mut new = new;
-                meta::set_resource_version(&mut new, &current.mod_revision.to_string())
-                    .map_err(|e| ApiError::internal(e.to_string()))?;
-                return Ok(new);
+                return object::stored(t.info, new, current.mod_revision);
             }
             if object::finalized(&new) {
                 // The last finalizer is gone: the object goes, and the caller sees its final state.
                 match self.store.delete(&key, Some(current.mod_revision)).await {
-                    Ok(d) => {
-                        let mut last = new;
-                        meta::set_resource_version(&mut last, &d.revision.to_string())
-                            .map_err(|e| ApiError::internal(e.to_string()))?;
-                        return Ok(last);
-                    }
+                    Ok(d) => return object::stored(t.info, new, d.revision),
                     Err(k1s_storage::Error::Conflict { .. }) if client_rv.is_none() => continue,
                     Err(e) => return Err(from_store(e, &gr, name)),
                 }

@@ -45,9 +45,22 @@ pub fn stored(info: &ResourceInfo, mut obj: Value, revision: Revision) -> Result
 
 /// An object read from storage, with its resourceVersion, in the version `info` serves.
 pub fn decode(info: &ResourceInfo, kv: &KeyValue) -> Result<Value, ApiError> {
-    let obj: Value = serde_json::from_slice(&kv.value)
+    Ok(in_version(info, decode_stored(kv)?))
+}
+
+/// An object read from storage, with its resourceVersion, in its storage version.
+pub fn decode_stored(kv: &KeyValue) -> Result<Value, ApiError> {
+    let mut obj: Value = serde_json::from_slice(&kv.value)
         .map_err(|e| ApiError::internal(format!("stored object {} is not JSON: {e}", kv.key)))?;
-    stored(info, obj, kv.mod_revision)
+    meta::set_resource_version(&mut obj, &kv.mod_revision.to_string())
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    Ok(obj)
+}
+
+/// A storage-version object in the version `info` serves.
+pub fn in_version(info: &ResourceInfo, mut obj: Value) -> Value {
+    crate::conversion::to_version(info, &mut obj);
+    obj
 }
 
 fn meta_err(e: meta::MetaError) -> ApiError {
@@ -59,6 +72,7 @@ pub fn prepare_create(
     t: Target<'_>,
     strategy: &dyn Strategy,
     obj: &mut Value,
+    requester: Option<&crate::auth::UserInfo>,
 ) -> Result<(), ApiError> {
     if !obj.get("metadata").is_some_and(Value::is_object) {
         if obj.get("metadata").is_some_and(|m| !m.is_null()) {
@@ -89,6 +103,9 @@ pub fn prepare_create(
     m.insert("creationTimestamp".into(), Value::String(now_rfc3339()));
     strategy.default(obj);
     strategy.prepare_for_create(obj);
+    if let Some(user) = requester {
+        strategy.prepare_for_create_by(obj, user);
+    }
     if strategy.tracks_generation(t.info) {
         meta::set_generation(obj, 1).map_err(meta_err)?;
     }

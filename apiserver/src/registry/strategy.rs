@@ -5,6 +5,8 @@ use k1s_apimachinery::FieldError;
 use k1s_apimachinery::catalog::ResourceInfo;
 use serde_json::Value;
 
+use crate::auth::UserInfo;
+
 /// Per-kind behaviour around the generic store. Every method has a sensible default.
 pub trait Strategy: Send + Sync {
     /// Fills in defaulted fields (upstream's defaulting functions).
@@ -12,6 +14,10 @@ pub trait Strategy: Send + Sync {
 
     /// Adjusts a new object before validation (reset status, set initial phase, ...).
     fn prepare_for_create(&self, _obj: &mut Value) {}
+
+    /// Fills what a new object takes from the user who creates it (a CSR's `spec.username`,
+    /// `groups`, `uid` and `extra`). Runs after `prepare_for_create`, for client writes only.
+    fn prepare_for_create_by(&self, _obj: &mut Value, _requester: &UserInfo) {}
 
     /// Adjusts an updated object before validation.
     fn prepare_for_update(&self, _new: &mut Value, _old: &Value) {}

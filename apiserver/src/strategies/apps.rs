@@ -4,7 +4,7 @@ use k1s_apimachinery::FieldError;
 use k1s_apimachinery::selector::LabelSelector;
 use serde_json::{Value, json};
 
-use super::core::default_pod_spec;
+use super::pod_spec::default_pod_spec;
 use crate::registry::Strategy;
 
 pub fn default_pod_template(template: &mut Value) {
@@ -123,6 +123,21 @@ impl Strategy for Deployments {
             default_pod_template(t);
         }
     }
+    fn prepare_for_create(&self, obj: &mut Value) {
+        obj["status"] = json!({});
+    }
+    fn prepare_for_update(&self, new: &mut Value, old: &Value) {
+        // A Deployment's generation also counts annotation changes (`kubectl rollout` uses them).
+        if new.pointer("/metadata/annotations") != old.pointer("/metadata/annotations")
+            && new.get("spec") == old.get("spec")
+        {
+            let g = old
+                .pointer("/metadata/generation")
+                .and_then(Value::as_i64)
+                .unwrap_or(0);
+            new["metadata"]["generation"] = json!(g + 1);
+        }
+    }
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
         validate_selector_and_template(obj)
     }
@@ -143,6 +158,9 @@ impl Strategy for ReplicaSets {
         if let Some(t) = spec.get_mut("template") {
             default_pod_template(t);
         }
+    }
+    fn prepare_for_create(&self, obj: &mut Value) {
+        obj["status"] = json!({ "replicas": 0 });
     }
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
         validate_selector_and_template(obj)
@@ -167,14 +185,83 @@ impl Strategy for StatefulSets {
         spec.entry("podManagementPolicy")
             .or_insert(json!("OrderedReady"));
         spec.entry("revisionHistoryLimit").or_insert(json!(10));
-        spec.entry("updateStrategy")
-            .or_insert(json!({ "type": "RollingUpdate", "rollingUpdate": { "partition": 0 } }));
+        // Only an unset type brings a rollingUpdate with it; partition defaults inside one.
+        let strategy = spec.entry("updateStrategy").or_insert(json!({}));
+        if strategy
+            .get("type")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+        {
+            strategy["type"] = json!("RollingUpdate");
+            if strategy.get("rollingUpdate").is_none_or(Value::is_null) {
+                strategy["rollingUpdate"] = json!({});
+            }
+        }
+        if strategy["type"] == "RollingUpdate"
+            && let Some(r) = strategy
+                .get_mut("rollingUpdate")
+                .and_then(Value::as_object_mut)
+        {
+            r.entry("partition").or_insert(json!(0));
+            // maxUnavailable needs the MaxUnavailableStatefulSet gate (off in 1.33).
+            r.remove("maxUnavailable");
+        }
+        let retention = spec
+            .entry("persistentVolumeClaimRetentionPolicy")
+            .or_insert(json!({}));
+        if let Some(r) = retention.as_object_mut() {
+            r.entry("whenDeleted").or_insert(json!("Retain"));
+            r.entry("whenScaled").or_insert(json!("Retain"));
+        }
         if let Some(t) = spec.get_mut("template") {
             default_pod_template(t);
         }
+        let claims = spec
+            .get_mut("volumeClaimTemplates")
+            .and_then(Value::as_array_mut);
+        for c in claims.into_iter().flatten() {
+            if let Some(s) = c.get_mut("spec") {
+                super::pod_spec::default_pvc_spec(s);
+            }
+            if let Some(c) = c.as_object_mut() {
+                c.entry("status").or_insert(json!({ "phase": "Pending" }));
+            }
+        }
+    }
+    fn prepare_for_create(&self, obj: &mut Value) {
+        obj["status"] = json!({ "replicas": 0, "availableReplicas": 0 });
     }
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
         validate_selector_and_template(obj)
+    }
+    fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        let mut errs = validate_selector_and_template(new);
+        let strip = |v: &Value| {
+            let mut spec = v.get("spec").cloned().unwrap_or(Value::Null);
+            if let Some(s) = spec.as_object_mut() {
+                for k in [
+                    "replicas",
+                    "ordinals",
+                    "template",
+                    "updateStrategy",
+                    "revisionHistoryLimit",
+                    "persistentVolumeClaimRetentionPolicy",
+                    "minReadySeconds",
+                ] {
+                    s.remove(k);
+                }
+            }
+            spec
+        };
+        if strip(new) != strip(old) {
+            errs.push(FieldError::forbidden(
+                "spec",
+                "updates to statefulset spec for fields other than 'replicas', 'ordinals', \
+                 'template', 'updateStrategy', 'revisionHistoryLimit', \
+                 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
+            ));
+        }
+        errs
     }
 }
 
@@ -185,34 +272,66 @@ impl Strategy for DaemonSets {
             return;
         };
         spec.entry("revisionHistoryLimit").or_insert(json!(10));
-        spec.entry("updateStrategy").or_insert(
-            json!({ "type": "RollingUpdate", "rollingUpdate": { "maxUnavailable": 1, "maxSurge": 0 } }),
-        );
+        let strategy = spec.entry("updateStrategy").or_insert(json!({}));
+        if strategy
+            .get("type")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+        {
+            strategy["type"] = json!("RollingUpdate");
+        }
+        if strategy["type"] == "RollingUpdate" {
+            if strategy.get("rollingUpdate").is_none_or(Value::is_null) {
+                strategy["rollingUpdate"] = json!({});
+            }
+            if let Some(r) = strategy["rollingUpdate"].as_object_mut() {
+                r.entry("maxUnavailable").or_insert(json!(1));
+                r.entry("maxSurge").or_insert(json!(0));
+            }
+        }
         if let Some(t) = spec.get_mut("template") {
             default_pod_template(t);
         }
+    }
+    fn prepare_for_create(&self, obj: &mut Value) {
+        obj["status"] = json!({
+            "currentNumberScheduled": 0,
+            "numberMisscheduled": 0,
+            "desiredNumberScheduled": 0,
+            "numberReady": 0,
+        });
+        obj["metadata"]["annotations"][TEMPLATE_GENERATION] = json!("1");
+    }
+    fn prepare_for_update(&self, new: &mut Value, old: &Value) {
+        // apps/v1 shows the internal templateGeneration as an annotation the server owns: it
+        // counts changes of the pod template.
+        let generation: i64 = old
+            .pointer(&format!(
+                "/metadata/annotations/{}",
+                TEMPLATE_GENERATION.replace('/', "~1")
+            ))
+            .and_then(Value::as_str)
+            .and_then(|g| g.parse().ok())
+            .unwrap_or(1);
+        let changed = new.pointer("/spec/template") != old.pointer("/spec/template");
+        let value = if changed { generation + 1 } else { generation };
+        if !new["metadata"]
+            .get("annotations")
+            .is_some_and(Value::is_object)
+        {
+            new["metadata"]["annotations"] = json!({});
+        }
+        new["metadata"]["annotations"][TEMPLATE_GENERATION] = json!(value.to_string());
     }
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
         validate_selector_and_template(obj)
     }
+    fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        let mut errs = validate_selector_and_template(new);
+        errs.extend(immutable_selector(new, old));
+        errs
+    }
 }
 
-pub struct Jobs;
-impl Strategy for Jobs {
-    fn default(&self, obj: &mut Value) {
-        let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
-            return;
-        };
-        spec.entry("completions").or_insert(json!(1));
-        spec.entry("parallelism").or_insert(json!(1));
-        spec.entry("backoffLimit").or_insert(json!(6));
-        spec.entry("completionMode").or_insert(json!("NonIndexed"));
-        spec.entry("suspend").or_insert(json!(false));
-        if let Some(t) = spec.get_mut("template") {
-            default_pod_template(t);
-        }
-    }
-    fn selectable_fields(&self) -> &'static [&'static str] {
-        &["status.successful"]
-    }
-}
+/// The annotation that carries a DaemonSet's template generation in apps/v1.
+const TEMPLATE_GENERATION: &str = "deprecated.daemonset.template.generation";

@@ -1,9 +1,10 @@
 //! Strategies of core/v1 kinds: namespaces, pods, services, secrets, events, nodes, RCs.
 
 use k1s_apimachinery::FieldError;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use super::apps::{default_pod_template, validate_pod_spec};
+use super::pod_spec::{default_legacy_sources, default_pod, default_pvc_spec};
 use crate::registry::Strategy;
 
 pub struct Namespaces;
@@ -46,18 +47,40 @@ impl Strategy for Namespaces {
 pub struct Pods;
 impl Strategy for Pods {
     fn default(&self, obj: &mut Value) {
-        if let Some(spec) = obj.get_mut("spec") {
-            default_pod_spec(spec);
-        }
+        default_pod(obj);
     }
     fn prepare_for_create(&self, obj: &mut Value) {
-        obj["status"] = json!({ "phase": "Pending", "qosClass": qos_class(obj.get("spec")) });
+        let mut status = json!({ "phase": "Pending", "qosClass": qos_class(obj.get("spec")) });
+        // A pod with scheduling gates says why it waits (upstream's applySchedulingGatedCondition).
+        if obj
+            .pointer("/spec/schedulingGates")
+            .and_then(Value::as_array)
+            .is_some_and(|g| !g.is_empty())
+        {
+            status["conditions"] = json!([{
+                "type": "PodScheduled",
+                "status": "False",
+                "lastProbeTime": null,
+                "lastTransitionTime": null,
+                "reason": "SchedulingGated",
+                "message": "Scheduling is blocked due to non-empty scheduling gates",
+            }]);
+        }
+        obj["status"] = status;
+    }
+    fn tracks_generation(&self, _: &k1s_apimachinery::catalog::ResourceInfo) -> bool {
+        true
     }
     fn return_deleted_object(&self) -> bool {
         true
     }
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
         validate_pod_spec(obj.get("spec"), "spec")
+    }
+    fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        let mut errs = validate_pod_spec(new.get("spec"), "spec");
+        errs.extend(validate_pod_spec_update(&new["spec"], &old["spec"]));
+        errs
     }
     fn selectable_fields(&self) -> &'static [&'static str] {
         &[
@@ -73,57 +96,148 @@ impl Strategy for Pods {
     }
 }
 
-/// Upstream's pod spec defaults (SetDefaults_PodSpec and friends) for fields clients rely on.
-pub fn default_pod_spec(spec: &mut Value) {
-    let Some(s) = spec.as_object_mut() else {
-        return;
-    };
-    let defaults = [
-        ("restartPolicy", json!("Always")),
-        ("dnsPolicy", json!("ClusterFirst")),
-        ("schedulerName", json!("default-scheduler")),
-        ("terminationGracePeriodSeconds", json!(30)),
-        ("securityContext", json!({})),
-        ("enableServiceLinks", json!(true)),
-    ];
-    for (k, v) in defaults {
-        s.entry(k).or_insert(v);
-    }
+/// Upstream's ValidatePodUpdate: a pod's spec is fixed once created, except container images,
+/// a shorter active deadline, added tolerations, removed scheduling gates (and, while gated,
+/// added node selectors and affinity), and the node a binding assigns.
+fn validate_pod_spec_update(new: &Value, old: &Value) -> Vec<FieldError> {
+    const MUTABLE: &str = "pod updates may not change fields other than \
+        `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,\
+        `spec.tolerations` (only additions to existing tolerations),\
+        `spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)";
+    let mut errs = Vec::new();
     for list in ["containers", "initContainers"] {
-        if let Some(cs) = s.get_mut(list).and_then(Value::as_array_mut) {
-            for c in cs {
-                default_container(c);
-            }
+        let len = |v: &Value| v.get(list).and_then(Value::as_array).map_or(0, Vec::len);
+        if len(new) != len(old) {
+            errs.push(FieldError::forbidden(
+                format!("spec.{list}"),
+                "pod updates may not add or remove containers",
+            ));
+            return errs;
         }
     }
-}
-
-fn default_container(c: &mut Value) {
-    let image = c
-        .get("image")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
-    let Some(c) = c.as_object_mut() else { return };
-    c.entry("terminationMessagePath")
-        .or_insert(json!("/dev/termination-log"));
-    c.entry("terminationMessagePolicy").or_insert(json!("File"));
-    c.entry("resources").or_insert(json!({}));
-    // `latest` (or no tag) pulls always; a pinned tag or digest only if absent.
-    let tag = image.rsplit('/').next().unwrap_or_default();
-    let policy = if image.contains('@') || (tag.contains(':') && !tag.ends_with(":latest")) {
-        "IfNotPresent"
-    } else {
-        "Always"
+    if let (Some(n), Some(o)) = (
+        new.get("activeDeadlineSeconds").and_then(Value::as_i64),
+        old.get("activeDeadlineSeconds").and_then(Value::as_i64),
+    ) && n > o
+    {
+        errs.push(FieldError::invalid(
+            "spec.activeDeadlineSeconds",
+            n,
+            "must be less than or equal to previous value",
+        ));
+    }
+    if old
+        .get("activeDeadlineSeconds")
+        .and_then(Value::as_i64)
+        .is_some()
+        && new.get("activeDeadlineSeconds").is_none_or(Value::is_null)
+    {
+        errs.push(FieldError::invalid(
+            "spec.activeDeadlineSeconds",
+            Value::Null,
+            "must not update from a positive integer to nil value",
+        ));
+    }
+    // Every existing toleration stays (its tolerationSeconds may change).
+    let without_seconds = |v: &Value| -> Vec<Value> {
+        v.get("tolerations")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(|t| {
+                let mut t = t.clone();
+                if let Some(o) = t.as_object_mut() {
+                    o.remove("tolerationSeconds");
+                }
+                t
+            })
+            .collect()
     };
-    c.entry("imagePullPolicy").or_insert(json!(policy));
-    if let Some(ports) = c.get_mut("ports").and_then(Value::as_array_mut) {
-        for p in ports {
-            if let Some(p) = p.as_object_mut() {
-                p.entry("protocol").or_insert(json!("TCP"));
-            }
+    let new_tolerations = without_seconds(new);
+    if without_seconds(old)
+        .iter()
+        .any(|t| !new_tolerations.contains(t))
+    {
+        errs.push(FieldError::forbidden(
+            "spec.tolerations",
+            "existing toleration can not be modified except its tolerationSeconds",
+        ));
+    }
+    let gate_names = |v: &Value| -> Vec<String> {
+        v.get("schedulingGates")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|g| g.get("name").and_then(Value::as_str).map(str::to_string))
+            .collect()
+    };
+    let old_gates = gate_names(old);
+    for (i, g) in gate_names(new).iter().enumerate() {
+        if !old_gates.contains(g) {
+            errs.push(FieldError::forbidden(
+                format!("spec.schedulingGates[{i}].name"),
+                format!("only deletion is allowed, but found new scheduling gate '{g}'"),
+            ));
         }
     }
+    // Everything else must be unchanged.
+    let gated = !old_gates.is_empty();
+    let rest = |v: &Value| {
+        let mut v = v.clone();
+        if let Some(o) = v.as_object_mut() {
+            for k in ["activeDeadlineSeconds", "tolerations", "schedulingGates"] {
+                o.remove(k);
+            }
+            if gated {
+                o.remove("nodeSelector");
+                o.remove("affinity");
+            }
+            // Set by a binding.
+            if o.get("nodeName")
+                .and_then(Value::as_str)
+                .is_none_or(str::is_empty)
+            {
+                o.remove("nodeName");
+            }
+            for list in ["containers", "initContainers"] {
+                for c in o
+                    .get_mut(list)
+                    .and_then(Value::as_array_mut)
+                    .into_iter()
+                    .flatten()
+                {
+                    if let Some(c) = c.as_object_mut() {
+                        c.remove("image");
+                    }
+                }
+            }
+        }
+        v
+    };
+    let mut new_rest = rest(new);
+    let old_rest = rest(old);
+    if old_rest.get("nodeName").is_none()
+        && let Some(o) = new_rest.as_object_mut()
+    {
+        o.remove("nodeName");
+    }
+    let grace = |v: &Value| {
+        v.get("terminationGracePeriodSeconds")
+            .and_then(Value::as_i64)
+    };
+    if grace(old).is_some_and(|g| g < 0)
+        && grace(new) == Some(1)
+        && let Some(o) = new_rest.as_object_mut()
+    {
+        o.insert(
+            "terminationGracePeriodSeconds".into(),
+            old["terminationGracePeriodSeconds"].clone(),
+        );
+    }
+    if new_rest != old_rest {
+        errs.push(FieldError::forbidden("spec", MUTABLE));
+    }
+    errs
 }
 
 fn qos_class(spec: Option<&Value>) -> &'static str {
@@ -185,16 +299,58 @@ impl Strategy for Services {
         };
         spec.entry("type").or_insert(json!("ClusterIP"));
         spec.entry("sessionAffinity").or_insert(json!("None"));
+        match spec.get("sessionAffinity").and_then(Value::as_str) {
+            Some("None") => {
+                spec.remove("sessionAffinityConfig");
+            }
+            Some("ClientIP")
+                if spec
+                    .get("sessionAffinityConfig")
+                    .and_then(|c| c.pointer("/clientIP/timeoutSeconds"))
+                    .is_none() =>
+            {
+                spec.insert(
+                    "sessionAffinityConfig".into(),
+                    json!({ "clientIP": { "timeoutSeconds": 10800 } }),
+                );
+            }
+            _ => {}
+        }
         if let Some(ports) = spec.get_mut("ports").and_then(Value::as_array_mut) {
             for p in ports {
                 let port = p.get("port").cloned();
                 if let Some(p) = p.as_object_mut() {
                     p.entry("protocol").or_insert(json!("TCP"));
-                    if let Some(port) = port {
-                        p.entry("targetPort").or_insert(port);
+                    let unset = p
+                        .get("targetPort")
+                        .is_none_or(|t| t.as_i64() == Some(0) || t.as_str() == Some(""));
+                    if let (true, Some(port)) = (unset, port) {
+                        p.insert("targetPort".into(), port);
                     }
                 }
             }
+        }
+        let ty = spec
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let external_ips = spec
+            .get("externalIPs")
+            .and_then(Value::as_array)
+            .is_some_and(|a| !a.is_empty());
+        // Upstream's ExternallyAccessible.
+        if ty == "LoadBalancer" || ty == "NodePort" || (ty == "ClusterIP" && external_ips) {
+            spec.entry("externalTrafficPolicy")
+                .or_insert(json!("Cluster"));
+        }
+        if ty != "ExternalName" {
+            spec.entry("internalTrafficPolicy")
+                .or_insert(json!("Cluster"));
+        }
+        if ty == "LoadBalancer" {
+            spec.entry("allocateLoadBalancerNodePorts")
+                .or_insert(json!(true));
         }
     }
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
@@ -261,13 +417,132 @@ impl Strategy for Secrets {
         }
         errs
     }
+    fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        let mut errs = self.validate(new);
+        if new.get("type") != old.get("type") {
+            errs.push(FieldError::invalid(
+                "type",
+                new.get("type").cloned().unwrap_or(Value::Null),
+                "field is immutable",
+            ));
+        }
+        errs.extend(immutable_data(new, old));
+        errs
+    }
     fn selectable_fields(&self) -> &'static [&'static str] {
         &["type"]
     }
 }
 
+pub struct ConfigMaps;
+impl Strategy for ConfigMaps {
+    fn validate(&self, obj: &Value) -> Vec<FieldError> {
+        let mut errs = Vec::new();
+        let mut total = 0usize;
+        let mut seen = std::collections::HashSet::new();
+        for field in ["data", "binaryData"] {
+            for (k, v) in obj
+                .get(field)
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+            {
+                for msg in config_key_errors(k) {
+                    errs.push(FieldError::invalid(
+                        format!("{field}[{k}]"),
+                        k.as_str(),
+                        msg,
+                    ));
+                }
+                if !seen.insert(k.clone()) {
+                    errs.push(FieldError::invalid(
+                        format!("{field}[{k}]"),
+                        k.as_str(),
+                        "duplicate of key present in data",
+                    ));
+                }
+                total += k.len() + v.as_str().map_or(0, str::len);
+            }
+        }
+        if total > 1024 * 1024 {
+            errs.push(FieldError::too_long("", Some(1024 * 1024)));
+        }
+        errs
+    }
+    fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        let mut errs = self.validate(new);
+        errs.extend(immutable_data(new, old));
+        errs
+    }
+}
+
+/// A ConfigMap or Secret marked `immutable: true` keeps its data and stays immutable, whatever
+/// the write path (update, every patch type, apply); upstream's messages.
+fn immutable_data(new: &Value, old: &Value) -> Vec<FieldError> {
+    const MSG: &str = "field is immutable when `immutable` is set";
+    if old.get("immutable") != Some(&json!(true)) {
+        return Vec::new();
+    }
+    let mut errs = Vec::new();
+    if new.get("immutable") != Some(&json!(true)) {
+        errs.push(FieldError::forbidden("immutable", MSG));
+    }
+    // An empty map and no map at all are the same content.
+    let content = |v: &Value, k: &str| {
+        v.get(k)
+            .filter(|d| d.as_object().is_some_and(|m| !m.is_empty()))
+            .cloned()
+    };
+    for field in ["data", "binaryData", "stringData"] {
+        if content(new, field) != content(old, field) {
+            errs.push(FieldError::forbidden(field, MSG));
+        }
+    }
+    errs
+}
+
+/// Upstream's IsConfigMapKey: the keys of ConfigMaps and Secrets are file names.
+fn config_key_errors(key: &str) -> Vec<String> {
+    let mut msgs = Vec::new();
+    if key.len() > 253 {
+        msgs.push("must be no more than 253 characters".to_string());
+    }
+    if key.is_empty()
+        || !key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    {
+        msgs.push(
+            "a valid config key must consist of alphanumeric characters, '-', '_' or '.' \
+             (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is \
+             '[-._a-zA-Z0-9]+')"
+                .to_string(),
+        );
+    }
+    if key == "." {
+        msgs.push("must not be '.'".to_string());
+    } else if key == ".." {
+        msgs.push("must not be '..'".to_string());
+    } else if key.starts_with("..") {
+        msgs.push("must not start with '..'".to_string());
+    }
+    msgs
+}
+
 pub struct Events;
 impl Strategy for Events {
+    /// Upstream serializes a core/v1 Event's unset times as null and its reporting fields as
+    /// empty strings (Go zero values without omitempty); clients see them so.
+    fn default(&self, obj: &mut Value) {
+        let Some(o) = obj.as_object_mut() else { return };
+        for k in ["eventTime", "firstTimestamp", "lastTimestamp"] {
+            o.entry(k).or_insert(Value::Null);
+        }
+        for k in ["reportingComponent", "reportingInstance"] {
+            o.entry(k).or_insert(json!(""));
+        }
+        o.entry("source").or_insert(json!({}));
+    }
     fn selectable_fields(&self) -> &'static [&'static str] {
         &[
             "involvedObject.kind",
@@ -285,6 +560,10 @@ impl Strategy for Events {
             "regarding.namespace",
             "regarding.name",
             "regarding.uid",
+            "regarding.apiVersion",
+            "regarding.resourceVersion",
+            "regarding.fieldPath",
+            "reportingController",
         ]
     }
     fn allow_create_on_update(&self) -> bool {
@@ -294,6 +573,14 @@ impl Strategy for Events {
 
 pub struct Nodes;
 impl Strategy for Nodes {
+    fn default(&self, obj: &mut Value) {
+        // Allocatable defaults to capacity.
+        if let Some(status) = obj.get_mut("status").and_then(Value::as_object_mut)
+            && let Some(capacity) = status.get("capacity").cloned()
+        {
+            status.entry("allocatable").or_insert(capacity);
+        }
+    }
     fn selectable_fields(&self) -> &'static [&'static str] {
         &["spec.unschedulable"]
     }
@@ -308,8 +595,178 @@ impl Strategy for ReplicationControllers {
                 default_pod_template(t);
             }
         }
+        // The template's labels stand in for an empty selector and empty labels.
+        let Some(labels) = obj
+            .pointer("/spec/template/metadata/labels")
+            .filter(|l| l.as_object().is_some_and(|m| !m.is_empty()))
+            .cloned()
+        else {
+            return;
+        };
+        let empty = |v: Option<&Value>| v.and_then(Value::as_object).is_none_or(|m| m.is_empty());
+        if empty(obj.pointer("/spec/selector")) {
+            obj["spec"]["selector"] = labels.clone();
+        }
+        if empty(obj.pointer("/metadata/labels"))
+            && let Some(m) = obj.get_mut("metadata").and_then(Value::as_object_mut)
+        {
+            m.insert("labels".into(), labels);
+        }
     }
     fn selectable_fields(&self) -> &'static [&'static str] {
         &["status.replicas"]
+    }
+}
+
+pub struct PodTemplates;
+impl Strategy for PodTemplates {
+    fn default(&self, obj: &mut Value) {
+        if let Some(t) = obj.get_mut("template") {
+            default_pod_template(t);
+        }
+    }
+    fn tracks_generation(&self, _: &k1s_apimachinery::catalog::ResourceInfo) -> bool {
+        true
+    }
+}
+
+pub struct Endpoints;
+impl Strategy for Endpoints {
+    fn default(&self, obj: &mut Value) {
+        let subsets = obj.get_mut("subsets").and_then(Value::as_array_mut);
+        for subset in subsets.into_iter().flatten() {
+            let ports = subset.get_mut("ports").and_then(Value::as_array_mut);
+            for p in ports.into_iter().flatten() {
+                if let Some(p) = p.as_object_mut() {
+                    p.entry("protocol").or_insert(json!("TCP"));
+                }
+            }
+        }
+    }
+}
+
+pub struct PersistentVolumeClaims;
+impl Strategy for PersistentVolumeClaims {
+    fn default(&self, obj: &mut Value) {
+        if let Some(spec) = obj.get_mut("spec") {
+            default_pvc_spec(spec);
+        }
+    }
+    fn prepare_for_create(&self, obj: &mut Value) {
+        // Upstream clears the status and defaults its phase when the object is read back.
+        obj["status"] = json!({ "phase": "Pending" });
+        normalize_data_sources(obj);
+    }
+    fn prepare_for_update(&self, new: &mut Value, _old: &Value) {
+        normalize_data_sources(new);
+    }
+    fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        // Once bound, only the requested size (and the attributes class) may change.
+        if old
+            .pointer("/spec/volumeName")
+            .is_none_or(|v| v.as_str() == Some(""))
+        {
+            return Vec::new();
+        }
+        let strip = |v: &Value| {
+            let mut spec = v.get("spec").cloned().unwrap_or(Value::Null);
+            if let Some(s) = spec.as_object_mut() {
+                s.remove("volumeAttributesClassName");
+                if let Some(r) = s.get_mut("resources").and_then(Value::as_object_mut) {
+                    r.remove("requests");
+                }
+            }
+            spec
+        };
+        if strip(new) != strip(old) {
+            return vec![FieldError::forbidden(
+                "spec",
+                "spec is immutable after creation except resources.requests and \
+                 volumeAttributesClassName for bound claims",
+            )];
+        }
+        Vec::new()
+    }
+}
+
+/// `dataSource` and `dataSourceRef` mirror each other (AnyVolumeDataSource).
+fn normalize_data_sources(obj: &mut Value) {
+    let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let present = |v: Option<&Value>| v.is_some_and(|v| v.is_object());
+    match (
+        present(spec.get("dataSource")),
+        present(spec.get("dataSourceRef")),
+    ) {
+        (true, false) => {
+            let src = spec["dataSource"].clone();
+            spec.insert("dataSourceRef".into(), src);
+        }
+        (false, true) if spec["dataSourceRef"].get("namespace").is_none() => {
+            let mut src = spec["dataSourceRef"].clone();
+            if let Some(o) = src.as_object_mut() {
+                o.remove("namespace");
+            }
+            spec.insert("dataSource".into(), src);
+        }
+        _ => {}
+    }
+}
+
+pub struct PersistentVolumes;
+impl Strategy for PersistentVolumes {
+    fn default(&self, obj: &mut Value) {
+        let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
+            return;
+        };
+        spec.entry("persistentVolumeReclaimPolicy")
+            .or_insert(json!("Retain"));
+        spec.entry("volumeMode").or_insert(json!("Filesystem"));
+        if let Some(h) = spec.get_mut("hostPath").and_then(Value::as_object_mut) {
+            h.entry("type").or_insert(json!(""));
+        }
+        default_legacy_sources(spec);
+    }
+    fn prepare_for_create(&self, obj: &mut Value) {
+        obj["status"] = json!({
+            "phase": "Pending",
+            "lastPhaseTransitionTime": crate::registry::now_rfc3339(),
+        });
+    }
+}
+
+pub struct LimitRanges;
+impl Strategy for LimitRanges {
+    /// SetDefaults_LimitRangeItem: for containers, `default` falls back to `max` and
+    /// `defaultRequest` to `default`, then `min`.
+    fn default(&self, obj: &mut Value) {
+        let items = obj
+            .pointer_mut("/spec/limits")
+            .and_then(Value::as_array_mut);
+        for item in items.into_iter().flatten() {
+            if item.get("type").and_then(Value::as_str) != Some("Container") {
+                continue;
+            }
+            let Some(o) = item.as_object_mut() else {
+                continue;
+            };
+            let map = |o: &Map<String, Value>, k: &str| {
+                o.get(k)
+                    .and_then(Value::as_object)
+                    .cloned()
+                    .unwrap_or_default()
+            };
+            let mut default = map(o, "default");
+            for (k, v) in map(o, "max") {
+                default.entry(k).or_insert(v);
+            }
+            let mut request = map(o, "defaultRequest");
+            for (k, v) in default.iter().chain(map(o, "min").iter()) {
+                request.entry(k.clone()).or_insert(v.clone());
+            }
+            o.insert("default".into(), Value::Object(default));
+            o.insert("defaultRequest".into(), Value::Object(request));
+        }
     }
 }

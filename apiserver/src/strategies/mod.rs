@@ -2,7 +2,12 @@
 //! status on create, selectable fields). Kinds not listed use `DefaultStrategy`.
 
 mod apps;
+mod batch;
 mod core;
+mod other;
+mod pod_spec;
+
+pub use other::SYSTEM_PRIORITY_CLASSES;
 
 use k1s_apimachinery::catalog::ResourceInfo;
 
@@ -18,20 +23,44 @@ pub fn for_resource(info: &ResourceInfo) -> &'static dyn Strategy {
         ("", "events") => &core::Events,
         ("", "nodes") => &core::Nodes,
         ("", "replicationcontrollers") => &core::ReplicationControllers,
+        ("", "configmaps") => &core::ConfigMaps,
+        ("", "podtemplates") => &core::PodTemplates,
+        ("", "endpoints") => &core::Endpoints,
+        ("", "persistentvolumeclaims") => &core::PersistentVolumeClaims,
+        ("", "persistentvolumes") => &core::PersistentVolumes,
+        ("", "limitranges") => &core::LimitRanges,
         ("apps", "deployments") => &apps::Deployments,
         ("apps", "replicasets") => &apps::ReplicaSets,
         ("apps", "statefulsets") => &apps::StatefulSets,
         ("apps", "daemonsets") => &apps::DaemonSets,
-        ("batch", "jobs") => &apps::Jobs,
-        ("certificates.k8s.io", "certificatesigningrequests") => &Csrs,
+        ("batch", "jobs") => &batch::Jobs,
+        ("batch", "cronjobs") => &batch::CronJobs,
+        ("certificates.k8s.io", "certificatesigningrequests") => &other::CertificateSigningRequests,
+        ("scheduling.k8s.io", "priorityclasses") => &other::PriorityClasses,
+        ("storage.k8s.io", "storageclasses") => &other::StorageClasses,
+        ("storage.k8s.io", "csidrivers") => &other::CsiDrivers,
+        ("networking.k8s.io", "networkpolicies") => &other::NetworkPolicies,
+        ("networking.k8s.io", "ingressclasses") => &other::IngressClasses,
+        ("rbac.authorization.k8s.io", "rolebindings" | "clusterrolebindings") => {
+            &other::RoleBindings
+        }
+        ("policy", "poddisruptionbudgets") => &other::PodDisruptionBudgets,
+        ("admissionregistration.k8s.io", "validatingwebhookconfigurations") => {
+            &other::WebhookConfigurations { mutating: false }
+        }
+        ("admissionregistration.k8s.io", "mutatingwebhookconfigurations") => {
+            &other::WebhookConfigurations { mutating: true }
+        }
+        (
+            "admissionregistration.k8s.io",
+            "validatingadmissionpolicies" | "validatingadmissionpolicybindings",
+        ) => &other::AdmissionPolicies,
+        ("discovery.k8s.io", "endpointslices") => &other::EndpointSlices,
+        ("flowcontrol.apiserver.k8s.io", "flowschemas" | "prioritylevelconfigurations") => {
+            &other::FlowControl
+        }
+        ("autoscaling", "horizontalpodautoscalers") => &other::HorizontalPodAutoscalers,
         ("events.k8s.io", "events") => &core::Events,
         _ => &DefaultStrategy,
-    }
-}
-
-struct Csrs;
-impl Strategy for Csrs {
-    fn selectable_fields(&self) -> &'static [&'static str] {
-        &["spec.signerName"]
     }
 }
