@@ -1,8 +1,15 @@
-//! Upstream's shape of everyday objects through kubectl: a Service carries
-//! `status.loadBalancer`, and deleting a Service or a Pod answers with the deleted object (their
-//! registries set ReturnDeletedObject), which the Python client parses as a V1Service / V1Pod.
+//! Upstream's shape of everyday objects through kubectl, one test per finding of the defaults
+//! issue: a Service carries `status.loadBalancer` and its DELETE answers with the object; a Job
+//! gets its generated selector; CronJob and PVC defaults; immutable ConfigMaps and Secrets hold
+//! on every write path; the system PriorityClasses exist; Events are served through both
+//! groups; a CSR names its requester; pods keep their spec.
 
-use k1s_tests::TestCluster;
+use k1s_tests::{TestCluster, fails};
+use serde_json::Value;
+
+fn json(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+}
 
 #[test]
 fn a_service_has_a_load_balancer_status_and_its_delete_returns_it() {
@@ -33,4 +40,318 @@ fn a_service_has_a_load_balancer_status_and_its_delete_returns_it() {
         (status["kind"].as_str(), status["status"].as_str()),
         (Some("Status"), Some("Success"))
     );
+}
+
+#[test]
+fn a_job_gets_upstreams_generated_selector_and_labels() {
+    let c = TestCluster::start();
+    c.kubectl_ok(&["create", "job", "j1", "--image=busybox", "--", "echo", "hi"]);
+    let job = json(&c.kubectl_ok(&["get", "job", "j1", "-o", "json"]));
+    let uid = job["metadata"]["uid"].as_str().expect("uid");
+    assert_eq!(
+        job["spec"]["selector"],
+        serde_json::json!({ "matchLabels": { "batch.kubernetes.io/controller-uid": uid } })
+    );
+    let labels = &job["spec"]["template"]["metadata"]["labels"];
+    for (k, v) in [
+        ("batch.kubernetes.io/controller-uid", uid),
+        ("controller-uid", uid),
+        ("batch.kubernetes.io/job-name", "j1"),
+        ("job-name", "j1"),
+    ] {
+        assert_eq!(labels[k], v, "{labels}");
+    }
+    // A Job without labels takes its template's (upstream's SetDefaults_Job on decode).
+    assert_eq!(job["metadata"]["labels"], *labels);
+    for (field, want) in [
+        ("completions", serde_json::json!(1)),
+        ("parallelism", serde_json::json!(1)),
+        ("backoffLimit", serde_json::json!(6)),
+        ("completionMode", serde_json::json!("NonIndexed")),
+        ("suspend", serde_json::json!(false)),
+        (
+            "podReplacementPolicy",
+            serde_json::json!("TerminatingOrFailed"),
+        ),
+        ("manualSelector", serde_json::json!(false)),
+    ] {
+        assert_eq!(job["spec"][field], want, "spec.{field}");
+    }
+    // A selector of one's own is refused without manualSelector, and the template is immutable.
+    let out = c.kubectl_stdin(
+        &["create", "-f", "-"],
+        r#"{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j2"},
+            "spec":{"selector":{"matchLabels":{"a":"b"}},"template":{"metadata":{"labels":{"a":"b"}},
+            "spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"busybox"}]}}}}"#,
+    );
+    let err = fails(&["create j2"], out);
+    assert!(err.contains("`selector` not auto-generated"), "{err}");
+    let out = c.kubectl(&[
+        "patch",
+        "job",
+        "j1",
+        "--type=json",
+        "-p",
+        r#"[{"op":"replace","path":"/spec/template/spec/containers/0/image","value":"other"}]"#,
+    ]);
+    let err = fails(&["patch job"], out);
+    assert!(
+        err.contains("spec.template: Invalid value") && err.contains("field is immutable"),
+        "{err}"
+    );
+    // A Job's pods may not restart Always.
+    let out = c.kubectl_stdin(
+        &["create", "-f", "-"],
+        r#"{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j3"},
+            "spec":{"template":{"spec":{"containers":[{"name":"c","image":"busybox"}]}}}}"#,
+    );
+    let err = fails(&["create j3"], out);
+    assert!(
+        err.contains(r#"spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never""#),
+        "{err}"
+    );
+}
+
+#[test]
+fn cronjob_and_persistent_volume_claim_defaults() {
+    let c = TestCluster::start();
+    c.kubectl_ok(&[
+        "create",
+        "cronjob",
+        "cj",
+        "--image=busybox",
+        "--schedule=*/5 * * * *",
+        "--",
+        "date",
+    ]);
+    let spec = json(&c.kubectl_ok(&["get", "cronjob", "cj", "-o", "jsonpath={.spec}"]));
+    assert_eq!(spec["concurrencyPolicy"], "Allow");
+    assert_eq!(spec["suspend"], false);
+    assert_eq!(spec["successfulJobsHistoryLimit"], 3);
+    assert_eq!(spec["failedJobsHistoryLimit"], 1);
+    assert_eq!(
+        spec["jobTemplate"]["spec"]["template"]["spec"]["dnsPolicy"],
+        "ClusterFirst"
+    );
+    let out = c.kubectl(&[
+        "create",
+        "cronjob",
+        "bad",
+        "--image=busybox",
+        "--schedule=bad",
+    ]);
+    let err = fails(&["create bad cronjob"], out);
+    assert!(
+        err.contains("spec.schedule: Invalid value: \"bad\""),
+        "{err}"
+    );
+
+    c.apply(
+        "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data}\n\
+         spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}\n",
+    );
+    let pvc = json(&c.kubectl_ok(&["get", "pvc", "data", "-o", "json"]));
+    assert_eq!(pvc["spec"]["volumeMode"], "Filesystem");
+    assert_eq!(pvc["status"]["phase"], "Pending");
+}
+
+#[test]
+fn an_immutable_config_map_or_secret_holds_on_every_write_path() {
+    let c = TestCluster::start();
+    c.apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: imm}\ndata: {a: \"1\"}\nimmutable: true\n");
+    c.apply("apiVersion: v1\nkind: Secret\nmetadata: {name: sec}\nstringData: {a: \"1\"}\nimmutable: true\n");
+    for kind in ["configmap/imm", "secret/sec"] {
+        let value = if kind.starts_with("secret") {
+            "Mg=="
+        } else {
+            "2"
+        };
+        for (ty, patch) in [
+            ("merge", format!(r#"{{"data":{{"a":"{value}"}}}}"#)),
+            ("strategic", format!(r#"{{"data":{{"b":"{value}"}}}}"#)),
+            (
+                "json",
+                format!(r#"[{{"op":"replace","path":"/data/a","value":"{value}"}}]"#),
+            ),
+            ("merge", r#"{"immutable":false}"#.to_string()),
+        ] {
+            let out = c.kubectl(&["patch", kind, &format!("--type={ty}"), "-p", &patch]);
+            let err = fails(&["patch", kind, ty], out);
+            assert!(
+                err.contains("field is immutable when `immutable` is set"),
+                "{kind} {ty}: {err}"
+            );
+        }
+    }
+    // A replace (PUT) and a client-side apply are refused too; the data is unchanged.
+    let out = c.kubectl_stdin(
+        &["replace", "-f", "-"],
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: imm}\ndata: {a: \"9\"}\nimmutable: true\n",
+    );
+    fails(&["replace"], out);
+    let out = c.kubectl_stdin(
+        &["apply", "-f", "-"],
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: imm}\ndata: {a: \"8\"}\nimmutable: true\n",
+    );
+    fails(&["apply"], out);
+    assert_eq!(
+        c.kubectl_ok(&["get", "cm", "imm", "-o", "jsonpath={.data.a}"]),
+        "1"
+    );
+    // Labels may still change; a Secret's type never does.
+    c.kubectl_ok(&["label", "cm", "imm", "x=y"]);
+    let out = c.kubectl(&[
+        "patch",
+        "secret",
+        "sec",
+        "--type=merge",
+        "-p",
+        r#"{"type":"other"}"#,
+    ]);
+    let err = fails(&["patch secret type"], out);
+    assert!(
+        err.contains("type: Invalid value: \"other\": field is immutable"),
+        "{err}"
+    );
+}
+
+#[test]
+fn system_priority_classes_and_the_authentication_config_map_exist_at_start() {
+    let c = TestCluster::start();
+    let out = c.kubectl_ok(&[
+        "get",
+        "priorityclasses",
+        "-o",
+        "jsonpath={range .items[*]}{.metadata.name}={.value},{.preemptionPolicy};{end}",
+    ]);
+    assert!(
+        out.contains("system-node-critical=2000001000,PreemptLowerPriority;"),
+        "{out}"
+    );
+    assert!(
+        out.contains("system-cluster-critical=2000000000,PreemptLowerPriority;"),
+        "{out}"
+    );
+    // A pod may name one, and gets its priority.
+    c.apply(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: crit, namespace: kube-system}\n\
+         spec: {priorityClassName: system-node-critical, containers: [{name: c, image: busybox}]}\n",
+    );
+    let prio = c.kubectl_ok(&[
+        "get",
+        "pod",
+        "crit",
+        "-n",
+        "kube-system",
+        "-o",
+        "jsonpath={.spec.priority}",
+    ]);
+    assert_eq!(prio, "2000001000");
+    // Users cannot take the reserved prefix.
+    let out = c.kubectl(&["create", "priorityclass", "system-mine", "--value=5"]);
+    let err = fails(&["create system-mine"], out);
+    assert!(err.contains("reserved for system use only"), "{err}");
+
+    let ca = c.kubectl_ok(&[
+        "get",
+        "configmap",
+        "extension-apiserver-authentication",
+        "-n",
+        "kube-system",
+        "-o",
+        "jsonpath={.data.client-ca-file}",
+    ]);
+    assert!(ca.starts_with("-----BEGIN CERTIFICATE-----"), "{ca}");
+}
+
+#[test]
+fn an_event_is_one_object_in_core_v1_and_events_k8s_io() {
+    let c = TestCluster::start();
+    c.apply(
+        "apiVersion: v1\nkind: Event\nmetadata: {name: ev1}\n\
+         involvedObject: {kind: Pod, name: web, namespace: default}\n\
+         reason: Pulled\nmessage: pulled the image\ntype: Normal\nsource: {component: kubelet}\ncount: 3\n",
+    );
+    let ev = json(&c.kubectl_ok(&["get", "events.v1.events.k8s.io", "ev1", "-o", "json"]));
+    assert_eq!(ev["apiVersion"], "events.k8s.io/v1");
+    assert_eq!(ev["note"], "pulled the image");
+    assert_eq!(ev["regarding"]["name"], "web");
+    assert_eq!(ev["deprecatedSource"]["component"], "kubelet");
+    assert_eq!(ev["deprecatedCount"], 3);
+    // Written through events.k8s.io, read through core/v1 (what `kubectl events` and describe use).
+    c.apply(
+        "apiVersion: events.k8s.io/v1\nkind: Event\nmetadata: {name: ev2}\n\
+         eventTime: \"2026-01-01T00:00:00.000000Z\"\nreportingController: example.com/ctl\n\
+         reportingInstance: ctl-1\naction: Sync\nreason: Synced\ntype: Normal\nnote: all good\n\
+         regarding: {kind: Pod, name: web, namespace: default}\n",
+    );
+    let core = json(&c.kubectl_ok(&["get", "events.v1.", "ev2", "-o", "json"]));
+    assert_eq!(core["apiVersion"], "v1");
+    assert_eq!(core["message"], "all good");
+    assert_eq!(core["involvedObject"]["name"], "web");
+    assert_eq!(core["reportingComponent"], "example.com/ctl");
+    let listed = c.kubectl_ok(&["events"]);
+    assert!(
+        listed.contains("pulled the image") && listed.contains("all good"),
+        "{listed}"
+    );
+    // Field selectors use each group's own field names.
+    let out = c.kubectl_ok(&[
+        "get",
+        "--raw",
+        "/apis/events.k8s.io/v1/namespaces/default/events?fieldSelector=regarding.name%3Dweb",
+    ]);
+    assert_eq!(
+        json(&out)["items"].as_array().map(Vec::len),
+        Some(2),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_certificate_signing_request_names_its_requester_whatever_the_client_sent() {
+    let c = TestCluster::start();
+    let key = rcgen::KeyPair::generate().expect("key");
+    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("params");
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "bob");
+    let pem = params
+        .serialize_request(&key)
+        .expect("csr")
+        .pem()
+        .expect("pem");
+    use base64::Engine as _;
+    let request = base64::engine::general_purpose::STANDARD.encode(pem);
+    c.apply(&format!(
+        "apiVersion: certificates.k8s.io/v1\nkind: CertificateSigningRequest\nmetadata: {{name: bob}}\n\
+         spec: {{request: {request}, signerName: example.com/signer, usages: [client auth], \
+         username: mallory, groups: [system:masters], uid: forged}}\n"
+    ));
+    let spec = json(&c.kubectl_ok(&["get", "csr", "bob", "-o", "jsonpath={.spec}"]));
+    assert_eq!(spec["username"], "kubernetes-admin");
+    assert_eq!(
+        spec["groups"],
+        serde_json::json!(["system:masters", "system:authenticated"])
+    );
+    assert!(spec.get("uid").is_none_or(|u| u != "forged"), "{spec}");
+}
+
+#[test]
+fn a_pods_spec_is_fixed_except_what_upstream_lets_change() {
+    let c = TestCluster::start();
+    c.kubectl_ok(&["run", "p1", "--image=nginx:1"]);
+    c.kubectl_ok(&["set", "image", "pod/p1", "p1=nginx:2"]);
+    let pod = json(&c.kubectl_ok(&["get", "pod", "p1", "-o", "json"]));
+    assert_eq!(pod["metadata"]["generation"], 2);
+    assert_eq!(pod["spec"]["enableServiceLinks"], true);
+    let out = c.kubectl(&[
+        "patch",
+        "pod",
+        "p1",
+        "-p",
+        r#"{"spec":{"restartPolicy":"Never"}}"#,
+    ]);
+    let err = fails(&["patch restartPolicy"], out);
+    assert!(err.contains("spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`"), "{err}");
 }
