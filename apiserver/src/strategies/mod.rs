@@ -9,6 +9,9 @@ mod pod_spec;
 
 pub use other::SYSTEM_PRIORITY_CLASSES;
 
+#[cfg(test)]
+mod tests;
+
 use k1s_apimachinery::catalog::ResourceInfo;
 
 use crate::registry::{DefaultStrategy, Strategy};

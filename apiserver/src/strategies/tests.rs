@@ -1,0 +1,340 @@
+//! Table-driven checks of the per-kind defaults and validation, with cases taken as facts from
+//! upstream's `defaults_test.go` and `validation_test.go` (inputs and expected outcomes).
+
+use serde_json::{Value, json};
+
+use super::for_resource;
+use k1s_apimachinery::catalog;
+
+/// Defaults `obj` as the strategy of `group/version/resource` does.
+fn defaulted(group: &str, version: &str, resource: &str, mut obj: Value) -> Value {
+    let info = catalog::find(group, version, resource).expect("in the catalog");
+    for_resource(info).default(&mut obj);
+    obj
+}
+
+fn errors(group: &str, version: &str, resource: &str, obj: &Value) -> Vec<String> {
+    let info = catalog::find(group, version, resource).expect("in the catalog");
+    for_resource(info)
+        .validate(obj)
+        .iter()
+        .map(ToString::to_string)
+        .collect()
+}
+
+#[test]
+fn job_defaults_follow_upstreams_cases() {
+    // (spec given, expected fields)
+    let cases = [
+        (
+            json!({}),
+            json!({ "completions": 1, "parallelism": 1, "backoffLimit": 6 }),
+        ),
+        // A work-queue Job: parallelism alone leaves completions unset.
+        (
+            json!({ "parallelism": 5 }),
+            json!({ "completions": null, "parallelism": 5 }),
+        ),
+        (
+            json!({ "completions": 5 }),
+            json!({ "completions": 5, "parallelism": 1 }),
+        ),
+        (
+            json!({ "backoffLimitPerIndex": 1, "completionMode": "Indexed", "completions": 2 }),
+            json!({ "backoffLimit": 2147483647 }),
+        ),
+        (
+            json!({ "podFailurePolicy": { "rules": [{ "action": "FailJob",
+                "onPodConditions": [{ "type": "DisruptionTarget" }] }] } }),
+            json!({ "podReplacementPolicy": "Failed" }),
+        ),
+        (
+            json!({}),
+            json!({ "podReplacementPolicy": "TerminatingOrFailed", "suspend": false,
+            "completionMode": "NonIndexed", "manualSelector": false }),
+        ),
+    ];
+    for (spec, want) in cases {
+        let job = defaulted("batch", "v1", "jobs", json!({ "spec": spec.clone() }));
+        for (k, v) in want.as_object().into_iter().flatten() {
+            assert_eq!(
+                job["spec"].get(k).unwrap_or(&Value::Null),
+                v,
+                "{spec} -> spec.{k}"
+            );
+        }
+    }
+    let job = defaulted(
+        "batch",
+        "v1",
+        "jobs",
+        json!({ "spec": { "podFailurePolicy": { "rules": [
+        { "action": "Ignore", "onPodConditions": [{ "type": "DisruptionTarget" }] }] } } }),
+    );
+    assert_eq!(
+        job.pointer("/spec/podFailurePolicy/rules/0/onPodConditions/0/status"),
+        Some(&json!("True"))
+    );
+}
+
+#[test]
+fn service_defaults_follow_upstreams_cases() {
+    let svc =
+        |spec: Value| defaulted("", "v1", "services", json!({ "spec": spec }))["spec"].clone();
+    let s = svc(json!({ "ports": [{ "port": 80 }] }));
+    assert_eq!(s["type"], "ClusterIP");
+    assert_eq!(s["sessionAffinity"], "None");
+    assert_eq!(s["internalTrafficPolicy"], "Cluster");
+    assert_eq!(s.get("externalTrafficPolicy"), None);
+    assert_eq!(
+        s["ports"][0],
+        json!({ "port": 80, "protocol": "TCP", "targetPort": 80 })
+    );
+    let s =
+        svc(json!({ "sessionAffinity": "ClientIP", "ports": [{ "port": 80, "targetPort": 0 }] }));
+    assert_eq!(
+        s["sessionAffinityConfig"],
+        json!({ "clientIP": { "timeoutSeconds": 10800 } })
+    );
+    assert_eq!(s["ports"][0]["targetPort"], 80);
+    let s = svc(json!({ "type": "NodePort" }));
+    assert_eq!(s["externalTrafficPolicy"], "Cluster");
+    let s = svc(json!({ "type": "ClusterIP", "externalIPs": ["1.2.3.4"] }));
+    assert_eq!(s["externalTrafficPolicy"], "Cluster");
+    let s = svc(json!({ "type": "LoadBalancer" }));
+    assert_eq!(s["allocateLoadBalancerNodePorts"], true);
+    let s = svc(json!({ "type": "ExternalName", "externalName": "example.com" }));
+    assert_eq!(s.get("internalTrafficPolicy"), None);
+    let s = svc(json!({ "sessionAffinity": "None", "sessionAffinityConfig": { "clientIP": {} } }));
+    assert_eq!(s.get("sessionAffinityConfig"), None);
+}
+
+#[test]
+fn pod_defaults_follow_upstreams_cases() {
+    let pod = defaulted(
+        "",
+        "v1",
+        "pods",
+        json!({ "spec": {
+        "hostNetwork": true,
+        "containers": [{
+            "name": "a", "image": "nginx:1.27",
+            "ports": [{ "containerPort": 8080 }],
+            "resources": { "limits": { "cpu": "1", "memory": "1Gi" }, "requests": { "cpu": "500m" } },
+            "livenessProbe": { "httpGet": { "port": 8080 } },
+            "env": [{ "name": "N", "valueFrom": { "fieldRef": { "fieldPath": "metadata.name" } } }],
+        }, { "name": "b", "image": "busybox" }, { "name": "c", "image": "busybox@sha256:abc" }],
+        "volumes": [{ "name": "v" }, { "name": "s", "secret": { "secretName": "x" } },
+            { "name": "p", "projected": { "sources": [{ "serviceAccountToken": { "path": "t" } }] } },
+            { "name": "h", "hostPath": { "path": "/x" } }],
+    } }),
+    );
+    let s = &pod["spec"];
+    let a = &s["containers"][0];
+    assert_eq!(a["imagePullPolicy"], "IfNotPresent");
+    assert_eq!(s["containers"][1]["imagePullPolicy"], "Always");
+    assert_eq!(s["containers"][2]["imagePullPolicy"], "IfNotPresent");
+    assert_eq!(
+        a["resources"]["requests"],
+        json!({ "cpu": "500m", "memory": "1Gi" })
+    );
+    assert_eq!(
+        a["ports"][0],
+        json!({ "containerPort": 8080, "hostPort": 8080, "protocol": "TCP" })
+    );
+    assert_eq!(
+        a["livenessProbe"],
+        json!({ "httpGet": { "port": 8080, "path": "/", "scheme": "HTTP" }, "timeoutSeconds": 1,
+            "periodSeconds": 10, "successThreshold": 1, "failureThreshold": 3 })
+    );
+    assert_eq!(a["env"][0]["valueFrom"]["fieldRef"]["apiVersion"], "v1");
+    assert_eq!(a["terminationMessagePath"], "/dev/termination-log");
+    assert_eq!(s["volumes"][0]["emptyDir"], json!({}));
+    assert_eq!(s["volumes"][1]["secret"]["defaultMode"], 420);
+    assert_eq!(s["volumes"][2]["projected"]["defaultMode"], 420);
+    assert_eq!(
+        s["volumes"][2]["projected"]["sources"][0]["serviceAccountToken"]["expirationSeconds"],
+        3600
+    );
+    assert_eq!(s["volumes"][3]["hostPath"]["type"], "");
+    for (k, v) in [
+        ("restartPolicy", json!("Always")),
+        ("dnsPolicy", json!("ClusterFirst")),
+        ("schedulerName", json!("default-scheduler")),
+        ("terminationGracePeriodSeconds", json!(30)),
+        ("securityContext", json!({})),
+        ("enableServiceLinks", json!(true)),
+    ] {
+        assert_eq!(s[k], v, "spec.{k}");
+    }
+    // Pod templates get the pod-spec defaults but not the Pod-only ones.
+    let d = defaulted(
+        "apps",
+        "v1",
+        "deployments",
+        json!({ "spec": { "template": { "spec": {
+        "containers": [{ "name": "a", "image": "x", "resources": { "limits": { "cpu": "1" } } }] } } } }),
+    );
+    let t = &d["spec"]["template"]["spec"];
+    assert_eq!(t.get("enableServiceLinks"), None);
+    assert_eq!(t["containers"][0]["resources"].get("requests"), None);
+    assert_eq!(t["dnsPolicy"], "ClusterFirst");
+}
+
+#[test]
+fn workload_and_other_defaults_follow_upstreams_cases() {
+    // StatefulSet: an explicit RollingUpdate without rollingUpdate stays without it.
+    let s = defaulted(
+        "apps",
+        "v1",
+        "statefulsets",
+        json!({ "spec": { "updateStrategy": { "type": "RollingUpdate" } } }),
+    );
+    assert_eq!(
+        s["spec"]["updateStrategy"],
+        json!({ "type": "RollingUpdate" })
+    );
+    let s = defaulted("apps", "v1", "statefulsets", json!({ "spec": {} }));
+    assert_eq!(
+        s["spec"]["updateStrategy"],
+        json!({ "type": "RollingUpdate", "rollingUpdate": { "partition": 0 } })
+    );
+    assert_eq!(
+        s["spec"]["persistentVolumeClaimRetentionPolicy"],
+        json!({ "whenDeleted": "Retain", "whenScaled": "Retain" })
+    );
+    let d = defaulted(
+        "apps",
+        "v1",
+        "daemonsets",
+        json!({ "spec": { "updateStrategy": { "type": "OnDelete" } } }),
+    );
+    assert_eq!(d["spec"]["updateStrategy"], json!({ "type": "OnDelete" }));
+    // ReplicationController: selector and labels from the template.
+    let rc = defaulted(
+        "",
+        "v1",
+        "replicationcontrollers",
+        json!({ "metadata": {}, "spec": { "template": { "metadata": { "labels": { "a": "b" } } } } }),
+    );
+    assert_eq!(rc["spec"]["selector"], json!({ "a": "b" }));
+    assert_eq!(rc["metadata"]["labels"], json!({ "a": "b" }));
+    // NetworkPolicy: Egress joins Ingress when there are egress rules.
+    let np = defaulted(
+        "networking.k8s.io",
+        "v1",
+        "networkpolicies",
+        json!({ "spec": { "egress": [{ "ports": [{ "port": 53 }] }] } }),
+    );
+    assert_eq!(np["spec"]["policyTypes"], json!(["Ingress", "Egress"]));
+    assert_eq!(np["spec"]["egress"][0]["ports"][0]["protocol"], "TCP");
+    // LimitRange: default from max, defaultRequest from default then min.
+    let lr = defaulted(
+        "",
+        "v1",
+        "limitranges",
+        json!({ "spec": { "limits": [{ "type": "Container",
+        "max": { "cpu": "2" }, "min": { "memory": "1Mi" } }] } }),
+    );
+    assert_eq!(lr["spec"]["limits"][0]["default"], json!({ "cpu": "2" }));
+    assert_eq!(
+        lr["spec"]["limits"][0]["defaultRequest"],
+        json!({ "cpu": "2", "memory": "1Mi" })
+    );
+    // RBAC subjects.
+    let rb = defaulted(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "rolebindings",
+        json!({ "roleRef": { "kind": "Role", "name": "r" },
+        "subjects": [{ "kind": "User", "name": "u" }, { "kind": "ServiceAccount", "name": "s", "namespace": "n" }] }),
+    );
+    assert_eq!(rb["roleRef"]["apiGroup"], "rbac.authorization.k8s.io");
+    assert_eq!(rb["subjects"][0]["apiGroup"], "rbac.authorization.k8s.io");
+    assert_eq!(rb["subjects"][1]["apiGroup"], "");
+    let pvc = defaulted("", "v1", "persistentvolumeclaims", json!({ "spec": {} }));
+    assert_eq!(pvc["spec"]["volumeMode"], "Filesystem");
+    let pv = defaulted("", "v1", "persistentvolumes", json!({ "spec": {} }));
+    assert_eq!(pv["spec"]["persistentVolumeReclaimPolicy"], "Retain");
+    let cj = defaulted(
+        "batch",
+        "v1",
+        "cronjobs",
+        json!({ "spec": { "jobTemplate": { "spec": {} } } }),
+    );
+    assert_eq!(cj["spec"]["concurrencyPolicy"], "Allow");
+    assert_eq!(
+        cj["spec"]["jobTemplate"]["spec"].get("completions"),
+        None,
+        "no Job defaults in a template"
+    );
+    let hpa = defaulted(
+        "autoscaling",
+        "v2",
+        "horizontalpodautoscalers",
+        json!({ "spec": {} }),
+    );
+    assert_eq!(hpa["spec"]["minReplicas"], 1);
+    assert_eq!(
+        hpa["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"],
+        80
+    );
+    let wh = defaulted(
+        "admissionregistration.k8s.io",
+        "v1",
+        "mutatingwebhookconfigurations",
+        json!({ "webhooks": [{ "name": "w", "rules": [{}], "clientConfig": { "service": { "name": "s", "namespace": "n" } } }] }),
+    );
+    let w = &wh["webhooks"][0];
+    assert_eq!(
+        (
+            w["failurePolicy"].as_str(),
+            w["matchPolicy"].as_str(),
+            w["timeoutSeconds"].as_i64()
+        ),
+        (Some("Fail"), Some("Equivalent"), Some(10))
+    );
+    assert_eq!(w["reinvocationPolicy"], "Never");
+    assert_eq!(w["rules"][0]["scope"], "*");
+    assert_eq!(w["clientConfig"]["service"]["port"], 443);
+}
+
+#[test]
+fn validation_reports_upstreams_field_errors() {
+    let job = json!({ "metadata": { "name": "j", "uid": "u" }, "spec": { "manualSelector": true,
+        "selector": { "matchLabels": { "a": "b" } },
+        "template": { "metadata": { "labels": { "a": "b" } }, "spec": { "restartPolicy": "Always",
+            "containers": [{ "name": "c", "image": "i" }] } } } });
+    assert_eq!(
+        errors("batch", "v1", "jobs", &job),
+        [r#"spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never""#]
+    );
+    let cm = json!({ "data": { "bad key": "x", "..x": "y" } });
+    let errs = errors("", "v1", "configmaps", &cm);
+    assert_eq!(errs.len(), 2, "{errs:?}");
+    assert!(errs.iter().any(|e| e.starts_with("data[bad key]: Invalid value: \"bad key\": a valid config key")), "{errs:?}");
+    assert!(
+        errs.iter().any(|e| e.contains("must not start with '..'")),
+        "{errs:?}"
+    );
+    let pc = json!({ "metadata": { "name": "system-x" }, "value": 1 });
+    assert_eq!(
+        errors("scheduling.k8s.io", "v1", "priorityclasses", &pc),
+        [
+            "metadata.name: Forbidden: priority class names with 'system-' prefix are reserved for system use only"
+        ]
+    );
+    let pc = json!({ "metadata": { "name": "big" }, "value": 1_000_000_001 });
+    assert_eq!(
+        errors("scheduling.k8s.io", "v1", "priorityclasses", &pc),
+        ["value: Forbidden: maximum allowed value of a user defined priority is 1000000000"]
+    );
+    let cj = json!({ "metadata": { "name": "c" }, "spec": { "schedule": "TZ=UTC 0 * * * *",
+        "jobTemplate": { "spec": { "template": { "spec": { "restartPolicy": "Never",
+            "containers": [{ "name": "c", "image": "i" }] } } } } } });
+    let errs = errors("batch", "v1", "cronjobs", &cj);
+    assert!(
+        errs[0].starts_with("spec.schedule: Invalid value: \"TZ=UTC 0 * * * *\""),
+        "{errs:?}"
+    );
+}
