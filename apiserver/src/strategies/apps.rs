@@ -55,8 +55,20 @@ pub fn validate_pod_spec(spec: Option<&Value>, path: &str) -> Vec<FieldError> {
     errs
 }
 
-/// A workload's selector must exist, be valid, and select its pod template's labels.
+/// A workload's selector must exist, be valid and non-empty, and select its pod template's
+/// labels; the template's pod spec is valid.
 fn validate_selector_and_template(obj: &Value) -> Vec<FieldError> {
+    let mut errs = validate_selector(obj, false);
+    errs.extend(validate_pod_spec(
+        obj.pointer("/spec/template/spec"),
+        "spec.template.spec",
+    ));
+    errs
+}
+
+/// `spec.selector` exists, parses, is non-empty unless `allow_empty`, and selects the labels of
+/// `spec.template` (shared by every kind with a selector and a pod template).
+pub fn validate_selector(obj: &Value, allow_empty: bool) -> Vec<FieldError> {
     let mut errs = Vec::new();
     match obj.pointer("/spec/selector") {
         None | Some(Value::Null) => errs.push(FieldError::required("spec.selector", "")),
@@ -66,7 +78,7 @@ fn validate_selector_and_template(obj: &Value) -> Vec<FieldError> {
                 sel.clone(),
                 e.message().to_string(),
             )),
-            Ok(s) if s.is_empty() => errs.push(FieldError::invalid(
+            Ok(s) if s.is_empty() && !allow_empty => errs.push(FieldError::invalid(
                 "spec.selector",
                 sel.clone(),
                 "empty selector is invalid for deployment",
@@ -83,10 +95,6 @@ fn validate_selector_and_template(obj: &Value) -> Vec<FieldError> {
             }
         },
     }
-    errs.extend(validate_pod_spec(
-        obj.pointer("/spec/template/spec"),
-        "spec.template.spec",
-    ));
     errs
 }
 

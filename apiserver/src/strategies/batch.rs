@@ -2,10 +2,9 @@
 //! the validations users hit) and CronJobs.
 
 use k1s_apimachinery::FieldError;
-use k1s_apimachinery::selector::LabelSelector;
 use serde_json::{Map, Value, json};
 
-use super::apps::{default_pod_template, validate_pod_spec};
+use super::apps::{default_pod_template, validate_pod_spec, validate_selector};
 use crate::registry::Strategy;
 
 /// The labels a Job without a manual selector puts on its pods (upstream's batch constants).
@@ -299,47 +298,13 @@ fn validate_job_spec(obj: &Value) -> Vec<FieldError> {
             &["NonIndexed", "Indexed"],
         )),
     }
-    match spec.get("selector") {
-        None | Some(Value::Null) => errs.push(FieldError::required("spec.selector", "")),
-        Some(sel) => match LabelSelector::from_json(sel) {
-            Err(e) => errs.push(FieldError::invalid(
-                "spec.selector",
-                sel.clone(),
-                e.message().to_string(),
-            )),
-            Ok(s) => {
-                let labels = obj.pointer("/spec/template/metadata/labels");
-                if !s.matches_json(labels) {
-                    errs.push(FieldError::invalid(
-                        "spec.template.metadata.labels",
-                        labels.cloned().unwrap_or(Value::Null),
-                        "`selector` does not match template `labels`",
-                    ));
-                }
-            }
-        },
-    }
+    errs.extend(validate_selector(obj, true));
     let has_failure_policy = spec.get("podFailurePolicy").is_some_and(|v| !v.is_null());
-    match obj
-        .pointer("/spec/template/spec/restartPolicy")
-        .and_then(Value::as_str)
-    {
-        Some("OnFailure") if has_failure_policy => errs.push(FieldError::invalid(
-            "spec.template.spec.restartPolicy",
-            "OnFailure",
-            "only \"Never\" is supported when podFailurePolicy is specified",
-        )),
-        Some("OnFailure" | "Never") => {}
-        None | Some("" | "Always") => errs.push(FieldError::required(
-            "spec.template.spec.restartPolicy",
-            "valid values: \"OnFailure\", \"Never\"",
-        )),
-        Some(other) => errs.push(FieldError::not_supported(
-            "spec.template.spec.restartPolicy",
-            other,
-            &["OnFailure", "Never"],
-        )),
-    }
+    errs.extend(validate_restart_policy(
+        obj.pointer("/spec/template/spec/restartPolicy"),
+        "spec.template.spec.restartPolicy",
+        has_failure_policy,
+    ));
     if has_failure_policy
         && let Some(p) = spec.get("podReplacementPolicy").and_then(Value::as_str)
         && p != "Failed"
@@ -355,6 +320,31 @@ fn validate_job_spec(obj: &Value) -> Vec<FieldError> {
         "spec.template.spec",
     ));
     errs
+}
+
+/// A Job's pods restart OnFailure or Never (only Never with a pod failure policy).
+fn validate_restart_policy(
+    policy: Option<&Value>,
+    path: &str,
+    has_failure_policy: bool,
+) -> Option<FieldError> {
+    match policy.and_then(Value::as_str) {
+        Some("OnFailure") if has_failure_policy => Some(FieldError::invalid(
+            path,
+            "OnFailure",
+            "only \"Never\" is supported when podFailurePolicy is specified",
+        )),
+        Some("OnFailure" | "Never") => None,
+        None | Some("" | "Always") => Some(FieldError::required(
+            path,
+            "valid values: \"OnFailure\", \"Never\"",
+        )),
+        Some(other) => Some(FieldError::not_supported(
+            path,
+            other,
+            &["OnFailure", "Never"],
+        )),
+    }
 }
 
 /// An Indexed Job may change completions together with parallelism (ElasticIndexedJob, on).
@@ -481,21 +471,11 @@ fn validate_cron_job(obj: &Value) -> Vec<FieldError> {
             ));
         }
     }
-    match obj
-        .pointer("/spec/jobTemplate/spec/template/spec/restartPolicy")
-        .and_then(Value::as_str)
-    {
-        Some("OnFailure" | "Never") => {}
-        None | Some("" | "Always") => errs.push(FieldError::required(
-            "spec.jobTemplate.spec.template.spec.restartPolicy",
-            "valid values: \"OnFailure\", \"Never\"",
-        )),
-        Some(other) => errs.push(FieldError::not_supported(
-            "spec.jobTemplate.spec.template.spec.restartPolicy",
-            other,
-            &["OnFailure", "Never"],
-        )),
-    }
+    errs.extend(validate_restart_policy(
+        obj.pointer("/spec/jobTemplate/spec/template/spec/restartPolicy"),
+        "spec.jobTemplate.spec.template.spec.restartPolicy",
+        false,
+    ));
     errs.extend(validate_pod_spec(
         obj.pointer("/spec/jobTemplate/spec/template/spec"),
         "spec.jobTemplate.spec.template.spec",
