@@ -845,6 +845,12 @@ fn commit_round(shared: &Shared, requests: Vec<WriteRequest>) {
         }
     }
     if let Ok(mut hub) = shared.hub.lock() {
+        // Reads see the batch before any watcher hears of it: a client that reacts to an event
+        // by reading the object must find that revision, not the one before (a garbage
+        // collector removing a finalizer it was told about would otherwise patch a stale copy).
+        if let Some(last) = events.last() {
+            shared.published.store(last.revision.0, Ordering::Release);
+        }
         hub.publish(&events);
         shared.published.store(hub.published.0, Ordering::Release);
     }

@@ -308,6 +308,36 @@ async fn watch_during_writes_has_no_gap(backend: &str) {
     }
 }
 
+async fn a_watched_write_is_readable(backend: &str) {
+    // Whoever hears of a write can read it: a get right after an event finds that revision or a
+    // newer one (a controller that reacts to an event by reading the object must not act on the
+    // state before it).
+    let f = fixture(backend, |_| {});
+    f.store.create("/r/k", b("0")).await.unwrap();
+    let mut w = f
+        .store
+        .watch("/r/", f.store.current_revision())
+        .await
+        .unwrap();
+    let s = f.store.clone();
+    let writer = tokio::spawn(async move {
+        for i in 1..=300 {
+            s.update("/r/k", b(&i.to_string()), None).await.unwrap();
+        }
+    });
+    for _ in 0..300 {
+        let ev = w.next().await.unwrap().unwrap();
+        let read = f.store.get("/r/k").await.unwrap().unwrap();
+        assert!(
+            read.mod_revision >= ev.revision,
+            "event at {:?}, but a get then read {:?}",
+            ev.revision,
+            read.mod_revision
+        );
+    }
+    writer.await.unwrap();
+}
+
 async fn slow_watcher_is_cut_off_without_blocking(backend: &str) {
     let f = fixture(backend, |c| c.watch_buffer = 16);
     let s = &f.store;
@@ -595,6 +625,7 @@ conformance!(
     watch_delivers_everything_once_in_order,
     watch_replay_carries_each_changes_values,
     watch_during_writes_has_no_gap,
+    a_watched_write_is_readable,
     slow_watcher_is_cut_off_without_blocking,
     list_is_a_consistent_snapshot_with_paging,
     compaction_bounds_history,

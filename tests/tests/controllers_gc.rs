@@ -7,17 +7,6 @@ use k1s_tests::{TestCluster, wait_until};
 
 const WAIT: Duration = Duration::from_secs(120);
 
-/// These tests run one at a time: four debug-build servers starting their garbage collectors
-/// (about fifty informers each) at once on two cores is where a rare start stall of the
-/// collector shows (not yet explained; see the controller-manager issue's notes).
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    ONE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
 fn uid(c: &TestCluster, kind: &str, name: &str) -> String {
     c.kubectl_ok(&["get", kind, name, "-o", "jsonpath={.metadata.uid}"])
 }
@@ -35,7 +24,6 @@ fn exists(c: &TestCluster, name: &str) -> bool {
 
 #[test]
 fn background_deletion_collects_the_dependents_of_a_deleted_owner() {
-    let _serial = serial();
     let c = TestCluster::start();
     c.kubectl_ok(&["create", "configmap", "owner"]);
     let owner = uid(&c, "configmap", "owner");
@@ -73,7 +61,6 @@ fn background_deletion_collects_the_dependents_of_a_deleted_owner() {
 
 #[test]
 fn foreground_deletion_deletes_dependents_before_the_owner() {
-    let _serial = serial();
     let c = TestCluster::start();
     c.kubectl_ok(&["create", "configmap", "owner"]);
     let owner = uid(&c, "configmap", "owner");
@@ -134,7 +121,6 @@ fn foreground_deletion_deletes_dependents_before_the_owner() {
 
 #[test]
 fn orphan_deletion_keeps_dependents_and_removes_their_references() {
-    let _serial = serial();
     let c = TestCluster::start();
     c.kubectl_ok(&["create", "configmap", "owner"]);
     let owner = uid(&c, "configmap", "owner");
@@ -157,7 +143,6 @@ fn orphan_deletion_keeps_dependents_and_removes_their_references() {
 
 #[test]
 fn deleting_a_deployment_collects_what_it_owns() {
-    let _serial = serial();
     let c = TestCluster::start();
     c.kubectl_ok(&["create", "deployment", "web", "--image=nginx"]);
     let owner = uid(&c, "deployment", "web");
