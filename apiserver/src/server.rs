@@ -120,6 +120,8 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
     if !config.bind_address.is_unspecified() {
         pki_opts.add_ip(config.bind_address);
     }
+    // A PKI made on every start keeps start-up in milliseconds: ES256 instead of RS256 tokens.
+    pki_opts.ecdsa_service_account_key = config.ephemeral;
     let pki = k1s_kubeadm_lite::ensure_pki(&pki_dir, &pki_opts)?;
 
     let backend = if config.ephemeral {

@@ -355,3 +355,42 @@ fn a_pods_spec_is_fixed_except_what_upstream_lets_change() {
     let err = fails(&["patch restartPolicy"], out);
     assert!(err.contains("spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`"), "{err}");
 }
+
+#[test]
+fn service_account_tokens_are_rs256_with_a_persistent_pki() {
+    use base64::Engine as _;
+    let data = tempfile::tempdir().expect("tempdir");
+    let c = TestCluster::start_with(k1s_tests::StartOptions {
+        data_dir: Some(data.path().join("d")),
+        ..Default::default()
+    });
+    let token = c.kubectl_ok(&["create", "token", "default"]);
+    let header = token.trim().split('.').next().expect("header");
+    let header = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(header)
+        .expect("base64url");
+    assert_eq!(json(&String::from_utf8_lossy(&header))["alg"], "RS256");
+    let jwks = json(&c.kubectl_ok(&["get", "--raw", "/openid/v1/jwks"]));
+    assert_eq!(jwks["keys"][0]["kty"], "RSA", "{jwks}");
+    let config = json(&c.kubectl_ok(&["get", "--raw", "/.well-known/openid-configuration"]));
+    assert_eq!(
+        config["id_token_signing_alg_values_supported"],
+        serde_json::json!(["RS256"])
+    );
+    // The token authenticates.
+    let kubeconfig = c.token_kubeconfig(token.trim(), "sa");
+    let out = std::process::Command::new("kubectl")
+        .args([
+            "--kubeconfig",
+            kubeconfig.to_str().expect("utf8"),
+            "auth",
+            "whoami",
+        ])
+        .output()
+        .expect("kubectl");
+    let whoami = k1s_tests::stdout(&out);
+    assert!(
+        whoami.contains("system:serviceaccount:default:default"),
+        "{whoami}"
+    );
+}

@@ -92,6 +92,34 @@ pub(super) fn key_matches(cert: &X509Certificate<'_>, key: &KeyPair) -> bool {
     cert.public_key().subject_public_key.data.as_ref() == key.public_key_raw()
 }
 
+/// A new RSA 2048 key, as kubeadm makes `sa.key` (service-account tokens are signed RS256,
+/// what OIDC consumers of the issuer accept).
+pub(super) fn new_rsa_key() -> Result<KeyPair, PkiError> {
+    use rsa::pkcs8::{EncodePrivateKey as _, LineEnding};
+    let generate_err =
+        |reason: String| PkiError::InvalidRequest(format!("RSA key generation: {reason}"));
+    let key = rsa::RsaPrivateKey::new(&mut rsa::rand_core::OsRng, 2048)
+        .map_err(|e| generate_err(e.to_string()))?;
+    let pem = key
+        .to_pkcs8_pem(LineEnding::LF)
+        .map_err(|e| generate_err(e.to_string()))?;
+    KeyPair::from_pem(&pem).map_err(|e| generate_err(e.to_string()))
+}
+
+/// PKCS#1 `RSA PRIVATE KEY` PEM (what kubeadm writes as `sa.key`) as PKCS#8 PEM, which is what
+/// the key loader reads; other text is returned unchanged.
+pub(super) fn pkcs1_to_pkcs8(text: &str) -> String {
+    use rsa::pkcs1::DecodeRsaPrivateKey as _;
+    use rsa::pkcs8::{EncodePrivateKey as _, LineEnding};
+    if !text.contains("-----BEGIN RSA PRIVATE KEY-----") {
+        return text.to_string();
+    }
+    rsa::RsaPrivateKey::from_pkcs1_pem(text)
+        .ok()
+        .and_then(|k| k.to_pkcs8_pem(LineEnding::LF).ok())
+        .map_or_else(|| text.to_string(), |pem| pem.to_string())
+}
+
 pub(super) fn new_key() -> Result<KeyPair, PkiError> {
     KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256).map_err(|e| PkiError::Generate {
         what: "ECDSA P-256 key".into(),

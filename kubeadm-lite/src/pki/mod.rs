@@ -63,11 +63,17 @@ pub enum PkiError {
     ClientCert(String),
 }
 
-/// Names the serving certificate must cover.
+/// How the PKI is made: the names the serving certificate must cover, and the kind of a new
+/// service-account key.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PkiOptions {
     pub dns_names: Vec<String>,
     pub ip_addresses: Vec<IpAddr>,
+    /// Make a new `sa.key` as ECDSA P-256 (ES256 tokens) instead of RSA 2048 (RS256, kubeadm's
+    /// choice). An RSA key takes tens of milliseconds to generate; a throwaway PKI (`k1s server
+    /// --ephemeral`) that is made on every start uses ECDSA. An existing key is always used as
+    /// it is.
+    pub ecdsa_service_account_key: bool,
 }
 
 impl PkiOptions {
@@ -218,7 +224,8 @@ impl Pki {
         PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(self.serving_key_pkcs8.clone()))
     }
 
-    /// Service-account token signing key, PKCS#8 PEM (`sa.key`).
+    /// Service-account token signing key, PKCS#8 PEM (`sa.key`): RSA 2048 when k1s made it, or
+    /// the RSA or ECDSA P-256 key found there.
     pub fn sa_private_key_pem(&self) -> &str {
         &self.sa_key_pem
     }
@@ -352,7 +359,7 @@ pub fn ensure_pki(pki_dir: &Path, opts: &PkiOptions) -> Result<Pki, PkiError> {
         FRONT_PROXY_CA_COMMON_NAME,
         &mut plan,
     )?;
-    let sa = load_or_create_sa(pki_dir, &mut plan)?;
+    let sa = load_or_create_sa(pki_dir, opts.ecdsa_service_account_key, &mut plan)?;
     let (serving_cert, serving_key) =
         load_or_issue_serving(pki_dir, &ca, &ca_issuer, opts, sans, &mut plan)?;
 
@@ -480,7 +487,7 @@ struct SaKeys {
 }
 
 /// Loads `sa.key`/`sa.pub`, deriving a missing `sa.pub` from the key, or plans a new pair.
-fn load_or_create_sa(dir: &Path, plan: &mut Plan) -> Result<SaKeys, PkiError> {
+fn load_or_create_sa(dir: &Path, ecdsa: bool, plan: &mut Plan) -> Result<SaKeys, PkiError> {
     let key_path = dir.join("sa.key");
     let pub_path = dir.join("sa.pub");
     let key_bytes = read_optional(&key_path)?;
@@ -488,8 +495,9 @@ fn load_or_create_sa(dir: &Path, plan: &mut Plan) -> Result<SaKeys, PkiError> {
 
     match (key_bytes, pub_bytes) {
         (Some(key_bytes), pub_bytes) => {
-            let key = certs::load_key(&key_path, &key_bytes)?;
-            let key_pem = String::from_utf8_lossy(&key_bytes).into_owned();
+            // kubeadm's sa.key is PKCS#1 RSA; it is read as the PKCS#8 it is equivalent to.
+            let key_pem = certs::pkcs1_to_pkcs8(&String::from_utf8_lossy(&key_bytes));
+            let key = certs::load_key(&key_path, key_pem.as_bytes())?;
             let pub_pem = match pub_bytes {
                 Some(bytes) => {
                     let parse_err = |reason: String| PkiError::Parse {
@@ -528,7 +536,11 @@ fn load_or_create_sa(dir: &Path, plan: &mut Plan) -> Result<SaKeys, PkiError> {
             missing: key_path,
         }),
         (None, None) => {
-            let key = certs::new_key()?;
+            let key = if ecdsa {
+                certs::new_key()?
+            } else {
+                certs::new_rsa_key()?
+            };
             let key_pem = key.serialize_pem();
             let pub_pem = key.public_key_pem();
             // kubeadm writes sa.pub 0600 too.

@@ -647,9 +647,52 @@ fn invalid_san_is_rejected_before_anything_is_written() {
     let dir = tmp.path().join("pki");
     let opts = PkiOptions {
         dns_names: vec!["bücher.example".into()],
-        ip_addresses: vec![],
+        ..Default::default()
     };
     let err = ensure_pki(&dir, &opts).unwrap_err();
     assert!(matches!(err, PkiError::InvalidSan { .. }), "{err:?}");
     assert!(!dir.exists());
+}
+
+#[test]
+fn a_new_service_account_key_is_rsa_unless_ecdsa_is_asked_for() {
+    use rsa::pkcs8::DecodePrivateKey as _;
+    use rsa::traits::PublicKeyParts as _;
+    let tmp = tempfile::tempdir().unwrap();
+    let pki = ensure_pki(tmp.path(), &opts()).unwrap();
+    let key = rsa::RsaPrivateKey::from_pkcs8_pem(pki.sa_private_key_pem()).unwrap();
+    assert_eq!(key.size() * 8, 2048, "kubeadm's sa.key is RSA 2048");
+
+    let tmp = tempfile::tempdir().unwrap();
+    let mut ecdsa = opts();
+    ecdsa.ecdsa_service_account_key = true;
+    let pki = ensure_pki(tmp.path(), &ecdsa).unwrap();
+    assert!(rsa::RsaPrivateKey::from_pkcs8_pem(pki.sa_private_key_pem()).is_err());
+    // An existing key is used as it is, whatever is asked for a new one.
+    let again = ensure_pki(tmp.path(), &opts()).unwrap();
+    assert_eq!(again.sa_private_key_pem(), pki.sa_private_key_pem());
+}
+
+#[test]
+fn a_kubeadm_pkcs1_service_account_key_is_honoured() {
+    use rsa::pkcs1::EncodeRsaPrivateKey as _;
+    use rsa::pkcs8::DecodePrivateKey as _;
+    let tmp = tempfile::tempdir().unwrap();
+    let first = ensure_pki(tmp.path(), &opts()).unwrap();
+    // Rewrite sa.key as kubeadm writes it: PKCS#1 "RSA PRIVATE KEY".
+    let key = rsa::RsaPrivateKey::from_pkcs8_pem(first.sa_private_key_pem()).unwrap();
+    let pkcs1 = key.to_pkcs1_pem(rsa::pkcs8::LineEnding::LF).unwrap();
+    assert!(pkcs1.starts_with("-----BEGIN RSA PRIVATE KEY-----"));
+    fs::write(tmp.path().join("sa.key"), pkcs1.as_bytes()).unwrap();
+    let second = ensure_pki(tmp.path(), &opts()).unwrap();
+    assert_eq!(second.sa_public_key_pem(), first.sa_public_key_pem());
+    assert_eq!(
+        second.sa_private_key_pkcs8_der(),
+        first.sa_private_key_pkcs8_der()
+    );
+    assert!(
+        second.written_files().is_empty(),
+        "{:?}",
+        second.written_files()
+    );
 }

@@ -1,12 +1,13 @@
-//! ES256 key material for service-account tokens: loading the PKCS#8 / SPKI keys, upstream's key
-//! id, and compact JWS signing and verification (a JWT is base64url JSON plus a signature).
+//! Key material for service-account tokens: RSA (RS256, what k1s and kubeadm generate) and ECDSA
+//! P-256 (ES256) keys loaded from PKCS#8 / SPKI, upstream's key id, and compact JWS signing and
+//! verification (a JWT is base64url JSON plus a signature).
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use ring::rand::SystemRandom;
 use ring::signature::{
     ECDSA_P256_SHA256_FIXED, ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair as _,
-    UnparsedPublicKey,
+    RSA_PKCS1_2048_8192_SHA256, RSA_PKCS1_SHA256, RsaKeyPair, UnparsedPublicKey,
 };
 use rustls_pki_types::SubjectPublicKeyInfoDer;
 use rustls_pki_types::pem::PemObject as _;
@@ -18,16 +19,30 @@ const P256_SPKI_PREFIX: [u8; 26] = [
     0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07, 0x03, 0x42, 0x00,
 ];
 
-/// The signature algorithm every key here uses.
+/// The JWS algorithms of the two key types.
 pub(crate) const ALG_ES256: &str = "ES256";
+pub(crate) const ALG_RS256: &str = "RS256";
 
-/// A P-256 public key that verifies tokens and is published in the JWKS.
+/// The DER `AlgorithmIdentifier` of rsaEncryption (OID 1.2.840.113549.1.1.1, NULL parameters).
+const RSA_ALGORITHM_ID: [u8; 15] = [
+    0x30, 0x0d, 0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01, 0x05, 0x00,
+];
+
+/// The public half of a key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum KeyKind {
+    /// P-256: the uncompressed point `04 || x || y`.
+    Ec(Vec<u8>),
+    /// RSA: the DER `RSAPublicKey` (modulus and exponent).
+    Rsa(Vec<u8>),
+}
+
+/// A public key that verifies tokens and is published in the JWKS.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct PublicKey {
     /// Upstream's key id: base64url (no padding) of SHA-256 of the DER `SubjectPublicKeyInfo`.
     pub kid: String,
-    /// The uncompressed point `04 || x || y`.
-    pub point: Vec<u8>,
+    pub kind: KeyKind,
 }
 
 impl PublicKey {
@@ -39,14 +54,37 @@ impl PublicKey {
         spki.extend_from_slice(point);
         Ok(PublicKey {
             kid: key_id(&spki),
-            point: point.to_vec(),
+            kind: KeyKind::Ec(point.to_vec()),
         })
     }
 
+    /// An RSA key from its DER `RSAPublicKey`.
+    pub fn from_rsa_public_key(der: &[u8]) -> Self {
+        let mut bits = vec![0];
+        bits.extend_from_slice(der);
+        let mut spki = RSA_ALGORITHM_ID.to_vec();
+        spki.extend(der_tlv_bytes(0x03, &bits));
+        PublicKey {
+            kid: key_id(&der_tlv_bytes(0x30, &spki)),
+            kind: KeyKind::Rsa(der.to_vec()),
+        }
+    }
+
     pub fn from_spki_der(der: &[u8]) -> Result<Self, String> {
-        match der.strip_prefix(&P256_SPKI_PREFIX[..]) {
-            Some(point) if point.len() == 65 => Self::from_point(point),
-            _ => Err("only ECDSA P-256 public keys are supported".into()),
+        if let Some(point) = der.strip_prefix(&P256_SPKI_PREFIX[..]) {
+            return Self::from_point(point);
+        }
+        let rsa = der_tlv(der)
+            .filter(|(tag, _, rest)| *tag == 0x30 && rest.is_empty())
+            .and_then(|(_, body, _)| body.strip_prefix(&RSA_ALGORITHM_ID[..]))
+            .and_then(der_tlv)
+            .filter(|(tag, bits, _)| *tag == 0x03 && bits.first() == Some(&0))
+            .map(|(_, bits, _)| bits[1..].to_vec());
+        match rsa {
+            Some(public) if rsa_modulus_and_exponent(&public).is_some() => {
+                Ok(Self::from_rsa_public_key(&public))
+            }
+            _ => Err("only RSA and ECDSA P-256 public keys are supported".into()),
         }
     }
 
@@ -63,20 +101,86 @@ impl PublicKey {
         Ok(keys)
     }
 
-    /// The affine coordinates, 32 bytes each.
-    pub fn x(&self) -> &[u8] {
-        &self.point[1..33]
+    /// The JWS algorithm this key signs with.
+    pub fn alg(&self) -> &'static str {
+        match self.kind {
+            KeyKind::Ec(_) => ALG_ES256,
+            KeyKind::Rsa(_) => ALG_RS256,
+        }
     }
 
-    pub fn y(&self) -> &[u8] {
-        &self.point[33..65]
+    /// The P-256 point, for an ECDSA key.
+    pub fn ec_point(&self) -> Option<&[u8]> {
+        match &self.kind {
+            KeyKind::Ec(point) => Some(point),
+            KeyKind::Rsa(_) => None,
+        }
     }
 
-    fn verify(&self, message: &[u8], signature: &[u8]) -> bool {
-        UnparsedPublicKey::new(&ECDSA_P256_SHA256_FIXED, &self.point)
-            .verify(message, signature)
-            .is_ok()
+    /// The affine coordinates (32 bytes each) of an ECDSA key.
+    pub fn ec_xy(&self) -> Option<(&[u8], &[u8])> {
+        self.ec_point().map(|p| (&p[1..33], &p[33..65]))
     }
+
+    /// The modulus and public exponent (big-endian, no leading zeros) of an RSA key.
+    pub fn rsa_n_e(&self) -> Option<(&[u8], &[u8])> {
+        match &self.kind {
+            KeyKind::Rsa(der) => rsa_modulus_and_exponent(der),
+            KeyKind::Ec(_) => None,
+        }
+    }
+
+    fn verify(&self, alg: &str, message: &[u8], signature: &[u8]) -> bool {
+        match (&self.kind, alg) {
+            (KeyKind::Ec(point), ALG_ES256) => {
+                signature.len() == 64
+                    && UnparsedPublicKey::new(&ECDSA_P256_SHA256_FIXED, point)
+                        .verify(message, signature)
+                        .is_ok()
+            }
+            (KeyKind::Rsa(der), ALG_RS256) => {
+                UnparsedPublicKey::new(&RSA_PKCS1_2048_8192_SHA256, der)
+                    .verify(message, signature)
+                    .is_ok()
+            }
+            _ => false,
+        }
+    }
+}
+
+/// `SEQUENCE { INTEGER n, INTEGER e }` of a DER `RSAPublicKey`, without sign padding.
+fn rsa_modulus_and_exponent(der: &[u8]) -> Option<(&[u8], &[u8])> {
+    let (tag, body, rest) = der_tlv(der)?;
+    if tag != 0x30 || !rest.is_empty() {
+        return None;
+    }
+    let (tag, n, rest) = der_tlv(body)?;
+    let (tag2, e, _) = der_tlv(rest)?;
+    if tag != 0x02 || tag2 != 0x02 {
+        return None;
+    }
+    let strip = |v: &'_ [u8]| -> usize { v.iter().take_while(|b| **b == 0).count() };
+    let (n, e) = (&n[strip(n)..], &e[strip(e)..]);
+    (!n.is_empty() && !e.is_empty()).then_some((n, e))
+}
+
+/// One DER TLV with the given tag around `content` (short or long length form).
+fn der_tlv_bytes(tag: u8, content: &[u8]) -> Vec<u8> {
+    let len = content.len();
+    let mut out = vec![tag];
+    if len < 0x80 {
+        out.push(len as u8);
+    } else {
+        let bytes: Vec<u8> = len
+            .to_be_bytes()
+            .into_iter()
+            .skip_while(|b| *b == 0)
+            .collect();
+        out.push(0x80 | bytes.len() as u8);
+        out.extend(bytes);
+    }
+    out.extend_from_slice(content);
+    out
 }
 
 /// base64url(sha256(der)), as upstream's `keyIDFromPublicKey`.
@@ -84,11 +188,16 @@ fn key_id(spki_der: &[u8]) -> String {
     URL_SAFE_NO_PAD.encode(ring::digest::digest(&ring::digest::SHA256, spki_der))
 }
 
-/// The signing half: an ES256 key pair and its public key.
+/// The signing half: an RSA or ECDSA P-256 key pair and its public key.
 pub(crate) struct SigningKey {
-    pair: EcdsaKeyPair,
+    pair: Pair,
     rng: SystemRandom,
     pub public: PublicKey,
+}
+
+enum Pair {
+    Ec(EcdsaKeyPair),
+    Rsa(RsaKeyPair),
 }
 
 impl std::fmt::Debug for SigningKey {
@@ -100,17 +209,25 @@ impl std::fmt::Debug for SigningKey {
 }
 
 impl SigningKey {
-    /// Loads a PKCS#8 P-256 private key. `public_hint` (the point from `sa.pub`) lets keys whose
-    /// PKCS#8 omits the public key load too.
+    /// Loads a PKCS#8 RSA or P-256 private key. `public_hint` (the point from `sa.pub`) lets
+    /// P-256 keys whose PKCS#8 omits the public key load too.
     pub fn from_pkcs8(der: &[u8], public_hint: Option<&[u8]>) -> Result<Self, String> {
         let rng = SystemRandom::new();
+        if let Ok(pair) = RsaKeyPair::from_pkcs8(der) {
+            let public = PublicKey::from_rsa_public_key(pair.public().as_ref());
+            return Ok(SigningKey {
+                pair: Pair::Rsa(pair),
+                rng,
+                public,
+            });
+        }
         let pair = match EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, der, &rng) {
             Ok(pair) => pair,
             Err(first) => {
-                let scalar = pkcs8_ec_private_scalar(der)
-                    .ok_or_else(|| format!("not a PKCS#8 ECDSA P-256 private key: {first}"))?;
-                let point = public_hint
-                    .ok_or_else(|| format!("not a PKCS#8 ECDSA P-256 private key: {first}"))?;
+                let unsupported =
+                    || format!("not a PKCS#8 RSA or ECDSA P-256 private key: {first}");
+                let scalar = pkcs8_ec_private_scalar(der).ok_or_else(unsupported)?;
+                let point = public_hint.ok_or_else(unsupported)?;
                 EcdsaKeyPair::from_private_key_and_public_key(
                     &ECDSA_P256_SHA256_FIXED_SIGNING,
                     scalar,
@@ -121,7 +238,11 @@ impl SigningKey {
             }
         };
         let public = PublicKey::from_point(pair.public_key().as_ref())?;
-        Ok(SigningKey { pair, rng, public })
+        Ok(SigningKey {
+            pair: Pair::Ec(pair),
+            rng,
+            public,
+        })
     }
 
     /// Signs `header.payload` (both JSON) into a compact JWS.
@@ -129,12 +250,22 @@ impl SigningKey {
         let mut out = URL_SAFE_NO_PAD.encode(header);
         out.push('.');
         out.push_str(&URL_SAFE_NO_PAD.encode(payload));
-        let sig = self
-            .pair
-            .sign(&self.rng, out.as_bytes())
-            .map_err(|_| "failed to generate token: signing failed".to_string())?;
+        let failed = |_| "failed to generate token: signing failed".to_string();
+        let sig = match &self.pair {
+            Pair::Ec(pair) => pair
+                .sign(&self.rng, out.as_bytes())
+                .map_err(failed)?
+                .as_ref()
+                .to_vec(),
+            Pair::Rsa(pair) => {
+                let mut sig = vec![0; pair.public().modulus_len()];
+                pair.sign(&RSA_PKCS1_SHA256, &self.rng, out.as_bytes(), &mut sig)
+                    .map_err(failed)?;
+                sig
+            }
+        };
         out.push('.');
-        out.push_str(&URL_SAFE_NO_PAD.encode(sig.as_ref()));
+        out.push_str(&URL_SAFE_NO_PAD.encode(sig));
         Ok(out)
     }
 }
@@ -172,17 +303,14 @@ impl<'a> ParsedJws<'a> {
         })
     }
 
-    /// True when the header says ES256 and one of `keys` verifies the signature. Upstream tries
-    /// every key regardless of `kid`.
+    /// True when one of `keys` of the header's algorithm (RS256 or ES256) verifies the
+    /// signature. Upstream tries every key regardless of `kid`.
     pub fn verify(&self, keys: &[PublicKey]) -> bool {
-        if self.header.get("alg").and_then(|a| a.as_str()) != Some(ALG_ES256) {
+        let Some(alg) = self.header.get("alg").and_then(|a| a.as_str()) else {
             return false;
-        }
-        if self.signature.len() != 64 {
-            return false;
-        }
+        };
         keys.iter()
-            .any(|k| k.verify(self.signing_input.as_bytes(), &self.signature))
+            .any(|k| k.verify(alg, self.signing_input.as_bytes(), &self.signature))
     }
 }
 

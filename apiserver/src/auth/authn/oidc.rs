@@ -6,7 +6,6 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::Serialize;
 
-use super::keys::ALG_ES256;
 use super::sa::TokenIssuer;
 
 /// Where the discovery document is served.
@@ -46,17 +45,24 @@ struct OpenIdMetadata<'a> {
     id_token_signing_alg_values_supported: Vec<&'static str>,
 }
 
-/// go-jose's JWK field order.
+/// go-jose's JWK field order; RSA keys carry `n` and `e`, P-256 keys `crv`, `x` and `y`.
 #[derive(Serialize)]
 struct Jwk {
     #[serde(rename = "use")]
     use_: &'static str,
     kty: &'static str,
     kid: String,
-    crv: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    crv: Option<&'static str>,
     alg: &'static str,
-    x: String,
-    y: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    n: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    e: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    x: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    y: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -97,25 +103,36 @@ impl OidcDocuments {
             None if external_address.is_empty() => return Err(OidcError::NoJwksUri),
             None => format!("https://{external_address}{JWKS_PATH}"),
         };
+        let b64 = |b: &[u8]| Some(URL_SAFE_NO_PAD.encode(b));
         let keys: Vec<Jwk> = issuer
             .public_keys()
             .iter()
-            .map(|k| Jwk {
-                use_: "sig",
-                kty: "EC",
-                kid: k.kid.clone(),
-                crv: "P-256",
-                alg: ALG_ES256,
-                x: URL_SAFE_NO_PAD.encode(k.x()),
-                y: URL_SAFE_NO_PAD.encode(k.y()),
+            .map(|k| {
+                let (n, e) = k.rsa_n_e().map_or((None, None), |(n, e)| (b64(n), b64(e)));
+                let (x, y) = k.ec_xy().map_or((None, None), |(x, y)| (b64(x), b64(y)));
+                Jwk {
+                    use_: "sig",
+                    kty: if n.is_some() { "RSA" } else { "EC" },
+                    kid: k.kid.clone(),
+                    crv: x.is_some().then_some("P-256"),
+                    alg: k.alg(),
+                    n,
+                    e,
+                    x,
+                    y,
+                }
             })
             .collect();
+        // The algorithms of the keys in use, sorted and once each (upstream's string set).
+        let mut algs: Vec<&'static str> = issuer.public_keys().iter().map(|k| k.alg()).collect();
+        algs.sort_unstable();
+        algs.dedup();
         let metadata = OpenIdMetadata {
             issuer: iss,
             jwks_uri: &jwks_uri,
             response_types_supported: ["id_token"],
             subject_types_supported: ["public"],
-            id_token_signing_alg_values_supported: vec![ALG_ES256],
+            id_token_signing_alg_values_supported: algs,
         };
         let config_json =
             serde_json::to_vec(&metadata).map_err(|e| OidcError::Marshal(e.to_string()))?;
@@ -253,5 +270,77 @@ mod tests {
         )
         .expect("header json");
         assert_eq!(header["kid"], jwk["kid"]);
+    }
+
+    #[test]
+    fn an_rsa_key_signs_rs256_and_is_published_with_n_and_e() {
+        // The key a new persistent PKI makes (kubeadm's RSA 2048 sa.key).
+        let dir = tempfile::tempdir().expect("tempdir");
+        let pki = k1s_kubeadm_lite::ensure_pki(dir.path(), &Default::default()).expect("pki");
+        let issuer = TokenIssuer::new(
+            pki.sa_private_key_pkcs8_der(),
+            pki.sa_public_key_pem(),
+            String::new(),
+            vec![],
+        )
+        .expect("issuer");
+        let docs = OidcDocuments::new(&issuer, None, "10.0.0.1:6443").expect("docs");
+        let config: Value = serde_json::from_slice(docs.config_json()).expect("json");
+        assert_eq!(
+            config["id_token_signing_alg_values_supported"],
+            serde_json::json!(["RS256"])
+        );
+        let raw = std::str::from_utf8(docs.keyset_json()).expect("utf8");
+        assert!(
+            raw.starts_with("{\"keys\":[{\"use\":\"sig\",\"kty\":\"RSA\",\"kid\":"),
+            "{raw}"
+        );
+        let set: Value = serde_json::from_str(raw).expect("json");
+        let jwk = &set["keys"][0];
+        assert_eq!(
+            (jwk["alg"].as_str(), jwk["e"].as_str()),
+            (Some("RS256"), Some("AQAB"))
+        );
+        assert_eq!(jwk["kid"], issuer.key_id());
+        assert!(jwk.get("crv").is_none() && jwk.get("x").is_none(), "{jwk}");
+
+        let issued = issuer
+            .issue(TokenRequestInput {
+                namespace: "default".into(),
+                sa_name: "builder".into(),
+                sa_uid: "u1".into(),
+                audiences: vec![],
+                expiration_seconds: None,
+                bound: None,
+                pod_node: None,
+                now: jiff::Timestamp::now(),
+            })
+            .expect("issue");
+        // A relying party's view: the JWK's n and e verify the RS256 signature.
+        let (signing_input, sig) = issued.token.rsplit_once('.').expect("jws");
+        let b64 = |v: &Value| {
+            URL_SAFE_NO_PAD
+                .decode(v.as_str().expect("str"))
+                .expect("b64")
+        };
+        let components = ring::signature::RsaPublicKeyComponents {
+            n: b64(&jwk["n"]),
+            e: b64(&jwk["e"]),
+        };
+        components
+            .verify(
+                &ring::signature::RSA_PKCS1_2048_8192_SHA256,
+                signing_input.as_bytes(),
+                &URL_SAFE_NO_PAD.decode(sig).expect("sig"),
+            )
+            .expect("JWK verifies the token");
+        let header = &signing_input[..signing_input.find('.').expect("header")];
+        let header: Value =
+            serde_json::from_slice(&URL_SAFE_NO_PAD.decode(header).expect("b64")).expect("json");
+        assert_eq!(header["alg"], "RS256");
+        // And the issuer accepts its own token.
+        issuer
+            .verify(&issued.token, jiff::Timestamp::now())
+            .expect("verifies");
     }
 }

@@ -1,4 +1,4 @@
-//! Service-account tokens: ES256 JWTs with upstream's claims (`pkg/serviceaccount/claims.go`,
+//! Service-account tokens: RS256 (or ES256, by the key) JWTs with upstream's claims (`pkg/serviceaccount/claims.go`,
 //! `jwt.go`, `legacy.go`), issued by [`TokenIssuer::issue`] and checked by
 //! [`TokenIssuer::verify`] plus the object checks of [`VerifiedToken`] (`verified.rs`).
 
@@ -8,7 +8,7 @@ use jiff::{SignedDuration, Timestamp};
 use serde_json::{Map, Value, json};
 
 use super::TokenError;
-use super::keys::{ALG_ES256, ParsedJws, PublicKey, SigningKey};
+use super::keys::{ParsedJws, PublicKey, SigningKey};
 use super::verified::VerifiedToken;
 use crate::auth::UserInfo;
 
@@ -192,7 +192,7 @@ impl TokenIssuer {
     ) -> Result<Self, TokenError> {
         let public_keys = PublicKey::all_from_pem(sa_public_key_pem)
             .map_err(|e| TokenError::Issue(format!("service account public key: {e}")))?;
-        let hint = public_keys.first().map(|k| k.point.as_slice());
+        let hint = public_keys.first().and_then(PublicKey::ec_point);
         let signing = SigningKey::from_pkcs8(sa_private_key_pkcs8_der, hint)
             .map_err(|e| TokenError::Issue(format!("service account private key: {e}")))?;
         if !public_keys.contains(&signing.public) {
@@ -385,7 +385,7 @@ impl TokenIssuer {
     }
 
     pub(super) fn sign(&self, payload: &Value) -> Result<String, TokenError> {
-        let header = json!({ "alg": ALG_ES256, "kid": self.signing.public.kid });
+        let header = json!({ "alg": self.signing.public.alg(), "kid": self.signing.public.kid });
         let header = serde_json::to_vec(&header).map_err(|e| TokenError::Issue(e.to_string()))?;
         let payload = serde_json::to_vec(payload).map_err(|e| TokenError::Issue(e.to_string()))?;
         self.signing
