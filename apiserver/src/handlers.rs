@@ -261,8 +261,8 @@ async fn serve_verb(
                     if is_service(info) && (result.is_err() || write.dry_run) {
                         ctx.services.release(&obj).await;
                     }
-                    let created = result?;
-                    let mut created = created;
+                    let mut created = result?;
+                    warnings.extend(strategy.warnings_on_create(&created));
                     crate::conversion::to_version(info, &mut created);
                     Ok(object_response(
                         StatusCode::CREATED,

@@ -394,3 +394,38 @@ fn service_account_tokens_are_rs256_with_a_persistent_pki() {
         "{whoami}"
     );
 }
+
+#[test]
+fn creates_carry_upstreams_warnings() {
+    let c = TestCluster::start();
+    let out = c.kubectl_stdin(
+        &["create", "-f", "-"],
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web.v1}\nspec:\n  \
+         selector: {matchLabels: {app: w}}\n  template:\n    metadata: {labels: {app: w}}\n    \
+         spec:\n      nodeSelector: {failure-domain.beta.kubernetes.io/zone: a}\n      \
+         containers: [{name: c, image: nginx, env: [{name: A, value: '1'}, {name: A, value: '2'}]}]\n",
+    );
+    assert!(out.status.success(), "{}", k1s_tests::stderr(&out));
+    let err = k1s_tests::stderr(&out);
+    for want in [
+        "Warning: metadata.name: this is used in Pod names and hostnames, which can result in \
+         surprising behavior; a DNS label is recommended: [must not contain dots]",
+        "Warning: spec.template.spec.nodeSelector[failure-domain.beta.kubernetes.io/zone]: \
+         deprecated since v1.17; use \"topology.kubernetes.io/zone\" instead",
+        "Warning: spec.template.spec.containers[0].env[1]: hides previous definition of \"A\", \
+         which may be dropped when using apply",
+    ] {
+        assert!(err.contains(want), "missing {want:?} in {err}");
+    }
+    let out = c.kubectl(&[
+        "run",
+        "p1",
+        "--image=nginx",
+        r#"--overrides={"spec":{"volumes":[{"name":"g","gitRepo":{"repository":"x"}}]}}"#,
+    ]);
+    let err = k1s_tests::stderr(&out);
+    assert!(
+        err.contains("Warning: spec.volumes[0].gitRepo: deprecated in v1.11"),
+        "{err}"
+    );
+}

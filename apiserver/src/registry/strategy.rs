@@ -32,6 +32,11 @@ pub trait Strategy: Send + Sync {
         self.validate(new)
     }
 
+    /// Warnings for a new object (sent as `Warning:` headers), as upstream's WarningsOnCreate.
+    fn warnings_on_create(&self, _obj: &Value) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Whether metadata.generation counts spec changes for this kind.
     fn tracks_generation(&self, info: &ResourceInfo) -> bool {
         info.has_status() && info.resource != "pods"

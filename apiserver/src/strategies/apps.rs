@@ -113,6 +113,15 @@ fn immutable_selector(new: &Value, old: &Value) -> Vec<FieldError> {
 
 pub struct Deployments;
 impl Strategy for Deployments {
+    fn warnings_on_create(&self, obj: &Value) -> Vec<String> {
+        let mut out: Vec<String> = super::warnings::dns_label_name(obj, "Pod names and hostnames")
+            .into_iter()
+            .collect();
+        if let Some(t) = obj.pointer("/spec/template") {
+            out.extend(super::warnings::pod(t, "spec.template."));
+        }
+        out
+    }
     fn default(&self, obj: &mut Value) {
         let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
             return;
@@ -158,6 +167,15 @@ impl Strategy for Deployments {
 
 pub struct ReplicaSets;
 impl Strategy for ReplicaSets {
+    fn warnings_on_create(&self, obj: &Value) -> Vec<String> {
+        let mut out: Vec<String> = super::warnings::dns_label_name(obj, "Pod names and hostnames")
+            .into_iter()
+            .collect();
+        if let Some(t) = obj.pointer("/spec/template") {
+            out.extend(super::warnings::pod(t, "spec.template."));
+        }
+        out
+    }
     fn default(&self, obj: &mut Value) {
         let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
             return;
@@ -185,6 +203,13 @@ impl Strategy for ReplicaSets {
 
 pub struct StatefulSets;
 impl Strategy for StatefulSets {
+    fn warnings_on_create(&self, obj: &Value) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(t) = obj.pointer("/spec/template") {
+            out.extend(super::warnings::pod(t, "spec.template."));
+        }
+        out
+    }
     fn default(&self, obj: &mut Value) {
         let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
             return;
@@ -275,6 +300,15 @@ impl Strategy for StatefulSets {
 
 pub struct DaemonSets;
 impl Strategy for DaemonSets {
+    fn warnings_on_create(&self, obj: &Value) -> Vec<String> {
+        let mut out: Vec<String> = super::warnings::dns_label_name(obj, "Pod names and hostnames")
+            .into_iter()
+            .collect();
+        if let Some(t) = obj.pointer("/spec/template") {
+            out.extend(super::warnings::pod(t, "spec.template."));
+        }
+        out
+    }
     fn default(&self, obj: &mut Value) {
         let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
             return;

@@ -14,6 +14,15 @@ const SELECTOR_LABEL: &str = "batch.kubernetes.io/controller-uid";
 
 pub struct Jobs;
 impl Strategy for Jobs {
+    fn warnings_on_create(&self, obj: &Value) -> Vec<String> {
+        let mut out: Vec<String> = super::warnings::dns_label_name(obj, "Pod names and hostnames")
+            .into_iter()
+            .collect();
+        if let Some(t) = obj.pointer("/spec/template") {
+            out.extend(super::warnings::pod(t, "spec.template."));
+        }
+        out
+    }
     fn default(&self, obj: &mut Value) {
         let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
             return;
@@ -389,6 +398,15 @@ fn template_update_allowed(new: &Value, old: &Value) -> bool {
 
 pub struct CronJobs;
 impl Strategy for CronJobs {
+    fn warnings_on_create(&self, obj: &Value) -> Vec<String> {
+        let mut out: Vec<String> = super::warnings::dns_label_name(obj, "Pod names and hostnames")
+            .into_iter()
+            .collect();
+        if let Some(t) = obj.pointer("/spec/jobTemplate/spec/template") {
+            out.extend(super::warnings::pod(t, "spec.jobTemplate.spec.template."));
+        }
+        out
+    }
     fn default(&self, obj: &mut Value) {
         let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
             return;

@@ -46,6 +46,13 @@ impl Strategy for Namespaces {
 
 pub struct Pods;
 impl Strategy for Pods {
+    fn warnings_on_create(&self, obj: &Value) -> Vec<String> {
+        let mut out: Vec<String> = super::warnings::dns_label_name(obj, "the Pod's hostname")
+            .into_iter()
+            .collect();
+        out.extend(super::warnings::pod(obj, ""));
+        out
+    }
     fn default(&self, obj: &mut Value) {
         default_pod(obj);
     }
@@ -588,6 +595,15 @@ impl Strategy for Nodes {
 
 pub struct ReplicationControllers;
 impl Strategy for ReplicationControllers {
+    fn warnings_on_create(&self, obj: &Value) -> Vec<String> {
+        let mut out: Vec<String> = super::warnings::dns_label_name(obj, "Pod names and hostnames")
+            .into_iter()
+            .collect();
+        if let Some(t) = obj.pointer("/spec/template") {
+            out.extend(super::warnings::pod(t, "spec.template."));
+        }
+        out
+    }
     fn default(&self, obj: &mut Value) {
         if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) {
             spec.entry("replicas").or_insert(json!(1));

@@ -6,6 +6,7 @@ mod batch;
 mod core;
 mod other;
 mod pod_spec;
+mod warnings;
 
 pub use other::SYSTEM_PRIORITY_CLASSES;
 
