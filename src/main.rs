@@ -26,6 +26,10 @@ enum Command {
     Server(ServerArgs),
     /// Run the controllers against any API server (k1s or upstream) through a kubeconfig.
     ControllerManager(ControllerManagerArgs),
+    /// Run the scheduler against any API server through a kubeconfig.
+    Scheduler(SchedulerArgs),
+    /// Add simulated nodes (kwok-like) to any cluster through a kubeconfig.
+    Node(NodeArgs),
     /// Load any Kubernetes API server through a kubeconfig (HTTP/2 over TLS) and report figures.
     Bench(k1s_bench::BenchArgs),
 }
@@ -105,6 +109,60 @@ impl ConcurrentSyncs {
     }
 }
 
+/// What simulated nodes look like (`k1s server --nodes` and `k1s node`).
+#[derive(clap::Args)]
+struct NodeShape {
+    /// CPU capacity of each simulated node.
+    #[arg(long, default_value = "4")]
+    node_cpu: String,
+    /// Memory capacity of each simulated node.
+    #[arg(long, default_value = "8Gi")]
+    node_memory: String,
+    /// Pod capacity of each simulated node.
+    #[arg(long, default_value = "110")]
+    node_pods: String,
+    /// The range pod CIDRs (one /24 per node) are taken from.
+    #[arg(long, default_value = "10.244.0.0/16")]
+    cluster_cidr: String,
+}
+
+impl NodeShape {
+    fn options(self, names: Vec<String>) -> k1s_simnode::Options {
+        k1s_simnode::Options {
+            names,
+            cpu: self.node_cpu,
+            memory: self.node_memory,
+            pods: self.node_pods,
+            cluster_cidr: self.cluster_cidr,
+        }
+    }
+}
+
+#[derive(clap::Args)]
+struct SchedulerArgs {
+    /// The API server and credentials to use.
+    #[arg(long)]
+    kubeconfig: PathBuf,
+    /// Lead through the Lease kube-system/kube-scheduler before scheduling.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    leader_elect: bool,
+}
+
+#[derive(clap::Args)]
+struct NodeArgs {
+    /// The API server and credentials to use.
+    #[arg(long)]
+    kubeconfig: PathBuf,
+    /// The node's name; with --count N > 1, the names are NAME-0 .. NAME-(N-1).
+    #[arg(long)]
+    name: String,
+    /// How many nodes to simulate.
+    #[arg(long, default_value_t = 1)]
+    count: usize,
+    #[command(flatten)]
+    shape: NodeShape,
+}
+
 #[derive(clap::Args)]
 struct ControllerManagerArgs {
     /// The API server and credentials to use.
@@ -164,6 +222,14 @@ struct ServerArgs {
     max_mutating_requests_inflight: usize,
     #[command(flatten)]
     controller: ControllerFlags,
+    /// Simulated nodes to run in process (named k1s-node-0, k1s-node-1, ...; 0 for none).
+    #[arg(long, default_value_t = 1)]
+    nodes: usize,
+    #[command(flatten)]
+    node_shape: NodeShape,
+    /// Do not run the in-process scheduler.
+    #[arg(long)]
+    disable_scheduler: bool,
 }
 
 fn default_data_dir() -> anyhow::Result<PathBuf> {
@@ -194,6 +260,7 @@ async fn run_server(args: ServerArgs) -> anyhow::Result<()> {
         max_mutating_requests_inflight: args.max_mutating_requests_inflight,
     };
     let controllers = args.controller;
+    let leader_elect = controllers.leader_elect;
     let selected =
         k1s_controller_manager::selected(&controllers.controllers).map_err(anyhow::Error::msg)?;
     let mut server = k1s_apiserver::server::start(config)
@@ -232,7 +299,48 @@ async fn run_server(args: ServerArgs) -> anyhow::Result<()> {
             clients,
             cm_options,
             cm_metrics,
-            controllers_stopped,
+            controllers_stopped.clone(),
+        ))
+    });
+    // The scheduler in process, as `system:kube-scheduler`.
+    let scheduler = (!args.disable_scheduler).then(|| {
+        let client = kube::Client::new(
+            server.in_process_service(UserInfo::new(
+                "system:kube-scheduler",
+                vec!["system:authenticated".into()],
+            )),
+            "default",
+        );
+        let options = k1s_scheduler::Options {
+            leader_elect,
+            ..Default::default()
+        };
+        tokio::spawn(k1s_scheduler::run(
+            client,
+            options,
+            controllers_stopped.clone(),
+        ))
+    });
+    // Simulated nodes in process, each acting as `system:node:<name>`.
+    let nodes = (args.nodes > 0).then(|| {
+        let entry = server.in_process_service(UserInfo::new(
+            "system:node:k1s-node-0",
+            vec!["system:nodes".into(), "system:authenticated".into()],
+        ));
+        let clients: k1s_simnode::ClientFor = Arc::new(move |name: &str| {
+            kube::Client::new(
+                entry.as_user(UserInfo::new(
+                    format!("system:node:{name}"),
+                    vec!["system:nodes".into(), "system:authenticated".into()],
+                )),
+                "default",
+            )
+        });
+        let names = (0..args.nodes).map(|i| format!("k1s-node-{i}")).collect();
+        tokio::spawn(k1s_simnode::run(
+            clients,
+            args.node_shape.options(names),
+            controllers_stopped.clone(),
         ))
     });
     println!(
@@ -251,8 +359,8 @@ async fn run_server(args: ServerArgs) -> anyhow::Result<()> {
     eprintln!("shutting down");
     // The controllers stop first (the lease is released while the API still answers).
     let _ = stop_controllers.send(true);
-    if let Some(cm) = controller_manager {
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), cm).await;
+    for task in [controller_manager, scheduler, nodes].into_iter().flatten() {
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), task).await;
     }
     server.shutdown().await;
     Ok(())
@@ -311,6 +419,69 @@ async fn run_controller_manager(args: ControllerManagerArgs) -> anyhow::Result<(
     Ok(())
 }
 
+/// A kube client from a kubeconfig file.
+async fn client_from_kubeconfig(path: &std::path::Path) -> anyhow::Result<kube::Client> {
+    let kubeconfig = kube::config::Kubeconfig::read_from(path)
+        .with_context(|| format!("reading {}", path.display()))?;
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        .await
+        .with_context(|| format!("loading {}", path.display()))?;
+    kube::Client::try_from(config).context("building the API client")
+}
+
+/// Runs `task` until it ends or SIGINT/SIGTERM, then signals shutdown and waits up to 5 s.
+async fn run_until_signal(
+    task: impl std::future::Future<Output = Result<(), String>> + Send + 'static,
+    stop: tokio::sync::watch::Sender<bool>,
+) -> anyhow::Result<()> {
+    let mut run = tokio::spawn(task);
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+        result = &mut run => {
+            return match result {
+                Ok(Ok(())) => Ok(()),
+                Ok(Err(e)) => Err(anyhow::anyhow!(e)),
+                Err(e) => Err(e.into()),
+            };
+        }
+    }
+    let _ = stop.send(true);
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), run).await;
+    Ok(())
+}
+
+async fn run_scheduler(args: SchedulerArgs) -> anyhow::Result<()> {
+    let client = client_from_kubeconfig(&args.kubeconfig).await?;
+    let options = k1s_scheduler::Options {
+        leader_elect: args.leader_elect,
+        ..Default::default()
+    };
+    let (stop, shutdown) = tokio::sync::watch::channel(false);
+    run_until_signal(k1s_scheduler::run(client, options, shutdown), stop).await
+}
+
+async fn run_nodes(args: NodeArgs) -> anyhow::Result<()> {
+    anyhow::ensure!(args.count > 0, "--count must be at least 1");
+    let client = client_from_kubeconfig(&args.kubeconfig).await?;
+    // Remotely every node acts as the kubeconfig's user.
+    let clients: k1s_simnode::ClientFor = Arc::new(move |_| client.clone());
+    let names = if args.count == 1 {
+        vec![args.name.clone()]
+    } else {
+        (0..args.count)
+            .map(|i| format!("{}-{i}", args.name))
+            .collect()
+    };
+    let (stop, shutdown) = tokio::sync::watch::channel(false);
+    run_until_signal(
+        k1s_simnode::run(clients, args.shape.options(names), shutdown),
+        stop,
+    )
+    .await
+}
+
 /// mimalloc: the server allocates per request from many threads; glibc's malloc spent ~15% of
 /// a create's CPU (see docs/benchmarks.md).
 #[global_allocator]
@@ -331,6 +502,8 @@ fn main() -> anyhow::Result<()> {
     match cli.command {
         Command::Server(args) => runtime.block_on(run_server(args)),
         Command::ControllerManager(args) => runtime.block_on(run_controller_manager(args)),
+        Command::Scheduler(args) => runtime.block_on(run_scheduler(args)),
+        Command::Node(args) => runtime.block_on(run_nodes(args)),
         Command::Bench(args) => runtime.block_on(k1s_bench::run(args)),
     }
 }

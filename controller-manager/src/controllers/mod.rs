@@ -2,14 +2,24 @@
 //! lists them with upstream's `--controllers` names, aliases and service accounts.
 
 pub mod clusterroleaggregation;
+pub mod cronjob;
+pub mod daemon;
+pub mod deployment;
+pub mod disruption;
 pub mod endpoint;
 pub mod endpointslice;
 pub mod garbagecollector;
+pub mod job;
 pub mod namespace;
+pub mod nodelifecycle;
+pub mod podautoscaler;
 pub mod podgc;
+pub mod replicaset;
+pub mod replication;
 pub mod rootcacertpublisher;
 pub mod service_pods;
 pub mod serviceaccount;
+pub mod statefulset;
 pub mod ttlafterfinished;
 
 use crate::ControllerContext;
@@ -104,6 +114,86 @@ pub static DESCRIPTORS: &[ControllerDescriptor] = &[
         event_source: "clusterrole-aggregation-controller",
         enabled_by_default: true,
         start: clusterroleaggregation::start,
+    },
+    ControllerDescriptor {
+        name: "replicaset-controller",
+        aliases: &["replicaset"],
+        service_account: Some("replicaset-controller"),
+        event_source: "replicaset-controller",
+        enabled_by_default: true,
+        start: replicaset::start,
+    },
+    ControllerDescriptor {
+        name: "replicationcontroller-controller",
+        aliases: &["replicationcontroller"],
+        service_account: Some("replication-controller"),
+        event_source: "replication-controller",
+        enabled_by_default: true,
+        start: replication::start,
+    },
+    ControllerDescriptor {
+        name: "deployment-controller",
+        aliases: &["deployment"],
+        service_account: Some("deployment-controller"),
+        event_source: "deployment-controller",
+        enabled_by_default: true,
+        start: deployment::start,
+    },
+    ControllerDescriptor {
+        name: "statefulset-controller",
+        aliases: &["statefulset"],
+        service_account: Some("statefulset-controller"),
+        event_source: "statefulset-controller",
+        enabled_by_default: true,
+        start: statefulset::start,
+    },
+    ControllerDescriptor {
+        name: "daemonset-controller",
+        aliases: &["daemonset"],
+        service_account: Some("daemon-set-controller"),
+        event_source: "daemonset-controller",
+        enabled_by_default: true,
+        start: daemon::start,
+    },
+    ControllerDescriptor {
+        name: "job-controller",
+        aliases: &["job"],
+        service_account: Some("job-controller"),
+        event_source: "job-controller",
+        enabled_by_default: true,
+        start: job::start,
+    },
+    ControllerDescriptor {
+        name: "cronjob-controller",
+        aliases: &["cronjob"],
+        service_account: Some("cronjob-controller"),
+        event_source: "cronjob-controller",
+        enabled_by_default: true,
+        start: cronjob::start,
+    },
+    ControllerDescriptor {
+        name: "node-lifecycle-controller",
+        aliases: &["nodelifecycle"],
+        service_account: Some("node-controller"),
+        event_source: "node-controller",
+        enabled_by_default: true,
+        start: nodelifecycle::start,
+    },
+    ControllerDescriptor {
+        name: "horizontal-pod-autoscaler-controller",
+        aliases: &["horizontalpodautoscaling"],
+        service_account: Some("horizontal-pod-autoscaler"),
+        event_source: "horizontal-pod-autoscaler",
+        enabled_by_default: true,
+        start: podautoscaler::start,
+    },
+    ControllerDescriptor {
+        name: "disruption-controller",
+        aliases: &["disruption"],
+        service_account: Some("disruption-controller"),
+        event_source: "controllermanager",
+        enabled_by_default: true,
+        start: disruption::start,
     },
 ];
 
