@@ -2,6 +2,7 @@
 //! lists them with upstream's `--controllers` names, aliases and service accounts.
 
 pub mod clusterroleaggregation;
+pub mod controller_utils;
 pub mod cronjob;
 pub mod daemon;
 pub mod deployment;
