@@ -134,6 +134,7 @@ impl NodeShape {
             memory: self.node_memory,
             pods: self.node_pods,
             cluster_cidr: self.cluster_cidr,
+            ..Default::default()
         }
     }
 }
