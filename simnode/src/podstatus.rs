@@ -129,8 +129,13 @@ fn is_sidecar(c: &Container) -> bool {
     c.restart_policy.as_deref() == Some("Always")
 }
 
+/// Delay before restart number `restarts + 1`: the first restart is immediate (no back-off
+/// entry yet), then 10 s, 20 s, ... up to 5 min, as the kubelet's back-off.
 fn backoff(restarts: i32) -> i64 {
-    let shift = restarts.clamp(0, 10) as u32;
+    if restarts <= 0 {
+        return 0;
+    }
+    let shift = (restarts - 1).clamp(0, 10) as u32;
     (BACKOFF_BASE << shift).min(BACKOFF_MAX)
 }
 
