@@ -145,6 +145,9 @@ struct NodeShape {
     /// The range pod CIDRs (one /24 per node) are taken from.
     #[arg(long, default_value = "10.244.0.0/16")]
     cluster_cidr: String,
+    /// The nodes' Lease duration (the kubelet's nodeLeaseDurationSeconds), renewed every quarter.
+    #[arg(long, default_value_t = 40)]
+    node_lease_duration_seconds: i32,
 }
 
 impl NodeShape {
@@ -155,6 +158,7 @@ impl NodeShape {
             memory: self.node_memory,
             pods: self.node_pods,
             cluster_cidr: self.cluster_cidr,
+            lease_duration_seconds: self.node_lease_duration_seconds,
             ..Default::default()
         }
     }

@@ -41,6 +41,8 @@ pub struct Options {
     pub cluster_cidr: String,
     /// Workers writing pod status and deletions (shared by every node of the process).
     pub pod_workers: usize,
+    /// The kubelet's `nodeLeaseDurationSeconds` (40); the Lease is renewed every quarter of it.
+    pub lease_duration_seconds: i32,
 }
 
 impl Default for Options {
@@ -52,6 +54,7 @@ impl Default for Options {
             pods: "110".into(),
             cluster_cidr: "10.244.0.0/16".into(),
             pod_workers: 8,
+            lease_duration_seconds: node::LEASE_DURATION_SECONDS,
         }
     }
 }

@@ -23,9 +23,9 @@ use crate::podstatus::{digest, now_seconds};
 
 pub const SIM_ANNOTATION: &str = "sim.k1s.io/node";
 pub const LEASE_NAMESPACE: &str = "kube-node-lease";
-/// Upstream's defaults: lease 40 s renewed every 10 s; status reported every 5 min unchanged.
+/// Upstream's defaults: lease 40 s renewed every quarter of that (10 s); status reported every
+/// 5 min unchanged.
 pub const LEASE_DURATION_SECONDS: i32 = 40;
-pub const LEASE_RENEW: Duration = Duration::from_secs(10);
 pub const STATUS_REPORT: Duration = Duration::from_secs(300);
 pub const KUBELET_VERSION: &str = "v1.33.0-k1s";
 
@@ -231,7 +231,7 @@ impl SimNode {
         Ok(())
     }
 
-    fn lease(&self, node_uid: Option<&str>) -> Lease {
+    fn lease(&self, node_uid: Option<&str>, duration: i32) -> Lease {
         Lease {
             metadata: ObjectMeta {
                 name: Some(self.name.clone()),
@@ -249,7 +249,7 @@ impl SimNode {
             },
             spec: Some(LeaseSpec {
                 holder_identity: Some(self.name.clone()),
-                lease_duration_seconds: Some(LEASE_DURATION_SECONDS),
+                lease_duration_seconds: Some(duration),
                 renew_time: Some(MicroTime(Timestamp::now())),
                 ..Default::default()
             }),
@@ -257,13 +257,18 @@ impl SimNode {
     }
 
     /// Renews the Lease (creating it when missing); returns the stored Lease.
-    async fn renew(&self, last: Option<Lease>, node_uid: Option<&str>) -> Result<Lease, kube::Error> {
+    async fn renew(
+        &self,
+        last: Option<Lease>,
+        node_uid: Option<&str>,
+        duration: i32,
+    ) -> Result<Lease, kube::Error> {
         let api: Api<Lease> = Api::namespaced(self.client.clone(), LEASE_NAMESPACE);
         if let Some(mut lease) = last {
             if let Some(spec) = lease.spec.as_mut() {
                 spec.renew_time = Some(MicroTime(Timestamp::now()));
                 spec.holder_identity = Some(self.name.clone());
-                spec.lease_duration_seconds = Some(LEASE_DURATION_SECONDS);
+                spec.lease_duration_seconds = Some(duration);
             }
             if let Ok(l) = api.replace(&self.name, &PostParams::default(), &lease).await {
                 return Ok(l);
@@ -271,14 +276,17 @@ impl SimNode {
         }
         match api.get_opt(&self.name).await? {
             Some(mut lease) => {
-                let fresh = self.lease(node_uid);
+                let fresh = self.lease(node_uid, duration);
                 lease.spec = fresh.spec;
                 if lease.metadata.owner_references.is_none() {
                     lease.metadata.owner_references = fresh.metadata.owner_references;
                 }
                 api.replace(&self.name, &PostParams::default(), &lease).await
             }
-            None => api.create(&PostParams::default(), &self.lease(node_uid)).await,
+            None => {
+                api.create(&PostParams::default(), &self.lease(node_uid, duration))
+                    .await
+            }
         }
     }
 
@@ -302,14 +310,16 @@ impl SimNode {
         let uid = node.metadata.uid.clone();
         let mut lease = None;
         let mut last_report = tokio::time::Instant::now();
-        let mut tick = tokio::time::interval(LEASE_RENEW);
+        let duration = options.lease_duration_seconds.max(1);
+        let renew_every = Duration::from_millis(u64::try_from(duration).unwrap_or(40) * 250);
+        let mut tick = tokio::time::interval(renew_every);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tokio::select! {
                 _ = shutdown.wait_for(|s| *s) => return,
                 _ = tick.tick() => {}
             }
-            match self.renew(lease.take(), uid.as_deref()).await {
+            match self.renew(lease.take(), uid.as_deref(), duration).await {
                 Ok(l) => lease = Some(l),
                 Err(e) => tracing::debug!(node = %self.name, error = %e, "lease not renewed"),
             }

@@ -73,6 +73,9 @@ struct NodeLifecycle {
     health: Mutex<HashMap<String, Health>>,
     /// When each zone last got a NoExecute taint added (the eviction rate limiter).
     zone_tainted: Mutex<HashMap<String, Instant>>,
+    /// Pods (by uid) seen on a NoExecute-tainted node, and since when: their tolerationSeconds
+    /// count from there, as upstream's taint eviction queue.
+    tainted_since: Mutex<HashMap<String, HashMap<String, Timestamp>>>,
 }
 
 pub fn start(ctx: ControllerContext) {
@@ -117,6 +120,7 @@ pub fn start(ctx: ControllerContext) {
         grace: ctx.options.node_monitor_grace_period,
         health: Mutex::new(HashMap::new()),
         zone_tainted: Mutex::new(HashMap::new()),
+        tainted_since: Mutex::new(HashMap::new()),
     });
     // Every monitor period each node is looked at again (a silent Lease is noticed by time).
     let period = MONITOR_PERIOD.min(ctx.options.node_monitor_grace_period / 4);
@@ -281,9 +285,10 @@ pub fn tolerates(t: &Toleration, taint: &Taint) -> bool {
     }
 }
 
-/// When a pod on a node with these NoExecute taints is to be evicted: `None` never (every
-/// taint tolerated forever), `Some(None)` at once (a taint not tolerated), `Some(Some(t))` at t.
-pub fn eviction_time(pod: &Pod, taints: &[&Taint], now: Timestamp) -> Option<Option<Timestamp>> {
+/// How long a pod may stay on a node with these NoExecute taints: `None` forever (every taint
+/// tolerated without a limit), `Some(0)` not at all (a taint not tolerated), else the shortest
+/// `tolerationSeconds` of the matching tolerations.
+pub fn toleration_limit(pod: &Pod, taints: &[&Taint]) -> Option<i64> {
     if taints.is_empty() {
         return None;
     }
@@ -292,24 +297,19 @@ pub fn eviction_time(pod: &Pod, taints: &[&Taint], now: Timestamp) -> Option<Opt
         .as_ref()
         .and_then(|s| s.tolerations.as_deref())
         .unwrap_or_default();
-    let mut at: Option<Timestamp> = None;
+    let mut limit: Option<i64> = None;
     for taint in taints {
-        let matching: Vec<&Toleration> = tolerations.iter().filter(|t| tolerates(t, taint)).collect();
+        let matching: Vec<&Toleration> =
+            tolerations.iter().filter(|t| tolerates(t, taint)).collect();
         if matching.is_empty() {
-            return Some(None);
+            return Some(0);
         }
-        // The shortest tolerationSeconds of the matching tolerations; none set is forever.
-        let secs = matching
-            .iter()
-            .filter_map(|t| t.toleration_seconds)
-            .min();
-        if let Some(secs) = secs {
-            let added = taint.time_added.as_ref().map_or(now, |t| t.0);
-            let due = added + jiff::SignedDuration::from_secs(secs.max(0));
-            at = Some(at.map_or(due, |a| a.min(due)));
+        if let Some(secs) = matching.iter().filter_map(|t| t.toleration_seconds).min() {
+            let secs = secs.max(0);
+            limit = Some(limit.map_or(secs, |l| l.min(secs)));
         }
     }
-    at.map(Some)
+    limit
 }
 
 /// Upstream's zone states from the Ready conditions of a zone's nodes.
@@ -480,19 +480,38 @@ impl NodeLifecycle {
         let name = node.metadata.name.as_deref().unwrap_or_default();
         let taints = no_execute_taints(node);
         let mut next: Option<Timestamp> = None;
+        let old = self
+            .tainted_since
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(name)
+            .unwrap_or_default();
+        let mut seen = HashMap::new();
+        let mut due_now = Vec::new();
         for pod in self.pods.by_index("node", name) {
+            let uid = pod.metadata.uid.clone().unwrap_or_default();
+            let Some(limit) = toleration_limit(&pod, &taints) else {
+                continue;
+            };
+            let since = old.get(&uid).copied().unwrap_or(now);
+            seen.insert(uid, since);
             if pod.metadata.deletion_timestamp.is_some() {
                 continue;
             }
-            let due = match eviction_time(&pod, &taints, now) {
-                None => continue,
-                Some(None) => now,
-                Some(Some(t)) => t,
-            };
+            let due = since + jiff::SignedDuration::from_secs(limit);
             if due > now {
                 next = Some(next.map_or(due, |n| n.min(due)));
                 continue;
             }
+            due_now.push(pod);
+        }
+        if !seen.is_empty() {
+            self.tainted_since
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .insert(name.to_string(), seen);
+        }
+        for pod in due_now {
             self.delete_pod(&pod, now).await;
         }
         next
@@ -542,6 +561,10 @@ impl Reconciler for NodeLifecycle {
     async fn reconcile(&self, key: &str) -> Result<Action, Error> {
         let Some(node) = self.nodes.get(key) else {
             self.health
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .remove(key);
+            self.tainted_since
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .remove(key);
