@@ -214,7 +214,17 @@ async fn serve_verb(
             }
             match subname {
                 Some("binding") => {
-                    let bound = bind_pod(ctx, target, strategy, name, &obj, &write).await?;
+                    // Upstream binds with a direct storage update: no strategy, so the pod's
+                    // generation does not move.
+                    let bound = bind_pod(
+                        ctx,
+                        target,
+                        &crate::registry::DefaultStrategy,
+                        name,
+                        &obj,
+                        &write,
+                    )
+                    .await?;
                     let _ = bound;
                     Ok(json_response(
                         StatusCode::CREATED,

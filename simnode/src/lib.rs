@@ -13,10 +13,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::StreamExt;
-use k8s_openapi::api::core::v1::{Node, Pod};
 use k1s_controller_manager::controller::{Action, Error, Reconciler, spawn_workers};
 use k1s_controller_manager::metrics::Metrics;
 use k1s_controller_manager::workqueue::{RateLimiter, WorkQueue};
+use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::api::{Api, DeleteParams, ListParams, PostParams, Preconditions};
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
@@ -206,7 +206,9 @@ fn host_network(pod: &Pod) -> bool {
 
 impl Kubelet {
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Caches the node's pods and queues each change.
@@ -230,7 +232,9 @@ impl Kubelet {
             };
             match event {
                 None => return,
-                Some(Err(e)) => tracing::debug!(node = %node.name, error = %e, "pod watch failed; retrying"),
+                Some(Err(e)) => {
+                    tracing::debug!(node = %node.name, error = %e, "pod watch failed; retrying")
+                }
                 Some(Ok(Event::Init)) => listing = Some(Vec::new()),
                 Some(Ok(Event::InitApply(p))) => listing.get_or_insert_with(Vec::new).push(p),
                 Some(Ok(Event::InitDone)) => {
@@ -326,7 +330,12 @@ impl Kubelet {
         }
     }
 
-    async fn write_status(&self, node: &SimNode, pod: &Pod, status: k8s_openapi::api::core::v1::PodStatus) -> Result<(), Error> {
+    async fn write_status(
+        &self,
+        node: &SimNode,
+        pod: &Pod,
+        status: k8s_openapi::api::core::v1::PodStatus,
+    ) -> Result<(), Error> {
         let mut updated = pod.clone();
         updated.status = Some(status);
         let api: Api<Pod> = Api::namespaced(
@@ -334,7 +343,10 @@ impl Kubelet {
             pod.metadata.namespace.as_deref().unwrap_or_default(),
         );
         let name = pod.metadata.name.as_deref().unwrap_or_default();
-        match api.replace_status(name, &PostParams::default(), &updated).await {
+        match api
+            .replace_status(name, &PostParams::default(), &updated)
+            .await
+        {
             Ok(_) => Ok(()),
             // A newer pod (or none) is on its way through the watch.
             Err(e) if matches!(&e, kube::Error::Api(s) if s.code == 409 || s.code == 404) => Ok(()),
@@ -344,7 +356,12 @@ impl Kubelet {
 
     /// Finishes a graceful deletion as the kubelet does: containers stopped, then the pod
     /// deleted with grace 0 and its uid as precondition.
-    async fn finish_deletion(&self, node: &SimNode, pod: &Pod, env: Option<PodEnv>) -> Result<(), Error> {
+    async fn finish_deletion(
+        &self,
+        node: &SimNode,
+        pod: &Pod,
+        env: Option<PodEnv>,
+    ) -> Result<(), Error> {
         let terminal = matches!(
             pod.status.as_ref().and_then(|s| s.phase.as_deref()),
             Some("Succeeded" | "Failed")

@@ -72,7 +72,12 @@ pub fn healthy_conditions(now: Timestamp, old: Option<&[NodeCondition]>) -> Vec<
             "KubeletHasSufficientPID",
             "kubelet has sufficient PID available",
         ),
-        ("Ready", "True", "KubeletReady", "kubelet is posting ready status"),
+        (
+            "Ready",
+            "True",
+            "KubeletReady",
+            "kubelet is posting ready status",
+        ),
     ]
     .into_iter()
     .map(|(type_, status, reason, message)| {
@@ -108,7 +113,12 @@ impl SimNode {
     }
 
     /// The status the kubelet posts (conditions carried over from `old`).
-    pub fn status(&self, options: &Options, now: Timestamp, old: Option<&NodeStatus>) -> NodeStatus {
+    pub fn status(
+        &self,
+        options: &Options,
+        now: Timestamp,
+        old: Option<&NodeStatus>,
+    ) -> NodeStatus {
         let id = digest(&self.name);
         let capacity = quantities(options);
         NodeStatus {
@@ -171,10 +181,7 @@ impl SimNode {
                 annotations: Some(
                     [
                         (SIM_ANNOTATION.to_string(), "simulated".to_string()),
-                        (
-                            "node.alpha.kubernetes.io/ttl".to_string(),
-                            "0".to_string(),
-                        ),
+                        ("node.alpha.kubernetes.io/ttl".to_string(), "0".to_string()),
                         (
                             "volumes.kubernetes.io/controller-managed-attach-detach".to_string(),
                             "true".to_string(),
@@ -222,7 +229,11 @@ impl SimNode {
     }
 
     /// Posts the node status (healthy conditions with a fresh heartbeat).
-    pub async fn post_status(&self, options: &Options, old: Option<&Node>) -> Result<(), kube::Error> {
+    pub async fn post_status(
+        &self,
+        options: &Options,
+        old: Option<&Node>,
+    ) -> Result<(), kube::Error> {
         let api: Api<Node> = Api::all(self.client.clone());
         let status = self.status(options, now_seconds(), old.and_then(|n| n.status.as_ref()));
         let patch = serde_json::json!({ "status": status });
@@ -270,7 +281,10 @@ impl SimNode {
                 spec.holder_identity = Some(self.name.clone());
                 spec.lease_duration_seconds = Some(duration);
             }
-            if let Ok(l) = api.replace(&self.name, &PostParams::default(), &lease).await {
+            if let Ok(l) = api
+                .replace(&self.name, &PostParams::default(), &lease)
+                .await
+            {
                 return Ok(l);
             }
         }
@@ -281,7 +295,8 @@ impl SimNode {
                 if lease.metadata.owner_references.is_none() {
                     lease.metadata.owner_references = fresh.metadata.owner_references;
                 }
-                api.replace(&self.name, &PostParams::default(), &lease).await
+                api.replace(&self.name, &PostParams::default(), &lease)
+                    .await
             }
             None => {
                 api.create(&PostParams::default(), &self.lease(node_uid, duration))
@@ -331,7 +346,9 @@ impl SimNode {
                     if changed || last_report.elapsed() >= STATUS_REPORT {
                         match self.post_status(options, Some(&current)).await {
                             Ok(()) => last_report = tokio::time::Instant::now(),
-                            Err(e) => tracing::debug!(node = %self.name, error = %e, "node status not posted"),
+                            Err(e) => {
+                                tracing::debug!(node = %self.name, error = %e, "node status not posted")
+                            }
                         }
                     }
                 }
