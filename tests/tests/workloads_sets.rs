@@ -371,3 +371,31 @@ fn daemonset_runs_one_pod_per_eligible_node_and_rolls() {
         (pods(&c, ns, "app=agent").len() == 3).then_some(())
     });
 }
+
+/// End to end with the defaults (the in-process scheduler and the simulated node `k1s-node-0`
+/// run the pods): a StatefulSet of 3 becomes ready and `rollout status` returns; a DaemonSet
+/// runs a pod on k1s-node-0.
+#[test]
+fn end_to_end_with_the_scheduler_and_simulated_node() {
+    let c = TestCluster::start();
+    let ns = "default";
+    c.apply(&sts_yaml(ns, "e2e", 3, "nginx", ""));
+    c.apply("apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: e2e-agent, namespace: default}\nspec:\n  selector: {matchLabels: {app: e2e-agent}}\n  template:\n    metadata: {labels: {app: e2e-agent}}\n    spec:\n      containers: [{name: c, image: agent}]\n");
+    let out = c.kubectl_ok(&["rollout", "status", "statefulset/e2e", "-n", ns, "--timeout=120s"]);
+    assert!(out.contains("roll out complete") || out.contains("3 pods at revision"), "{out}");
+    assert_eq!(
+        get(&c, ns, "statefulset", "e2e", "{.status.readyReplicas}/{.status.currentReplicas}"),
+        "3/3"
+    );
+    for i in 0..3 {
+        assert_eq!(get(&c, ns, "pod", &format!("e2e-{i}"), "{.spec.nodeName}"), "k1s-node-0");
+    }
+    c.kubectl_ok(&["rollout", "status", "daemonset/e2e-agent", "-n", ns, "--timeout=120s"]);
+    let names = pods(&c, ns, "app=e2e-agent");
+    assert_eq!(names.len(), 1, "{names:?}");
+    assert_eq!(get(&c, ns, "pod", &names[0], "{.spec.nodeName}"), "k1s-node-0");
+    assert_eq!(
+        get(&c, ns, "daemonset", "e2e-agent", "{.status.desiredNumberScheduled}/{.status.numberReady}/{.status.numberAvailable}"),
+        "1/1/1"
+    );
+}
