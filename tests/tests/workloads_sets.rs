@@ -20,7 +20,15 @@ fn exists(c: &TestCluster, ns: &str, kind: &str, name: &str) -> bool {
 }
 
 fn get(c: &TestCluster, ns: &str, kind: &str, name: &str, path: &str) -> String {
-    let out = c.kubectl(&["get", "-n", ns, kind, name, "-o", &format!("jsonpath={path}")]);
+    let out = c.kubectl(&[
+        "get",
+        "-n",
+        ns,
+        kind,
+        name,
+        "-o",
+        &format!("jsonpath={path}"),
+    ]);
     String::from_utf8_lossy(&out.stdout).to_string()
 }
 
@@ -36,17 +44,30 @@ fn pods(c: &TestCluster, ns: &str, selector: &str) -> Vec<String> {
         "-o",
         "jsonpath={range .items[*]}{.metadata.name}{\"\\n\"}{end}",
     ]);
-    let mut v: Vec<String> = out.lines().map(str::to_string).filter(|s| !s.is_empty()).collect();
+    let mut v: Vec<String> = out
+        .lines()
+        .map(str::to_string)
+        .filter(|s| !s.is_empty())
+        .collect();
     v.sort();
     v
 }
 
 /// Plays the kubelet for one pod: Running and Ready.
 fn make_ready(c: &TestCluster, ns: &str, pod: &str) {
-    let status = r#"{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}}"#;
+    let status =
+        r#"{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}}"#;
     // The pod may be gone meanwhile (deleted by the controller): fine.
     let _ = c.kubectl(&[
-        "patch", "pod", pod, "-n", ns, "--subresource=status", "--type=merge", "-p", status,
+        "patch",
+        "pod",
+        pod,
+        "-n",
+        ns,
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        status,
     ]);
 }
 
@@ -96,10 +117,16 @@ fn ordered_ready_statefulset_creates_updates_and_rolls_back_in_order() {
     let c = cluster();
     let ns = "default";
     c.apply(&sts_yaml(ns, "web", 3, "nginx:1", ""));
-    wait_until(WAIT, "web-0", || exists(&c, ns, "pod", "web-0").then_some(()));
+    wait_until(WAIT, "web-0", || {
+        exists(&c, ns, "pod", "web-0").then_some(())
+    });
     // web-0 is not ready: web-1 must not be made.
     std::thread::sleep(Duration::from_millis(1500));
-    assert_eq!(pods(&c, ns, "app=web"), ["web-0"], "OrderedReady waits for web-0");
+    assert_eq!(
+        pods(&c, ns, "app=web"),
+        ["web-0"],
+        "OrderedReady waits for web-0"
+    );
 
     // Identity of web-0.
     let update_rev = wait_until(WAIT, "status.updateRevision", || {
@@ -108,34 +135,81 @@ fn ordered_ready_statefulset_creates_updates_and_rolls_back_in_order() {
     });
     assert!(update_rev.starts_with("web-"), "{update_rev}");
     let labels = get(&c, ns, "pod", "web-0", "{.metadata.labels}");
-    assert!(labels.contains(r#""statefulset.kubernetes.io/pod-name":"web-0""#), "{labels}");
-    assert!(labels.contains(r#""apps.kubernetes.io/pod-index":"0""#), "{labels}");
-    assert!(labels.contains(&format!(r#""controller-revision-hash":"{update_rev}""#)), "{labels}");
+    assert!(
+        labels.contains(r#""statefulset.kubernetes.io/pod-name":"web-0""#),
+        "{labels}"
+    );
+    assert!(
+        labels.contains(r#""apps.kubernetes.io/pod-index":"0""#),
+        "{labels}"
+    );
+    assert!(
+        labels.contains(&format!(r#""controller-revision-hash":"{update_rev}""#)),
+        "{labels}"
+    );
     assert_eq!(get(&c, ns, "pod", "web-0", "{.spec.hostname}"), "web-0");
     assert_eq!(get(&c, ns, "pod", "web-0", "{.spec.subdomain}"), "web-svc");
     assert_eq!(
-        get(&c, ns, "pod", "web-0", "{.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}/{.metadata.ownerReferences[0].controller}"),
+        get(
+            &c,
+            ns,
+            "pod",
+            "web-0",
+            "{.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}/{.metadata.ownerReferences[0].controller}"
+        ),
         "StatefulSet/web/true"
     );
     // The revision: named <set>-<hash>, number 1, with the hash label.
-    assert_eq!(get(&c, ns, "controllerrevision", &update_rev, "{.revision}"), "1");
-    assert!(!get(&c, ns, "controllerrevision", &update_rev, "{.metadata.labels.controller\\.kubernetes\\.io/hash}").is_empty());
+    assert_eq!(
+        get(&c, ns, "controllerrevision", &update_rev, "{.revision}"),
+        "1"
+    );
+    assert!(
+        !get(
+            &c,
+            ns,
+            "controllerrevision",
+            &update_rev,
+            "{.metadata.labels.controller\\.kubernetes\\.io/hash}"
+        )
+        .is_empty()
+    );
 
     // One at a time, each after its predecessor is ready.
     for i in 0..3 {
         let name = format!("web-{i}");
         wait_until(WAIT, &name, || exists(&c, ns, "pod", &name).then_some(()));
-        assert_eq!(pods(&c, ns, "app=web").len(), i + 1, "no pod ahead of {name}");
+        assert_eq!(
+            pods(&c, ns, "app=web").len(),
+            i + 1,
+            "no pod ahead of {name}"
+        );
         make_ready(&c, ns, &name);
     }
     wait_until(WAIT, "readyReplicas 3", || {
         (get(&c, ns, "statefulset", "web", "{.status.readyReplicas}/{.status.availableReplicas}/{.status.currentReplicas}/{.status.updatedReplicas}") == "3/3/3/3").then_some(())
     });
-    let out = c.kubectl_ok(&["rollout", "status", "statefulset/web", "-n", ns, "--timeout=60s"]);
-    assert!(out.contains("roll out complete") || out.contains("rolling update complete"), "{out}");
+    let out = c.kubectl_ok(&[
+        "rollout",
+        "status",
+        "statefulset/web",
+        "-n",
+        ns,
+        "--timeout=60s",
+    ]);
+    assert!(
+        out.contains("roll out complete") || out.contains("rolling update complete"),
+        "{out}"
+    );
     let ev = events(&c, ns, "web");
-    assert!(ev.contains("SuccessfulCreate: create Pod web-0 in StatefulSet web successful"), "{ev}");
-    assert!(ev.contains("create Pod web-2 in StatefulSet web successful"), "{ev}");
+    assert!(
+        ev.contains("SuccessfulCreate: create Pod web-0 in StatefulSet web successful"),
+        "{ev}"
+    );
+    assert!(
+        ev.contains("create Pod web-2 in StatefulSet web successful"),
+        "{ev}"
+    );
 
     // A partitioned update: only ordinals >= 2 move to the new revision.
     c.kubectl_ok(&[
@@ -148,32 +222,95 @@ fn ordered_ready_statefulset_creates_updates_and_rolls_back_in_order() {
     });
     wait_until(WAIT, "web-2 at the new revision", || {
         ready_all(&c, ns, "app=web");
-        (get(&c, ns, "pod", "web-2", "{.metadata.labels.controller-revision-hash}") == new_rev).then_some(())
+        (get(
+            &c,
+            ns,
+            "pod",
+            "web-2",
+            "{.metadata.labels.controller-revision-hash}",
+        ) == new_rev)
+            .then_some(())
     });
     wait_until(WAIT, "updatedReplicas 1, ready 3", || {
         ready_all(&c, ns, "app=web");
-        (get(&c, ns, "statefulset", "web", "{.status.updatedReplicas}/{.status.readyReplicas}") == "1/3").then_some(())
+        (get(
+            &c,
+            ns,
+            "statefulset",
+            "web",
+            "{.status.updatedReplicas}/{.status.readyReplicas}",
+        ) == "1/3")
+            .then_some(())
     });
     for p in ["web-0", "web-1"] {
-        assert_eq!(get(&c, ns, "pod", p, "{.metadata.labels.controller-revision-hash}"), update_rev, "{p} stays below the partition");
-        assert_eq!(get(&c, ns, "pod", p, "{.spec.containers[0].image}"), "nginx:1");
+        assert_eq!(
+            get(
+                &c,
+                ns,
+                "pod",
+                p,
+                "{.metadata.labels.controller-revision-hash}"
+            ),
+            update_rev,
+            "{p} stays below the partition"
+        );
+        assert_eq!(
+            get(&c, ns, "pod", p, "{.spec.containers[0].image}"),
+            "nginx:1"
+        );
     }
-    assert_eq!(get(&c, ns, "pod", "web-2", "{.spec.containers[0].image}"), "nginx:2");
-    assert_eq!(get(&c, ns, "statefulset", "web", "{.status.currentRevision}"), update_rev);
-    let out = c.kubectl_ok(&["rollout", "status", "statefulset/web", "-n", ns, "--timeout=60s"]);
+    assert_eq!(
+        get(&c, ns, "pod", "web-2", "{.spec.containers[0].image}"),
+        "nginx:2"
+    );
+    assert_eq!(
+        get(&c, ns, "statefulset", "web", "{.status.currentRevision}"),
+        update_rev
+    );
+    let out = c.kubectl_ok(&[
+        "rollout",
+        "status",
+        "statefulset/web",
+        "-n",
+        ns,
+        "--timeout=60s",
+    ]);
     assert!(out.contains("partitioned roll out complete"), "{out}");
-    assert!(events(&c, ns, "web").contains("SuccessfulDelete: delete Pod web-2 in StatefulSet web successful"));
+    assert!(
+        events(&c, ns, "web")
+            .contains("SuccessfulDelete: delete Pod web-2 in StatefulSet web successful")
+    );
 
     // Partition 0: the rest follows, from web-1 down to web-0.
     c.kubectl_ok(&[
-        "patch", "statefulset", "web", "-n", ns, "--type=merge", "-p",
+        "patch",
+        "statefulset",
+        "web",
+        "-n",
+        ns,
+        "--type=merge",
+        "-p",
         r#"{"spec":{"updateStrategy":{"rollingUpdate":{"partition":0}}}}"#,
     ]);
     wait_until(WAIT, "the rollout to finish", || {
         ready_all(&c, ns, "app=web");
-        (get(&c, ns, "statefulset", "web", "{.status.currentRevision}/{.status.updatedReplicas}/{.status.readyReplicas}") == format!("{new_rev}/3/3")).then_some(())
+        (get(
+            &c,
+            ns,
+            "statefulset",
+            "web",
+            "{.status.currentRevision}/{.status.updatedReplicas}/{.status.readyReplicas}",
+        ) == format!("{new_rev}/3/3"))
+        .then_some(())
     });
-    c.kubectl_ok(&["rollout", "status", "statefulset/web", "-n", ns, "--timeout=60s"]);
+    c.kubectl_ok(&[
+        "rollout",
+        "status",
+        "statefulset/web",
+        "-n",
+        ns,
+        "--timeout=60s",
+    ]);
     let hist = c.kubectl_ok(&["rollout", "history", "statefulset/web", "-n", ns]);
     assert!(hist.contains('1') && hist.contains('2'), "{hist}");
 
@@ -181,12 +318,24 @@ fn ordered_ready_statefulset_creates_updates_and_rolls_back_in_order() {
     c.kubectl_ok(&["rollout", "undo", "statefulset/web", "-n", ns]);
     wait_until(WAIT, "the undo to finish", || {
         ready_all(&c, ns, "app=web");
-        let done = get(&c, ns, "statefulset", "web", "{.status.currentRevision}/{.status.updatedReplicas}/{.status.readyReplicas}") == format!("{update_rev}/3/3");
+        let done = get(
+            &c,
+            ns,
+            "statefulset",
+            "web",
+            "{.status.currentRevision}/{.status.updatedReplicas}/{.status.readyReplicas}",
+        ) == format!("{update_rev}/3/3");
         done.then_some(())
     });
-    assert_eq!(get(&c, ns, "controllerrevision", &update_rev, "{.revision}"), "3");
+    assert_eq!(
+        get(&c, ns, "controllerrevision", &update_rev, "{.revision}"),
+        "3"
+    );
     for p in ["web-0", "web-1", "web-2"] {
-        assert_eq!(get(&c, ns, "pod", p, "{.spec.containers[0].image}"), "nginx:1");
+        assert_eq!(
+            get(&c, ns, "pod", p, "{.spec.containers[0].image}"),
+            "nginx:1"
+        );
     }
 
     // Scale down: from the highest ordinal.
@@ -218,55 +367,94 @@ fn parallel_statefulset_with_claims_start_ordinal_and_on_delete() {
         let claim = format!("data-{p}");
         wait_until(WAIT, &claim, || exists(&c, ns, "pvc", &claim).then_some(()));
         assert_eq!(
-            get(&c, ns, "pod", p, "{.spec.volumes[?(@.name==\"data\")].persistentVolumeClaim.claimName}"),
+            get(
+                &c,
+                ns,
+                "pod",
+                p,
+                "{.spec.volumes[?(@.name==\"data\")].persistentVolumeClaim.claimName}"
+            ),
             claim
         );
         assert_eq!(get(&c, ns, "pvc", &claim, "{.metadata.labels.app}"), "db");
     }
     // whenDeleted: Delete — the claims are owned by the set.
     wait_until(WAIT, "claim owned by the set", || {
-        (get(&c, ns, "pvc", "data-db-4", "{.metadata.ownerReferences[0].kind}") == "StatefulSet").then_some(())
+        (get(
+            &c,
+            ns,
+            "pvc",
+            "data-db-4",
+            "{.metadata.ownerReferences[0].kind}",
+        ) == "StatefulSet")
+            .then_some(())
     });
     let ev = events(&c, ns, "db");
-    assert!(ev.contains("SuccessfulCreate: create Claim data-db-3 Pod db-3 in StatefulSet db success"), "{ev}");
+    assert!(
+        ev.contains("SuccessfulCreate: create Claim data-db-3 Pod db-3 in StatefulSet db success"),
+        "{ev}"
+    );
 
     ready_all(&c, ns, "app=db");
     // whenScaled: Delete — scaling down hands db-4's claim to the pod being removed.
     c.kubectl_ok(&["scale", "statefulset", "db", "-n", ns, "--replicas=1"]);
-    wait_until(WAIT, "db-4 to go", || (pods(&c, ns, "app=db") == ["db-3"]).then_some(()));
+    wait_until(WAIT, "db-4 to go", || {
+        (pods(&c, ns, "app=db") == ["db-3"]).then_some(())
+    });
 
     // OnDelete: a template change moves nothing until a pod is deleted.
     let rev1 = get(&c, ns, "statefulset", "db", "{.status.updateRevision}");
-    c.kubectl_ok(&[
-        "set", "image", "statefulset/db", "-n", ns, "c=postgres:2",
-    ]);
+    c.kubectl_ok(&["set", "image", "statefulset/db", "-n", ns, "c=postgres:2"]);
     let rev2 = wait_until(WAIT, "a new update revision", || {
         let r = get(&c, ns, "statefulset", "db", "{.status.updateRevision}");
         (!r.is_empty() && r != rev1).then_some(r)
     });
     std::thread::sleep(Duration::from_millis(1000));
-    assert_eq!(get(&c, ns, "pod", "db-3", "{.spec.containers[0].image}"), "postgres:1");
+    assert_eq!(
+        get(&c, ns, "pod", "db-3", "{.spec.containers[0].image}"),
+        "postgres:1"
+    );
     let uid = get(&c, ns, "pod", "db-3", "{.metadata.uid}");
     c.kubectl_ok(&["delete", "pod", "db-3", "-n", ns, "--wait=false"]);
     wait_until(WAIT, "db-3 recreated at the new revision", || {
-        let now = get(&c, ns, "pod", "db-3", "{.metadata.uid}/{.metadata.labels.controller-revision-hash}");
+        let now = get(
+            &c,
+            ns,
+            "pod",
+            "db-3",
+            "{.metadata.uid}/{.metadata.labels.controller-revision-hash}",
+        );
         (!now.starts_with(&uid) && now.ends_with(&rev2)).then_some(())
     });
-    assert_eq!(get(&c, ns, "pod", "db-3", "{.spec.containers[0].image}"), "postgres:2");
+    assert_eq!(
+        get(&c, ns, "pod", "db-3", "{.spec.containers[0].image}"),
+        "postgres:2"
+    );
     // `rollout status` is for RollingUpdate only.
-    let out = c.kubectl(&["rollout", "status", "statefulset/db", "-n", ns, "--timeout=5s"]);
+    let out = c.kubectl(&[
+        "rollout",
+        "status",
+        "statefulset/db",
+        "-n",
+        ns,
+        "--timeout=5s",
+    ]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("only available for RollingUpdate"));
 
     // Deleting the set: the claim it owns goes too (whenDeleted: Delete), via the GC.
     c.kubectl_ok(&["delete", "statefulset", "db", "-n", ns]);
-    wait_until(Duration::from_secs(120), "data-db-3 to be collected", || {
-        (!exists(&c, ns, "pvc", "data-db-3")).then_some(())
-    });
+    wait_until(
+        Duration::from_secs(120),
+        "data-db-3 to be collected",
+        || (!exists(&c, ns, "pvc", "data-db-3")).then_some(()),
+    );
 }
 
 fn node_yaml(name: &str, extra: &str) -> String {
-    format!("apiVersion: v1\nkind: Node\nmetadata:\n  name: {name}\n  labels: {{kubernetes.io/hostname: {name}}}\n{extra}")
+    format!(
+        "apiVersion: v1\nkind: Node\nmetadata:\n  name: {name}\n  labels: {{kubernetes.io/hostname: {name}}}\n{extra}"
+    )
 }
 
 /// The node a daemon pod is pinned to by its node affinity.
@@ -291,7 +479,9 @@ fn daemonset_runs_one_pod_per_eligible_node_and_rolls() {
         "spec:\n  taints: [{key: dedicated, value: db, effect: NoSchedule}]\n",
     ));
     c.apply("apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: agent, namespace: default}\nspec:\n  selector: {matchLabels: {app: agent}}\n  updateStrategy: {type: RollingUpdate, rollingUpdate: {maxUnavailable: 1}}\n  template:\n    metadata: {labels: {app: agent}}\n    spec:\n      containers: [{name: c, image: agent:1}]\n");
-    wait_until(WAIT, "two daemon pods", || (pods(&c, ns, "app=agent").len() == 2).then_some(()));
+    wait_until(WAIT, "two daemon pods", || {
+        (pods(&c, ns, "app=agent").len() == 2).then_some(())
+    });
     std::thread::sleep(Duration::from_millis(1000));
     let names = pods(&c, ns, "app=agent");
     assert_eq!(names.len(), 2, "the tainted node gets no pod: {names:?}");
@@ -301,8 +491,14 @@ fn daemonset_runs_one_pod_per_eligible_node_and_rolls() {
     let p = &names[0];
     assert!(p.starts_with("agent-"), "{p}");
     let labels = get(&c, ns, "pod", p, "{.metadata.labels}");
-    assert!(labels.contains(r#""pod-template-generation":"1""#), "{labels}");
-    assert!(labels.contains(r#""controller-revision-hash":"#), "{labels}");
+    assert!(
+        labels.contains(r#""pod-template-generation":"1""#),
+        "{labels}"
+    );
+    assert!(
+        labels.contains(r#""controller-revision-hash":"#),
+        "{labels}"
+    );
     let tolerations = get(&c, ns, "pod", p, "{.spec.tolerations[*].key}");
     for key in [
         "node.kubernetes.io/not-ready",
@@ -315,7 +511,10 @@ fn daemonset_runs_one_pod_per_eligible_node_and_rolls() {
         assert!(tolerations.contains(key), "{key} in {tolerations}");
     }
     let ev = events(&c, ns, "agent");
-    assert!(ev.contains(&format!("SuccessfulCreate: Created pod: {p}")), "{ev}");
+    assert!(
+        ev.contains(&format!("SuccessfulCreate: Created pod: {p}")),
+        "{ev}"
+    );
 
     // Status: 2 desired (the tainted node is not eligible), none ready yet.
     wait_until(WAIT, "status 2/2/0", || {
@@ -323,15 +522,32 @@ fn daemonset_runs_one_pod_per_eligible_node_and_rolls() {
     });
     ready_all(&c, ns, "app=agent");
     wait_until(WAIT, "all ready", || {
-        (get(&c, ns, "daemonset", "agent", "{.status.numberReady}/{.status.numberAvailable}/{.status.updatedNumberScheduled}") == "2/2/2").then_some(())
+        (get(
+            &c,
+            ns,
+            "daemonset",
+            "agent",
+            "{.status.numberReady}/{.status.numberAvailable}/{.status.updatedNumberScheduled}",
+        ) == "2/2/2")
+            .then_some(())
     });
-    c.kubectl_ok(&["rollout", "status", "daemonset/agent", "-n", ns, "--timeout=60s"]);
+    c.kubectl_ok(&[
+        "rollout",
+        "status",
+        "daemonset/agent",
+        "-n",
+        ns,
+        "--timeout=60s",
+    ]);
 
     // A new eligible node gets a pod; tolerating the taint makes the tainted node eligible
     // (that is a template change: a rolling update too).
     c.apply(&node_yaml("node-c", ""));
     wait_until(WAIT, "a pod on node-c", || {
-        pods(&c, ns, "app=agent").iter().any(|p| pinned_node(&c, ns, p) == "node-c").then_some(())
+        pods(&c, ns, "app=agent")
+            .iter()
+            .any(|p| pinned_node(&c, ns, p) == "node-c")
+            .then_some(())
     });
     c.kubectl_ok(&[
         "patch", "daemonset", "agent", "-n", ns, "--type=merge", "-p",
@@ -344,10 +560,29 @@ fn daemonset_runs_one_pod_per_eligible_node_and_rolls() {
     let names = pods(&c, ns, "app=agent");
     assert_eq!(names.len(), 4, "{names:?}");
     for p in &names {
-        assert_eq!(get(&c, ns, "pod", p, "{.spec.containers[0].image}"), "agent:2");
-        assert_eq!(get(&c, ns, "pod", p, "{.metadata.labels.pod-template-generation}"), "2");
+        assert_eq!(
+            get(&c, ns, "pod", p, "{.spec.containers[0].image}"),
+            "agent:2"
+        );
+        assert_eq!(
+            get(
+                &c,
+                ns,
+                "pod",
+                p,
+                "{.metadata.labels.pod-template-generation}"
+            ),
+            "2"
+        );
     }
-    c.kubectl_ok(&["rollout", "status", "daemonset/agent", "-n", ns, "--timeout=60s"]);
+    c.kubectl_ok(&[
+        "rollout",
+        "status",
+        "daemonset/agent",
+        "-n",
+        ns,
+        "--timeout=60s",
+    ]);
     let hist = c.kubectl_ok(&["rollout", "history", "daemonset/agent", "-n", ns]);
     assert!(hist.contains('1') && hist.contains('2'), "{hist}");
     assert!(events(&c, ns, "agent").contains("SuccessfulDelete: Deleted pod: "));
@@ -355,14 +590,23 @@ fn daemonset_runs_one_pod_per_eligible_node_and_rolls() {
     // A failed pod is deleted (with a warning) and replaced.
     let victim = names[0].clone();
     c.kubectl_ok(&[
-        "patch", "pod", &victim, "-n", ns, "--subresource=status", "--type=merge", "-p",
+        "patch",
+        "pod",
+        &victim,
+        "-n",
+        ns,
+        "--subresource=status",
+        "--type=merge",
+        "-p",
         r#"{"status":{"phase":"Failed"}}"#,
     ]);
     wait_until(WAIT, "the failed pod replaced", || {
         let now = pods(&c, ns, "app=agent");
         (!now.contains(&victim) && now.len() == 4).then_some(())
     });
-    assert!(events(&c, ns, "agent").contains(&format!("FailedDaemonPod: Found failed daemon pod default/{victim} on node")));
+    assert!(events(&c, ns, "agent").contains(&format!(
+        "FailedDaemonPod: Found failed daemon pod default/{victim} on node"
+    )));
 
     // A node going away takes its (unscheduled) pod with it.
     c.kubectl_ok(&["delete", "node", "node-c"]);
@@ -381,21 +625,56 @@ fn end_to_end_with_the_scheduler_and_simulated_node() {
     let ns = "default";
     c.apply(&sts_yaml(ns, "e2e", 3, "nginx", ""));
     c.apply("apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: e2e-agent, namespace: default}\nspec:\n  selector: {matchLabels: {app: e2e-agent}}\n  template:\n    metadata: {labels: {app: e2e-agent}}\n    spec:\n      containers: [{name: c, image: agent}]\n");
-    let out = c.kubectl_ok(&["rollout", "status", "statefulset/e2e", "-n", ns, "--timeout=120s"]);
-    assert!(out.contains("roll out complete") || out.contains("3 pods at revision"), "{out}");
+    let out = c.kubectl_ok(&[
+        "rollout",
+        "status",
+        "statefulset/e2e",
+        "-n",
+        ns,
+        "--timeout=120s",
+    ]);
+    assert!(
+        out.contains("roll out complete") || out.contains("3 pods at revision"),
+        "{out}"
+    );
     assert_eq!(
-        get(&c, ns, "statefulset", "e2e", "{.status.readyReplicas}/{.status.currentReplicas}"),
+        get(
+            &c,
+            ns,
+            "statefulset",
+            "e2e",
+            "{.status.readyReplicas}/{.status.currentReplicas}"
+        ),
         "3/3"
     );
     for i in 0..3 {
-        assert_eq!(get(&c, ns, "pod", &format!("e2e-{i}"), "{.spec.nodeName}"), "k1s-node-0");
+        assert_eq!(
+            get(&c, ns, "pod", &format!("e2e-{i}"), "{.spec.nodeName}"),
+            "k1s-node-0"
+        );
     }
-    c.kubectl_ok(&["rollout", "status", "daemonset/e2e-agent", "-n", ns, "--timeout=120s"]);
+    c.kubectl_ok(&[
+        "rollout",
+        "status",
+        "daemonset/e2e-agent",
+        "-n",
+        ns,
+        "--timeout=120s",
+    ]);
     let names = pods(&c, ns, "app=e2e-agent");
     assert_eq!(names.len(), 1, "{names:?}");
-    assert_eq!(get(&c, ns, "pod", &names[0], "{.spec.nodeName}"), "k1s-node-0");
     assert_eq!(
-        get(&c, ns, "daemonset", "e2e-agent", "{.status.desiredNumberScheduled}/{.status.numberReady}/{.status.numberAvailable}"),
+        get(&c, ns, "pod", &names[0], "{.spec.nodeName}"),
+        "k1s-node-0"
+    );
+    assert_eq!(
+        get(
+            &c,
+            ns,
+            "daemonset",
+            "e2e-agent",
+            "{.status.desiredNumberScheduled}/{.status.numberReady}/{.status.numberAvailable}"
+        ),
         "1/1/1"
     );
 }

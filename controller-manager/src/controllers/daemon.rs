@@ -216,13 +216,15 @@ pub fn scaled(value: Option<&IntOrString>, total: i32) -> i32 {
     match value {
         None => 0,
         Some(IntOrString::Int(i)) => *i,
-        Some(IntOrString::String(s)) => match s.strip_suffix('%').and_then(|p| p.parse::<i64>().ok()) {
-            Some(p) => {
-                let v = (p * i64::from(total) + 99) / 100;
-                i32::try_from(v).unwrap_or(i32::MAX)
+        Some(IntOrString::String(s)) => {
+            match s.strip_suffix('%').and_then(|p| p.parse::<i64>().ok()) {
+                Some(p) => {
+                    let v = (p * i64::from(total) + 99) / 100;
+                    i32::try_from(v).unwrap_or(i32::MAX)
+                }
+                None => s.parse().unwrap_or(0),
             }
-            None => s.parse().unwrap_or(0),
-        },
+        }
     }
 }
 
@@ -234,7 +236,10 @@ pub fn updated_and_old<'a>(
     generation: Option<i64>,
 ) -> Option<(Option<&'a Pod>, Option<&'a Pod>)> {
     let (mut new, mut old) = (None, None);
-    for pod in pods.iter().filter(|p| p.metadata.deletion_timestamp.is_none()) {
+    for pod in pods
+        .iter()
+        .filter(|p| p.metadata.deletion_timestamp.is_none())
+    {
         let slot = if is_pod_updated(pod, hash, generation) {
             &mut new
         } else {
@@ -295,8 +300,7 @@ pub fn rolling_plan(
         }
         let remaining = usize::try_from((max_unavailable - unavailable).max(0)).unwrap_or(0);
         plan.delete = replace;
-        plan.delete
-            .extend(candidates.into_iter().take(remaining));
+        plan.delete.extend(candidates.into_iter().take(remaining));
         return plan;
     }
     let mut surge = 0;
@@ -359,7 +363,10 @@ impl Reconciler for DaemonSetsController {
             return Ok(Action::Done);
         };
         if selector.match_labels.as_ref().is_none_or(|m| m.is_empty())
-            && selector.match_expressions.as_ref().is_none_or(|m| m.is_empty())
+            && selector
+                .match_expressions
+                .as_ref()
+                .is_none_or(|m| m.is_empty())
         {
             self.recorder.event(
                 &object_reference(&ds),
@@ -388,7 +395,9 @@ impl Reconciler for DaemonSetsController {
             return Ok(Action::Done);
         }
         let mut requeue: Option<Duration> = None;
-        let result = self.manage(&ds, key, &nodes, &pods, &hash, &mut requeue).await;
+        let result = self
+            .manage(&ds, key, &nodes, &pods, &hash, &mut requeue)
+            .await;
         if result.is_ok()
             && self.expectations.satisfied(key)
             && ds
@@ -416,7 +425,9 @@ impl Reconciler for DaemonSetsController {
 impl DaemonSetsController {
     /// The pods the DaemonSet controls, adopting orphans its selector matches.
     async fn daemon_pods(&self, ds: &DaemonSet) -> Result<Vec<Pod>, Error> {
-        let candidates = self.pods.list_namespace(&ds.namespace().unwrap_or_default());
+        let candidates = self
+            .pods
+            .list_namespace(&ds.namespace().unwrap_or_default());
         let claimed = controller_utils::claim(
             &self.client,
             &ds.metadata,
@@ -484,10 +495,14 @@ impl DaemonSetsController {
                 continue;
             }
             let mut running = Vec::new();
-            for pod in daemon_pods.iter().filter(|p| p.metadata.deletion_timestamp.is_none()) {
+            for pod in daemon_pods
+                .iter()
+                .filter(|p| p.metadata.deletion_timestamp.is_none())
+            {
                 match phase(pod) {
                     "Failed" => {
-                        let bkey = format!("{}/{name}", ds.metadata.uid.as_deref().unwrap_or_default());
+                        let bkey =
+                            format!("{}/{name}", ds.metadata.uid.as_deref().unwrap_or_default());
                         if let Some(delay) = self.in_backoff(&bkey) {
                             *requeue = Some(requeue.map_or(delay, |r| r.min(delay)));
                             continue;
@@ -520,8 +535,16 @@ impl DaemonSetsController {
             // With surge, an old ready pod and a new one not yet available may coexist.
             let (mut oldest_new, mut oldest_old) = (None, None);
             for pod in running {
-                let is_new = pod.labels().get(CONTROLLER_REVISION_HASH).map(String::as_str) == Some(hash);
-                let slot = if is_new { &mut oldest_new } else { &mut oldest_old };
+                let is_new = pod
+                    .labels()
+                    .get(CONTROLLER_REVISION_HASH)
+                    .map(String::as_str)
+                    == Some(hash);
+                let slot = if is_new {
+                    &mut oldest_new
+                } else {
+                    &mut oldest_old
+                };
                 if slot.is_none() {
                     *slot = Some(pod);
                 } else {
@@ -540,7 +563,13 @@ impl DaemonSetsController {
             if !existing.contains(node) {
                 delete.extend(
                     list.iter()
-                        .filter(|p| p.spec.as_ref().and_then(|s| s.node_name.as_deref()).unwrap_or_default().is_empty())
+                        .filter(|p| {
+                            p.spec
+                                .as_ref()
+                                .and_then(|s| s.node_name.as_deref())
+                                .unwrap_or_default()
+                                .is_empty()
+                        })
                         .map(|p| p.name_any()),
                 );
             }
@@ -561,14 +590,20 @@ impl DaemonSetsController {
     }
 
     fn in_backoff(&self, key: &str) -> Option<Duration> {
-        let b = self.backoff.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let b = self
+            .backoff
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         b.get(key)
             .filter(|(d, at)| at.elapsed() < *d)
             .map(|(d, at)| d.saturating_sub(at.elapsed()))
     }
 
     fn next_backoff(&self, key: &str) {
-        let mut b = self.backoff.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut b = self
+            .backoff
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let now = Instant::now();
         let entry = b.entry(key.to_string()).or_insert((Duration::ZERO, now));
         entry.0 = if entry.0.is_zero() || entry.1.elapsed() > 2 * BACKOFF_MAX {
@@ -601,7 +636,11 @@ impl DaemonSetsController {
             i64::try_from(create_on.len()).unwrap_or(0),
             i64::try_from(delete.len()).unwrap_or(0),
         );
-        let template = ds.spec.as_ref().map(|s| s.template.clone()).unwrap_or_default();
+        let template = ds
+            .spec
+            .as_ref()
+            .map(|s| s.template.clone())
+            .unwrap_or_default();
         let template = daemon_pod_template(&template, template_generation(ds), hash);
         let ns = ds.namespace().unwrap_or_default();
         let api: Api<Pod> = Api::namespaced(self.client.clone(), &ns);
@@ -727,11 +766,15 @@ impl DaemonSetsController {
             max_unavailable,
             min_ready_seconds(ds),
         );
-        self.sync_nodes(ds, key, plan.delete, plan.create_on, hash).await
+        self.sync_nodes(ds, key, plan.delete, plan.create_on, hash)
+            .await
     }
 
     /// The revisions the DaemonSet controls (orphans its selector matches are adopted).
-    async fn controlled_histories(&self, ds: &DaemonSet) -> Result<Vec<Arc<ControllerRevision>>, Error> {
+    async fn controlled_histories(
+        &self,
+        ds: &DaemonSet,
+    ) -> Result<Vec<Arc<ControllerRevision>>, Error> {
         let candidates = self
             .revisions
             .list_namespace(&ds.namespace().unwrap_or_default());
@@ -754,7 +797,11 @@ impl DaemonSetsController {
     ) -> Result<(ControllerRevision, Vec<Arc<ControllerRevision>>), Error> {
         let ns = ds.namespace().unwrap_or_default();
         let api: Api<ControllerRevision> = Api::namespaced(self.client.clone(), &ns);
-        let template = ds.spec.as_ref().map(|s| s.template.clone()).unwrap_or_default();
+        let template = ds
+            .spec
+            .as_ref()
+            .map(|s| s.template.clone())
+            .unwrap_or_default();
         let data = history::template_patch(&template);
         let mut current = Vec::new();
         let mut old = Vec::new();
@@ -764,7 +811,10 @@ impl DaemonSetsController {
                 let mut r = h.as_ref().clone();
                 let name = r.name_any();
                 r.labels_mut().insert(CONTROLLER_REVISION_HASH.into(), name);
-                h = Arc::new(api.replace(&r.name_any(), &PostParams::default(), &r).await?);
+                h = Arc::new(
+                    api.replace(&r.name_any(), &PostParams::default(), &r)
+                        .await?,
+                );
             }
             if *history::data_of(&h) == data {
                 current.push(h);
@@ -778,7 +828,10 @@ impl DaemonSetsController {
         } else {
             // Duplicates: keep the newest.
             current.sort_by_key(|r| r.revision);
-            let keep = current.pop().map(|r| r.as_ref().clone()).unwrap_or_default();
+            let keep = current
+                .pop()
+                .map(|r| r.as_ref().clone())
+                .unwrap_or_default();
             for dup in current {
                 match api.delete(&dup.name_any(), &DeleteParams::default()).await {
                     Ok(_) => {}
@@ -789,7 +842,8 @@ impl DaemonSetsController {
             if keep.revision < next {
                 let mut r = keep;
                 r.revision = next;
-                api.replace(&r.name_any(), &PostParams::default(), &r).await?
+                api.replace(&r.name_any(), &PostParams::default(), &r)
+                    .await?
             } else {
                 keep
             }
@@ -805,7 +859,11 @@ impl DaemonSetsController {
         data: &serde_json::Value,
         revision: i64,
     ) -> Result<ControllerRevision, Error> {
-        let template = ds.spec.as_ref().map(|s| s.template.clone()).unwrap_or_default();
+        let template = ds
+            .spec
+            .as_ref()
+            .map(|s| s.template.clone())
+            .unwrap_or_default();
         let collision = ds.status.as_ref().and_then(|s| s.collision_count);
         let hash = history::compute_template_hash(&template, collision);
         let name = history::revision_name(&ds.name_any(), &hash);
@@ -824,7 +882,9 @@ impl DaemonSetsController {
                 owner_references: Some(vec![new_controller_ref(ds)]),
                 ..Default::default()
             },
-            data: Some(k8s_openapi::apimachinery::pkg::runtime::RawExtension(data.clone())),
+            data: Some(k8s_openapi::apimachinery::pkg::runtime::RawExtension(
+                data.clone(),
+            )),
             revision,
         };
         let api: Api<ControllerRevision> =

@@ -100,7 +100,13 @@ pub fn template_patch(template: &PodTemplateSpec) -> serde_json::Value {
 /// The template a revision carries (upstream's ApplyRevision of a template patch); `None` when
 /// the data is not a template patch.
 pub fn template_of(revision: &ControllerRevision) -> Option<PodTemplateSpec> {
-    let mut t = revision.data.as_ref()?.0.get("spec")?.get("template")?.clone();
+    let mut t = revision
+        .data
+        .as_ref()?
+        .0
+        .get("spec")?
+        .get("template")?
+        .clone();
     if let Some(obj) = t.as_object_mut() {
         obj.remove("$patch");
         if let Some(m) = obj.get_mut("metadata").and_then(|m| m.as_object_mut())
@@ -179,7 +185,8 @@ pub fn sort_revisions(revisions: &mut [Arc<ControllerRevision>]) {
         a.revision
             .cmp(&b.revision)
             .then_with(|| {
-                let t = |r: &ControllerRevision| r.metadata.creation_timestamp.as_ref().map(|t| t.0);
+                let t =
+                    |r: &ControllerRevision| r.metadata.creation_timestamp.as_ref().map(|t| t.0);
                 t(a).cmp(&t(b))
             })
             .then_with(|| a.metadata.name.cmp(&b.metadata.name))
@@ -285,17 +292,14 @@ mod tests {
             compute_template_hash(&t, Some(1))
         );
         // The template comes back out of the revision unchanged.
-        let r = new_revision(
-            "web",
-            "ns",
-            OwnerReference::default(),
-            None,
-            data,
-            1,
-            None,
-        );
+        let r = new_revision("web", "ns", OwnerReference::default(), None, data, 1, None);
         assert_eq!(template_of(&r), Some(t));
-        assert!(r.metadata.name.as_deref().is_some_and(|n| n.starts_with("web-")));
+        assert!(
+            r.metadata
+                .name
+                .as_deref()
+                .is_some_and(|n| n.starts_with("web-"))
+        );
     }
 
     #[test]

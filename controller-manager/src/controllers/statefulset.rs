@@ -25,8 +25,8 @@ use crate::events::{EventRecorder, NORMAL, WARNING, object_reference};
 use crate::informer::{Delta, Store, key_of};
 
 pub use pods::{
-    claim_name, get_ordinal, identity_matches, is_member_of, new_stateful_set_pod, parent_and_ordinal,
-    pod_in_ordinal_range, start_ordinal, storage_matches,
+    claim_name, get_ordinal, identity_matches, is_member_of, new_stateful_set_pod,
+    parent_and_ordinal, pod_in_ordinal_range, start_ordinal, storage_matches,
 };
 
 /// The label naming the revision a pod was made from.
@@ -270,10 +270,14 @@ impl Status {
     }
 
     /// The API status, with Go's omitempty zeros left out.
-    fn to_api(&self, conditions: Option<Vec<k8s_openapi::api::apps::v1::StatefulSetCondition>>) -> StatefulSetStatus {
+    fn to_api(
+        &self,
+        conditions: Option<Vec<k8s_openapi::api::apps::v1::StatefulSetCondition>>,
+    ) -> StatefulSetStatus {
         let nz = |v: i32| (v != 0).then_some(v);
         StatefulSetStatus {
-            observed_generation: (self.observed_generation != 0).then_some(self.observed_generation),
+            observed_generation: (self.observed_generation != 0)
+                .then_some(self.observed_generation),
             replicas: self.counts.replicas,
             ready_replicas: nz(self.counts.ready),
             available_replicas: Some(self.counts.available),
@@ -314,14 +318,19 @@ impl Reconciler for StatefulSetController {
         let status = self.update_stateful_set(&set, pods).await?;
         let mrs = min_ready_seconds(&set);
         if mrs > 0 && status.counts.available != replicas_of(&set) {
-            return Ok(Action::RequeueAfter(Duration::from_secs(mrs.unsigned_abs().into())));
+            return Ok(Action::RequeueAfter(Duration::from_secs(
+                mrs.unsigned_abs().into(),
+            )));
         }
         Ok(Action::Done)
     }
 }
 
 impl StatefulSetController {
-    fn set_ref(&self, set: &StatefulSet) -> k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
+    fn set_ref(
+        &self,
+        set: &StatefulSet,
+    ) -> k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
         new_controller_ref(set)
     }
 
@@ -369,7 +378,10 @@ impl StatefulSetController {
     async fn pods_for_set(&self, set: &StatefulSet) -> Result<Vec<Pod>, Error> {
         let uid = set.metadata.uid.clone().unwrap_or_default();
         let mut candidates = Vec::new();
-        for pod in self.pods.list_namespace(&set.namespace().unwrap_or_default()) {
+        for pod in self
+            .pods
+            .list_namespace(&set.namespace().unwrap_or_default())
+        {
             if is_member_of(set, &pod) {
                 candidates.push(pod);
             } else if controller_ref(&pod.metadata).is_some_and(|r| r.uid == uid) {
@@ -389,7 +401,11 @@ impl StatefulSetController {
     }
 
     /// Upstream's UpdateStatefulSet: revisions, the pods, the status, then history truncation.
-    async fn update_stateful_set(&self, set: &StatefulSet, pods: Vec<Pod>) -> Result<Status, Error> {
+    async fn update_stateful_set(
+        &self,
+        set: &StatefulSet,
+        pods: Vec<Pod>,
+    ) -> Result<Status, Error> {
         let mut revisions = self.list_revisions(set);
         history::sort_revisions(&mut revisions);
         let (current, update, collision_count) = self.get_revisions(set, &revisions).await?;
@@ -417,7 +433,11 @@ impl StatefulSetController {
             .as_ref()
             .and_then(|s| s.collision_count)
             .unwrap_or(0);
-        let template = set.spec.as_ref().map(|s| s.template.clone()).unwrap_or_default();
+        let template = set
+            .spec
+            .as_ref()
+            .map(|s| s.template.clone())
+            .unwrap_or_default();
         let mut candidate = history::new_revision(
             &set.name_any(),
             &set.namespace().unwrap_or_default(),
@@ -503,7 +523,10 @@ impl StatefulSetController {
         for pod in pods {
             let ord = get_ordinal(pod);
             if pod_in_ordinal_range(pod, set) {
-                if let Some(slot) = usize::try_from(ord - start).ok().and_then(|i| replicas.get_mut(i)) {
+                if let Some(slot) = usize::try_from(ord - start)
+                    .ok()
+                    .and_then(|i| replicas.get_mut(i))
+                {
                     *slot = Some(pod.clone());
                 }
             } else if ord >= 0 {
@@ -542,7 +565,16 @@ impl StatefulSetController {
         let mut first_err: Option<Error> = None;
         for i in 0..replicas.len() {
             match self
-                .process_replica(set, &current_set, &update_set, &current_name, &update_name, monotonic, &mut replicas, i)
+                .process_replica(
+                    set,
+                    &current_set,
+                    &update_set,
+                    &current_name,
+                    &update_name,
+                    monotonic,
+                    &mut replicas,
+                    i,
+                )
                 .await
             {
                 Ok(true) if monotonic => {
@@ -568,7 +600,8 @@ impl StatefulSetController {
         for pod in &condemned {
             let step: Step = async {
                 if !self.claims_match_retention_policy(&update_set, pod) {
-                    self.update_pod_claim_for_retention_policy(&update_set, pod).await?;
+                    self.update_pod_claim_for_retention_policy(&update_set, pod)
+                        .await?;
                 }
                 Ok(false)
             }
@@ -611,7 +644,8 @@ impl StatefulSetController {
         // (maxUnavailable needs the MaxUnavailableStatefulSet gate, off in 1.33: the API server
         // drops the field, so one pod at a time.)
         let update_min = partition(set).unwrap_or(0);
-        if let UpdateStep::Delete(target) = next_update_step(&replicas, &update_name, update_min, mrs)
+        if let UpdateStep::Delete(target) =
+            next_update_step(&replicas, &update_name, update_min, mrs)
         {
             let r = self.delete_pod(set, &replicas[target]).await;
             status.counts.current -= 1;
@@ -642,7 +676,10 @@ impl StatefulSetController {
                     &object_reference(set),
                     WARNING,
                     "RecreatingFailedPod",
-                    &format!("StatefulSet {ns}/{name} is recreating failed Pod {}", pod.name_any()),
+                    &format!(
+                        "StatefulSet {ns}/{name} is recreating failed Pod {}",
+                        pod.name_any()
+                    ),
                 );
             } else {
                 self.recorder.event(
@@ -794,7 +831,10 @@ impl StatefulSetController {
         }
         match self.pod_api(set).create(&PostParams::default(), pod).await {
             Ok(created) => {
-                if let Err(e) = self.update_pod_claim_for_retention_policy(set, &created).await {
+                if let Err(e) = self
+                    .update_pod_claim_for_retention_policy(set, &created)
+                    .await
+                {
                     self.record_pod_event("update", set, pod, Some(&e));
                     return Err(e);
                 }
@@ -894,14 +934,21 @@ impl StatefulSetController {
         for claim in pods::claims_for_pod(set, pod).into_values() {
             let name = claim.name_any();
             match self.claim(set, &name) {
-                None => match self.claim_api(set).create(&PostParams::default(), &claim).await {
+                None => match self
+                    .claim_api(set)
+                    .create(&PostParams::default(), &claim)
+                    .await
+                {
                     Ok(_) => self.record_claim_event("create", set, pod, &name, None),
                     Err(e) if is_conflict(&e) => {
                         // Made meanwhile (the cache lags): fine unless it is being deleted.
                     }
                     Err(e) => {
                         self.record_claim_event("create", set, pod, &name, Some(&e));
-                        errors.push(format!("failed to create PVC {name}: {}", api_message(&Error::Kube(e))));
+                        errors.push(format!(
+                            "failed to create PVC {name}: {}",
+                            api_message(&Error::Kube(e))
+                        ));
                     }
                 },
                 Some(existing) if existing.metadata.deletion_timestamp.is_some() => {
@@ -1024,11 +1071,7 @@ impl StatefulSetController {
         for _ in 0..10 {
             obj.status = Some(want.clone());
             match api
-                .replace_status(
-                    &obj.name_any(),
-                    &PostParams::default(),
-                    &obj,
-                )
+                .replace_status(&obj.name_any(), &PostParams::default(), &obj)
                 .await
             {
                 Ok(_) => return Ok(()),
@@ -1087,7 +1130,9 @@ impl StatefulSetController {
 fn normalized(s: &StatefulSetStatus) -> serde_json::Value {
     let mut v = serde_json::to_value(s).unwrap_or_default();
     if let Some(o) = v.as_object_mut() {
-        o.retain(|_, x| !(x.is_null() || *x == serde_json::json!(0) || *x == serde_json::json!("")));
+        o.retain(|_, x| {
+            !(x.is_null() || *x == serde_json::json!(0) || *x == serde_json::json!(""))
+        });
     }
     v
 }
@@ -1121,7 +1166,12 @@ pub enum UpdateStep {
 
 /// Upstream's rolling update: from the highest index down to the partition, the first replica
 /// not at the update revision (and not terminating) is deleted; an unavailable one waits.
-pub fn next_update_step(replicas: &[Pod], update_revision: &str, partition: i32, mrs: i32) -> UpdateStep {
+pub fn next_update_step(
+    replicas: &[Pod],
+    update_revision: &str,
+    partition: i32,
+    mrs: i32,
+) -> UpdateStep {
     let update_min = usize::try_from(partition).unwrap_or(0);
     for target in (update_min..replicas.len()).rev() {
         let pod = &replicas[target];

@@ -44,7 +44,12 @@ fn taint(key: &str, value: Option<&str>, effect: &str) -> Taint {
     }
 }
 
-fn toleration(key: Option<&str>, op: Option<&str>, value: Option<&str>, effect: Option<&str>) -> Toleration {
+fn toleration(
+    key: Option<&str>,
+    op: Option<&str>,
+    value: Option<&str>,
+    effect: Option<&str>,
+) -> Toleration {
     Toleration {
         key: key.map(Into::into),
         operator: op.map(Into::into),
@@ -58,11 +63,20 @@ fn toleration(key: Option<&str>, op: Option<&str>, value: Option<&str>, effect: 
 fn tolerations_match_taints_as_upstream() {
     let t = taint("k", Some("v"), "NoSchedule");
     let cases = [
-        (toleration(Some("k"), Some("Equal"), Some("v"), Some("NoSchedule")), true),
+        (
+            toleration(Some("k"), Some("Equal"), Some("v"), Some("NoSchedule")),
+            true,
+        ),
         (toleration(Some("k"), None, Some("v"), None), true),
-        (toleration(Some("k"), Some("Equal"), Some("other"), None), false),
+        (
+            toleration(Some("k"), Some("Equal"), Some("other"), None),
+            false,
+        ),
         (toleration(Some("k"), Some("Exists"), None, None), true),
-        (toleration(Some("k"), Some("Exists"), None, Some("NoExecute")), false),
+        (
+            toleration(Some("k"), Some("Exists"), None, Some("NoExecute")),
+            false,
+        ),
         (toleration(Some("other"), Some("Exists"), None, None), false),
         (toleration(None, Some("Exists"), None, None), true),
     ];
@@ -80,17 +94,30 @@ fn daemon_pods_get_the_default_tolerations_once() {
         .tolerations
         .iter()
         .flatten()
-        .map(|t| (t.key.clone().unwrap_or_default(), t.effect.clone().unwrap_or_default()))
+        .map(|t| {
+            (
+                t.key.clone().unwrap_or_default(),
+                t.effect.clone().unwrap_or_default(),
+            )
+        })
         .collect();
     assert_eq!(keys.len(), 6);
     assert!(keys.contains(&("node.kubernetes.io/not-ready".into(), "NoExecute".into())));
-    assert!(keys.contains(&("node.kubernetes.io/unschedulable".into(), "NoSchedule".into())));
+    assert!(keys.contains(&(
+        "node.kubernetes.io/unschedulable".into(),
+        "NoSchedule".into()
+    )));
     let mut host = k8s_openapi::api::core::v1::PodSpec {
         host_network: Some(true),
         ..Default::default()
     };
     add_daemon_tolerations(&mut host);
-    assert!(host.tolerations.iter().flatten().any(|t| t.key.as_deref() == Some("node.kubernetes.io/network-unavailable")));
+    assert!(
+        host.tolerations
+            .iter()
+            .flatten()
+            .any(|t| t.key.as_deref() == Some("node.kubernetes.io/network-unavailable"))
+    );
 }
 
 #[test]
@@ -98,17 +125,36 @@ fn node_eligibility() {
     let plain = ds(serde_json::json!({}));
     let n = |labels, taints| node("n1", labels, taints);
     // No constraints: runs.
-    assert_eq!(node_should_run_daemon_pod(&n(serde_json::json!({}), serde_json::json!([])), &plain), (true, true));
+    assert_eq!(
+        node_should_run_daemon_pod(&n(serde_json::json!({}), serde_json::json!([])), &plain),
+        (true, true)
+    );
     // A NoSchedule taint not tolerated: not scheduled, but a running pod may stay.
-    let tainted = n(serde_json::json!({}), serde_json::json!([{"key": "dedicated", "value": "db", "effect": "NoSchedule"}]));
+    let tainted = n(
+        serde_json::json!({}),
+        serde_json::json!([{"key": "dedicated", "value": "db", "effect": "NoSchedule"}]),
+    );
     assert_eq!(node_should_run_daemon_pod(&tainted, &plain), (false, true));
     // A NoExecute taint not tolerated: nothing may run.
-    let evicting = n(serde_json::json!({}), serde_json::json!([{"key": "dedicated", "effect": "NoExecute"}]));
-    assert_eq!(node_should_run_daemon_pod(&evicting, &plain), (false, false));
+    let evicting = n(
+        serde_json::json!({}),
+        serde_json::json!([{"key": "dedicated", "effect": "NoExecute"}]),
+    );
+    assert_eq!(
+        node_should_run_daemon_pod(&evicting, &plain),
+        (false, false)
+    );
     // Tolerated by the template.
-    let tolerant = ds(serde_json::json!({"tolerations": [{"key": "dedicated", "operator": "Exists"}]}));
-    assert_eq!(node_should_run_daemon_pod(&tainted, &tolerant), (true, true));
-    assert_eq!(node_should_run_daemon_pod(&evicting, &tolerant), (true, true));
+    let tolerant =
+        ds(serde_json::json!({"tolerations": [{"key": "dedicated", "operator": "Exists"}]}));
+    assert_eq!(
+        node_should_run_daemon_pod(&tainted, &tolerant),
+        (true, true)
+    );
+    assert_eq!(
+        node_should_run_daemon_pod(&evicting, &tolerant),
+        (true, true)
+    );
     // Taints every daemon pod tolerates.
     for (key, effect) in [
         ("node.kubernetes.io/not-ready", "NoExecute"),
@@ -116,38 +162,109 @@ fn node_eligibility() {
         ("node.kubernetes.io/unschedulable", "NoSchedule"),
         ("node.kubernetes.io/disk-pressure", "NoSchedule"),
     ] {
-        let t = n(serde_json::json!({}), serde_json::json!([{"key": key, "effect": effect}]));
-        assert_eq!(node_should_run_daemon_pod(&t, &plain), (true, true), "{key}");
+        let t = n(
+            serde_json::json!({}),
+            serde_json::json!([{"key": key, "effect": effect}]),
+        );
+        assert_eq!(
+            node_should_run_daemon_pod(&t, &plain),
+            (true, true),
+            "{key}"
+        );
     }
     // network-unavailable only with host networking.
-    let net = n(serde_json::json!({}), serde_json::json!([{"key": "node.kubernetes.io/network-unavailable", "effect": "NoSchedule"}]));
+    let net = n(
+        serde_json::json!({}),
+        serde_json::json!([{"key": "node.kubernetes.io/network-unavailable", "effect": "NoSchedule"}]),
+    );
     assert_eq!(node_should_run_daemon_pod(&net, &plain), (false, true));
     let hostnet = ds(serde_json::json!({"hostNetwork": true}));
     assert_eq!(node_should_run_daemon_pod(&net, &hostnet), (true, true));
     // PreferNoSchedule is ignored.
-    let soft = n(serde_json::json!({}), serde_json::json!([{"key": "x", "effect": "PreferNoSchedule"}]));
+    let soft = n(
+        serde_json::json!({}),
+        serde_json::json!([{"key": "x", "effect": "PreferNoSchedule"}]),
+    );
     assert_eq!(node_should_run_daemon_pod(&soft, &plain), (true, true));
     // nodeSelector.
     let sel = ds(serde_json::json!({"nodeSelector": {"disk": "ssd"}}));
-    assert_eq!(node_should_run_daemon_pod(&n(serde_json::json!({"disk": "ssd"}), serde_json::json!([])), &sel), (true, true));
-    assert_eq!(node_should_run_daemon_pod(&n(serde_json::json!({"disk": "hdd"}), serde_json::json!([])), &sel), (false, false));
+    assert_eq!(
+        node_should_run_daemon_pod(
+            &n(serde_json::json!({"disk": "ssd"}), serde_json::json!([])),
+            &sel
+        ),
+        (true, true)
+    );
+    assert_eq!(
+        node_should_run_daemon_pod(
+            &n(serde_json::json!({"disk": "hdd"}), serde_json::json!([])),
+            &sel
+        ),
+        (false, false)
+    );
     // Required node affinity: any term; expressions and fields.
-    let aff = ds(serde_json::json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a", "b"]}]},
-        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["special"]}]}
-    ]}}}}));
-    assert!(node_should_run_daemon_pod(&n(serde_json::json!({"zone": "b"}), serde_json::json!([])), &aff).0);
-    assert!(!node_should_run_daemon_pod(&n(serde_json::json!({"zone": "c"}), serde_json::json!([])), &aff).0);
-    assert!(node_should_run_daemon_pod(&node("special", serde_json::json!({}), serde_json::json!([])), &aff).0);
-    let ops = ds(serde_json::json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchExpressions": [{"key": "cores", "operator": "Gt", "values": ["4"]}, {"key": "gpu", "operator": "DoesNotExist"}]}
-    ]}}}}));
-    assert!(node_should_run_daemon_pod(&n(serde_json::json!({"cores": "8"}), serde_json::json!([])), &ops).0);
-    assert!(!node_should_run_daemon_pod(&n(serde_json::json!({"cores": "2"}), serde_json::json!([])), &ops).0);
-    assert!(!node_should_run_daemon_pod(&n(serde_json::json!({"cores": "8", "gpu": "1"}), serde_json::json!([])), &ops).0);
+    let aff = ds(
+        serde_json::json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a", "b"]}]},
+            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["special"]}]}
+        ]}}}}),
+    );
+    assert!(
+        node_should_run_daemon_pod(
+            &n(serde_json::json!({"zone": "b"}), serde_json::json!([])),
+            &aff
+        )
+        .0
+    );
+    assert!(
+        !node_should_run_daemon_pod(
+            &n(serde_json::json!({"zone": "c"}), serde_json::json!([])),
+            &aff
+        )
+        .0
+    );
+    assert!(
+        node_should_run_daemon_pod(
+            &node("special", serde_json::json!({}), serde_json::json!([])),
+            &aff
+        )
+        .0
+    );
+    let ops = ds(
+        serde_json::json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "cores", "operator": "Gt", "values": ["4"]}, {"key": "gpu", "operator": "DoesNotExist"}]}
+        ]}}}}),
+    );
+    assert!(
+        node_should_run_daemon_pod(
+            &n(serde_json::json!({"cores": "8"}), serde_json::json!([])),
+            &ops
+        )
+        .0
+    );
+    assert!(
+        !node_should_run_daemon_pod(
+            &n(serde_json::json!({"cores": "2"}), serde_json::json!([])),
+            &ops
+        )
+        .0
+    );
+    assert!(
+        !node_should_run_daemon_pod(
+            &n(
+                serde_json::json!({"cores": "8", "gpu": "1"}),
+                serde_json::json!([])
+            ),
+            &ops
+        )
+        .0
+    );
     // A template nodeName other than the node.
     let named = ds(serde_json::json!({"nodeName": "other"}));
-    assert_eq!(node_should_run_daemon_pod(&n(serde_json::json!({}), serde_json::json!([])), &named), (false, false));
+    assert_eq!(
+        node_should_run_daemon_pod(&n(serde_json::json!({}), serde_json::json!([])), &named),
+        (false, false)
+    );
 }
 
 #[test]
@@ -156,17 +273,42 @@ fn pods_are_pinned_to_their_node_and_labelled() {
         "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [{"key": "a", "operator": "Exists"}]}]},
         "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "preference": {"matchExpressions": [{"key": "b", "operator": "Exists"}]}}]
     }}}));
-    let t = daemon_pod_template(&d.spec.as_ref().expect("spec").template, template_generation(&d), "h1");
-    let labels = t.metadata.as_ref().and_then(|m| m.labels.clone()).unwrap_or_default();
-    assert_eq!(labels.get("pod-template-generation").map(String::as_str), Some("3"));
-    assert_eq!(labels.get("controller-revision-hash").map(String::as_str), Some("h1"));
+    let t = daemon_pod_template(
+        &d.spec.as_ref().expect("spec").template,
+        template_generation(&d),
+        "h1",
+    );
+    let labels = t
+        .metadata
+        .as_ref()
+        .and_then(|m| m.labels.clone())
+        .unwrap_or_default();
+    assert_eq!(
+        labels.get("pod-template-generation").map(String::as_str),
+        Some("3")
+    );
+    assert_eq!(
+        labels.get("controller-revision-hash").map(String::as_str),
+        Some("h1")
+    );
     let aff = pin_to_node(t.spec.as_ref().and_then(|s| s.affinity.clone()), "n7");
     let na = aff.node_affinity.as_ref().expect("node affinity");
-    let terms = &na.required_during_scheduling_ignored_during_execution.as_ref().expect("required").node_selector_terms;
+    let terms = &na
+        .required_during_scheduling_ignored_during_execution
+        .as_ref()
+        .expect("required")
+        .node_selector_terms;
     assert_eq!(terms.len(), 1);
-    assert!(na.preferred_during_scheduling_ignored_during_execution.is_some(), "preferred kept");
+    assert!(
+        na.preferred_during_scheduling_ignored_during_execution
+            .is_some(),
+        "preferred kept"
+    );
     let pod = Pod {
-        spec: Some(k8s_openapi::api::core::v1::PodSpec { affinity: Some(aff), ..Default::default() }),
+        spec: Some(k8s_openapi::api::core::v1::PodSpec {
+            affinity: Some(aff),
+            ..Default::default()
+        }),
         ..Default::default()
     };
     assert_eq!(target_node_name(&pod).as_deref(), Some("n7"));
@@ -187,13 +329,24 @@ fn status_counts_per_node() {
     let nodes: Vec<Arc<Node>> = vec![
         Arc::new(node("a", serde_json::json!({}), serde_json::json!([]))),
         Arc::new(node("b", serde_json::json!({}), serde_json::json!([]))),
-        Arc::new(node("c", serde_json::json!({}), serde_json::json!([{"key": "x", "effect": "NoSchedule"}]))),
+        Arc::new(node(
+            "c",
+            serde_json::json!({}),
+            serde_json::json!([{"key": "x", "effect": "NoSchedule"}]),
+        )),
     ];
     let pods = vec![dpod("p1", "a", "new", true), dpod("p2", "c", "old", false)];
     let c = compute_counts(&d, &nodes, &pods, "new");
     assert_eq!(
         c,
-        Counts { desired: 2, current: 1, misscheduled: 1, ready: 1, available: 1, updated: 1 }
+        Counts {
+            desired: 2,
+            current: 1,
+            misscheduled: 1,
+            ready: 1,
+            available: 1,
+            updated: 1
+        }
     );
 }
 
@@ -220,7 +373,10 @@ fn rolling_plans() {
     let p = rolling_plan(&np, &run, "new", None, 1, 0, 0);
     assert_eq!(p.create_on, vec!["a".to_string()]);
     assert!(p.delete.is_empty());
-    np.insert("a".into(), vec![dpod("pa", "a", "old", true), dpod("pa2", "a", "new", true)]);
+    np.insert(
+        "a".into(),
+        vec![dpod("pa", "a", "old", true), dpod("pa2", "a", "new", true)],
+    );
     let p = rolling_plan(&np, &run, "new", None, 1, 0, 0);
     assert_eq!(p.delete, vec!["pa".to_string()]);
     assert_eq!(p.create_on, vec!["b".to_string()]);

@@ -59,7 +59,9 @@ pub fn pin_to_node(affinity: Option<Affinity>, node: &str) -> Affinity {
         match_expressions: None,
     };
     let mut affinity = affinity.unwrap_or_default();
-    let na = affinity.node_affinity.get_or_insert_with(NodeAffinity::default);
+    let na = affinity
+        .node_affinity
+        .get_or_insert_with(NodeAffinity::default);
     na.required_during_scheduling_ignored_during_execution = Some(NodeSelector {
         node_selector_terms: vec![term],
     });
@@ -132,8 +134,8 @@ pub fn is_pod_updated(pod: &Pod, hash: &str, generation: Option<i64>) -> bool {
     let get = |k: &str| labels.and_then(|l| l.get(k)).map(String::as_str);
     let template_matches =
         generation.is_some_and(|g| get(TEMPLATE_GENERATION_LABEL) == Some(g.to_string().as_str()));
-    let hash_matches =
-        !hash.is_empty() && get(crate::controllers::history::CONTROLLER_REVISION_HASH) == Some(hash);
+    let hash_matches = !hash.is_empty()
+        && get(crate::controllers::history::CONTROLLER_REVISION_HASH) == Some(hash);
     hash_matches || template_matches
 }
 
@@ -186,7 +188,11 @@ fn requirement_matches(r: &NodeSelectorRequirement, value: Option<&str>) -> bool
             if values.len() != 1 {
                 return false;
             }
-            if r.operator == "Gt" { v > bound } else { v < bound }
+            if r.operator == "Gt" {
+                v > bound
+            } else {
+                v < bound
+            }
         }
         _ => false,
     }
@@ -204,9 +210,9 @@ fn term_matches(term: &NodeSelectorTerm, node: &Node) -> bool {
     exprs
         .iter()
         .all(|r| requirement_matches(r, labels.and_then(|l| l.get(&r.key)).map(String::as_str)))
-        && fields.iter().all(|r| {
-            r.key == "metadata.name" && requirement_matches(r, Some(name.as_str()))
-        })
+        && fields
+            .iter()
+            .all(|r| r.key == "metadata.name" && requirement_matches(r, Some(name.as_str())))
 }
 
 /// Upstream's GetRequiredNodeAffinity(pod).Match(node): `nodeSelector` and the required node
@@ -224,8 +230,10 @@ pub fn fits_node_affinity(spec: &PodSpec, node: &Node) -> bool {
         .affinity
         .as_ref()
         .and_then(|a| a.node_affinity.as_ref())
-        .and_then(|na| na.required_during_scheduling_ignored_during_execution.as_ref())
-    {
+        .and_then(|na| {
+            na.required_during_scheduling_ignored_during_execution
+                .as_ref()
+        }) {
         Some(ns) => ns.node_selector_terms.iter().any(|t| term_matches(t, node)),
         None => true,
     }

@@ -167,7 +167,11 @@ pub fn update_storage(set: &StatefulSet, pod: &mut Pod) {
             ..Default::default()
         })
         .collect();
-    volumes.extend(current.into_iter().filter(|v| !claims.contains_key(&v.name)));
+    volumes.extend(
+        current
+            .into_iter()
+            .filter(|v| !claims.contains_key(&v.name)),
+    );
     spec.volumes = (!volumes.is_empty()).then_some(volumes);
 }
 
@@ -223,7 +227,11 @@ fn has_owner_ref<K: Resource<DynamicType = ()>>(claim: &PersistentVolumeClaim, o
 
 /// Upstream's hasUnexpectedController: under a deleting policy, a controller of the claim
 /// other than this set or pod (or one of their names with another UID).
-pub fn has_unexpected_controller(claim: &PersistentVolumeClaim, set: &StatefulSet, pod: &Pod) -> bool {
+pub fn has_unexpected_controller(
+    claim: &PersistentVolumeClaim,
+    set: &StatefulSet,
+    pod: &Pod,
+) -> bool {
     let (scaled, deleted) = retention_policy(set);
     if scaled == "Retain" && deleted == "Retain" {
         return false;

@@ -73,7 +73,10 @@ fn a_new_pod_has_its_identity_storage_and_owner() {
     assert_eq!(pod.name_any(), "web-1");
     assert_eq!(pod.metadata.generate_name.as_deref(), Some("web-"));
     let labels = pod.labels();
-    assert_eq!(labels.get(POD_NAME_LABEL).map(String::as_str), Some("web-1"));
+    assert_eq!(
+        labels.get(POD_NAME_LABEL).map(String::as_str),
+        Some("web-1")
+    );
     assert_eq!(labels.get(POD_INDEX_LABEL).map(String::as_str), Some("1"));
     assert_eq!(labels.get("app").map(String::as_str), Some("web"));
     let spec = pod.spec.as_ref().expect("spec");
@@ -82,13 +85,19 @@ fn a_new_pod_has_its_identity_storage_and_owner() {
     let vols = spec.volumes.as_ref().expect("volumes");
     assert_eq!(vols[0].name, "data");
     assert_eq!(
-        vols[0].persistent_volume_claim.as_ref().map(|c| c.claim_name.as_str()),
+        vols[0]
+            .persistent_volume_claim
+            .as_ref()
+            .map(|c| c.claim_name.as_str()),
         Some("data-web-1")
     );
     assert!(identity_matches(&s, &pod));
     assert!(storage_matches(&s, &pod));
     let owner = controller_ref(&pod.metadata).expect("controller");
-    assert_eq!((owner.kind.as_str(), owner.uid.as_str()), ("StatefulSet", "set-uid"));
+    assert_eq!(
+        (owner.kind.as_str(), owner.uid.as_str()),
+        ("StatefulSet", "set-uid")
+    );
 
     let mut wrong = pod.clone();
     wrong.labels_mut().remove(POD_NAME_LABEL);
@@ -111,17 +120,31 @@ fn a_new_pod_has_its_identity_storage_and_owner() {
 fn start_ordinal_shifts_names_and_range() {
     let s = set(serde_json::json!({"spec": {"ordinals": {"start": 5}, "replicas": 2}}));
     assert_eq!(start_ordinal(&s), 5);
-    assert!(pod_in_ordinal_range(&pod_at("web-5", "r", "Running", true), &s));
-    assert!(pod_in_ordinal_range(&pod_at("web-6", "r", "Running", true), &s));
-    assert!(!pod_in_ordinal_range(&pod_at("web-7", "r", "Running", true), &s));
-    assert!(!pod_in_ordinal_range(&pod_at("web-0", "r", "Running", true), &s));
+    assert!(pod_in_ordinal_range(
+        &pod_at("web-5", "r", "Running", true),
+        &s
+    ));
+    assert!(pod_in_ordinal_range(
+        &pod_at("web-6", "r", "Running", true),
+        &s
+    ));
+    assert!(!pod_in_ordinal_range(
+        &pod_at("web-7", "r", "Running", true),
+        &s
+    ));
+    assert!(!pod_in_ordinal_range(
+        &pod_at("web-0", "r", "Running", true),
+        &s
+    ));
 }
 
 #[test]
 fn retention_policy_owner_references() {
     fn claim_refs(policy: (&str, &str), pod_name: &str) -> Vec<(String, bool)> {
-        let s = set(serde_json::json!({"spec": {"persistentVolumeClaimRetentionPolicy":
-            {"whenScaled": policy.0, "whenDeleted": policy.1}}}));
+        let s = set(
+            serde_json::json!({"spec": {"persistentVolumeClaimRetentionPolicy":
+            {"whenScaled": policy.0, "whenDeleted": policy.1}}}),
+        );
         let pod = pod_at(pod_name, "r", "Running", true);
         let mut claim = PersistentVolumeClaim::default();
         assert_eq!(
@@ -130,7 +153,10 @@ fn retention_policy_owner_references() {
                 || (policy == ("Delete", "Retain") && pod_in_ordinal_range(&pod, &s))
         );
         update_claim_owner_refs(&mut claim, &s, &pod);
-        assert!(claim_owner_up_to_date(&claim, &s, &pod), "{policy:?} {pod_name}");
+        assert!(
+            claim_owner_up_to_date(&claim, &s, &pod),
+            "{policy:?} {pod_name}"
+        );
         claim
             .owner_references()
             .iter()
@@ -150,8 +176,10 @@ fn retention_policy_owner_references() {
 
 #[test]
 fn another_controller_of_a_claim_is_left_alone() {
-    let s = set(serde_json::json!({"spec": {"persistentVolumeClaimRetentionPolicy":
-        {"whenScaled": "Retain", "whenDeleted": "Delete"}}}));
+    let s = set(
+        serde_json::json!({"spec": {"persistentVolumeClaimRetentionPolicy":
+        {"whenScaled": "Retain", "whenDeleted": "Delete"}}}),
+    );
     let pod = pod_at("web-0", "r", "Running", true);
     let mut claim: PersistentVolumeClaim = serde_json::from_value(serde_json::json!({
         "metadata": {"name": "data-web-0", "ownerReferences": [
@@ -161,12 +189,16 @@ fn another_controller_of_a_claim_is_left_alone() {
     assert!(has_unexpected_controller(&claim, &s, &pod));
     assert!(claim_owner_up_to_date(&claim, &s, &pod));
     update_claim_owner_refs(&mut claim, &s, &pod);
-    assert_eq!(claim.owner_references().len(), 1, "no second controller added");
+    assert_eq!(
+        claim.owner_references().len(),
+        1,
+        "no second controller added"
+    );
 }
 
 #[test]
 fn status_counts() {
-    let pods = vec![
+    let pods = [
         pod_at("web-0", "rev-2", "Running", true),
         pod_at("web-1", "rev-1", "Running", false),
         pod_at("web-2", "rev-1", "Pending", false),
@@ -174,7 +206,13 @@ fn status_counts() {
     let c = count_replicas(pods.iter(), 0, "rev-1", "rev-2");
     assert_eq!(
         c,
-        Counts { replicas: 3, ready: 1, available: 1, current: 2, updated: 1 }
+        Counts {
+            replicas: 3,
+            ready: 1,
+            available: 1,
+            current: 2,
+            updated: 1
+        }
     );
     // A pod made in memory for a missing ordinal is not counted.
     let s = set(serde_json::json!({}));
@@ -216,7 +254,8 @@ fn rolling_update_goes_from_the_highest_ordinal_down_to_the_partition() {
 
 #[test]
 fn missing_pods_below_the_partition_get_the_current_revision() {
-    let mut s = set(serde_json::json!({"spec": {"updateStrategy": {"rollingUpdate": {"partition": 2}}}}));
+    let mut s =
+        set(serde_json::json!({"spec": {"updateStrategy": {"rollingUpdate": {"partition": 2}}}}));
     let p1 = new_versioned_pod(&s, &s, "cur", "upd", 1);
     assert_eq!(pod_revision(&p1), "cur");
     let p2 = new_versioned_pod(&s, &s, "cur", "upd", 2);
@@ -232,6 +271,12 @@ fn missing_pods_below_the_partition_get_the_current_revision() {
         current_replicas: Some(1),
         ..Default::default()
     });
-    assert_eq!(pod_revision(&new_versioned_pod(&s, &s, "cur", "upd", 0)), "cur");
-    assert_eq!(pod_revision(&new_versioned_pod(&s, &s, "cur", "upd", 1)), "upd");
+    assert_eq!(
+        pod_revision(&new_versioned_pod(&s, &s, "cur", "upd", 0)),
+        "cur"
+    );
+    assert_eq!(
+        pod_revision(&new_versioned_pod(&s, &s, "cur", "upd", 1)),
+        "upd"
+    );
 }
