@@ -10,6 +10,7 @@ pub mod disruption;
 pub mod endpoint;
 pub mod endpointslice;
 pub mod garbagecollector;
+pub mod history;
 pub mod job;
 pub mod namespace;
 pub mod nodelifecycle;
