@@ -61,7 +61,9 @@ fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
     let (num, unit) = s
         .find(|c: char| !c.is_ascii_digit() && c != '.')
         .map_or((s, "s"), |i| (&s[..i], &s[i..]));
-    let n: f64 = num.parse().map_err(|_| format!("{s:?} is not a duration"))?;
+    let n: f64 = num
+        .parse()
+        .map_err(|_| format!("{s:?} is not a duration"))?;
     let secs = match unit {
         "s" => n,
         "ms" => n / 1000.0,

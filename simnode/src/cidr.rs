@@ -23,7 +23,11 @@ impl Cidr {
         if prefix > 32 {
             return Err(format!("{s:?}: prefix over 32"));
         }
-        let mask = if prefix == 0 { 0 } else { u32::MAX << (32 - prefix) };
+        let mask = if prefix == 0 {
+            0
+        } else {
+            u32::MAX << (32 - prefix)
+        };
         Ok(Cidr {
             base: u32::from(ip) & mask,
             prefix,

@@ -13,10 +13,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::StreamExt;
-use k8s_openapi::api::core::v1::{Node, Pod};
 use k1s_controller_manager::controller::{Action, Error, Reconciler, spawn_workers};
 use k1s_controller_manager::metrics::Metrics;
 use k1s_controller_manager::workqueue::{RateLimiter, WorkQueue};
+use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::api::{Api, DeleteParams, ListParams, PostParams, Preconditions};
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
@@ -60,7 +60,7 @@ impl Default for Options {
 }
 
 /// Chooses every node's `/24`: its own when its Node already has one, else the first free.
-fn plan_cidrs(cluster: &Cidr, names: &[String], existing: &[Node]) -> Result<Vec<Cidr>, String> {
+pub(crate) fn plan_cidrs(cluster: &Cidr, names: &[String], existing: &[Node]) -> Result<Vec<Cidr>, String> {
     let ours: BTreeSet<&str> = names.iter().map(String::as_str).collect();
     let mut used = BTreeSet::new();
     let mut kept: HashMap<&str, Cidr> = HashMap::new();
@@ -122,24 +122,32 @@ pub async fn run(
         }
     };
     let cidrs = plan_cidrs(&cluster, &options.names, &existing)?;
-    let nodes: Vec<Arc<SimNode>> = options
-        .names
-        .iter()
-        .zip(cidrs)
-        .map(|(name, c)| {
-            Arc::new(SimNode {
-                name: name.clone(),
-                client: clients(name),
-                ip: cidr::node_ip(cluster.index_of(&c).unwrap_or(0)).to_string(),
-                cidr: c,
-            })
-        })
-        .collect();
+    // Every node registers (at once) before its pods are looked at, as the kubelet.
+    let registering = options.names.iter().zip(cidrs).map(|(name, c)| {
+        let mut node = SimNode {
+            name: name.clone(),
+            client: clients(name),
+            ip: cidr::node_ip(cluster.index_of(&c).unwrap_or(0)).to_string(),
+            cidr: c,
+        };
+        let (options, mut shutdown) = (&options, shutdown.clone());
+        async move {
+            let stored = node.register_unique(options, &cluster, &mut shutdown).await?;
+            Some((node, stored))
+        }
+    });
+    let registered = futures::future::join_all(registering).await;
+    let Some(registered) = registered.into_iter().collect::<Option<Vec<_>>>() else {
+        return Ok(());
+    };
     let options = Arc::new(options);
     let mut tasks = Vec::new();
-    for n in &nodes {
-        let (n, options, shutdown) = (n.clone(), options.clone(), shutdown.clone());
-        tasks.push(tokio::spawn(async move { n.run(&options, shutdown).await }));
+    let mut nodes: Vec<Arc<SimNode>> = Vec::with_capacity(registered.len());
+    for (n, stored) in registered {
+        let n = Arc::new(n);
+        nodes.push(n.clone());
+        let (options, shutdown) = (options.clone(), shutdown.clone());
+        tasks.push(tokio::spawn(async move { n.run(stored, &options, shutdown).await }));
     }
     let kubelet = Arc::new(Kubelet {
         nodes: nodes.clone(),
@@ -206,7 +214,9 @@ fn host_network(pod: &Pod) -> bool {
 
 impl Kubelet {
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Caches the node's pods and queues each change.
@@ -230,7 +240,9 @@ impl Kubelet {
             };
             match event {
                 None => return,
-                Some(Err(e)) => tracing::debug!(node = %node.name, error = %e, "pod watch failed; retrying"),
+                Some(Err(e)) => {
+                    tracing::debug!(node = %node.name, error = %e, "pod watch failed; retrying")
+                }
                 Some(Ok(Event::Init)) => listing = Some(Vec::new()),
                 Some(Ok(Event::InitApply(p))) => listing.get_or_insert_with(Vec::new).push(p),
                 Some(Ok(Event::InitDone)) => {
@@ -326,7 +338,12 @@ impl Kubelet {
         }
     }
 
-    async fn write_status(&self, node: &SimNode, pod: &Pod, status: k8s_openapi::api::core::v1::PodStatus) -> Result<(), Error> {
+    async fn write_status(
+        &self,
+        node: &SimNode,
+        pod: &Pod,
+        status: k8s_openapi::api::core::v1::PodStatus,
+    ) -> Result<(), Error> {
         let mut updated = pod.clone();
         updated.status = Some(status);
         let api: Api<Pod> = Api::namespaced(
@@ -334,7 +351,10 @@ impl Kubelet {
             pod.metadata.namespace.as_deref().unwrap_or_default(),
         );
         let name = pod.metadata.name.as_deref().unwrap_or_default();
-        match api.replace_status(name, &PostParams::default(), &updated).await {
+        match api
+            .replace_status(name, &PostParams::default(), &updated)
+            .await
+        {
             Ok(_) => Ok(()),
             // A newer pod (or none) is on its way through the watch.
             Err(e) if matches!(&e, kube::Error::Api(s) if s.code == 409 || s.code == 404) => Ok(()),
@@ -344,7 +364,12 @@ impl Kubelet {
 
     /// Finishes a graceful deletion as the kubelet does: containers stopped, then the pod
     /// deleted with grace 0 and its uid as precondition.
-    async fn finish_deletion(&self, node: &SimNode, pod: &Pod, env: Option<PodEnv>) -> Result<(), Error> {
+    async fn finish_deletion(
+        &self,
+        node: &SimNode,
+        pod: &Pod,
+        env: Option<PodEnv>,
+    ) -> Result<(), Error> {
         let terminal = matches!(
             pod.status.as_ref().and_then(|s| s.phase.as_deref()),
             Some("Succeeded" | "Failed")

@@ -7,7 +7,7 @@
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::core::v1::{
     Container, ContainerState, ContainerStateRunning, ContainerStateTerminated,
-    ContainerStateWaiting, ContainerStatus, Pod, PodCondition, PodIP, PodStatus, HostIP,
+    ContainerStateWaiting, ContainerStatus, HostIP, Pod, PodCondition, PodIP, PodStatus,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -49,7 +49,11 @@ pub fn now_seconds() -> Timestamp {
 }
 
 fn annotation<'a>(pod: &'a Pod, key: &str) -> Option<&'a str> {
-    pod.metadata.annotations.as_ref()?.get(key).map(String::as_str)
+    pod.metadata
+        .annotations
+        .as_ref()?
+        .get(key)
+        .map(String::as_str)
 }
 
 /// How long the pod's containers run, when the annotation says (a non-negative number).
@@ -284,7 +288,12 @@ fn is_terminated(s: &ContainerStatus) -> Option<i32> {
     s.state.as_ref()?.terminated.as_ref().map(|t| t.exit_code)
 }
 
-fn condition(type_: &str, status: bool, reason: Option<&str>, message: Option<String>) -> PodCondition {
+fn condition(
+    type_: &str,
+    status: bool,
+    reason: Option<&str>,
+    message: Option<String>,
+) -> PodCondition {
     PodCondition {
         type_: type_.into(),
         status: if status { "True" } else { "False" }.into(),
@@ -311,10 +320,7 @@ pub fn desired(pod: &Pod, env: &PodEnv, now: Timestamp) -> Desired {
         },
     };
     let mut wake = None;
-    let started_at = old
-        .start_time
-        .as_ref()
-        .map_or(now, |t| t.0);
+    let started_at = old.start_time.as_ref().map_or(now, |t| t.0);
 
     // Init containers ran (and exited 0) when the pod started; sidecars keep running.
     let mut init_statuses = Vec::new();
@@ -372,7 +378,12 @@ pub fn desired(pod: &Pod, env: &PodEnv, now: Timestamp) -> Desired {
 
     // Conditions, in the kubelet's order; others' conditions are kept ahead of them.
     let mut conditions: Vec<PodCondition> = Vec::new();
-    conditions.push(condition("PodReadyToStartContainers", !terminal, None, None));
+    conditions.push(condition(
+        "PodReadyToStartContainers",
+        !terminal,
+        None,
+        None,
+    ));
     conditions.push(if phase == "Succeeded" {
         condition("Initialized", true, Some("PodCompleted"), None)
     } else {
@@ -385,7 +396,12 @@ pub fn desired(pod: &Pod, env: &PodEnv, now: Timestamp) -> Desired {
         .zip(&init_statuses)
         .filter(|(c, s)| is_sidecar(c) && !s.ready)
         .map(|(c, _)| c.name.as_str())
-        .chain(statuses.iter().filter(|s| !s.ready).map(|s| s.name.as_str()))
+        .chain(
+            statuses
+                .iter()
+                .filter(|s| !s.ready)
+                .map(|s| s.name.as_str()),
+        )
         .collect();
     let containers_ready = match phase {
         "Succeeded" => condition("ContainersReady", false, Some("PodCompleted"), None),
@@ -394,7 +410,10 @@ pub fn desired(pod: &Pod, env: &PodEnv, now: Timestamp) -> Desired {
             "ContainersReady",
             false,
             Some("ContainersNotReady"),
-            Some(format!("containers with unready status: [{}]", unready.join(" "))),
+            Some(format!(
+                "containers with unready status: [{}]",
+                unready.join(" ")
+            )),
         ),
         _ => condition("ContainersReady", true, None, None),
     };
@@ -421,7 +440,12 @@ pub fn desired(pod: &Pod, env: &PodEnv, now: Timestamp) -> Desired {
         if msgs.is_empty() {
             condition("Ready", true, None, None)
         } else {
-            condition("Ready", false, Some("ReadinessGatesNotReady"), Some(msgs.join(", ")))
+            condition(
+                "Ready",
+                false,
+                Some("ReadinessGatesNotReady"),
+                Some(msgs.join(", ")),
+            )
         }
     };
     conditions.push(ready);
@@ -456,7 +480,10 @@ pub fn desired(pod: &Pod, env: &PodEnv, now: Timestamp) -> Desired {
             ip: env.pod_ip.clone(),
         }]),
         start_time: Some(Time(started_at)),
-        qos_class: old.qos_class.clone().or_else(|| Some(qos_class(pod).into())),
+        qos_class: old
+            .qos_class
+            .clone()
+            .or_else(|| Some(qos_class(pod).into())),
         init_container_statuses: (!init_statuses.is_empty()).then_some(init_statuses),
         container_statuses: Some(statuses),
         ..old
@@ -522,7 +549,11 @@ pub fn qos_class(pod: &Pod) -> &'static str {
     };
     let mut any = false;
     let mut guaranteed = true;
-    for c in spec.containers.iter().chain(spec.init_containers.iter().flatten()) {
+    for c in spec
+        .containers
+        .iter()
+        .chain(spec.init_containers.iter().flatten())
+    {
         let res = c.resources.clone().unwrap_or_default();
         let req = res.requests.unwrap_or_default();
         let lim = res.limits.unwrap_or_default();

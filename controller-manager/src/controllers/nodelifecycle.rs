@@ -22,11 +22,11 @@ use kube::Client;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use tokio::time::Instant;
 
+use crate::ControllerContext;
 use crate::controller::{Action, Error, Reconciler, is_not_found};
 use crate::events::{EventRecorder, NORMAL, object_reference};
 use crate::informer::{Store, pod_node_name_index};
 use crate::workqueue::WorkQueue;
-use crate::ControllerContext;
 
 pub const NOT_READY: &str = "node.kubernetes.io/not-ready";
 pub const UNREACHABLE: &str = "node.kubernetes.io/unreachable";
@@ -45,7 +45,11 @@ const UNHEALTHY_ZONE: f64 = 0.55;
 const CONDITION_TAINTS: [(&str, &str, &str); 5] = [
     ("Ready", "False", NOT_READY),
     ("Ready", "Unknown", UNREACHABLE),
-    ("MemoryPressure", "True", "node.kubernetes.io/memory-pressure"),
+    (
+        "MemoryPressure",
+        "True",
+        "node.kubernetes.io/memory-pressure",
+    ),
     ("DiskPressure", "True", "node.kubernetes.io/disk-pressure"),
     ("PIDPressure", "True", "node.kubernetes.io/pid-pressure"),
 ];
@@ -105,7 +109,9 @@ pub fn start(ctx: ControllerContext) {
         pods.add_handler(move |d| {
             let p = d.object();
             if let Some(n) = p.spec.as_ref().and_then(|s| s.node_name.as_deref())
-                && node_store.get(n).is_some_and(|n| !no_execute_taints(&n).is_empty())
+                && node_store
+                    .get(n)
+                    .is_some_and(|n| !no_execute_taints(&n).is_empty())
             {
                 q.add(n.to_string());
             }
@@ -279,7 +285,9 @@ pub fn tolerates(t: &Toleration, taint: &Taint) -> bool {
         return false;
     }
     match t.operator.as_deref().unwrap_or_default() {
-        "" | "Equal" => t.value.as_deref().unwrap_or_default() == taint.value.as_deref().unwrap_or_default(),
+        "" | "Equal" => {
+            t.value.as_deref().unwrap_or_default() == taint.value.as_deref().unwrap_or_default()
+        }
         "Exists" => true,
         _ => false,
     }
@@ -347,8 +355,10 @@ impl NodeLifecycle {
             .into_iter()
             .map(|(z, (r, nr))| (z, (zone_state(r, nr), r + nr)))
             .collect();
-        let all_down =
-            !states.is_empty() && states.values().all(|(s, _)| *s == ZoneState::FullDisruption);
+        let all_down = !states.is_empty()
+            && states
+                .values()
+                .all(|(s, _)| *s == ZoneState::FullDisruption);
         (states, all_down)
     }
 
@@ -377,7 +387,13 @@ impl NodeLifecycle {
         let renew = self
             .leases
             .get_named(Some(LEASE_NAMESPACE), name)
-            .and_then(|l| l.spec.as_ref()?.renew_time.as_ref().map(|t| t.0.to_string()));
+            .and_then(|l| {
+                l.spec
+                    .as_ref()?
+                    .renew_time
+                    .as_ref()
+                    .map(|t| t.0.to_string())
+            });
         let heartbeat = condition(node, "Ready")
             .and_then(|c| c.last_heartbeat_time.as_ref())
             .map(|t| t.0.to_string());
@@ -435,7 +451,10 @@ impl NodeLifecycle {
         let stored = api
             .replace_status(name, &PostParams::default(), &updated)
             .await?;
-        tracing::info!(node = name, "node stopped posting status; conditions set Unknown");
+        tracing::info!(
+            node = name,
+            "node stopped posting status; conditions set Unknown"
+        );
         Ok(Some(stored))
     }
 

@@ -60,7 +60,10 @@ fn cond<'a>(s: &'a PodStatus, type_: &str) -> &'a PodCondition {
 }
 
 fn state(s: &PodStatus) -> &ContainerState {
-    s.container_statuses.as_ref().unwrap()[0].state.as_ref().unwrap()
+    s.container_statuses.as_ref().unwrap()[0]
+        .state
+        .as_ref()
+        .unwrap()
 }
 
 #[test]
@@ -74,25 +77,45 @@ fn a_new_pod_runs_with_upstream_shape() {
     assert_eq!(s.pod_ip.as_deref(), Some("10.244.0.2"));
     assert_eq!(s.host_ips.as_ref().unwrap()[0].ip, "172.18.0.2");
     assert_eq!(s.qos_class.as_deref(), Some("BestEffort"));
-    let types: Vec<&str> = s.conditions.iter().flatten().map(|c| c.type_.as_str()).collect();
+    let types: Vec<&str> = s
+        .conditions
+        .iter()
+        .flatten()
+        .map(|c| c.type_.as_str())
+        .collect();
     assert_eq!(
         types,
-        ["PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"]
+        [
+            "PodReadyToStartContainers",
+            "Initialized",
+            "Ready",
+            "ContainersReady",
+            "PodScheduled"
+        ]
     );
     assert!(s.conditions.iter().flatten().all(|c| c.status == "True"));
     let init = &s.init_container_statuses.as_ref().unwrap()[0];
     let term = init.state.as_ref().unwrap().terminated.as_ref().unwrap();
-    assert_eq!((term.exit_code, term.reason.as_deref()), (0, Some("Completed")));
+    assert_eq!(
+        (term.exit_code, term.reason.as_deref()),
+        (0, Some("Completed"))
+    );
     assert!(!init.ready);
     let c = &s.container_statuses.as_ref().unwrap()[0];
     assert!(c.ready && c.started == Some(true));
     assert_eq!(c.image, "docker.io/library/busybox:latest");
     assert!(c.image_id.starts_with("docker.io/library/busybox@sha256:"));
     assert!(c.container_id.as_deref().unwrap().starts_with("sim://"));
-    assert_eq!(state(s).running.as_ref().unwrap().started_at, Some(Time(t(0))));
+    assert_eq!(
+        state(s).running.as_ref().unwrap().started_at,
+        Some(Time(t(0)))
+    );
     // Seen again later: nothing changes (no write), transition times kept.
     let again = desired(&p, &env(), t(50)).status;
-    assert_eq!(serde_json::to_value(&again).unwrap(), serde_json::to_value(p.status.as_ref().unwrap()).unwrap());
+    assert_eq!(
+        serde_json::to_value(&again).unwrap(),
+        serde_json::to_value(p.status.as_ref().unwrap()).unwrap()
+    );
 }
 
 #[test]
@@ -120,19 +143,41 @@ fn sidecars_keep_running_and_others_conditions_are_kept() {
 fn readiness_gates_hold_ready() {
     let mut p = pod("Always", &[]);
     p.spec.as_mut().unwrap().readiness_gates = Some(vec![
-        PodReadinessGate { condition_type: "example.com/a".into() },
-        PodReadinessGate { condition_type: "example.com/b".into() },
+        PodReadinessGate {
+            condition_type: "example.com/a".into(),
+        },
+        PodReadinessGate {
+            condition_type: "example.com/b".into(),
+        },
     ]);
     let s = advance(&mut p, t(0)).status;
     let ready = cond(&s, "Ready");
-    assert_eq!((ready.status.as_str(), ready.reason.as_deref()), ("False", Some("ReadinessGatesNotReady")));
+    assert_eq!(
+        (ready.status.as_str(), ready.reason.as_deref()),
+        ("False", Some("ReadinessGatesNotReady"))
+    );
     assert_eq!(
         ready.message.as_deref(),
-        Some("corresponding condition of pod readiness gate \"example.com/a\" does not exist., corresponding condition of pod readiness gate \"example.com/b\" does not exist.")
+        Some(
+            "corresponding condition of pod readiness gate \"example.com/a\" does not exist., corresponding condition of pod readiness gate \"example.com/b\" does not exist."
+        )
     );
     assert_eq!(cond(&s, "ContainersReady").status, "True");
-    let gate = |t: &str, v: &str| PodCondition { type_: t.into(), status: v.into(), ..Default::default() };
-    p.status.as_mut().unwrap().conditions.as_mut().unwrap().extend([gate("example.com/a", "True"), gate("example.com/b", "False")]);
+    let gate = |t: &str, v: &str| PodCondition {
+        type_: t.into(),
+        status: v.into(),
+        ..Default::default()
+    };
+    p.status
+        .as_mut()
+        .unwrap()
+        .conditions
+        .as_mut()
+        .unwrap()
+        .extend([
+            gate("example.com/a", "True"),
+            gate("example.com/b", "False"),
+        ]);
     let s = advance(&mut p, t(1)).status;
     assert_eq!(
         cond(&s, "Ready").message.as_deref(),
@@ -145,9 +190,15 @@ fn readiness_gates_hold_ready() {
     }
     let s = advance(&mut p, t(2)).status;
     let ready = cond(&s, "Ready");
-    assert_eq!((ready.status.as_str(), ready.reason.as_deref()), ("True", None));
+    assert_eq!(
+        (ready.status.as_str(), ready.reason.as_deref()),
+        ("True", None)
+    );
     assert_eq!(ready.last_transition_time, Some(Time(t(2))));
-    assert_eq!(cond(&s, "ContainersReady").last_transition_time, Some(Time(t(0))));
+    assert_eq!(
+        cond(&s, "ContainersReady").last_transition_time,
+        Some(Time(t(0)))
+    );
 }
 
 #[test]
@@ -170,10 +221,17 @@ fn run_seconds_end_the_pod_by_exit_code() {
         assert_eq!(term.exit_code, code.parse::<i32>().unwrap());
         assert_eq!(term.reason.as_deref(), Some(reason));
         assert_eq!(term.started_at, Some(Time(t(0))));
-        assert_eq!(term.finished_at, Some(Time(t(5))), "finished when the run ended");
+        assert_eq!(
+            term.finished_at,
+            Some(Time(t(5))),
+            "finished when the run ended"
+        );
         for c in ["Ready", "ContainersReady"] {
             let c = cond(s, c);
-            assert_eq!((c.status.as_str(), c.reason.as_deref()), ("False", Some(ready_reason)));
+            assert_eq!(
+                (c.status.as_str(), c.reason.as_deref()),
+                ("False", Some(ready_reason))
+            );
         }
         assert_eq!(cond(s, "PodReadyToStartContainers").status, "False");
         assert_eq!(cond(s, "Initialized").status, "True");
@@ -181,7 +239,10 @@ fn run_seconds_end_the_pod_by_exit_code() {
     // OnFailure finishes on success.
     let mut p = pod("OnFailure", &[(RUN_SECONDS, "1")]);
     advance(&mut p, t(0));
-    assert_eq!(advance(&mut p, t(1)).status.phase.as_deref(), Some("Succeeded"));
+    assert_eq!(
+        advance(&mut p, t(1)).status.phase.as_deref(),
+        Some("Succeeded")
+    );
 }
 
 #[test]
@@ -203,10 +264,22 @@ fn restarts_follow_the_policy_with_back_off() {
         let c = &d.status.container_statuses.as_ref().unwrap()[0];
         let waiting = c.state.as_ref().unwrap().waiting.as_ref().unwrap();
         assert_eq!(waiting.reason.as_deref(), Some("CrashLoopBackOff"));
-        assert!(waiting.message.as_deref().unwrap().starts_with("back-off 10s restarting failed container=c pod=p_ns(u-1)"));
+        assert!(
+            waiting
+                .message
+                .as_deref()
+                .unwrap()
+                .starts_with("back-off 10s restarting failed container=c pod=p_ns(u-1)")
+        );
         assert!(!c.ready);
-        assert_eq!(cond(&d.status, "Ready").reason.as_deref(), Some("ContainersNotReady"));
-        assert_eq!(cond(&d.status, "Ready").message.as_deref(), Some("containers with unready status: [c]"));
+        assert_eq!(
+            cond(&d.status, "Ready").reason.as_deref(),
+            Some("ContainersNotReady")
+        );
+        assert_eq!(
+            cond(&d.status, "Ready").message.as_deref(),
+            Some("containers with unready status: [c]")
+        );
         assert_eq!(d.wake, Some(t(14)));
         let d = advance(&mut p, t(14));
         let c = &d.status.container_statuses.as_ref().unwrap()[0];
@@ -229,7 +302,10 @@ fn stopping_a_deleted_pod_ends_it() {
     let s = stopped(&p, &env(), t(9));
     assert_eq!(s.phase.as_deref(), Some("Succeeded"));
     let term = state(&s).terminated.as_ref().unwrap();
-    assert_eq!((term.exit_code, term.finished_at.clone()), (0, Some(Time(t(9)))));
+    assert_eq!(
+        (term.exit_code, term.finished_at.clone()),
+        (0, Some(Time(t(9))))
+    );
     assert_eq!(cond(&s, "Ready").reason.as_deref(), Some("PodCompleted"));
     assert_eq!(cond(&s, "Ready").last_transition_time, Some(Time(t(9))));
 }
@@ -239,7 +315,11 @@ fn qos_classes() {
     let with = |req: &[(&str, &str)], lim: &[(&str, &str)]| {
         let mut p = pod("Always", &[]);
         let q = |v: &[(&str, &str)]| {
-            (!v.is_empty()).then(|| v.iter().map(|(k, v)| (k.to_string(), Quantity(v.to_string()))).collect())
+            (!v.is_empty()).then(|| {
+                v.iter()
+                    .map(|(k, v)| (k.to_string(), Quantity(v.to_string())))
+                    .collect()
+            })
         };
         p.spec.as_mut().unwrap().containers[0].resources = Some(ResourceRequirements {
             requests: q(req),
@@ -250,8 +330,18 @@ fn qos_classes() {
     };
     assert_eq!(with(&[], &[]), "BestEffort");
     assert_eq!(with(&[("cpu", "100m")], &[]), "Burstable");
-    assert_eq!(with(&[("cpu", "1"), ("memory", "1Gi")], &[("cpu", "1"), ("memory", "1Gi")]), "Guaranteed");
-    assert_eq!(with(&[("cpu", "1")], &[("cpu", "1")]), "Burstable", "memory limit missing");
+    assert_eq!(
+        with(
+            &[("cpu", "1"), ("memory", "1Gi")],
+            &[("cpu", "1"), ("memory", "1Gi")]
+        ),
+        "Guaranteed"
+    );
+    assert_eq!(
+        with(&[("cpu", "1")], &[("cpu", "1")]),
+        "Burstable",
+        "memory limit missing"
+    );
     assert_eq!(with(&[("cpu", "0")], &[]), "BestEffort");
 }
 

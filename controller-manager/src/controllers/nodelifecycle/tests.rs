@@ -37,7 +37,10 @@ fn taint(key: &str, effect: &str) -> Taint {
 }
 
 fn keys(taints: &[Taint]) -> Vec<String> {
-    let mut k: Vec<String> = taints.iter().map(|t| format!("{}:{}", t.key, t.effect)).collect();
+    let mut k: Vec<String> = taints
+        .iter()
+        .map(|t| format!("{}:{}", t.key, t.effect))
+        .collect();
     k.sort();
     k
 }
@@ -46,23 +49,39 @@ fn keys(taints: &[Taint]) -> Vec<String> {
 fn condition_taints_follow_conditions() {
     let now = Timestamp::now();
     let cases: Vec<(&str, Node, Option<&'static str>, Vec<&str>)> = vec![
-        ("healthy", node(&[("Ready", "True")], vec![], false), None, vec![]),
+        (
+            "healthy",
+            node(&[("Ready", "True")], vec![], false),
+            None,
+            vec![],
+        ),
         (
             "not ready",
             node(&[("Ready", "False")], vec![], false),
             Some(NOT_READY),
-            vec!["node.kubernetes.io/not-ready:NoExecute", "node.kubernetes.io/not-ready:NoSchedule"],
+            vec![
+                "node.kubernetes.io/not-ready:NoExecute",
+                "node.kubernetes.io/not-ready:NoSchedule",
+            ],
         ),
         (
             "unknown",
             node(&[("Ready", "Unknown")], vec![], false),
             Some(UNREACHABLE),
-            vec!["node.kubernetes.io/unreachable:NoExecute", "node.kubernetes.io/unreachable:NoSchedule"],
+            vec![
+                "node.kubernetes.io/unreachable:NoExecute",
+                "node.kubernetes.io/unreachable:NoSchedule",
+            ],
         ),
         (
             "pressure and cordon",
             node(
-                &[("Ready", "True"), ("MemoryPressure", "True"), ("DiskPressure", "True"), ("PIDPressure", "False")],
+                &[
+                    ("Ready", "True"),
+                    ("MemoryPressure", "True"),
+                    ("DiskPressure", "True"),
+                    ("PIDPressure", "False"),
+                ],
                 vec![],
                 true,
             ),
@@ -90,25 +109,51 @@ fn condition_taints_follow_conditions() {
         ),
         (
             "ready false to unknown swaps the taint",
-            node(&[("Ready", "Unknown")], vec![taint(NOT_READY, "NoExecute"), taint(NOT_READY, "NoSchedule")], false),
+            node(
+                &[("Ready", "Unknown")],
+                vec![
+                    taint(NOT_READY, "NoExecute"),
+                    taint(NOT_READY, "NoSchedule"),
+                ],
+                false,
+            ),
             Some(UNREACHABLE),
-            vec!["node.kubernetes.io/unreachable:NoExecute", "node.kubernetes.io/unreachable:NoSchedule"],
+            vec![
+                "node.kubernetes.io/unreachable:NoExecute",
+                "node.kubernetes.io/unreachable:NoSchedule",
+            ],
         ),
     ];
     for (name, n, want_ne, want) in cases {
         assert_eq!(desired_no_execute(&n), want_ne, "{name}");
         let got = reconcile_taints(&n, desired_no_execute(&n), false, now);
         assert_eq!(keys(&got), want, "{name}");
-        for t in got.iter().filter(|t| t.effect == "NoExecute" && t.key.starts_with("node.kubernetes.io")) {
-            assert!(t.time_added.is_some(), "{name}: NoExecute taints carry timeAdded");
+        for t in got
+            .iter()
+            .filter(|t| t.effect == "NoExecute" && t.key.starts_with("node.kubernetes.io"))
+        {
+            assert!(
+                t.time_added.is_some(),
+                "{name}: NoExecute taints carry timeAdded"
+            );
         }
     }
     // Rate-limited: the NoExecute taint is neither added nor removed meanwhile.
     let n = node(&[("Ready", "Unknown")], vec![], false);
-    assert_eq!(keys(&reconcile_taints(&n, None, true, now)), ["node.kubernetes.io/unreachable:NoSchedule"]);
+    assert_eq!(
+        keys(&reconcile_taints(&n, None, true, now)),
+        ["node.kubernetes.io/unreachable:NoSchedule"]
+    );
     // Full disruption: NoExecute taints are lifted, NoSchedule ones stay.
-    let n = node(&[("Ready", "Unknown")], vec![taint(UNREACHABLE, "NoExecute")], false);
-    assert_eq!(keys(&reconcile_taints(&n, None, false, now)), ["node.kubernetes.io/unreachable:NoSchedule"]);
+    let n = node(
+        &[("Ready", "Unknown")],
+        vec![taint(UNREACHABLE, "NoExecute")],
+        false,
+    );
+    assert_eq!(
+        keys(&reconcile_taints(&n, None, false, now)),
+        ["node.kubernetes.io/unreachable:NoSchedule"]
+    );
 }
 
 fn toleration(key: &str, op: &str, value: &str, effect: &str, secs: Option<i64>) -> Toleration {
@@ -152,14 +197,29 @@ fn toleration_limits_decide_evictions() {
     let unreachable = taint(UNREACHABLE, "NoExecute");
     let custom = taint("example.com/x", "NoExecute");
     let both = [&unreachable, &custom];
-    assert_eq!(toleration_limit(&pod(vec![]), &[]), None, "no taints: stays");
-    assert_eq!(toleration_limit(&pod(vec![]), &[&unreachable]), Some(0), "not tolerated: at once");
+    assert_eq!(
+        toleration_limit(&pod(vec![]), &[]),
+        None,
+        "no taints: stays"
+    );
+    assert_eq!(
+        toleration_limit(&pod(vec![]), &[&unreachable]),
+        Some(0),
+        "not tolerated: at once"
+    );
     let defaults = vec![
         toleration(NOT_READY, "Exists", "", "NoExecute", Some(300)),
         toleration(UNREACHABLE, "Exists", "", "NoExecute", Some(300)),
     ];
-    assert_eq!(toleration_limit(&pod(defaults.clone()), &[&unreachable]), Some(300));
-    assert_eq!(toleration_limit(&pod(defaults), &both), Some(0), "one taint not tolerated");
+    assert_eq!(
+        toleration_limit(&pod(defaults.clone()), &[&unreachable]),
+        Some(300)
+    );
+    assert_eq!(
+        toleration_limit(&pod(defaults), &both),
+        Some(0),
+        "one taint not tolerated"
+    );
     let forever = vec![toleration(UNREACHABLE, "Exists", "", "NoExecute", None)];
     assert_eq!(toleration_limit(&pod(forever), &[&unreachable]), None);
     let shortest = vec![
@@ -176,7 +236,11 @@ fn zone_states_as_upstream() {
     assert_eq!(zone_state(3, 0), ZoneState::Normal);
     assert_eq!(zone_state(0, 1), ZoneState::FullDisruption);
     assert_eq!(zone_state(1, 1), ZoneState::Normal);
-    assert_eq!(zone_state(1, 2), ZoneState::Normal, "two down is never partial");
+    assert_eq!(
+        zone_state(1, 2),
+        ZoneState::Normal,
+        "two down is never partial"
+    );
     assert_eq!(zone_state(2, 3), ZoneState::PartialDisruption);
     assert_eq!(zone_state(10, 3), ZoneState::Normal);
     assert_eq!(zone_state(0, 0), ZoneState::Normal);
