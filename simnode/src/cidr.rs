@@ -131,26 +131,35 @@ mod tests {
 
     #[test]
     fn parses_and_carves_subnets() {
-        let c = Cidr::parse("10.244.0.0/16").unwrap();
+        let c = Cidr::parse("10.244.0.0/16").expect("test value");
         assert_eq!(c.subnet_count(), 256);
         assert_eq!(c.subnet(0).to_string(), "10.244.0.0/24");
         assert_eq!(c.subnet(3).to_string(), "10.244.3.0/24");
-        assert_eq!(c.index_of(&Cidr::parse("10.244.7.0/24").unwrap()), Some(7));
-        assert_eq!(c.index_of(&Cidr::parse("10.245.7.0/24").unwrap()), None);
-        assert_eq!(c.index_of(&Cidr::parse("10.244.0.0/23").unwrap()), None);
+        assert_eq!(
+            c.index_of(&Cidr::parse("10.244.7.0/24").expect("test value")),
+            Some(7)
+        );
+        assert_eq!(
+            c.index_of(&Cidr::parse("10.245.7.0/24").expect("test value")),
+            None
+        );
+        assert_eq!(
+            c.index_of(&Cidr::parse("10.244.0.0/23").expect("test value")),
+            None
+        );
         // Host bits are dropped, as upstream's ParseCIDR does for the network.
-        assert_eq!(Cidr::parse("10.244.1.7/16").unwrap(), c);
+        assert_eq!(Cidr::parse("10.244.1.7/16").expect("test value"), c);
         for bad in ["10.244.0.0", "10.244.0.0/33", "x/8", "10.244.0/16"] {
             assert!(Cidr::parse(bad).is_err(), "{bad}");
         }
-        let narrow = Cidr::parse("10.1.2.0/25").unwrap();
+        let narrow = Cidr::parse("10.1.2.0/25").expect("test value");
         assert_eq!(narrow.subnet_count(), 1);
         assert_eq!(narrow.subnet(0), narrow);
     }
 
     #[test]
     fn first_free_skips_used_subnets() {
-        let c = Cidr::parse("10.244.0.0/22").unwrap();
+        let c = Cidr::parse("10.244.0.0/22").expect("test value");
         let used: BTreeSet<u32> = [0, 1, 3].into();
         assert_eq!(first_free(&c, &used), Some(2));
         let full: BTreeSet<u32> = [0, 1, 2, 3].into();
@@ -160,13 +169,19 @@ mod tests {
 
     #[test]
     fn pod_ips_are_unique_and_reused_after_release() {
-        let c = Cidr::parse("10.244.5.0/24").unwrap();
+        let c = Cidr::parse("10.244.5.0/24").expect("test value");
         let mut pool = IpPool::default();
         assert!(pool.take(&c, "10.244.5.2"));
         assert!(!pool.take(&c, "10.244.6.2"), "outside the node's range");
-        assert_eq!(pool.allocate(&c).unwrap().to_string(), "10.244.5.3");
+        assert_eq!(
+            pool.allocate(&c).expect("test value").to_string(),
+            "10.244.5.3"
+        );
         pool.release(&c, "10.244.5.2");
-        assert_eq!(pool.allocate(&c).unwrap().to_string(), "10.244.5.2");
+        assert_eq!(
+            pool.allocate(&c).expect("test value").to_string(),
+            "10.244.5.2"
+        );
         let mut n = 2;
         while pool.allocate(&c).is_some() {
             n += 1;

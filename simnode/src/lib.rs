@@ -60,7 +60,11 @@ impl Default for Options {
 }
 
 /// Chooses every node's `/24`: its own when its Node already has one, else the first free.
-fn plan_cidrs(cluster: &Cidr, names: &[String], existing: &[Node]) -> Result<Vec<Cidr>, String> {
+pub(crate) fn plan_cidrs(
+    cluster: &Cidr,
+    names: &[String],
+    existing: &[Node],
+) -> Result<Vec<Cidr>, String> {
     let ours: BTreeSet<&str> = names.iter().map(String::as_str).collect();
     let mut used = BTreeSet::new();
     let mut kept: HashMap<&str, Cidr> = HashMap::new();
@@ -122,24 +126,36 @@ pub async fn run(
         }
     };
     let cidrs = plan_cidrs(&cluster, &options.names, &existing)?;
-    let nodes: Vec<Arc<SimNode>> = options
-        .names
-        .iter()
-        .zip(cidrs)
-        .map(|(name, c)| {
-            Arc::new(SimNode {
-                name: name.clone(),
-                client: clients(name),
-                ip: cidr::node_ip(cluster.index_of(&c).unwrap_or(0)).to_string(),
-                cidr: c,
-            })
-        })
-        .collect();
+    // Every node registers (at once) before its pods are looked at, as the kubelet.
+    let registering = options.names.iter().zip(cidrs).map(|(name, c)| {
+        let mut node = SimNode {
+            name: name.clone(),
+            client: clients(name),
+            ip: cidr::node_ip(cluster.index_of(&c).unwrap_or(0)).to_string(),
+            cidr: c,
+        };
+        let (options, mut shutdown) = (&options, shutdown.clone());
+        async move {
+            let stored = node
+                .register_unique(options, &cluster, &mut shutdown)
+                .await?;
+            Some((node, stored))
+        }
+    });
+    let registered = futures::future::join_all(registering).await;
+    let Some(registered) = registered.into_iter().collect::<Option<Vec<_>>>() else {
+        return Ok(());
+    };
     let options = Arc::new(options);
     let mut tasks = Vec::new();
-    for n in &nodes {
-        let (n, options, shutdown) = (n.clone(), options.clone(), shutdown.clone());
-        tasks.push(tokio::spawn(async move { n.run(&options, shutdown).await }));
+    let mut nodes: Vec<Arc<SimNode>> = Vec::with_capacity(registered.len());
+    for (n, stored) in registered {
+        let n = Arc::new(n);
+        nodes.push(n.clone());
+        let (options, shutdown) = (options.clone(), shutdown.clone());
+        tasks.push(tokio::spawn(async move {
+            n.run(stored, &options, shutdown).await
+        }));
     }
     let kubelet = Arc::new(Kubelet {
         nodes: nodes.clone(),
@@ -476,7 +492,7 @@ mod tests {
 
     #[test]
     fn cidrs_skip_other_nodes_and_keep_our_own() {
-        let cluster = Cidr::parse("10.244.0.0/16").unwrap();
+        let cluster = Cidr::parse("10.244.0.0/16").expect("test value");
         let existing = vec![
             node("other-a", Some("10.244.0.0/24")),
             node("other-b", Some("10.244.2.0/24")),
@@ -486,12 +502,12 @@ mod tests {
         ];
         let names: Vec<String> = ["mine-0", "mine-1", "mine-2"].map(String::from).into();
         let got: Vec<String> = plan_cidrs(&cluster, &names, &existing)
-            .unwrap()
+            .expect("test value")
             .iter()
             .map(ToString::to_string)
             .collect();
         assert_eq!(got, ["10.244.1.0/24", "10.244.9.0/24", "10.244.3.0/24"]);
-        let tiny = Cidr::parse("10.244.0.0/23").unwrap();
+        let tiny = Cidr::parse("10.244.0.0/23").expect("test value");
         assert!(plan_cidrs(&tiny, &names, &[]).is_err(), "only two /24s");
     }
 }

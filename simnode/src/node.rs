@@ -200,8 +200,9 @@ impl SimNode {
         }
     }
 
-    /// Creates the Node, or adopts the one of that name (labels, annotation and status set).
-    pub async fn register(&self, options: &Options) -> Result<Node, kube::Error> {
+    /// Creates the Node, or adopts the one of that name (labels, annotation and status set);
+    /// says whether it was created.
+    pub async fn register(&self, options: &Options) -> Result<(Node, bool), kube::Error> {
         let api: Api<Node> = Api::all(self.client.clone());
         let now = now_seconds();
         let node = self.object(options, now);
@@ -209,7 +210,7 @@ impl SimNode {
             Ok(created) => {
                 // Status is dropped on create: post it as the kubelet does right after.
                 self.post_status(options, Some(&created)).await?;
-                Ok(created)
+                Ok((created, true))
             }
             Err(e) if matches!(&e, kube::Error::Api(s) if s.code == 409) => {
                 let patch = serde_json::json!({
@@ -222,7 +223,7 @@ impl SimNode {
                     .patch(&self.name, &PatchParams::default(), &Patch::Merge(&patch))
                     .await?;
                 self.post_status(options, Some(&existing)).await?;
-                Ok(existing)
+                Ok((existing, false))
             }
             Err(e) => Err(e),
         }
@@ -305,22 +306,109 @@ impl SimNode {
         }
     }
 
-    /// Registers, then heartbeats until `shutdown` (the Node stays; its Lease just expires).
-    pub async fn run(&self, options: &Options, mut shutdown: tokio::sync::watch::Receiver<bool>) {
+    /// Registers (retrying until `shutdown`), resolving a pod CIDR another node took at the
+    /// same moment: the younger of two nodes with one CIDR deletes itself and registers again
+    /// with the next free one (there is no central allocator to ask).
+    pub async fn register_unique(
+        &mut self,
+        options: &Options,
+        cluster: &Cidr,
+        shutdown: &mut tokio::sync::watch::Receiver<bool>,
+    ) -> Option<Node> {
         let mut backoff = Duration::from_millis(200);
-        let node = loop {
-            match self.register(options).await {
-                Ok(n) => break n,
+        let mut attempts = 0;
+        loop {
+            match self.register_checked(options, cluster, attempts < 8).await {
+                Ok(Some(n)) => return Some(n),
+                Ok(None) => {
+                    attempts += 1;
+                    continue;
+                }
                 Err(e) => {
                     tracing::warn!(node = %self.name, error = %e, "node registration failed; retrying");
                 }
             }
             tokio::select! {
-                _ = shutdown.wait_for(|s| *s) => return,
+                _ = shutdown.wait_for(|s| *s) => return None,
                 _ = tokio::time::sleep(backoff) => {}
             }
             backoff = (backoff * 2).min(Duration::from_secs(7));
+        }
+    }
+
+    /// One registration; `Ok(None)`: our new Node lost its CIDR to an older one and was deleted.
+    async fn register_checked(
+        &mut self,
+        options: &Options,
+        cluster: &Cidr,
+        check: bool,
+    ) -> Result<Option<Node>, kube::Error> {
+        let (node, created) = self.register(options).await?;
+        let own = node
+            .spec
+            .as_ref()
+            .and_then(|s| s.pod_cidr.as_deref())
+            .and_then(|c| Cidr::parse(c).ok());
+        if let Some(own) = own
+            && own != self.cidr
+        {
+            // Adopted a Node that already has a CIDR: it stays.
+            self.cidr = own;
+            self.ip = crate::cidr::node_ip(cluster.index_of(&own).unwrap_or(0)).to_string();
+        }
+        if !created || !check {
+            return Ok(Some(node));
+        }
+        let api: Api<Node> = Api::all(self.client.clone());
+        let Ok(all) = api.list(&Default::default()).await else {
+            return Ok(Some(node));
         };
+        let key = |n: &Node| {
+            (
+                n.metadata.creation_timestamp.as_ref().map(|t| t.0),
+                n.metadata.name.clone(),
+            )
+        };
+        let mine = key(&node);
+        let cidr = self.cidr.to_string();
+        let lost = all.items.iter().any(|n| {
+            n.metadata.name.as_deref() != Some(self.name.as_str())
+                && n.spec.as_ref().and_then(|s| s.pod_cidr.as_deref()) == Some(cidr.as_str())
+                && key(n) < mine
+        });
+        if !lost {
+            return Ok(Some(node));
+        }
+        tracing::info!(node = %self.name, cidr = %cidr, "pod CIDR taken by an older node; registering again");
+        let params = kube::api::DeleteParams {
+            preconditions: Some(kube::api::Preconditions {
+                uid: node.metadata.uid.clone(),
+                resource_version: None,
+            }),
+            ..Default::default()
+        };
+        api.delete(&self.name, &params).await?;
+        let others: Vec<Node> = all
+            .items
+            .into_iter()
+            .filter(|n| n.metadata.name.as_deref() != Some(self.name.as_str()))
+            .collect();
+        let planned = crate::plan_cidrs(cluster, std::slice::from_ref(&self.name), &others)
+            .map_err(|e| kube::Error::Service(e.into()))?;
+        if let Some(c) = planned.first() {
+            self.cidr = *c;
+            self.ip = crate::cidr::node_ip(cluster.index_of(c).unwrap_or(0)).to_string();
+        }
+        Ok(None)
+    }
+
+    /// Heartbeats the registered `node` until `shutdown` (the Node stays; its Lease expires).
+    pub async fn run(
+        &self,
+        node: Node,
+        options: &Options,
+        mut shutdown: tokio::sync::watch::Receiver<bool>,
+    ) {
         tracing::info!(node = %self.name, cidr = %self.cidr, "simulated node registered");
         let uid = node.metadata.uid.clone();
         let mut lease = None;

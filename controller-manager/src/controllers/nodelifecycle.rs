@@ -466,7 +466,7 @@ impl NodeLifecycle {
                 .as_ref()
                 .and_then(|s| s.conditions.as_ref())
                 .and_then(|c| c.iter().find(|c| c.type_ == "Ready"));
-            if !ready.is_some_and(|c| c.status == "True") {
+            if ready.is_none_or(|c| c.status != "True") {
                 continue;
             }
             let mut updated = (*pod).clone();

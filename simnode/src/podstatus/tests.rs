@@ -5,7 +5,7 @@ use super::*;
 use k8s_openapi::api::core::v1::{PodReadinessGate, PodSpec, ResourceRequirements};
 
 fn t(s: i64) -> Timestamp {
-    Timestamp::from_second(1_800_000_000 + s).unwrap()
+    Timestamp::from_second(1_800_000_000 + s).expect("test value")
 }
 
 fn env() -> PodEnv {
@@ -60,22 +60,22 @@ fn cond<'a>(s: &'a PodStatus, type_: &str) -> &'a PodCondition {
 }
 
 fn state(s: &PodStatus) -> &ContainerState {
-    s.container_statuses.as_ref().unwrap()[0]
+    s.container_statuses.as_ref().expect("test value")[0]
         .state
         .as_ref()
-        .unwrap()
+        .expect("test value")
 }
 
 #[test]
 fn a_new_pod_runs_with_upstream_shape() {
     let mut p = pod("Always", &[]);
-    p.spec.as_mut().unwrap().init_containers = Some(vec![container("init")]);
+    p.spec.as_mut().expect("test value").init_containers = Some(vec![container("init")]);
     let d = advance(&mut p, t(0));
     let s = &d.status;
     assert_eq!(d.wake, None, "runs until deleted");
     assert_eq!(s.phase.as_deref(), Some("Running"));
     assert_eq!(s.pod_ip.as_deref(), Some("10.244.0.2"));
-    assert_eq!(s.host_ips.as_ref().unwrap()[0].ip, "172.18.0.2");
+    assert_eq!(s.host_ips.as_ref().expect("test value")[0].ip, "172.18.0.2");
     assert_eq!(s.qos_class.as_deref(), Some("BestEffort"));
     let types: Vec<&str> = s
         .conditions
@@ -94,27 +94,38 @@ fn a_new_pod_runs_with_upstream_shape() {
         ]
     );
     assert!(s.conditions.iter().flatten().all(|c| c.status == "True"));
-    let init = &s.init_container_statuses.as_ref().unwrap()[0];
-    let term = init.state.as_ref().unwrap().terminated.as_ref().unwrap();
+    let init = &s.init_container_statuses.as_ref().expect("test value")[0];
+    let term = init
+        .state
+        .as_ref()
+        .expect("test value")
+        .terminated
+        .as_ref()
+        .expect("test value");
     assert_eq!(
         (term.exit_code, term.reason.as_deref()),
         (0, Some("Completed"))
     );
     assert!(!init.ready);
-    let c = &s.container_statuses.as_ref().unwrap()[0];
+    let c = &s.container_statuses.as_ref().expect("test value")[0];
     assert!(c.ready && c.started == Some(true));
     assert_eq!(c.image, "docker.io/library/busybox:latest");
     assert!(c.image_id.starts_with("docker.io/library/busybox@sha256:"));
-    assert!(c.container_id.as_deref().unwrap().starts_with("sim://"));
+    assert!(
+        c.container_id
+            .as_deref()
+            .expect("test value")
+            .starts_with("sim://")
+    );
     assert_eq!(
-        state(s).running.as_ref().unwrap().started_at,
+        state(s).running.as_ref().expect("test value").started_at,
         Some(Time(t(0)))
     );
     // Seen again later: nothing changes (no write), transition times kept.
     let again = desired(&p, &env(), t(50)).status;
     assert_eq!(
-        serde_json::to_value(&again).unwrap(),
-        serde_json::to_value(p.status.as_ref().unwrap()).unwrap()
+        serde_json::to_value(&again).expect("test value"),
+        serde_json::to_value(p.status.as_ref().expect("test value")).expect("test value")
     );
 }
 
@@ -123,7 +134,7 @@ fn sidecars_keep_running_and_others_conditions_are_kept() {
     let mut p = pod("Always", &[]);
     let mut sidecar = container("proxy");
     sidecar.restart_policy = Some("Always".into());
-    p.spec.as_mut().unwrap().init_containers = Some(vec![sidecar]);
+    p.spec.as_mut().expect("test value").init_containers = Some(vec![sidecar]);
     p.status = Some(PodStatus {
         conditions: Some(vec![PodCondition {
             type_: "example.com/other".into(),
@@ -133,16 +144,19 @@ fn sidecars_keep_running_and_others_conditions_are_kept() {
         ..Default::default()
     });
     let s = advance(&mut p, t(0)).status;
-    let side = &s.init_container_statuses.as_ref().unwrap()[0];
-    assert!(side.ready && side.state.as_ref().unwrap().running.is_some());
-    assert_eq!(s.conditions.as_ref().unwrap()[0].type_, "example.com/other");
+    let side = &s.init_container_statuses.as_ref().expect("test value")[0];
+    assert!(side.ready && side.state.as_ref().expect("test value").running.is_some());
+    assert_eq!(
+        s.conditions.as_ref().expect("test value")[0].type_,
+        "example.com/other"
+    );
     assert_eq!(cond(&s, "Ready").status, "True");
 }
 
 #[test]
 fn readiness_gates_hold_ready() {
     let mut p = pod("Always", &[]);
-    p.spec.as_mut().unwrap().readiness_gates = Some(vec![
+    p.spec.as_mut().expect("test value").readiness_gates = Some(vec![
         PodReadinessGate {
             condition_type: "example.com/a".into(),
         },
@@ -170,10 +184,10 @@ fn readiness_gates_hold_ready() {
     };
     p.status
         .as_mut()
-        .unwrap()
+        .expect("test value")
         .conditions
         .as_mut()
-        .unwrap()
+        .expect("test value")
         .extend([
             gate("example.com/a", "True"),
             gate("example.com/b", "False"),
@@ -183,7 +197,14 @@ fn readiness_gates_hold_ready() {
         cond(&s, "Ready").message.as_deref(),
         Some("the status of pod readiness gate \"example.com/b\" is not \"True\", but False")
     );
-    for c in p.status.as_mut().unwrap().conditions.as_mut().unwrap() {
+    for c in p
+        .status
+        .as_mut()
+        .expect("test value")
+        .conditions
+        .as_mut()
+        .expect("test value")
+    {
         if c.type_ == "example.com/b" {
             c.status = "True".into();
         }
@@ -217,8 +238,8 @@ fn run_seconds_end_the_pod_by_exit_code() {
         let s = &d.status;
         assert_eq!(d.wake, None);
         assert_eq!(s.phase.as_deref(), Some(phase), "exit {code}");
-        let term = state(s).terminated.as_ref().unwrap();
-        assert_eq!(term.exit_code, code.parse::<i32>().unwrap());
+        let term = state(s).terminated.as_ref().expect("test value");
+        assert_eq!(term.exit_code, code.parse::<i32>().expect("test value"));
         assert_eq!(term.reason.as_deref(), Some(reason));
         assert_eq!(term.started_at, Some(Time(t(0))));
         assert_eq!(
@@ -252,23 +273,35 @@ fn restarts_follow_the_policy_with_back_off() {
         advance(&mut p, t(0));
         // First exit: restarted at once.
         let d = advance(&mut p, t(2));
-        let c = &d.status.container_statuses.as_ref().unwrap()[0];
+        let c = &d.status.container_statuses.as_ref().expect("test value")[0];
         assert_eq!(d.status.phase.as_deref(), Some("Running"), "{policy}");
         assert_eq!(c.restart_count, 1);
-        assert!(c.state.as_ref().unwrap().running.is_some());
-        let last = c.last_state.as_ref().unwrap().terminated.as_ref().unwrap();
+        assert!(c.state.as_ref().expect("test value").running.is_some());
+        let last = c
+            .last_state
+            .as_ref()
+            .expect("test value")
+            .terminated
+            .as_ref()
+            .expect("test value");
         assert_eq!((last.exit_code, last.reason.as_deref()), (1, Some("Error")));
         assert_eq!(d.wake, Some(t(4)));
         // Second exit: back-off 10 s in CrashLoopBackOff.
         let d = advance(&mut p, t(4));
-        let c = &d.status.container_statuses.as_ref().unwrap()[0];
-        let waiting = c.state.as_ref().unwrap().waiting.as_ref().unwrap();
+        let c = &d.status.container_statuses.as_ref().expect("test value")[0];
+        let waiting = c
+            .state
+            .as_ref()
+            .expect("test value")
+            .waiting
+            .as_ref()
+            .expect("test value");
         assert_eq!(waiting.reason.as_deref(), Some("CrashLoopBackOff"));
         assert!(
             waiting
                 .message
                 .as_deref()
-                .unwrap()
+                .expect("test value")
                 .starts_with("back-off 10s restarting failed container=c pod=p_ns(u-1)")
         );
         assert!(!c.ready);
@@ -282,7 +315,7 @@ fn restarts_follow_the_policy_with_back_off() {
         );
         assert_eq!(d.wake, Some(t(14)));
         let d = advance(&mut p, t(14));
-        let c = &d.status.container_statuses.as_ref().unwrap()[0];
+        let c = &d.status.container_statuses.as_ref().expect("test value")[0];
         assert_eq!(c.restart_count, 2);
         assert!(c.ready);
         assert_ne!(c.container_id, None);
@@ -291,7 +324,10 @@ fn restarts_follow_the_policy_with_back_off() {
     let mut p = pod("Always", &[(RUN_SECONDS, "1")]);
     advance(&mut p, t(0));
     let s = advance(&mut p, t(1)).status;
-    assert_eq!(s.container_statuses.as_ref().unwrap()[0].restart_count, 1);
+    assert_eq!(
+        s.container_statuses.as_ref().expect("test value")[0].restart_count,
+        1
+    );
     assert_eq!(s.phase.as_deref(), Some("Running"));
 }
 
@@ -301,7 +337,7 @@ fn stopping_a_deleted_pod_ends_it() {
     advance(&mut p, t(0));
     let s = stopped(&p, &env(), t(9));
     assert_eq!(s.phase.as_deref(), Some("Succeeded"));
-    let term = state(&s).terminated.as_ref().unwrap();
+    let term = state(&s).terminated.as_ref().expect("test value");
     assert_eq!(
         (term.exit_code, term.finished_at.clone()),
         (0, Some(Time(t(9))))
@@ -321,7 +357,7 @@ fn qos_classes() {
                     .collect()
             })
         };
-        p.spec.as_mut().unwrap().containers[0].resources = Some(ResourceRequirements {
+        p.spec.as_mut().expect("test value").containers[0].resources = Some(ResourceRequirements {
             requests: q(req),
             limits: q(lim),
             ..Default::default()
