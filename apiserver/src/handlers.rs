@@ -538,8 +538,9 @@ async fn bind_pod(
         .ok_or_else(|| ApiError::bad_request("a Binding needs target.name"))?
         .to_string();
     let gr = GroupResource::core("pods");
+    // As the `binding` subresource: spec.nodeName and the PodScheduled condition both change.
     ctx.registry
-        .update(target, strategy, name, None, write, |old| {
+        .update(target, strategy, name, Some("binding"), write, |old| {
             if old
                 .pointer("/spec/nodeName")
                 .and_then(Value::as_str)
