@@ -160,6 +160,9 @@ impl ServedApis {
                 .map(ServedResource::from_catalog)
                 .collect(),
         }
+        // metrics.k8s.io: not in the catalog (never stored), after the built-ins as upstream
+        // lists an aggregated group.
+        .with(crate::metrics_api::served_resources())
     }
 
     /// Serves `resource`, replacing an entry with the same group, version and plural name. A new

@@ -1,0 +1,1 @@
+//! Tests of the synthetic logs and connect errors.
