@@ -462,7 +462,7 @@ pub fn render_log(lines: &[LogLine], opts: &LogOptions, now: jiff::Timestamp) ->
     let mut out = Vec::new();
     for l in &kept[skip..] {
         if opts.timestamps {
-            out.extend_from_slice(l.at.strftime("%Y-%m-%dT%H:%M:%S.%fZ").to_string().as_bytes());
+            out.extend_from_slice(l.at.strftime("%Y-%m-%dT%H:%M:%S.%9fZ").to_string().as_bytes());
             out.push(b' ');
         }
         out.extend_from_slice(l.text.as_bytes());
