@@ -49,6 +49,17 @@ struct ControllerFlags {
     /// Terminated pods kept before the pod garbage collector deletes the oldest (0: never).
     #[arg(long, default_value_t = 12_500)]
     terminated_pod_gc_threshold: usize,
+    /// How often each HorizontalPodAutoscaler is synced, a Go duration (default 15s).
+    #[arg(long, value_parser = go_duration)]
+    horizontal_pod_autoscaler_sync_period: Option<std::time::Duration>,
+    /// How far back the autoscaler looks before scaling down, a Go duration (default 5m0s).
+    #[arg(long, value_parser = go_duration)]
+    horizontal_pod_autoscaler_downscale_stabilization: Option<std::time::Duration>,
+}
+
+fn go_duration(s: &str) -> Result<std::time::Duration, String> {
+    k1s_controller_manager::controllers::podautoscaler::parse_go_duration(s)
+        .ok_or_else(|| format!("invalid duration {s:?} (e.g. 15s, 1m30s)"))
 }
 
 /// kube-controller-manager's `--concurrent-*-syncs` flags (workers per controller); unset flags
@@ -289,6 +300,8 @@ async fn run_server(args: ServerArgs) -> anyhow::Result<()> {
         leader_elect: controllers.leader_elect,
         concurrent_syncs: controllers.concurrency.into_map(),
         terminated_pod_gc_threshold: controllers.terminated_pod_gc_threshold,
+        hpa_sync_period: controllers.horizontal_pod_autoscaler_sync_period,
+        hpa_downscale_stabilization: controllers.horizontal_pod_autoscaler_downscale_stabilization,
         root_ca_pem: Some(server.ca_pem.clone()),
         ..Default::default()
     };
@@ -385,6 +398,10 @@ async fn run_controller_manager(args: ControllerManagerArgs) -> anyhow::Result<(
         leader_elect: args.controller.leader_elect,
         concurrent_syncs: args.controller.concurrency.into_map(),
         terminated_pod_gc_threshold: args.controller.terminated_pod_gc_threshold,
+        hpa_sync_period: args.controller.horizontal_pod_autoscaler_sync_period,
+        hpa_downscale_stabilization: args
+            .controller
+            .horizontal_pod_autoscaler_downscale_stabilization,
         root_ca_pem: (!root_ca_pem.is_empty()).then_some(root_ca_pem),
         ..Default::default()
     };

@@ -79,6 +79,10 @@ pub struct Options {
     pub terminated_pod_gc_threshold: usize,
     /// How often the pod GC looks (upstream: 20 s); tests shorten it.
     pub pod_gc_period: Option<Duration>,
+    /// `--horizontal-pod-autoscaler-sync-period` (upstream: 15 s); tests shorten it.
+    pub hpa_sync_period: Option<Duration>,
+    /// `--horizontal-pod-autoscaler-downscale-stabilization` (upstream: 5 minutes).
+    pub hpa_downscale_stabilization: Option<Duration>,
 }
 
 impl Default for Options {
@@ -94,6 +98,8 @@ impl Default for Options {
             concurrent_syncs: Default::default(),
             terminated_pod_gc_threshold: 12_500,
             pod_gc_period: None,
+            hpa_sync_period: None,
+            hpa_downscale_stabilization: None,
         }
     }
 }

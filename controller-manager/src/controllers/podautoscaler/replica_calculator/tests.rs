@@ -1,0 +1,1 @@
+//! Replica calculation facts from upstream replica_calculator_test.go.

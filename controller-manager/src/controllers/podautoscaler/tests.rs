@@ -1,0 +1,1 @@
+//! Tests of the HPA normalization and quantity helpers.
