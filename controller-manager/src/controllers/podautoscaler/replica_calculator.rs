@@ -210,13 +210,15 @@ pub fn resource_replicas(
             }
             if !groups.missing.is_empty() {
                 let fallback = i64::from(target_util.max(100));
+                // A scale-down counts them at the target (at least their request), a scale-up
+                // at zero; exactly on target leaves them out.
                 for pod in &groups.missing {
-                    let v = if ratio < 1.0 {
-                        requests.get(pod).copied().unwrap_or(0) * fallback / 100
-                    } else {
-                        0
-                    };
-                    values.insert(pod.clone(), v);
+                    if ratio < 1.0 {
+                        let r = requests.get(pod).copied().unwrap_or(0);
+                        values.insert(pod.clone(), r * fallback / 100);
+                    } else if ratio > 1.0 {
+                        values.insert(pod.clone(), 0);
+                    }
                 }
             }
             if scale_up_with_unready {
@@ -253,7 +255,11 @@ pub fn resource_replicas(
                 });
             }
             for pod in &groups.missing {
-                values.insert(pod.clone(), if ratio < 1.0 { target_value } else { 0 });
+                if ratio < 1.0 {
+                    values.insert(pod.clone(), target_value);
+                } else if ratio > 1.0 {
+                    values.insert(pod.clone(), 0);
+                }
             }
             if scale_up_with_unready {
                 for pod in &groups.unready {
