@@ -1179,39 +1179,55 @@ fn convert_with_behavior_rate(
     )
 }
 
-/// A quantity in milli-units (`250m` -> 250, `1` -> 1000, `1Ki` -> 1024000, `5n` -> 1 rounded up).
+/// A quantity in milli-units, exactly (`250m` -> 250, `1` -> 1000, `1Ki` -> 1024000; fractions
+/// of a milli-unit round up, as upstream's `MilliValue`).
 pub fn parse_milli(s: &str) -> Option<i64> {
     let s = s.trim();
+    let (negative, s) = match s.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, s.strip_prefix('+').unwrap_or(s)),
+    };
     let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '+' || c == '-'))
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(s.len());
     let (num, suffix) = s.split_at(split);
-    let value: f64 = num.parse().ok()?;
-    let factor: f64 = match suffix {
-        "" => 1.0,
-        "n" => 1e-9,
-        "u" => 1e-6,
-        "m" => 1e-3,
-        "k" => 1e3,
-        "M" => 1e6,
-        "G" => 1e9,
-        "T" => 1e12,
-        "P" => 1e15,
-        "E" => 1e18,
-        "Ki" => 1024.0,
-        "Mi" => 1024f64.powi(2),
-        "Gi" => 1024f64.powi(3),
-        "Ti" => 1024f64.powi(4),
-        "Pi" => 1024f64.powi(5),
-        "Ei" => 1024f64.powi(6),
-        e if e.starts_with(['e', 'E']) => 10f64.powi(e[1..].parse().ok()?),
-        _ => return None,
-    };
-    let milli = (value * factor * 1000.0).ceil();
-    if !milli.is_finite() || milli.abs() > 9.2e18 {
+    let (int_part, frac_part) = num.split_once('.').unwrap_or((num, ""));
+    let digits = format!("{int_part}{frac_part}");
+    if digits.is_empty() || digits.len() > 30 || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    Some(milli as i64)
+    let mut mantissa: i128 = digits.parse().ok()?;
+    // Milli-units: three decimal places up, minus the fraction's.
+    let mut exp10 = 3 - i32::try_from(frac_part.len()).ok()?;
+    let mut binary: u32 = 0;
+    match suffix {
+        "" => {}
+        "n" => exp10 -= 9,
+        "u" => exp10 -= 6,
+        "m" => exp10 -= 3,
+        "k" => exp10 += 3,
+        "M" => exp10 += 6,
+        "G" => exp10 += 9,
+        "T" => exp10 += 12,
+        "P" => exp10 += 15,
+        "E" => exp10 += 18,
+        "Ki" => binary = 1,
+        "Mi" => binary = 2,
+        "Gi" => binary = 3,
+        "Ti" => binary = 4,
+        "Pi" => binary = 5,
+        "Ei" => binary = 6,
+        e if e.starts_with(['e', 'E']) => exp10 += e[1..].parse::<i32>().ok()?,
+        _ => return None,
+    }
+    mantissa = mantissa.checked_mul(1024i128.checked_pow(binary)?)?;
+    if exp10 >= 0 {
+        mantissa = mantissa.checked_mul(10i128.checked_pow(exp10.unsigned_abs())?)?;
+    } else {
+        let d = 10i128.checked_pow(exp10.unsigned_abs())?;
+        mantissa = (mantissa + d - 1) / d;
+    }
+    i64::try_from(if negative { -mantissa } else { mantissa }).ok()
 }
 
 /// A milli-unit count as a canonical DecimalSI quantity (`resource.NewMilliQuantity`).
