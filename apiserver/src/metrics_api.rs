@@ -83,7 +83,11 @@ pub async fn serve(ctx: &ApiContext, r: &ResourceRequest, query: &Query) -> Resp
     }
 }
 
-async fn serve_inner(ctx: &ApiContext, r: &ResourceRequest, query: &Query) -> Result<Value, ApiError> {
+async fn serve_inner(
+    ctx: &ApiContext,
+    r: &ResourceRequest,
+    query: &Query,
+) -> Result<Value, ApiError> {
     if r.version != VERSION || r.subresource.is_some() {
         return Err(ApiError::not_found_path());
     }
@@ -148,9 +152,7 @@ async fn serve_inner(ctx: &ApiContext, r: &ResourceRequest, query: &Query) -> Re
             labels.matches(l)
                 && fields.matches(|f| match f {
                     "metadata.name" => m["metadata"]["name"].as_str().map(str::to_string),
-                    "metadata.namespace" => {
-                        m["metadata"]["namespace"].as_str().map(str::to_string)
-                    }
+                    "metadata.namespace" => m["metadata"]["namespace"].as_str().map(str::to_string),
                     _ => None,
                 })
         })
@@ -174,7 +176,13 @@ async fn list(ctx: &ApiContext, resource: &str, ns: Option<&str>) -> Result<Vec<
     let info = catalog::find("", "v1", resource).ok_or_else(ApiError::not_found_path)?;
     let result = ctx
         .registry
-        .list(Target { info, namespace: ns }, &ListQuery::default())
+        .list(
+            Target {
+                info,
+                namespace: ns,
+            },
+            &ListQuery::default(),
+        )
         .await?;
     Ok(result.items)
 }
@@ -283,9 +291,10 @@ pub fn node_usage(node_name: &str, pods: &[Value]) -> (i128, i128) {
                 .map(|cs| cs.iter().map(|c| container_usage(p, c)).collect::<Vec<_>>())
                 .unwrap_or_default()
         })
-        .fold((NODE_BASE_CPU_NANOS, NODE_BASE_MEMORY_BYTES), |(c, m), (dc, dm)| {
-            (c + dc, m + dm)
-        })
+        .fold(
+            (NODE_BASE_CPU_NANOS, NODE_BASE_MEMORY_BYTES),
+            |(c, m), (dc, dm)| (c + dc, m + dm),
+        )
 }
 
 fn node_metrics(node: &Value, pods: &[Value], sample: &Sample) -> Value {

@@ -50,7 +50,7 @@ async fn serve_inner(
 ) -> Result<Response, ApiError> {
     let sub = r.subresource.as_deref().unwrap_or_default();
     let name = r.name.as_deref().unwrap_or_default();
-    let gr = GroupResource::new("", &format!("pods/{sub}"));
+    let gr = GroupResource::new("", format!("pods/{sub}"));
     // Upstream: log is get-only; exec/attach/portforward are connect (GET for websockets, POST).
     let allowed = match sub {
         "log" => r.verb == Verb::Get,
@@ -75,9 +75,8 @@ async fn serve_inner(
         .await?;
     match sub {
         "log" => {
-            let opts = LogOptions::parse(query).map_err(|errs| {
-                ApiError::invalid("PodLogOptions", "", name, errs)
-            })?;
+            let opts = LogOptions::parse(query)
+                .map_err(|errs| ApiError::invalid("PodLogOptions", "", name, errs))?;
             serve_log(ctx, &pod, opts).await
         }
         _ => Err(connect_error(ctx, &pod, sub, query).await),
@@ -175,7 +174,9 @@ impl LogOptions {
 }
 
 fn str_at<'a>(v: &'a Value, pointer: &str) -> &'a str {
-    v.pointer(pointer).and_then(Value::as_str).unwrap_or_default()
+    v.pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
 }
 
 /// Container names in upstream's visiting order: init containers, containers, ephemeral ones.
@@ -352,9 +353,7 @@ fn container_started(
     let Some(status) = status else {
         // No status reported yet: a running pod (status written by hand) counts as started.
         return match str_at(pod, "/status/phase") {
-            "Running" | "Succeeded" | "Failed" if !previous => {
-                Ok(ts(&pod["status"]["startTime"]))
-            }
+            "Running" | "Succeeded" | "Failed" if !previous => Ok(ts(&pod["status"]["startTime"])),
             _ if previous => Err(ApiError::bad_request(format!(
                 "previous terminated container \"{container}\" in pod \"{pod_name}\" not found"
             ))),
@@ -462,7 +461,11 @@ pub fn render_log(lines: &[LogLine], opts: &LogOptions, now: jiff::Timestamp) ->
     let mut out = Vec::new();
     for l in &kept[skip..] {
         if opts.timestamps {
-            out.extend_from_slice(l.at.strftime("%Y-%m-%dT%H:%M:%S.%9fZ").to_string().as_bytes());
+            out.extend_from_slice(
+                l.at.strftime("%Y-%m-%dT%H:%M:%S.%9fZ")
+                    .to_string()
+                    .as_bytes(),
+            );
             out.push(b' ');
         }
         out.extend_from_slice(l.text.as_bytes());
@@ -501,7 +504,8 @@ async fn serve_log(ctx: &ApiContext, pod: &Value, opts: LogOptions) -> Result<Re
     let ns = str_at(pod, "/metadata/namespace").to_string();
     let name = str_at(pod, "/metadata/name").to_string();
     let uid = str_at(pod, "/metadata/uid").to_string();
-    let first = futures::stream::once(async move { Ok::<Bytes, std::io::Error>(Bytes::from(body)) });
+    let first =
+        futures::stream::once(async move { Ok::<Bytes, std::io::Error>(Bytes::from(body)) });
     let rest = futures::stream::unfold(
         (registry, shutdown, ns, name, uid, container),
         |(registry, mut shutdown, ns, name, uid, container)| async move {

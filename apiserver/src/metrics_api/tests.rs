@@ -30,7 +30,12 @@ fn container_usage_follows_annotations_then_requests() {
     let p = pod(json!({}), json!([bare.clone()]), "n", "Running");
     assert_eq!(container_usage(&p, &bare), (1_000_000, 4 * 1024 * 1024));
     // A malformed annotation falls back to the requests.
-    let p = pod(json!({CPU_ANNOTATION: "lots"}), json!([c.clone()]), "n", "Running");
+    let p = pod(
+        json!({CPU_ANNOTATION: "lots"}),
+        json!([c.clone()]),
+        "n",
+        "Running",
+    );
     assert_eq!(container_usage(&p, &c).0, 50_000_000);
 }
 
@@ -67,7 +72,10 @@ fn pod_and_node_metrics() {
     let (cpu, mem) = node_usage("sim", &[p, pending, elsewhere]);
     // Base plus the running pod on this node only.
     assert_eq!(cpu, NODE_BASE_CPU_NANOS + 10_000_000 + 1_000_000);
-    assert_eq!(mem, NODE_BASE_MEMORY_BYTES + 32 * 1024 * 1024 + 4 * 1024 * 1024);
+    assert_eq!(
+        mem,
+        NODE_BASE_MEMORY_BYTES + 32 * 1024 * 1024 + 4 * 1024 * 1024
+    );
     assert!(runs_simulated(
         &pod(json!({}), json!([]), "sim", "Running"),
         &["sim".to_string()]
@@ -94,5 +102,8 @@ fn discovery_lists_the_group() {
             ("pods".to_string(), "PodMetrics".to_string(), true)
         ]
     );
-    assert_eq!(api_service()["status"]["conditions"][0]["type"], "Available");
+    assert_eq!(
+        api_service()["status"]["conditions"][0]["type"],
+        "Available"
+    );
 }

@@ -36,7 +36,10 @@ fn log_options_parse_and_validate_as_upstream() {
             limit_bytes: Some(10),
         }
     );
-    assert_eq!(LogOptions::parse(&q(&[])).expect("empty"), LogOptions::default());
+    assert_eq!(
+        LogOptions::parse(&q(&[])).expect("empty"),
+        LogOptions::default()
+    );
     let errs = |pairs: &[(&str, &str)]| -> Vec<String> {
         LogOptions::parse(&q(pairs))
             .expect_err("invalid")
@@ -144,7 +147,11 @@ fn the_synthetic_log_renders_with_the_kubelet_options() {
     let started: jiff::Timestamp = "2026-01-01T00:00:00Z".parse().expect("ts");
     let lines = synthetic_log(&pod(&["a"], &[]), "a", "k1s-node-0", started);
     assert_eq!(lines.len(), 2);
-    assert!(lines[0].text.contains("container a of pod ns/p is simulated (image img-a)"));
+    assert!(
+        lines[0]
+            .text
+            .contains("container a of pod ns/p is simulated (image img-a)")
+    );
     assert!(lines[1].text.contains("simulated node k1s-node-0"));
     let now: jiff::Timestamp = "2026-01-01T00:10:00Z".parse().expect("ts");
     let all = String::from_utf8(render_log(&lines, &LogOptions::default(), now)).expect("utf8");
@@ -157,7 +164,10 @@ fn the_synthetic_log_renders_with_the_kubelet_options() {
     };
     let tail = String::from_utf8(render_log(&lines, &opts, now)).expect("utf8");
     assert_eq!(tail.lines().count(), 1);
-    assert!(tail.starts_with("2026-01-01T00:00:00.000000000Z k1s: it runs"), "{tail}");
+    assert!(
+        tail.starts_with("2026-01-01T00:00:00.000000000Z k1s: it runs"),
+        "{tail}"
+    );
     let none = LogOptions {
         tail_lines: Some(0),
         ..Default::default()
@@ -178,7 +188,12 @@ fn the_synthetic_log_renders_with_the_kubelet_options() {
         since_seconds: Some(3600),
         ..Default::default()
     };
-    assert_eq!(render_log(&lines, &older, now).split(|b| *b == b'\n').count(), 3);
+    assert_eq!(
+        render_log(&lines, &older, now)
+            .split(|b| *b == b'\n')
+            .count(),
+        3
+    );
 }
 
 #[test]

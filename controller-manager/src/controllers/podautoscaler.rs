@@ -12,9 +12,9 @@ use std::time::Duration;
 
 use k8s_openapi::api::autoscaling::v1::Scale;
 use k8s_openapi::api::autoscaling::v2::{
-    HPAScalingPolicy, HPAScalingRules, HorizontalPodAutoscaler, HorizontalPodAutoscalerCondition,
-    HorizontalPodAutoscalerStatus, MetricSpec, MetricStatus, MetricValueStatus,
-    ResourceMetricStatus, ContainerResourceMetricStatus,
+    ContainerResourceMetricStatus, HPAScalingPolicy, HPAScalingRules, HorizontalPodAutoscaler,
+    HorizontalPodAutoscalerCondition, HorizontalPodAutoscalerStatus, MetricSpec, MetricStatus,
+    MetricValueStatus, ResourceMetricStatus,
 };
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
@@ -27,7 +27,7 @@ use crate::ControllerContext;
 use crate::controller::{Action, Error, Reconciler, is_not_found};
 use crate::events::{EventRecorder, object_reference};
 use crate::informer::{Delta, Store, key_of};
-use replica_calculator::{PodInfo, PodMetric, Target, TOLERANCE, resource_replicas};
+use replica_calculator::{PodInfo, PodMetric, TOLERANCE, Target, resource_replicas};
 
 /// `--horizontal-pod-autoscaler-sync-period`.
 pub const DEFAULT_SYNC_PERIOD: Duration = Duration::from_secs(15);
@@ -159,7 +159,11 @@ fn scale_resource(api_version: &str, kind: &str) -> Result<ApiResource, String> 
         ("apps", "ReplicaSet") => "replicasets",
         ("apps", "StatefulSet") => "statefulsets",
         ("", "ReplicationController") => "replicationcontrollers",
-        _ => return Err(format!("no matches for kind \"{kind}\" in group \"{group}\"")),
+        _ => {
+            return Err(format!(
+                "no matches for kind \"{kind}\" in group \"{group}\""
+            ));
+        }
     };
     Ok(ApiResource::from_gvk_with_plural(
         &GroupVersionKind::gvk(group, version, kind),
@@ -190,7 +194,11 @@ impl Hpa {
             .event(&object_reference(hpa), type_, reason, message);
     }
 
-    async fn reconcile_hpa(&self, key: &str, mut hpa: HorizontalPodAutoscaler) -> Result<(), Error> {
+    async fn reconcile_hpa(
+        &self,
+        key: &str,
+        mut hpa: HorizontalPodAutoscaler,
+    ) -> Result<(), Error> {
         let original_status = hpa.status.clone();
         let ns = hpa.metadata.namespace.clone().unwrap_or_default();
         let spec = hpa.spec.clone().unwrap_or_default();
@@ -199,8 +207,7 @@ impl Hpa {
         let api_version = target_ref.api_version.clone().unwrap_or_default();
         let scale = match scale_resource(&api_version, &target_ref.kind) {
             Ok(ar) => {
-                let api: Api<DynamicObject> =
-                    Api::namespaced_with(self.client.clone(), &ns, &ar);
+                let api: Api<DynamicObject> = Api::namespaced_with(self.client.clone(), &ns, &ar);
                 api.get_scale(&target_ref.name)
                     .await
                     .map(|s| (api, s))
@@ -238,14 +245,12 @@ impl Hpa {
         {
             // A fresh key starts from the current size, so a restart does not scale down at once.
             let mut h = self.history();
-            h.recommendations
-                .entry(key.to_string())
-                .or_insert_with(|| {
-                    vec![Recommendation {
-                        replicas: current,
-                        at: jiff::Timestamp::now(),
-                    }]
-                });
+            h.recommendations.entry(key.to_string()).or_insert_with(|| {
+                vec![Recommendation {
+                    replicas: current,
+                    at: jiff::Timestamp::now(),
+                }]
+            });
         }
         let mut metric_statuses = Vec::new();
         let mut desired = 0;
@@ -307,7 +312,7 @@ impl Hpa {
         }
         if rescale {
             scale.spec.get_or_insert_with(Default::default).replicas = Some(desired);
-                if let Err(e) = scale_api
+            if let Err(e) = scale_api
                 .replace_scale(&target_ref.name, &PostParams::default(), &scale)
                 .await
             {
@@ -399,7 +404,9 @@ impl Hpa {
         let selector = match k1s_apimachinery::selector::LabelSelector::parse(&selector_s) {
             Ok(s) => s,
             Err(e) => {
-                let msg = format!("couldn't convert selector into a corresponding internal selector object: {e}");
+                let msg = format!(
+                    "couldn't convert selector into a corresponding internal selector object: {e}"
+                );
                 self.event(hpa, "Warning", "InvalidSelector", &msg);
                 condition_set(hpa, "ScalingActive", false, "InvalidSelector", msg.clone());
                 return (None, String::new(), Vec::new(), Some(msg));
@@ -460,7 +467,10 @@ impl Hpa {
                     "ScalingActive",
                     false,
                     f.reason,
-                    format!("the HPA was unable to compute the replica count: {}", f.message),
+                    format!(
+                        "the HPA was unable to compute the replica count: {}",
+                        f.message
+                    ),
                 );
             }
             return (None, String::new(), statuses, error);
@@ -540,7 +550,10 @@ impl Hpa {
                 )));
             }
         };
-        let metrics = match self.pod_metrics(ns, selector, &resource, container.as_deref()).await {
+        let metrics = match self
+            .pod_metrics(ns, selector, &resource, container.as_deref())
+            .await
+        {
             Ok(m) => m,
             Err(e) => {
                 let what = if matches!(target_kind, Target::Utilization(_)) {
@@ -604,9 +617,13 @@ impl Hpa {
             }
             (Target::AverageValue(_), None) => format!("{resource} resource"),
             (Target::Utilization(_), Some(c)) => {
-                format!("{resource} container resource utilization (percentage of request) of container {c}")
+                format!(
+                    "{resource} container resource utilization (percentage of request) of container {c}"
+                )
             }
-            (Target::AverageValue(_), Some(c)) => format!("{resource} container resource of container {c}"),
+            (Target::AverageValue(_), Some(c)) => {
+                format!("{resource} container resource of container {c}")
+            }
         };
         Ok(MetricOutcome {
             replicas: rec.replicas,
@@ -863,7 +880,10 @@ fn set_status(
         status.desired_replicas = d;
     }
     // Failed metrics leave no entry (upstream reports them with an empty type, dropped on the wire).
-    let metrics: Vec<MetricStatus> = metrics.into_iter().filter(|m| !m.type_.is_empty()).collect();
+    let metrics: Vec<MetricStatus> = metrics
+        .into_iter()
+        .filter(|m| !m.type_.is_empty())
+        .collect();
     status.current_metrics = (!metrics.is_empty()).then_some(metrics);
     if rescale {
         status.last_scale_time = Some(Time(jiff::Timestamp::now()));
@@ -1033,7 +1053,9 @@ fn stabilize_with_behaviors(
     now: jiff::Timestamp,
 ) -> (i32, &'static str, &'static str) {
     let secs = |s: Option<i32>| jiff::SignedDuration::from_secs(i64::from(s.unwrap_or(0)));
-    let up_cutoff = now.checked_sub(secs(up.stabilization_window_seconds)).unwrap_or(now);
+    let up_cutoff = now
+        .checked_sub(secs(up.stabilization_window_seconds))
+        .unwrap_or(now);
     let down_cutoff = now
         .checked_sub(secs(down.stabilization_window_seconds))
         .unwrap_or(now);

@@ -227,7 +227,9 @@ pub fn resource_replicas(
                 }
             }
             let (new_ratio, _, _) = utilization_ratio(&values, &requests, target_util)?;
-            if within(new_ratio) || (ratio < 1.0 && new_ratio > 1.0) || (ratio > 1.0 && new_ratio < 1.0)
+            if within(new_ratio)
+                || (ratio < 1.0 && new_ratio > 1.0)
+                || (ratio > 1.0 && new_ratio < 1.0)
             {
                 return Ok(keep);
             }
@@ -267,7 +269,9 @@ pub fn resource_replicas(
                 }
             }
             let (new_ratio, _) = usage_ratio(&values, target_value);
-            if within(new_ratio) || (ratio < 1.0 && new_ratio > 1.0) || (ratio > 1.0 && new_ratio < 1.0)
+            if within(new_ratio)
+                || (ratio < 1.0 && new_ratio > 1.0)
+                || (ratio > 1.0 && new_ratio < 1.0)
             {
                 return Ok(keep);
             }

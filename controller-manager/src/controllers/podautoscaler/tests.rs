@@ -161,7 +161,10 @@ fn quantities_and_durations() {
     assert_eq!(parse_go_duration("5m0s"), Some(Duration::from_secs(300)));
     assert_eq!(parse_go_duration("1m30s"), Some(Duration::from_secs(90)));
     assert_eq!(parse_go_duration("500ms"), Some(Duration::from_millis(500)));
-    assert_eq!(parse_go_duration("10.5s"), Some(Duration::from_millis(10_500)));
+    assert_eq!(
+        parse_go_duration("10.5s"),
+        Some(Duration::from_millis(10_500))
+    );
     assert_eq!(parse_go_duration("10"), None);
     assert_eq!(parse_go_duration(""), None);
 }

@@ -41,7 +41,9 @@ fn run(c: &Case) -> Result<Recommendation, String> {
         let name = format!("pod-{i}");
         let state = c.states.get(i).copied().unwrap_or(State::Ready);
         let (ready, start) = match state {
-            State::Ready | State::Deleting | State::Pending => (Some((true, t(LONG_AGO))), t(LONG_AGO)),
+            State::Ready | State::Deleting | State::Pending => {
+                (Some((true, t(LONG_AGO))), t(LONG_AGO))
+            }
             State::Unready => (Some((false, t(LONG_AGO))), t(LONG_AGO)),
             State::Hot => (
                 Some((true, t("2026-01-01T11:59:58Z"))),
@@ -50,12 +52,19 @@ fn run(c: &Case) -> Result<Recommendation, String> {
         };
         pods.push(PodInfo {
             name: name.clone(),
-            phase: if matches!(state, State::Pending) { "Pending" } else { "Running" }.into(),
+            phase: if matches!(state, State::Pending) {
+                "Pending"
+            } else {
+                "Running"
+            }
+            .into(),
             deleting: matches!(state, State::Deleting),
             ready,
             start_time: Some(start),
             request: if *req < 0 {
-                Err(format!("missing request for cpu in container app of Pod {name}"))
+                Err(format!(
+                    "missing request for cpu in container app of Pod {name}"
+                ))
             } else {
                 Ok(*req)
             },
