@@ -51,29 +51,20 @@ struct ControllerFlags {
     /// Terminated pods kept before the pod garbage collector deletes the oldest (0: never).
     #[arg(long, default_value_t = 12_500)]
     terminated_pod_gc_threshold: usize,
-    /// How long a node's Lease may go unrenewed before the node is marked Unknown (seconds,
-    /// or a duration such as `40s`).
-    #[arg(long, default_value = "40s", value_parser = parse_seconds)]
+    /// How long a node's Lease may go unrenewed before the node is marked Unknown (a Go duration).
+    #[arg(long, default_value = "40s", value_parser = go_duration)]
     node_monitor_grace_period: std::time::Duration,
+    /// How often each HorizontalPodAutoscaler is synced, a Go duration (default 15s).
+    #[arg(long, value_parser = go_duration)]
+    horizontal_pod_autoscaler_sync_period: Option<std::time::Duration>,
+    /// How far back the autoscaler looks before scaling down, a Go duration (default 5m0s).
+    #[arg(long, value_parser = go_duration)]
+    horizontal_pod_autoscaler_downscale_stabilization: Option<std::time::Duration>,
 }
 
-/// `40`, `40s`, `2m`, `500ms` as a duration.
-fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
-    let s = s.trim();
-    let (num, unit) = s
-        .find(|c: char| !c.is_ascii_digit() && c != '.')
-        .map_or((s, "s"), |i| (&s[..i], &s[i..]));
-    let n: f64 = num
-        .parse()
-        .map_err(|_| format!("{s:?} is not a duration"))?;
-    let secs = match unit {
-        "s" => n,
-        "ms" => n / 1000.0,
-        "m" => n * 60.0,
-        "h" => n * 3600.0,
-        _ => return Err(format!("{s:?}: unknown unit {unit:?}")),
-    };
-    std::time::Duration::try_from_secs_f64(secs).map_err(|e| format!("{s:?}: {e}"))
+fn go_duration(s: &str) -> Result<std::time::Duration, String> {
+    k1s_controller_manager::controllers::podautoscaler::parse_go_duration(s)
+        .ok_or_else(|| format!("invalid duration {s:?} (e.g. 15s, 1m30s)"))
 }
 
 /// kube-controller-manager's `--concurrent-*-syncs` flags (workers per controller); unset flags
@@ -322,6 +313,8 @@ async fn run_server(args: ServerArgs) -> anyhow::Result<()> {
         concurrent_syncs: controllers.concurrency.into_map(),
         terminated_pod_gc_threshold: controllers.terminated_pod_gc_threshold,
         node_monitor_grace_period: controllers.node_monitor_grace_period,
+        hpa_sync_period: controllers.horizontal_pod_autoscaler_sync_period,
+        hpa_downscale_stabilization: controllers.horizontal_pod_autoscaler_downscale_stabilization,
         root_ca_pem: Some(server.ca_pem.clone()),
         ..Default::default()
     };
@@ -419,6 +412,10 @@ async fn run_controller_manager(args: ControllerManagerArgs) -> anyhow::Result<(
         concurrent_syncs: args.controller.concurrency.into_map(),
         terminated_pod_gc_threshold: args.controller.terminated_pod_gc_threshold,
         node_monitor_grace_period: args.controller.node_monitor_grace_period,
+        hpa_sync_period: args.controller.horizontal_pod_autoscaler_sync_period,
+        hpa_downscale_stabilization: args
+            .controller
+            .horizontal_pod_autoscaler_downscale_stabilization,
         root_ca_pem: (!root_ca_pem.is_empty()).then_some(root_ca_pem),
         ..Default::default()
     };

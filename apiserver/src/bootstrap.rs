@@ -67,6 +67,13 @@ pub async fn ensure(
         "/data",
     )
     .await?;
+    // metrics.k8s.io is served in process; its APIService is there as a metrics-server install's.
+    create_if_missing(
+        registry,
+        target("apiregistration.k8s.io", "apiservices", None)?,
+        crate::metrics_api::api_service(),
+    )
+    .await?;
     let svc = json!({
         "apiVersion": "v1", "kind": "Service",
         "metadata": { "name": "kubernetes", "namespace": "default",

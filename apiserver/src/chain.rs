@@ -63,7 +63,9 @@ impl RequestInfo {
             .unwrap_or_default();
         let watch = query.get("watch").is_some_and(|w| w == "true" || w == "1");
         let route = request::parse(req.method(), &path, watch);
-        let long_running = matches!(&route, Route::Resource(r) if r.verb == request::Verb::Watch);
+        // Upstream's long-running requests: watches and the streaming pod subresources.
+        let long_running = matches!(&route, Route::Resource(r) if r.verb == request::Verb::Watch
+            || matches!(r.subresource.as_deref(), Some("log" | "exec" | "attach" | "portforward" | "proxy")));
         RequestInfo {
             method: req.method().clone(),
             path,

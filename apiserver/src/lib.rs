@@ -18,6 +18,8 @@ pub mod field_validation;
 pub mod handlers;
 pub mod in_process;
 pub mod metrics;
+pub mod metrics_api;
+pub mod node_proxy;
 pub mod openapi;
 pub mod overload;
 pub mod patch;

@@ -64,6 +64,14 @@ async fn route(state: &Router, user: &UserInfo, info: RequestInfo, req: Request)
         path, query, route, ..
     } = info;
     match route {
+        // Served here rather than by the generic handler: the kubelet-proxied pod subresources
+        // and metrics.k8s.io (neither is stored).
+        Route::Resource(r) if crate::node_proxy::handles(&r) => {
+            crate::node_proxy::serve(&state.api, &r, &query).await
+        }
+        Route::Resource(r) if crate::metrics_api::handles(&r) => {
+            crate::metrics_api::serve(&state.api, &r, &query).await
+        }
         Route::Resource(r) => {
             let body = match read_body(req).await {
                 Ok(b) => b,

@@ -82,6 +82,10 @@ pub struct Options {
     /// `--node-monitor-grace-period`: how long a node's Lease may go unrenewed before the node
     /// lifecycle controller marks it Unknown (upstream: 40 s).
     pub node_monitor_grace_period: Duration,
+    /// `--horizontal-pod-autoscaler-sync-period` (upstream: 15 s); tests shorten it.
+    pub hpa_sync_period: Option<Duration>,
+    /// `--horizontal-pod-autoscaler-downscale-stabilization` (upstream: 5 minutes).
+    pub hpa_downscale_stabilization: Option<Duration>,
 }
 
 impl Default for Options {
@@ -98,6 +102,8 @@ impl Default for Options {
             terminated_pod_gc_threshold: 12_500,
             pod_gc_period: None,
             node_monitor_grace_period: Duration::from_secs(40),
+            hpa_sync_period: None,
+            hpa_downscale_stabilization: None,
         }
     }
 }

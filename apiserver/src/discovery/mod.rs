@@ -152,7 +152,7 @@ impl ServedApis {
                 versions: g.versions.iter().map(|v| (*v).to_string()).collect(),
             })
             .collect();
-        Self {
+        let mut served = Self {
             fixed_groups: groups.len(),
             groups,
             resources: catalog::resources()
@@ -160,6 +160,11 @@ impl ServedApis {
                 .map(ServedResource::from_catalog)
                 .collect(),
         }
+        // metrics.k8s.io: not in the catalog (never stored), after the built-ins as upstream
+        // lists an aggregated group; it keeps its place when custom resources join.
+        .with(crate::metrics_api::served_resources());
+        served.fixed_groups = served.groups.len();
+        served
     }
 
     /// Serves `resource`, replacing an entry with the same group, version and plural name. A new

@@ -1,0 +1,582 @@
+//! Pod subresources that upstream proxies to the node's kubelet (`pods/log`, `pods/exec`,
+//! `pods/attach`, `pods/portforward`). k1s runs no kubelet: a pod on a simulated node
+//! (annotation `sim.k1s.io/node: "simulated"`) gets a short synthetic log, and the streaming
+//! subresources answer a Status saying nothing runs there; any other node is unreachable.
+
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::response::Response;
+use bytes::Bytes;
+use http::{HeaderValue, StatusCode};
+use k1s_apimachinery::catalog;
+use k1s_apimachinery::status::FieldError;
+use k1s_apimachinery::{ApiError, GroupResource};
+use serde_json::Value;
+
+use crate::context::ApiContext;
+use crate::registry::Target;
+use crate::request::{Query, ResourceRequest, Verb};
+use crate::response::error_response;
+
+/// The annotation that marks a Node as simulated by k1s.
+pub const SIMULATED_ANNOTATION: &str = "sim.k1s.io/node";
+
+/// The subresources served here.
+pub const SUBRESOURCES: [&str; 4] = ["log", "exec", "attach", "portforward"];
+
+/// True when the request is for one of the kubelet-proxied pod subresources.
+pub fn handles(r: &ResourceRequest) -> bool {
+    r.group.is_empty()
+        && r.resource == "pods"
+        && r.name.is_some()
+        && r.subresource
+            .as_deref()
+            .is_some_and(|s| SUBRESOURCES.contains(&s))
+}
+
+/// Serves a request [`handles`] accepts.
+pub async fn serve(ctx: &ApiContext, r: &ResourceRequest, query: &Query) -> Response {
+    match serve_inner(ctx, r, query).await {
+        Ok(resp) => resp,
+        Err(e) => error_response(&e),
+    }
+}
+
+async fn serve_inner(
+    ctx: &ApiContext,
+    r: &ResourceRequest,
+    query: &Query,
+) -> Result<Response, ApiError> {
+    let sub = r.subresource.as_deref().unwrap_or_default();
+    let name = r.name.as_deref().unwrap_or_default();
+    let gr = GroupResource::new("", format!("pods/{sub}"));
+    // Upstream: log is get-only; exec/attach/portforward are connect (GET for websockets, POST).
+    let allowed = match sub {
+        "log" => r.verb == Verb::Get,
+        _ => matches!(r.verb, Verb::Get | Verb::Create),
+    };
+    if !allowed {
+        return Err(ApiError::method_not_allowed(&gr, r.verb.as_str()));
+    }
+    let Some(namespace) = r.namespace.as_deref() else {
+        return Err(ApiError::not_found_path());
+    };
+    let pods = catalog::find("", "v1", "pods").ok_or_else(ApiError::not_found_path)?;
+    let pod = ctx
+        .registry
+        .get(
+            Target {
+                info: pods,
+                namespace: Some(namespace),
+            },
+            name,
+        )
+        .await?;
+    match sub {
+        "log" => {
+            let opts = LogOptions::parse(query)
+                .map_err(|errs| ApiError::invalid("PodLogOptions", "", name, errs))?;
+            serve_log(ctx, &pod, opts).await
+        }
+        _ => Err(connect_error(ctx, &pod, sub, query).await),
+    }
+}
+
+/// `PodLogOptions` from the query, validated as upstream's `ValidatePodLogOptions`.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct LogOptions {
+    pub container: Option<String>,
+    pub follow: bool,
+    pub previous: bool,
+    pub timestamps: bool,
+    pub since_seconds: Option<i64>,
+    pub since_time: Option<jiff::Timestamp>,
+    pub tail_lines: Option<i64>,
+    pub limit_bytes: Option<i64>,
+}
+
+fn parse_bool(v: &str) -> bool {
+    matches!(v, "true" | "1" | "True" | "TRUE" | "t" | "T")
+}
+
+impl LogOptions {
+    pub fn parse(query: &Query) -> Result<LogOptions, Vec<FieldError>> {
+        let mut errs = Vec::new();
+        let mut int = |key: &str| -> Option<i64> {
+            let v = query.get(key)?;
+            match v.parse::<i64>() {
+                Ok(n) => Some(n),
+                Err(_) => {
+                    errs.push(FieldError::invalid(key, v.as_str(), "must be an integer"));
+                    None
+                }
+            }
+        };
+        let since_seconds = int("sinceSeconds");
+        let tail_lines = int("tailLines");
+        let limit_bytes = int("limitBytes");
+        let since_time = match query.get("sinceTime") {
+            Some(v) => match v.parse::<jiff::Timestamp>() {
+                Ok(t) => Some(t),
+                Err(_) => {
+                    errs.push(FieldError::invalid(
+                        "sinceTime",
+                        v.as_str(),
+                        "must be an RFC3339 time",
+                    ));
+                    None
+                }
+            },
+            None => None,
+        };
+        if tail_lines.is_some_and(|n| n < 0) {
+            errs.push(FieldError::invalid(
+                "tailLines",
+                tail_lines.unwrap_or_default(),
+                "must be greater than or equal to 0",
+            ));
+        }
+        if limit_bytes.is_some_and(|n| n < 1) {
+            errs.push(FieldError::invalid(
+                "limitBytes",
+                limit_bytes.unwrap_or_default(),
+                "must be greater than 0",
+            ));
+        }
+        if since_seconds.is_some() && since_time.is_some() {
+            errs.push(FieldError::forbidden(
+                "",
+                "at most one of `sinceTime` or `sinceSeconds` may be specified",
+            ));
+        }
+        if since_seconds.is_some_and(|n| n < 1) {
+            errs.push(FieldError::invalid(
+                "sinceSeconds",
+                since_seconds.unwrap_or_default(),
+                "must be greater than 0",
+            ));
+        }
+        if !errs.is_empty() {
+            return Err(errs);
+        }
+        Ok(LogOptions {
+            container: query.get("container").filter(|c| !c.is_empty()).cloned(),
+            follow: query.get("follow").is_some_and(|v| parse_bool(v)),
+            previous: query.get("previous").is_some_and(|v| parse_bool(v)),
+            timestamps: query.get("timestamps").is_some_and(|v| parse_bool(v)),
+            since_seconds,
+            since_time,
+            tail_lines,
+            limit_bytes,
+        })
+    }
+}
+
+fn str_at<'a>(v: &'a Value, pointer: &str) -> &'a str {
+    v.pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
+/// Container names in upstream's visiting order: init containers, containers, ephemeral ones.
+fn all_container_names(pod: &Value) -> Vec<String> {
+    ["initContainers", "containers", "ephemeralContainers"]
+        .iter()
+        .flat_map(|field| {
+            pod["spec"][*field]
+                .as_array()
+                .map(|cs| {
+                    cs.iter()
+                        .filter_map(|c| c["name"].as_str().map(str::to_string))
+                        .collect::<Vec<_>>()
+                })
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+fn main_container_names(pod: &Value, field: &str) -> Vec<String> {
+    pod["spec"][field]
+        .as_array()
+        .map(|cs| {
+            cs.iter()
+                .filter_map(|c| c["name"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The log's container, defaulted and checked as upstream's `validateContainer` (pod/strategy.go).
+pub fn log_container(pod: &Value, requested: Option<&str>) -> Result<String, ApiError> {
+    let name = str_at(pod, "/metadata/name");
+    match requested {
+        Some(c) if all_container_names(pod).iter().any(|n| n == c) => Ok(c.to_string()),
+        Some(c) => Err(ApiError::bad_request(format!(
+            "container {c} is not valid for pod {name}"
+        ))),
+        None => {
+            let containers = main_container_names(pod, "containers");
+            match containers.len() {
+                1 => Ok(containers[0].clone()),
+                0 => Err(ApiError::bad_request(format!(
+                    "a container name must be specified for pod {name}"
+                ))),
+                _ => Err(ApiError::bad_request(format!(
+                    "a container name must be specified for pod {name}, choose one of: [{}]",
+                    all_container_names(pod).join(" ")
+                ))),
+            }
+        }
+    }
+}
+
+/// The container of exec/attach, defaulted and checked as upstream's `streamLocation`.
+pub fn stream_container(pod: &Value, requested: Option<&str>) -> Result<String, ApiError> {
+    let name = str_at(pod, "/metadata/name");
+    match requested {
+        Some(c) if all_container_names(pod).iter().any(|n| n == c) => Ok(c.to_string()),
+        Some(c) => Err(ApiError::bad_request(format!(
+            "container {c} is not valid for pod {name}"
+        ))),
+        None => {
+            let containers = main_container_names(pod, "containers");
+            match containers.len() {
+                1 => Ok(containers[0].clone()),
+                0 => Err(ApiError::bad_request(format!(
+                    "a container name must be specified for pod {name}"
+                ))),
+                _ => {
+                    let mut msg = format!(
+                        "a container name must be specified for pod {name}, choose one of: [{}]",
+                        containers.join(" ")
+                    );
+                    let init = main_container_names(pod, "initContainers");
+                    if !init.is_empty() {
+                        msg.push_str(&format!(
+                            " or one of the init containers: [{}]",
+                            init.join(" ")
+                        ));
+                    }
+                    Err(ApiError::bad_request(msg))
+                }
+            }
+        }
+    }
+}
+
+/// The pod's node, when it has one, and whether it is simulated.
+enum NodeKind {
+    Simulated(String),
+    Real(String),
+}
+
+async fn node_of(ctx: &ApiContext, pod: &Value) -> Result<Option<NodeKind>, ApiError> {
+    let node_name = str_at(pod, "/spec/nodeName");
+    if node_name.is_empty() {
+        return Ok(None);
+    }
+    let nodes = catalog::find("", "v1", "nodes").ok_or_else(ApiError::not_found_path)?;
+    let node = match ctx
+        .registry
+        .get(
+            Target {
+                info: nodes,
+                namespace: None,
+            },
+            node_name,
+        )
+        .await
+    {
+        Ok(n) => n,
+        // Upstream fails to find the node's kubelet address the same way.
+        Err(e) if e.is_not_found() => {
+            return Err(ApiError::not_found(
+                &GroupResource::new("", "nodes"),
+                node_name,
+            ));
+        }
+        Err(e) => return Err(e),
+    };
+    let simulated = node
+        .pointer("/metadata/annotations")
+        .and_then(|a| a.get(SIMULATED_ANNOTATION))
+        .and_then(Value::as_str)
+        == Some("simulated");
+    Ok(Some(if simulated {
+        NodeKind::Simulated(node_name.to_string())
+    } else {
+        NodeKind::Real(node_name.to_string())
+    }))
+}
+
+fn unreachable_kubelet(node: &str) -> ApiError {
+    ApiError::internal(format!(
+        "k1s cannot reach the kubelet of node {node}: k1s proxies to no kubelet, and only \
+         simulated nodes (annotation {SIMULATED_ANNOTATION}: simulated) are answered by k1s itself"
+    ))
+}
+
+/// The error every exec/attach/portforward ends with: there is no process to connect to.
+async fn connect_error(ctx: &ApiContext, pod: &Value, sub: &str, query: &Query) -> ApiError {
+    let name = str_at(pod, "/metadata/name");
+    let namespace = str_at(pod, "/metadata/namespace");
+    if sub != "portforward"
+        && let Err(e) = stream_container(pod, query.get("container").map(String::as_str))
+    {
+        return e;
+    }
+    match node_of(ctx, pod).await {
+        Err(e) => e,
+        Ok(None) => ApiError::bad_request(format!("pod {name} does not have a host assigned")),
+        Ok(Some(NodeKind::Real(node))) => unreachable_kubelet(&node),
+        Ok(Some(NodeKind::Simulated(node))) => ApiError::bad_request(format!(
+            "pod {namespace}/{name} runs on simulated node {node}: {sub} is not supported; \
+             nothing runs there"
+        )),
+    }
+}
+
+/// When the container (re)started, or why it has not: from its status, as the kubelet decides.
+fn container_started(
+    pod: &Value,
+    container: &str,
+    previous: bool,
+) -> Result<Option<jiff::Timestamp>, ApiError> {
+    let pod_name = str_at(pod, "/metadata/name");
+    let status = ["initContainerStatuses", "containerStatuses"]
+        .iter()
+        .filter_map(|f| pod["status"][*f].as_array())
+        .flatten()
+        .find(|s| s["name"].as_str() == Some(container));
+    let ts = |v: &Value| v.as_str().and_then(|s| s.parse::<jiff::Timestamp>().ok());
+    let Some(status) = status else {
+        // No status reported yet: a running pod (status written by hand) counts as started.
+        return match str_at(pod, "/status/phase") {
+            "Running" | "Succeeded" | "Failed" if !previous => Ok(ts(&pod["status"]["startTime"])),
+            _ if previous => Err(ApiError::bad_request(format!(
+                "previous terminated container \"{container}\" in pod \"{pod_name}\" not found"
+            ))),
+            _ => Err(ApiError::bad_request(format!(
+                "container \"{container}\" in pod \"{pod_name}\" is waiting to start: ContainerCreating"
+            ))),
+        };
+    };
+    if previous {
+        let last = &status["lastState"]["terminated"];
+        return if last.is_object() {
+            Ok(ts(&last["startedAt"]))
+        } else {
+            Err(ApiError::bad_request(format!(
+                "previous terminated container \"{container}\" in pod \"{pod_name}\" not found"
+            )))
+        };
+    }
+    let state = &status["state"];
+    if state["running"].is_object() {
+        return Ok(ts(&state["running"]["startedAt"]));
+    }
+    if state["terminated"].is_object() {
+        return Ok(ts(&state["terminated"]["startedAt"]));
+    }
+    if status["lastState"]["terminated"].is_object() {
+        return Ok(ts(&status["lastState"]["terminated"]["startedAt"]));
+    }
+    let reason = state["waiting"]["reason"].as_str().unwrap_or_default();
+    Err(ApiError::bad_request(match reason {
+        "ErrImagePull" => format!(
+            "container \"{container}\" in pod \"{pod_name}\" is waiting to start: image can't be pulled"
+        ),
+        "ImagePullBackOff" => format!(
+            "container \"{container}\" in pod \"{pod_name}\" is waiting to start: trying and failing to pull image"
+        ),
+        "" => format!(
+            "container \"{container}\" in pod \"{pod_name}\" is waiting to start - no logs yet"
+        ),
+        r => format!("container \"{container}\" in pod \"{pod_name}\" is waiting to start: {r}"),
+    }))
+}
+
+fn container_image(pod: &Value, container: &str) -> String {
+    ["initContainers", "containers", "ephemeralContainers"]
+        .iter()
+        .filter_map(|f| pod["spec"][*f].as_array())
+        .flatten()
+        .find(|c| c["name"].as_str() == Some(container))
+        .and_then(|c| c["image"].as_str())
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// One synthetic log line and when it was "written".
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogLine {
+    pub at: jiff::Timestamp,
+    pub text: String,
+}
+
+/// The synthetic log of a simulated container.
+pub fn synthetic_log(
+    pod: &Value,
+    container: &str,
+    node: &str,
+    started: jiff::Timestamp,
+) -> Vec<LogLine> {
+    let ns = str_at(pod, "/metadata/namespace");
+    let name = str_at(pod, "/metadata/name");
+    let image = container_image(pod, container);
+    let started_s = started.strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
+    vec![
+        LogLine {
+            at: started,
+            text: format!(
+                "k1s: container {container} of pod {ns}/{name} is simulated (image {image})"
+            ),
+        },
+        LogLine {
+            at: started,
+            text: format!(
+                "k1s: it runs on simulated node {node}, started at {started_s}; no process runs, \
+                 so this is all it logs"
+            ),
+        },
+    ]
+}
+
+/// Applies `sinceSeconds`/`sinceTime`, `tailLines`, `timestamps` and `limitBytes` as the kubelet.
+pub fn render_log(lines: &[LogLine], opts: &LogOptions, now: jiff::Timestamp) -> Vec<u8> {
+    let since = match (opts.since_seconds, opts.since_time) {
+        (Some(s), _) => now.checked_sub(jiff::SignedDuration::from_secs(s)).ok(),
+        (None, Some(t)) => Some(t),
+        _ => None,
+    };
+    let kept: Vec<&LogLine> = lines
+        .iter()
+        .filter(|l| since.is_none_or(|s| l.at >= s))
+        .collect();
+    let skip = match opts.tail_lines {
+        Some(n) => kept.len().saturating_sub(usize::try_from(n).unwrap_or(0)),
+        None => 0,
+    };
+    let mut out = Vec::new();
+    for l in &kept[skip..] {
+        if opts.timestamps {
+            out.extend_from_slice(
+                l.at.strftime("%Y-%m-%dT%H:%M:%S.%9fZ")
+                    .to_string()
+                    .as_bytes(),
+            );
+            out.push(b' ');
+        }
+        out.extend_from_slice(l.text.as_bytes());
+        out.push(b'\n');
+    }
+    if let Some(limit) = opts.limit_bytes.and_then(|l| usize::try_from(l).ok()) {
+        out.truncate(limit);
+    }
+    out
+}
+
+async fn serve_log(ctx: &ApiContext, pod: &Value, opts: LogOptions) -> Result<Response, ApiError> {
+    let container = log_container(pod, opts.container.as_deref())?;
+    let node = match node_of(ctx, pod).await? {
+        // Upstream streams nothing for a pod without a node.
+        None => return Ok(text_stream(Body::empty())),
+        Some(NodeKind::Real(node)) => return Err(unreachable_kubelet(&node)),
+        Some(NodeKind::Simulated(node)) => node,
+    };
+    let started = container_started(pod, &container, opts.previous)?
+        .or_else(|| {
+            str_at(pod, "/metadata/creationTimestamp")
+                .parse::<jiff::Timestamp>()
+                .ok()
+        })
+        .unwrap_or_else(jiff::Timestamp::now);
+    let lines = synthetic_log(pod, &container, &node, started);
+    let body = render_log(&lines, &opts, jiff::Timestamp::now());
+    if !opts.follow || opts.previous {
+        return Ok(text_stream(Body::from(body)));
+    }
+    // follow: the stream stays open until the container stops running, the pod goes away (or is
+    // replaced), the server shuts down or the client hangs up (the body is then dropped).
+    let registry = ctx.registry.clone();
+    let shutdown = ctx.shutdown.clone();
+    let ns = str_at(pod, "/metadata/namespace").to_string();
+    let name = str_at(pod, "/metadata/name").to_string();
+    let uid = str_at(pod, "/metadata/uid").to_string();
+    let first =
+        futures::stream::once(async move { Ok::<Bytes, std::io::Error>(Bytes::from(body)) });
+    let rest = futures::stream::unfold(
+        (registry, shutdown, ns, name, uid, container),
+        |(registry, mut shutdown, ns, name, uid, container)| async move {
+            // Nothing more is ever written: the stream only waits for its end.
+            let end: Option<(Result<Bytes, std::io::Error>, FollowState)> = loop {
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+                    _ = shutdown.changed() => break None,
+                }
+                if *shutdown.borrow() {
+                    break None;
+                }
+                let Some(info) = catalog::find("", "v1", "pods") else {
+                    break None;
+                };
+                let target = Target {
+                    info,
+                    namespace: Some(&ns),
+                };
+                let pod = match registry.get(target, &name).await {
+                    Ok(p) => p,
+                    Err(e) if e.is_not_found() => break None,
+                    Err(_) => continue,
+                };
+                if str_at(&pod, "/metadata/uid") != uid || still_running(&pod, &container).is_none()
+                {
+                    break None;
+                }
+            };
+            end
+        },
+    );
+    use futures::StreamExt;
+    Ok(text_stream(Body::from_stream(first.chain(rest))))
+}
+
+type FollowState = (
+    crate::registry::Registry,
+    tokio::sync::watch::Receiver<bool>,
+    String,
+    String,
+    String,
+    String,
+);
+
+/// `Some(())` while the container may still write (not terminated, pod not finished).
+fn still_running(pod: &Value, container: &str) -> Option<()> {
+    if matches!(str_at(pod, "/status/phase"), "Succeeded" | "Failed") {
+        return None;
+    }
+    if pod["metadata"]["deletionTimestamp"].is_string() {
+        return None;
+    }
+    let terminated = ["initContainerStatuses", "containerStatuses"]
+        .iter()
+        .filter_map(|f| pod["status"][*f].as_array())
+        .flatten()
+        .find(|s| s["name"].as_str() == Some(container))
+        .is_some_and(|s| s["state"]["terminated"].is_object());
+    (!terminated).then_some(())
+}
+
+fn text_stream(body: Body) -> Response {
+    let mut resp = Response::new(body);
+    *resp.status_mut() = StatusCode::OK;
+    resp.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain"),
+    );
+    resp
+}
+
+#[cfg(test)]
+mod tests;
