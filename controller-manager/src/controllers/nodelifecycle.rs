@@ -596,7 +596,9 @@ impl Reconciler for NodeLifecycle {
         {
             node = updated;
         }
-        if ready_status(&node) != "True" {
+        // A node that never reported Ready is left alone until it is marked Unknown (upstream's
+        // processPod returns early without a Ready condition).
+        if condition(&node, "Ready").is_some_and(|c| c.status != "True") {
             self.mark_pods_not_ready(key, now).await;
         }
         // NoExecute tainting: none while every zone is down (upstream's "master disruption").
