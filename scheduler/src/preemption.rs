@@ -75,7 +75,7 @@ fn select_victims(
         return Err(s);
     }
     // Most important first: they are the ones to spare.
-    lower.sort_by(|a, b| b.priority.cmp(&a.priority));
+    lower.sort_by_key(|p| std::cmp::Reverse(p.priority));
     let mut victims = Vec::new();
     for p in lower {
         let Some(i) = taken.iter().position(|(t, _, _)| t.key == p.key) else {

@@ -184,7 +184,7 @@ pub fn filter(s: &FilterState, node: &Node) -> Verdict {
                 Some(_) => {}
             }
         }
-        if !pods_exist && !(s.affinity_counts.is_empty() && s.self_matches_all) {
+        if !(pods_exist || s.affinity_counts.is_empty() && s.self_matches_all) {
             return Err(Status::unresolvable(ERR_AFFINITY));
         }
     }
