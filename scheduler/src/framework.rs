@@ -115,6 +115,7 @@ pub fn fit_error_message(
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use crate::plugins::Code;

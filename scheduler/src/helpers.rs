@@ -203,6 +203,7 @@ pub fn host_ports(pod: &Pod) -> Vec<HostPort> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement;

@@ -214,6 +214,7 @@ pub fn allocatable(node: &Node) -> Resources {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use k8s_openapi::api::core::v1::ResourceRequirements;

@@ -5,6 +5,8 @@
 //! preemption; other schedulerNames left alone; and `k1s scheduler --kubeconfig` with leader
 //! election against a server started with `--disable-scheduler`.
 
+#![allow(clippy::unwrap_used)]
+
 use std::process::{Command, Stdio};
 use std::time::Duration;
 

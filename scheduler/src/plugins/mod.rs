@@ -398,4 +398,5 @@ pub fn node_labels(ni: &NodeInfo) -> &BTreeMap<String, String> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::type_complexity)]
 pub mod tests;
