@@ -173,8 +173,10 @@ struct SchedulerArgs {
     /// The API server and credentials to use.
     #[arg(long)]
     kubeconfig: PathBuf,
-    /// Lead through the Lease kube-system/kube-scheduler before scheduling.
-    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    /// Lead through the Lease kube-system/kube-scheduler before scheduling (a bare
+    /// `--leader-elect` means true, as Go's bool flags).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1,
+          default_missing_value = "true")]
     leader_elect: bool,
 }
 

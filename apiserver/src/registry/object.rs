@@ -220,8 +220,8 @@ pub fn prepare_update(
         let rv = meta::resource_version(&new).map(str::to_string);
         meta::set_resource_version(&mut merged, rv.as_deref().unwrap_or("")).map_err(meta_err)?;
         new = merged;
-    } else if t.info.has_status() {
-        // A main-resource update cannot change status.
+    } else if t.info.has_status() && subresource != Some("binding") {
+        // A main-resource update cannot change status (pods/binding sets PodScheduled).
         match old.get("status") {
             Some(s) => new["status"] = s.clone(),
             None => {

@@ -2,6 +2,7 @@
 //! lists them with upstream's `--controllers` names, aliases and service accounts.
 
 pub mod clusterroleaggregation;
+pub mod controller_utils;
 pub mod cronjob;
 pub mod daemon;
 pub mod deployment;
@@ -9,6 +10,7 @@ pub mod disruption;
 pub mod endpoint;
 pub mod endpointslice;
 pub mod garbagecollector;
+pub mod history;
 pub mod job;
 pub mod namespace;
 pub mod nodelifecycle;
