@@ -217,6 +217,16 @@ pub fn prepare_update(
                 }
             }
         }
+        // Upstream's deploymentStatusStrategy keeps the request's annotations: the deployment
+        // controller records `deployment.kubernetes.io/revision` with its status, which must
+        // not bump the generation as a main-resource annotation change would.
+        let gr = t.group_resource();
+        if gr.group == "apps"
+            && gr.resource == "deployments"
+            && let Some(a) = new.pointer("/metadata/annotations").cloned()
+        {
+            merged["metadata"]["annotations"] = a;
+        }
         let rv = meta::resource_version(&new).map(str::to_string);
         meta::set_resource_version(&mut merged, rv.as_deref().unwrap_or("")).map_err(meta_err)?;
         new = merged;

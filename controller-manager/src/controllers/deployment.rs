@@ -174,17 +174,13 @@ impl DeploymentController {
             .event(&object_reference(d), type_, reason, message);
     }
 
-    /// Writes the deployment's status (and, first, its annotations when `annotations` changed:
-    /// this API server's `/status` keeps metadata), keeping `d` current.
-    async fn persist(&self, d: &mut Deployment, annotations: bool) -> Result<(), Error> {
+    /// Writes the deployment's status, with its annotations (the revision): as upstream's
+    /// status strategy, `/status` of a deployment keeps the request's annotations.
+    async fn persist(&self, d: &mut Deployment) -> Result<(), Error> {
         let api = self.d_api(d);
-        let name = d.name_any();
-        if annotations {
-            let status = d.status.clone();
-            *d = api.replace(&name, &PostParams::default(), d).await?;
-            d.status = status;
-        }
-        *d = api.replace_status(&name, &PostParams::default(), d).await?;
+        *d = api
+            .replace_status(&d.name_any(), &PostParams::default(), d)
+            .await?;
         Ok(())
     }
 
@@ -302,7 +298,7 @@ impl DeploymentController {
                 status_changed = true;
             }
             if annotations || status_changed {
-                self.persist(d, annotations).await?;
+                self.persist(d).await?;
             }
             return Ok((Some(copy), old));
         }
@@ -369,7 +365,7 @@ impl DeploymentController {
                         // A hash collision: count it so the next hash differs.
                         let status = d.status.get_or_insert_with(Default::default);
                         status.collision_count = Some(status.collision_count.unwrap_or(0) + 1);
-                        let _ = self.persist(d, false).await;
+                        let _ = self.persist(d).await;
                         return Err(e.into());
                     }
                 }
@@ -381,7 +377,7 @@ impl DeploymentController {
                         d.status.get_or_insert_with(Default::default),
                         new_condition("Progressing", "False", FAILED_RS_CREATE_REASON, &msg),
                     );
-                    let _ = self.persist(d, false).await;
+                    let _ = self.persist(d).await;
                 }
                 self.event(d, "Warning", FAILED_RS_CREATE_REASON, &msg);
                 return Err(e.into());
@@ -406,7 +402,7 @@ impl DeploymentController {
             status_changed = true;
         }
         if annotations || status_changed {
-            self.persist(d, annotations).await?;
+            self.persist(d).await?;
         }
         Ok((Some(created), old))
     }
@@ -423,7 +419,7 @@ impl DeploymentController {
             return Ok(());
         }
         d.status = Some(status);
-        self.persist(d, false).await
+        self.persist(d).await
     }
 
     /// Upstream's checkPausedConditions: Progressing Unknown with DeploymentPaused /
@@ -447,7 +443,7 @@ impl DeploymentController {
             return Ok(());
         };
         set_condition(d.status.get_or_insert_with(Default::default), c);
-        self.persist(d, false).await
+        self.persist(d).await
     }
 
     /// Upstream's isScalingEvent: an active replica set's desired-replicas annotation differs
@@ -810,7 +806,7 @@ impl DeploymentController {
             return Ok(self.requeue_stuck(d, &status));
         }
         d.status = Some(status);
-        self.persist(d, false).await?;
+        self.persist(d).await?;
         Ok(Action::Done)
     }
 
@@ -865,7 +861,7 @@ impl Reconciler for DeploymentController {
             let st = d.status.get_or_insert_with(Default::default);
             if st.observed_generation.unwrap_or(0) < d.metadata.generation.unwrap_or(0) {
                 st.observed_generation = d.metadata.generation;
-                self.persist(&mut d, false).await?;
+                self.persist(&mut d).await?;
             }
             return Ok(Action::Done);
         }
