@@ -263,7 +263,16 @@ pub fn prepare_update(
     new_meta.remove("managedFields");
     strategy.default(&mut new);
     strategy.prepare_for_update(&mut new, old);
-    if strategy.tracks_generation(t.info) && spec_changed(&new, old) {
+    if matches!(subresource, Some("status")) {
+        // Status strategies never bump the generation (a deployment's annotations written
+        // with its status included).
+        if let (Some(m), Some(g)) = (
+            new.get_mut("metadata").and_then(Value::as_object_mut),
+            old.pointer("/metadata/generation"),
+        ) {
+            m.insert("generation".into(), g.clone());
+        }
+    } else if strategy.tracks_generation(t.info) && spec_changed(&new, old) {
         let g = meta::generation(old).unwrap_or(0) + 1;
         meta::set_generation(&mut new, g).map_err(meta_err)?;
     }
