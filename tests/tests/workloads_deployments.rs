@@ -318,3 +318,34 @@ fn deployments_roll_out_roll_back_scale_and_pause() {
         (rs_of(&c, "web").is_empty() && pods(&c, "default", "app=web").is_empty()).then_some(())
     });
 }
+
+/// End to end with the defaults (scheduler and one simulated node run the pods).
+#[test]
+fn a_deployment_rolls_out_on_simulated_nodes() {
+    let c = TestCluster::start();
+    let status = |args: &[&str]| c.kubectl_ok(args);
+    c.kubectl_ok(&["create", "deployment", "web", "--image=nginx", "--replicas=3"]);
+    let out = status(&["rollout", "status", "deployment/web", "--timeout=90s"]);
+    assert!(out.contains("successfully rolled out"), "{out}");
+    c.kubectl_ok(&["set", "image", "deployment/web", "nginx=nginx:1.27"]);
+    let out = status(&["rollout", "status", "deployment/web", "--timeout=90s"]);
+    assert!(out.contains("successfully rolled out"), "{out}");
+    assert_eq!(rs_of(&c, "web").len(), 2);
+    c.kubectl_ok(&["rollout", "undo", "deployment/web"]);
+    status(&["rollout", "status", "deployment/web", "--timeout=90s"]);
+    assert_eq!(
+        get(&c, &["deployment", "web", "-o", "jsonpath={.spec.template.spec.containers[0].image}"]),
+        "nginx"
+    );
+    c.kubectl_ok(&["scale", "deployment/web", "--replicas=4"]);
+    status(&["rollout", "status", "deployment/web", "--timeout=90s"]);
+    wait_until(WAIT, "4 running pods", || {
+        let p = pod_phases(&c, "default", "app=web");
+        (p.len() == 4 && p.iter().all(|(_, ph)| ph == "Running")).then_some(())
+    });
+    c.kubectl_ok(&["delete", "deployment", "web"]);
+    wait_until(Duration::from_secs(90), "replica sets and pods of web gone", || {
+        (rs_of(&c, "web").is_empty() && pod_phases(&c, "default", "app=web").is_empty())
+            .then_some(())
+    });
+}
