@@ -45,7 +45,10 @@ fn pod_phases(c: &TestCluster, ns: &str, selector: &str) -> Vec<(String, String)
 
 /// Names of the active (not terminating) pods matching `selector` in `ns`.
 fn pods(c: &TestCluster, ns: &str, selector: &str) -> Vec<String> {
-    pod_phases(c, ns, selector).into_iter().map(|(n, _)| n).collect()
+    pod_phases(c, ns, selector)
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect()
 }
 
 /// Makes a pod Running and Ready (as a kubelet would).
@@ -57,7 +60,15 @@ fn make_ready(c: &TestCluster, ns: &str, pod: &str) {
     );
     // A pod deleted meanwhile is fine.
     let _ = c.kubectl(&[
-        "patch", "pod", pod, "-n", ns, "--subresource=status", "--type=merge", "-p", &status,
+        "patch",
+        "pod",
+        pod,
+        "-n",
+        ns,
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        &status,
     ]);
 }
 
@@ -100,20 +111,42 @@ fn replica_sets_and_replication_controllers_keep_their_pods() {
     );
     let created = wait_pods(&c, "default", "app=fe", 3);
     for p in &created {
-        assert!(p.starts_with("frontend-") && p.len() == "frontend-".len() + 5, "{p}");
-        let owner = get(&c, &["pod", p, "-o", "jsonpath={.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}/{.metadata.ownerReferences[0].controller}"]);
+        assert!(
+            p.starts_with("frontend-") && p.len() == "frontend-".len() + 5,
+            "{p}"
+        );
+        let owner = get(
+            &c,
+            &[
+                "pod",
+                p,
+                "-o",
+                "jsonpath={.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}/{.metadata.ownerReferences[0].controller}",
+            ],
+        );
         assert_eq!(owner, "ReplicaSet/frontend/true");
     }
     wait_until(WAIT, "SuccessfulCreate events", || {
         let e = events(&c, "default", "frontend");
-        (e.matches("SuccessfulCreate: Created pod: frontend-").count() == 3).then_some(())
+        (e.matches("SuccessfulCreate: Created pod: frontend-")
+            .count()
+            == 3)
+            .then_some(())
     });
     // Ready pods show in the status.
     for p in &created {
         make_ready(&c, "default", p);
     }
     wait_until(WAIT, "status of 3 ready pods", || {
-        let s = get(&c, &["rs", "frontend", "-o", "jsonpath={.status.replicas}/{.status.fullyLabeledReplicas}/{.status.readyReplicas}/{.status.availableReplicas}/{.status.observedGeneration}"]);
+        let s = get(
+            &c,
+            &[
+                "rs",
+                "frontend",
+                "-o",
+                "jsonpath={.status.replicas}/{.status.fullyLabeledReplicas}/{.status.readyReplicas}/{.status.availableReplicas}/{.status.observedGeneration}",
+            ],
+        );
         (s == "3/3/3/3/1").then_some(())
     });
 
@@ -124,7 +157,10 @@ fn replica_sets_and_replication_controllers_keep_their_pods() {
     assert_eq!(fresh.len(), 1);
     c.kubectl_ok(&["scale", "rs", "frontend", "--replicas=3"]);
     let three = wait_pods(&c, "default", "app=fe", 3);
-    assert!(!three.contains(fresh[0]), "the not-ready pod goes first: {three:?}");
+    assert!(
+        !three.contains(fresh[0]),
+        "the not-ready pod goes first: {three:?}"
+    );
     wait_until(WAIT, "a SuccessfulDelete event", || {
         events(&c, "default", "frontend")
             .contains(&format!("SuccessfulDelete: Deleted pod: {}", fresh[0]))
@@ -141,13 +177,29 @@ fn replica_sets_and_replication_controllers_keep_their_pods() {
     let adopted = wait_pods(&c, "default", "app=adopt", 2);
     assert!(adopted.contains(&"orphan".to_string()), "{adopted:?}");
     wait_until(WAIT, "the orphan adopted", || {
-        let o = get(&c, &["pod", "orphan", "-o", "jsonpath={.metadata.ownerReferences[0].name}"]);
+        let o = get(
+            &c,
+            &[
+                "pod",
+                "orphan",
+                "-o",
+                "jsonpath={.metadata.ownerReferences[0].name}",
+            ],
+        );
         (o == "adopter").then_some(())
     });
     // A pod relabelled out of the selector is released and replaced.
     c.kubectl_ok(&["label", "pod", "orphan", "app=gone", "--overwrite"]);
     wait_until(WAIT, "the relabelled pod released", || {
-        let o = get(&c, &["pod", "orphan", "-o", "jsonpath={.metadata.ownerReferences}"]);
+        let o = get(
+            &c,
+            &[
+                "pod",
+                "orphan",
+                "-o",
+                "jsonpath={.metadata.ownerReferences}",
+            ],
+        );
         (o.is_empty() || o == "[]").then_some(())
     });
     let replaced = wait_pods(&c, "default", "app=adopt", 2);
@@ -160,7 +212,17 @@ fn replica_sets_and_replication_controllers_keep_their_pods() {
         "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: capped, namespace: q}\nspec:\n  replicas: 3\n  selector: {matchLabels: {app: capped}}\n  template:\n    metadata: {labels: {app: capped}}\n    spec: {containers: [{name: c, image: nginx, resources: {limits: {cpu: 10m, memory: 10Mi}}}]}\n",
     );
     wait_until(WAIT, "ReplicaFailure FailedCreate", || {
-        let s = get(&c, &["rs", "capped", "-n", "q", "-o", r#"jsonpath={.status.conditions[?(@.type=="ReplicaFailure")].reason}"#]);
+        let s = get(
+            &c,
+            &[
+                "rs",
+                "capped",
+                "-n",
+                "q",
+                "-o",
+                r#"jsonpath={.status.conditions[?(@.type=="ReplicaFailure")].reason}"#,
+            ],
+        );
         (s == "FailedCreate").then_some(())
     });
     assert!(events(&c, "q", "capped").contains("FailedCreate: Error creating: "));
@@ -171,13 +233,29 @@ fn replica_sets_and_replication_controllers_keep_their_pods() {
         "apiVersion: v1\nkind: ReplicationController\nmetadata: {name: legacy, namespace: default}\nspec:\n  replicas: 2\n  selector: {app: legacy}\n  template:\n    metadata: {labels: {app: legacy}}\n    spec: {containers: [{name: c, image: nginx}]}\n",
     );
     let rc_pods = wait_pods(&c, "default", "app=legacy", 2);
-    let owner = get(&c, &["pod", &rc_pods[0], "-o", "jsonpath={.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].apiVersion}"]);
+    let owner = get(
+        &c,
+        &[
+            "pod",
+            &rc_pods[0],
+            "-o",
+            "jsonpath={.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].apiVersion}",
+        ],
+    );
     assert_eq!(owner, "ReplicationController/v1");
     for p in &rc_pods {
         make_ready(&c, "default", p);
     }
     wait_until(WAIT, "the RC's status", || {
-        let s = get(&c, &["rc", "legacy", "-o", "jsonpath={.status.replicas}/{.status.readyReplicas}/{.status.availableReplicas}"]);
+        let s = get(
+            &c,
+            &[
+                "rc",
+                "legacy",
+                "-o",
+                "jsonpath={.status.replicas}/{.status.readyReplicas}/{.status.availableReplicas}",
+            ],
+        );
         (s == "2/2/2").then_some(())
     });
     c.kubectl_ok(&["scale", "rc", "legacy", "--replicas=0"]);
@@ -186,18 +264,27 @@ fn replica_sets_and_replication_controllers_keep_their_pods() {
 
 /// Drives pods ready until `kubectl rollout status` would report success.
 fn roll_out(c: &TestCluster, name: &str, selector: &str) {
-    wait_until(Duration::from_secs(90), &format!("deployment {name} rolled out"), || {
-        ready_all(c, "default", selector);
-        let out = c.kubectl(&["rollout", "status", &format!("deployment/{name}"), "--watch=false"]);
-        String::from_utf8_lossy(&out.stdout)
-            .contains("successfully rolled out")
-            .then_some(())
-    });
+    wait_until(
+        Duration::from_secs(90),
+        &format!("deployment {name} rolled out"),
+        || {
+            ready_all(c, "default", selector);
+            let out = c.kubectl(&[
+                "rollout",
+                "status",
+                &format!("deployment/{name}"),
+                "--watch=false",
+            ]);
+            String::from_utf8_lossy(&out.stdout)
+                .contains("successfully rolled out")
+                .then_some(())
+        },
+    );
 }
 
 fn rs_of(c: &TestCluster, deployment: &str) -> Vec<(String, String, String)> {
     let out = get(
-        &c,
+        c,
         &[
             "rs",
             "-l",
@@ -217,7 +304,13 @@ fn rs_of(c: &TestCluster, deployment: &str) -> Vec<(String, String, String)> {
 #[test]
 fn deployments_roll_out_roll_back_scale_and_pause() {
     let c = cluster();
-    c.kubectl_ok(&["create", "deployment", "web", "--image=nginx", "--replicas=3"]);
+    c.kubectl_ok(&[
+        "create",
+        "deployment",
+        "web",
+        "--image=nginx",
+        "--replicas=3",
+    ]);
     roll_out(&c, "web", "app=web");
     let first = rs_of(&c, "web");
     assert_eq!(first.len(), 1, "{first:?}");
@@ -225,24 +318,73 @@ fn deployments_roll_out_roll_back_scale_and_pause() {
     assert_eq!((replicas.as_str(), revision.as_str()), ("3", "1"));
     let hash = rs1.strip_prefix("web-").expect("web-<hash>");
     assert!(
-        !hash.is_empty() && hash.chars().all(|ch| "bcdfghjklmnpqrstvwxz2456789".contains(ch)),
+        !hash.is_empty()
+            && hash
+                .chars()
+                .all(|ch| "bcdfghjklmnpqrstvwxz2456789".contains(ch)),
         "{rs1}"
     );
-    let rs_meta = get(&c, &["rs", &rs1, "-o", r#"jsonpath={.metadata.labels.pod-template-hash} {.spec.selector.matchLabels.pod-template-hash} {.metadata.annotations.deployment\.kubernetes\.io/desired-replicas} {.metadata.annotations.deployment\.kubernetes\.io/max-replicas} {.metadata.ownerReferences[0].kind}"#]);
+    let rs_meta = get(
+        &c,
+        &[
+            "rs",
+            &rs1,
+            "-o",
+            r#"jsonpath={.metadata.labels.pod-template-hash} {.spec.selector.matchLabels.pod-template-hash} {.metadata.annotations.deployment\.kubernetes\.io/desired-replicas} {.metadata.annotations.deployment\.kubernetes\.io/max-replicas} {.metadata.ownerReferences[0].kind}"#,
+        ],
+    );
     assert_eq!(rs_meta, format!("{hash} {hash} 3 4 Deployment"));
-    let status = get(&c, &["deployment", "web", "-o", r#"jsonpath={.status.replicas}/{.status.updatedReplicas}/{.status.readyReplicas}/{.status.availableReplicas}/{.status.observedGeneration}"#]);
+    let status = get(
+        &c,
+        &[
+            "deployment",
+            "web",
+            "-o",
+            r#"jsonpath={.status.replicas}/{.status.updatedReplicas}/{.status.readyReplicas}/{.status.availableReplicas}/{.status.observedGeneration}"#,
+        ],
+    );
     assert_eq!(status, "3/3/3/3/1");
-    let available = get(&c, &["deployment", "web", "-o", r#"jsonpath={.status.conditions[?(@.type=="Available")].reason}: {.status.conditions[?(@.type=="Available")].message}"#]);
-    assert_eq!(available, "MinimumReplicasAvailable: Deployment has minimum availability.");
+    let available = get(
+        &c,
+        &[
+            "deployment",
+            "web",
+            "-o",
+            r#"jsonpath={.status.conditions[?(@.type=="Available")].reason}: {.status.conditions[?(@.type=="Available")].message}"#,
+        ],
+    );
+    assert_eq!(
+        available,
+        "MinimumReplicasAvailable: Deployment has minimum availability."
+    );
     wait_until(WAIT, "Progressing NewReplicaSetAvailable", || {
-        let p = get(&c, &["deployment", "web", "-o", r#"jsonpath={.status.conditions[?(@.type=="Progressing")].reason}: {.status.conditions[?(@.type=="Progressing")].message}"#]);
-        (p == format!("NewReplicaSetAvailable: ReplicaSet \"{rs1}\" has successfully progressed.")).then_some(())
+        let p = get(
+            &c,
+            &[
+                "deployment",
+                "web",
+                "-o",
+                r#"jsonpath={.status.conditions[?(@.type=="Progressing")].reason}: {.status.conditions[?(@.type=="Progressing")].message}"#,
+            ],
+        );
+        (p == format!("NewReplicaSetAvailable: ReplicaSet \"{rs1}\" has successfully progressed."))
+            .then_some(())
     });
     assert_eq!(
-        get(&c, &["deployment", "web", "-o", r#"jsonpath={.metadata.annotations.deployment\.kubernetes\.io/revision}"#]),
+        get(
+            &c,
+            &[
+                "deployment",
+                "web",
+                "-o",
+                r#"jsonpath={.metadata.annotations.deployment\.kubernetes\.io/revision}"#
+            ]
+        ),
         "1"
     );
-    assert!(events(&c, "default", "web").contains(&format!("ScalingReplicaSet: Scaled up replica set {rs1} from 0 to 3")));
+    assert!(events(&c, "default", "web").contains(&format!(
+        "ScalingReplicaSet: Scaled up replica set {rs1} from 0 to 3"
+    )));
     c.kubectl_ok(&["rollout", "status", "deployment/web", "--timeout=30s"]);
 
     // A new image rolls out through a second replica set.
@@ -252,11 +394,20 @@ fn deployments_roll_out_roll_back_scale_and_pause() {
     assert_eq!(second.len(), 2, "{second:?}");
     let (rs2, replicas, revision) = second.iter().find(|r| r.0 != rs1).cloned().expect("new rs");
     assert_eq!((replicas.as_str(), revision.as_str()), ("3", "2"));
-    assert!(second.iter().any(|r| r.0 == rs1 && r.1 == "0"), "{second:?}");
+    assert!(
+        second.iter().any(|r| r.0 == rs1 && r.1 == "0"),
+        "{second:?}"
+    );
     let ev = events(&c, "default", "web");
-    assert!(ev.contains(&format!("Scaled down replica set {rs1} from")), "{ev}");
+    assert!(
+        ev.contains(&format!("Scaled down replica set {rs1} from")),
+        "{ev}"
+    );
     let history = c.kubectl_ok(&["rollout", "history", "deployment/web"]);
-    assert!(history.contains("1 ") && history.contains("2 "), "{history}");
+    assert!(
+        history.contains("1 ") && history.contains("2 "),
+        "{history}"
+    );
 
     // Undo goes back to the first template: its replica set becomes revision 3.
     c.kubectl_ok(&["rollout", "undo", "deployment/web"]);
@@ -267,10 +418,26 @@ fn deployments_roll_out_roll_back_scale_and_pause() {
             .any(|r| r.0 == rs1 && r.1 == "3" && r.2 == "3")
             .then_some(())
     });
-    let hist = get(&c, &["rs", &rs1, "-o", r#"jsonpath={.metadata.annotations.deployment\.kubernetes\.io/revision-history}"#]);
+    let hist = get(
+        &c,
+        &[
+            "rs",
+            &rs1,
+            "-o",
+            r#"jsonpath={.metadata.annotations.deployment\.kubernetes\.io/revision-history}"#,
+        ],
+    );
     assert_eq!(hist, "1");
     assert_eq!(
-        get(&c, &["deployment", "web", "-o", "jsonpath={.spec.template.spec.containers[0].image}"]),
+        get(
+            &c,
+            &[
+                "deployment",
+                "web",
+                "-o",
+                "jsonpath={.spec.template.spec.containers[0].image}"
+            ]
+        ),
         "nginx"
     );
     assert!(rs_of(&c, "web").iter().any(|r| r.0 == rs2 && r.1 == "0"));
@@ -278,14 +445,25 @@ fn deployments_roll_out_roll_back_scale_and_pause() {
     // Scaling.
     c.kubectl_ok(&["scale", "deployment/web", "--replicas=5"]);
     wait_until(WAIT, "the replica set scaled to 5", || {
-        rs_of(&c, "web").iter().any(|r| r.0 == rs1 && r.1 == "5").then_some(())
+        rs_of(&c, "web")
+            .iter()
+            .any(|r| r.0 == rs1 && r.1 == "5")
+            .then_some(())
     });
     roll_out(&c, "web", "app=web");
 
     // Paused: no rollout; resumed: the rollout happens.
     c.kubectl_ok(&["rollout", "pause", "deployment/web"]);
     wait_until(WAIT, "Progressing DeploymentPaused", || {
-        let p = get(&c, &["deployment", "web", "-o", r#"jsonpath={.status.conditions[?(@.type=="Progressing")].reason}"#]);
+        let p = get(
+            &c,
+            &[
+                "deployment",
+                "web",
+                "-o",
+                r#"jsonpath={.status.conditions[?(@.type=="Progressing")].reason}"#,
+            ],
+        );
         (p == "DeploymentPaused").then_some(())
     });
     c.kubectl_ok(&["set", "image", "deployment/web", "nginx=nginx:1.28"]);
@@ -296,7 +474,14 @@ fn deployments_roll_out_roll_back_scale_and_pause() {
     assert_eq!(rs_of(&c, "web").len(), 3);
 
     // revisionHistoryLimit: old replica sets scaled to zero beyond the limit are deleted.
-    c.kubectl_ok(&["patch", "deployment", "web", "--type=merge", "-p", r#"{"spec":{"revisionHistoryLimit":1}}"#]);
+    c.kubectl_ok(&[
+        "patch",
+        "deployment",
+        "web",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"revisionHistoryLimit":1}}"#,
+    ]);
     wait_until(WAIT, "old replica sets cleaned up", || {
         (rs_of(&c, "web").len() == 2).then_some(())
     });
@@ -310,7 +495,10 @@ fn deployments_roll_out_roll_back_scale_and_pause() {
     roll_out(&c, "batchy", "app=batchy");
     let rs = rs_of(&c, "batchy");
     assert_eq!(rs.len(), 2);
-    assert!(rs.iter().any(|r| r.1 == "0") && rs.iter().any(|r| r.1 == "2"), "{rs:?}");
+    assert!(
+        rs.iter().any(|r| r.1 == "0") && rs.iter().any(|r| r.1 == "2"),
+        "{rs:?}"
+    );
 
     // Deleting the deployment takes its replica sets and pods with it.
     c.kubectl_ok(&["delete", "deployment", "web"]);
@@ -324,7 +512,13 @@ fn deployments_roll_out_roll_back_scale_and_pause() {
 fn a_deployment_rolls_out_on_simulated_nodes() {
     let c = TestCluster::start();
     let status = |args: &[&str]| c.kubectl_ok(args);
-    c.kubectl_ok(&["create", "deployment", "web", "--image=nginx", "--replicas=3"]);
+    c.kubectl_ok(&[
+        "create",
+        "deployment",
+        "web",
+        "--image=nginx",
+        "--replicas=3",
+    ]);
     let out = status(&["rollout", "status", "deployment/web", "--timeout=90s"]);
     assert!(out.contains("successfully rolled out"), "{out}");
     c.kubectl_ok(&["set", "image", "deployment/web", "nginx=nginx:1.27"]);
@@ -334,7 +528,15 @@ fn a_deployment_rolls_out_on_simulated_nodes() {
     c.kubectl_ok(&["rollout", "undo", "deployment/web"]);
     status(&["rollout", "status", "deployment/web", "--timeout=90s"]);
     assert_eq!(
-        get(&c, &["deployment", "web", "-o", "jsonpath={.spec.template.spec.containers[0].image}"]),
+        get(
+            &c,
+            &[
+                "deployment",
+                "web",
+                "-o",
+                "jsonpath={.spec.template.spec.containers[0].image}"
+            ]
+        ),
         "nginx"
     );
     c.kubectl_ok(&["scale", "deployment/web", "--replicas=4"]);
@@ -344,8 +546,12 @@ fn a_deployment_rolls_out_on_simulated_nodes() {
         (p.len() == 4 && p.iter().all(|(_, ph)| ph == "Running")).then_some(())
     });
     c.kubectl_ok(&["delete", "deployment", "web"]);
-    wait_until(Duration::from_secs(90), "replica sets and pods of web gone", || {
-        (rs_of(&c, "web").is_empty() && pod_phases(&c, "default", "app=web").is_empty())
-            .then_some(())
-    });
+    wait_until(
+        Duration::from_secs(90),
+        "replica sets and pods of web gone",
+        || {
+            (rs_of(&c, "web").is_empty() && pod_phases(&c, "default", "app=web").is_empty())
+                .then_some(())
+        },
+    );
 }

@@ -99,7 +99,8 @@ pub fn start(ctx: ControllerContext) {
                 if old.metadata.resource_version == new.metadata.resource_version {
                     return;
                 }
-                let (old_ref, new_ref) = (controller_ref(&old.metadata), controller_ref(&new.metadata));
+                let (old_ref, new_ref) =
+                    (controller_ref(&old.metadata), controller_ref(&new.metadata));
                 if old_ref != new_ref
                     && let Some(k) = resolve(&ds, &old.metadata)
                 {
@@ -125,7 +126,9 @@ pub fn start(ctx: ControllerContext) {
         let (queue, ds, rs_store) = (queue.clone(), deployments.store(), rss.store());
         pods.add_handler(move |d: &Delta<Pod>| {
             let Delta::Deleted(pod) = d else { return };
-            let Some(r) = controller_ref(&pod.metadata) else { return };
+            let Some(r) = controller_ref(&pod.metadata) else {
+                return;
+            };
             if r.kind != "ReplicaSet" {
                 return;
             }
@@ -157,7 +160,8 @@ fn other_err(e: impl std::fmt::Display) -> Error {
 /// Sorts replica sets oldest first (ties by name), upstream's ReplicaSetsByCreationTimestamp.
 fn by_age(a: &ReplicaSet, b: &ReplicaSet) -> std::cmp::Ordering {
     let t = |r: &ReplicaSet| r.metadata.creation_timestamp.as_ref().map(|t| t.0);
-    t(a).cmp(&t(b)).then_with(|| a.metadata.name.cmp(&b.metadata.name))
+    t(a).cmp(&t(b))
+        .then_with(|| a.metadata.name.cmp(&b.metadata.name))
 }
 
 impl DeploymentController {
@@ -228,7 +232,10 @@ impl DeploymentController {
                 d,
                 "Normal",
                 "ScalingReplicaSet",
-                &format!("Scaled {op} replica set {} from {old} to {scale}", written.name_any()),
+                &format!(
+                    "Scaled {op} replica set {} from {old} to {scale}",
+                    written.name_any()
+                ),
             );
         }
         Ok((size_changed, written))
@@ -242,7 +249,11 @@ impl DeploymentController {
         rs_list: &mut [ReplicaSet],
         create: bool,
     ) -> Result<(Option<ReplicaSet>, Vec<ReplicaSet>), Error> {
-        let template = d.spec.as_ref().map(|s| s.template.clone()).unwrap_or_default();
+        let template = d
+            .spec
+            .as_ref()
+            .map(|s| s.template.clone())
+            .unwrap_or_default();
         let mut sorted: Vec<ReplicaSet> = rs_list.to_vec();
         sorted.sort_by(by_age);
         let existing = sorted
@@ -256,7 +267,11 @@ impl DeploymentController {
             .cloned();
         let old: Vec<ReplicaSet> = sorted
             .into_iter()
-            .filter(|rs| existing.as_ref().is_none_or(|e| e.metadata.uid != rs.metadata.uid))
+            .filter(|rs| {
+                existing
+                    .as_ref()
+                    .is_none_or(|e| e.metadata.uid != rs.metadata.uid)
+            })
             .collect();
         let new_revision = max_revision(&old) + 1;
         let ns = d.namespace().unwrap_or_default();
@@ -273,7 +288,10 @@ impl DeploymentController {
                     .replace(&copy.name_any(), &PostParams::default(), &copy)
                     .await?;
                 // Later steps of this sync start from what was written.
-                if let Some(slot) = rs_list.iter_mut().find(|r| r.metadata.uid == written.metadata.uid) {
+                if let Some(slot) = rs_list
+                    .iter_mut()
+                    .find(|r| r.metadata.uid == written.metadata.uid)
+                {
                     *slot = written.clone();
                 }
                 return Ok((Some(written), old));
@@ -288,7 +306,11 @@ impl DeploymentController {
             let annotations = set_deployment_revision(d, &rev);
             let mut status_changed = false;
             if progress_deadline(d).is_some()
-                && get_condition(d.status.as_ref().unwrap_or(&Default::default()), "Progressing").is_none()
+                && get_condition(
+                    d.status.as_ref().unwrap_or(&Default::default()),
+                    "Progressing",
+                )
+                .is_none()
             {
                 let msg = format!("Found new replica set {:?}", copy.name_any());
                 set_condition(
@@ -326,7 +348,10 @@ impl DeploymentController {
                 name: Some(name.clone()),
                 namespace: Some(ns.clone()),
                 owner_references: Some(vec![new_controller_ref(d)]),
-                labels: new_template.metadata.as_ref().and_then(|m| m.labels.clone()),
+                labels: new_template
+                    .metadata
+                    .as_ref()
+                    .and_then(|m| m.labels.clone()),
                 ..Default::default()
             },
             spec: Some(ReplicaSetSpec {
@@ -344,7 +369,11 @@ impl DeploymentController {
         set_rs_replicas(&mut new_rs, count);
         set_new_rs_annotations(d, &mut new_rs, new_revision, false);
         let mut already_exists = false;
-        let created = match self.rs_api(&ns).create(&PostParams::default(), &new_rs).await {
+        let created = match self
+            .rs_api(&ns)
+            .create(&PostParams::default(), &new_rs)
+            .await
+        {
             Ok(rs) => rs,
             Err(e) if is_conflict(&e) => {
                 already_exists = true;
@@ -371,7 +400,10 @@ impl DeploymentController {
                 }
             }
             Err(e) => {
-                let msg = format!("Failed to create new replica set {name:?}: {}", error_message(&e));
+                let msg = format!(
+                    "Failed to create new replica set {name:?}: {}",
+                    error_message(&e)
+                );
                 if progress_deadline(d).is_some() {
                     set_condition(
                         d.status.get_or_insert_with(Default::default),
@@ -388,7 +420,10 @@ impl DeploymentController {
                 d,
                 "Normal",
                 "ScalingReplicaSet",
-                &format!("Scaled up replica set {} from 0 to {count}", created.name_any()),
+                &format!(
+                    "Scaled up replica set {} from 0 to {count}",
+                    created.name_any()
+                ),
             );
         }
         let annotations = set_deployment_revision(d, &new_revision.to_string());
@@ -436,9 +471,19 @@ impl DeploymentController {
         let paused_cond = cond.is_some_and(|c| c.reason.as_deref() == Some(PAUSED_REASON));
         let paused = d.spec.as_ref().and_then(|s| s.paused).unwrap_or(false);
         let c = if paused && !paused_cond {
-            new_condition("Progressing", "Unknown", PAUSED_REASON, "Deployment is paused")
+            new_condition(
+                "Progressing",
+                "Unknown",
+                PAUSED_REASON,
+                "Deployment is paused",
+            )
         } else if !paused && paused_cond {
-            new_condition("Progressing", "Unknown", RESUMED_REASON, "Deployment is resumed")
+            new_condition(
+                "Progressing",
+                "Unknown",
+                RESUMED_REASON,
+                "Deployment is resumed",
+            )
         } else {
             return Ok(());
         };
@@ -448,7 +493,11 @@ impl DeploymentController {
 
     /// Upstream's isScalingEvent: an active replica set's desired-replicas annotation differs
     /// from the deployment's replicas.
-    async fn is_scaling_event(&self, d: &mut Deployment, rs_list: &mut [ReplicaSet]) -> Result<bool, Error> {
+    async fn is_scaling_event(
+        &self,
+        d: &mut Deployment,
+        rs_list: &mut [ReplicaSet],
+    ) -> Result<bool, Error> {
         let (new_rs, old) = self.new_and_old(d, &mut *rs_list, false).await?;
         let want = replicas(d);
         Ok(old
@@ -504,7 +553,8 @@ impl DeploymentController {
         }) {
             // The new replica set is saturated: old ones go to zero.
             for rs in &active {
-                if Some(rs.metadata.uid.clone()) != new_rs.as_ref().map(|n| n.metadata.uid.clone()) {
+                if Some(rs.metadata.uid.clone()) != new_rs.as_ref().map(|n| n.metadata.uid.clone())
+                {
                     sizes.insert(rs.name_any(), 0);
                 }
             }
@@ -513,9 +563,17 @@ impl DeploymentController {
             let current: i32 = active.iter().map(|r| rs_replicas(r)).sum();
             let allowed = if want > 0 { want + max_surge(d) } else { 0 };
             if allowed > current {
-                active.sort_by(|a, b| rs_replicas(b).cmp(&rs_replicas(a)).then_with(|| by_age(b, a)));
+                active.sort_by(|a, b| {
+                    rs_replicas(b)
+                        .cmp(&rs_replicas(a))
+                        .then_with(|| by_age(b, a))
+                });
             } else if allowed < current {
-                active.sort_by(|a, b| rs_replicas(b).cmp(&rs_replicas(a)).then_with(|| by_age(a, b)));
+                active.sort_by(|a, b| {
+                    rs_replicas(b)
+                        .cmp(&rs_replicas(a))
+                        .then_with(|| by_age(a, b))
+                });
             }
             for (rs, size) in active.iter().zip(proportional_sizes(d, &active)) {
                 sizes.insert(rs.name_any(), size);
@@ -554,7 +612,11 @@ impl DeploymentController {
         }
         alive.sort_by(|a, b| revision(a).cmp(&revision(b)).then_with(|| by_age(a, b)));
         for rs in alive.into_iter().take(diff as usize) {
-            let observed = rs.status.as_ref().and_then(|s| s.observed_generation).unwrap_or(0);
+            let observed = rs
+                .status
+                .as_ref()
+                .and_then(|s| s.observed_generation)
+                .unwrap_or(0);
             if rs_status_replicas(rs) != 0
                 || rs_replicas(rs) != 0
                 || rs.metadata.generation.unwrap_or(0) > observed
@@ -575,7 +637,11 @@ impl DeploymentController {
     }
 
     /// Upstream's rolloutRolling.
-    async fn rollout_rolling(&self, d: &mut Deployment, rs_list: &mut [ReplicaSet]) -> Result<Action, Error> {
+    async fn rollout_rolling(
+        &self,
+        d: &mut Deployment,
+        rs_list: &mut [ReplicaSet],
+    ) -> Result<Action, Error> {
         let (new_rs, old) = self.new_and_old(d, &mut *rs_list, true).await?;
         let Some(mut new_rs) = new_rs else {
             return Err(other_err("no new replica set"));
@@ -644,7 +710,7 @@ impl DeploymentController {
             cleaned += down;
         }
         // Then scale down healthy ones while availability stays above the minimum.
-        let available: i32 = old.iter().map(|r| rs_available(r)).sum::<i32>() + rs_available(new_rs);
+        let available: i32 = old.iter().map(rs_available).sum::<i32>() + rs_available(new_rs);
         let mut scaled = 0;
         if available > min_available {
             let total = available - min_available;
@@ -667,7 +733,11 @@ impl DeploymentController {
 
     /// Upstream's rolloutRecreate: old replica sets to zero, wait for their pods to go, then
     /// the new one to full size.
-    async fn rollout_recreate(&self, d: &mut Deployment, rs_list: &mut [ReplicaSet]) -> Result<Action, Error> {
+    async fn rollout_recreate(
+        &self,
+        d: &mut Deployment,
+        rs_list: &mut [ReplicaSet],
+    ) -> Result<Action, Error> {
         let (new_rs, mut old) = self.new_and_old(d, &mut *rs_list, false).await?;
         let mut scaled_down = false;
         for rs in old.iter_mut() {
@@ -699,11 +769,19 @@ impl DeploymentController {
     }
 
     /// Whether pods of old replica sets still run (upstream's oldPodsRunning).
-    fn old_pods_running(&self, d: &Deployment, new_rs: Option<&ReplicaSet>, old: &[ReplicaSet]) -> bool {
+    fn old_pods_running(
+        &self,
+        d: &Deployment,
+        new_rs: Option<&ReplicaSet>,
+        old: &[ReplicaSet],
+    ) -> bool {
         if old.iter().map(rs_status_replicas).sum::<i32>() > 0 {
             return true;
         }
-        let old_uids: Vec<&str> = old.iter().filter_map(|r| r.metadata.uid.as_deref()).collect();
+        let old_uids: Vec<&str> = old
+            .iter()
+            .filter_map(|r| r.metadata.uid.as_deref())
+            .collect();
         let new_uid = new_rs.and_then(|r| r.metadata.uid.as_deref());
         self.pods
             .list_namespace(&d.namespace().unwrap_or_default())
@@ -752,7 +830,10 @@ impl DeploymentController {
                     Some(n) => format!("ReplicaSet {n:?} has successfully progressed."),
                     None => format!("Deployment {:?} has successfully progressed.", d.name_any()),
                 };
-                set_condition(&mut status, new_condition("Progressing", "True", NEW_RS_AVAILABLE_REASON, &msg));
+                set_condition(
+                    &mut status,
+                    new_condition("Progressing", "True", NEW_RS_AVAILABLE_REASON, &msg),
+                );
             } else if deployment_progressing(d, &status) {
                 let msg = match &name {
                     Some(n) => format!("ReplicaSet {n:?} is progressing."),
@@ -771,7 +852,10 @@ impl DeploymentController {
                     Some(n) => format!("ReplicaSet {n:?} has timed out progressing."),
                     None => format!("Deployment {:?} has timed out progressing.", d.name_any()),
                 };
-                set_condition(&mut status, new_condition("Progressing", "False", TIMED_OUT_REASON, &msg));
+                set_condition(
+                    &mut status,
+                    new_condition("Progressing", "False", TIMED_OUT_REASON, &msg),
+                );
             }
         }
         // A replica set's ReplicaFailure becomes the deployment's.
@@ -811,11 +895,19 @@ impl DeploymentController {
     }
 
     /// Upstream's requeueStuckDeployment: look again when the progress deadline would pass.
-    fn requeue_stuck(&self, d: &Deployment, status: &k8s_openapi::api::apps::v1::DeploymentStatus) -> Action {
+    fn requeue_stuck(
+        &self,
+        d: &Deployment,
+        status: &k8s_openapi::api::apps::v1::DeploymentStatus,
+    ) -> Action {
         let Some(deadline) = progress_deadline(d) else {
             return Action::Done;
         };
-        let Some(cur) = d.status.as_ref().and_then(|s| get_condition(s, "Progressing")) else {
+        let Some(cur) = d
+            .status
+            .as_ref()
+            .and_then(|s| get_condition(s, "Progressing"))
+        else {
             return Action::Done;
         };
         if deployment_complete(d, status) || cur.reason.as_deref() == Some(TIMED_OUT_REASON) {

@@ -458,9 +458,7 @@ impl<K: ReplicaSetLike> Manager<K> {
     async fn update_status(&self, set: &K, mut status: ReplicaSetStatus) -> Result<K, Error> {
         let generation = set.meta().generation.unwrap_or(0);
         let current = status_of(set);
-        if current == status
-            && current.observed_generation.unwrap_or(0) == generation
-        {
+        if current == status && current.observed_generation.unwrap_or(0) == generation {
             return Ok(set.clone());
         }
         status.observed_generation = Some(generation);
@@ -468,8 +466,10 @@ impl<K: ReplicaSetLike> Manager<K> {
             Api::namespaced(self.client.clone(), &set.namespace().unwrap_or_default());
         let mut target = set.clone();
         for attempt in 0..2 {
-            let mut value = serde_json::to_value(&target).map_err(|e| Error::Other(e.to_string()))?;
-            value["status"] = serde_json::to_value(&status).map_err(|e| Error::Other(e.to_string()))?;
+            let mut value =
+                serde_json::to_value(&target).map_err(|e| Error::Other(e.to_string()))?;
+            value["status"] =
+                serde_json::to_value(&status).map_err(|e| Error::Other(e.to_string()))?;
             let body: K = serde_json::from_value(value).map_err(|e| Error::Other(e.to_string()))?;
             match api
                 .replace_status(&set.name_any(), &PostParams::default(), &body)
@@ -626,7 +626,11 @@ mod tests {
         .await;
         assert_eq!(ok, 3);
         assert_eq!(err, Some("quota"));
-        assert_eq!(calls.load(Ordering::SeqCst), 7, "1 + 2 + 4 calls, then stop");
+        assert_eq!(
+            calls.load(Ordering::SeqCst),
+            7,
+            "1 + 2 + 4 calls, then stop"
+        );
     }
 
     #[test]
@@ -635,7 +639,10 @@ mod tests {
         e.expect_deletions("ns/rs", vec!["a".into(), "b".into()]);
         e.deletion_observed("ns/rs", "a");
         e.deletion_observed("ns/rs", "a");
-        assert!(!e.satisfied("ns/rs"), "pod a seen twice must not count for b");
+        assert!(
+            !e.satisfied("ns/rs"),
+            "pod a seen twice must not count for b"
+        );
         e.deletion_observed("ns/rs", "zzz");
         assert!(!e.satisfied("ns/rs"));
         e.deletion_observed("ns/rs", "b");
@@ -656,7 +663,11 @@ mod tests {
         .expect("rs")
     }
 
-    fn pod(labels: serde_json::Value, ready_secs_ago: Option<i64>, now: jiff::Timestamp) -> Arc<Pod> {
+    fn pod(
+        labels: serde_json::Value,
+        ready_secs_ago: Option<i64>,
+        now: jiff::Timestamp,
+    ) -> Arc<Pod> {
         let conditions = ready_secs_ago.map(|s| {
             serde_json::json!([{"type": "Ready", "status": "True",
                 "lastTransitionTime": (now - jiff::SignedDuration::from_secs(s)).to_string()}])
@@ -675,15 +686,27 @@ mod tests {
         let now = jiff::Timestamp::now();
         let set = rs(3, 10);
         let pods = vec![
-            pod(serde_json::json!({"app": "web", "tier": "fe"}), Some(20), now),
-            pod(serde_json::json!({"app": "web", "tier": "fe"}), Some(5), now),
+            pod(
+                serde_json::json!({"app": "web", "tier": "fe"}),
+                Some(20),
+                now,
+            ),
+            pod(
+                serde_json::json!({"app": "web", "tier": "fe"}),
+                Some(5),
+                now,
+            ),
             pod(serde_json::json!({"app": "web"}), None, now),
         ];
         let s = calculate_status(&set, &pods, None, now);
         assert_eq!(s.replicas, 3);
         assert_eq!(s.fully_labeled_replicas, Some(2));
         assert_eq!(s.ready_replicas, Some(2));
-        assert_eq!(s.available_replicas, Some(1), "ready for 5 s < minReadySeconds 10");
+        assert_eq!(
+            s.available_replicas,
+            Some(1),
+            "ready for 5 s < minReadySeconds 10"
+        );
         assert_eq!(s.conditions, None);
     }
 
@@ -694,13 +717,28 @@ mod tests {
         let s = calculate_status(&set, &[], Some("exceeded quota"), now);
         let c = &s.conditions.clone().expect("conditions")[0];
         assert_eq!(
-            (c.type_.as_str(), c.status.as_str(), c.reason.as_deref(), c.message.as_deref()),
-            ("ReplicaFailure", "True", Some("FailedCreate"), Some("exceeded quota"))
+            (
+                c.type_.as_str(),
+                c.status.as_str(),
+                c.reason.as_deref(),
+                c.message.as_deref()
+            ),
+            (
+                "ReplicaFailure",
+                "True",
+                Some("FailedCreate"),
+                Some("exceeded quota")
+            )
         );
         set.status = Some(s);
         let s = calculate_status(&set, &[], None, now);
         assert_eq!(s.conditions, None);
-        let s = calculate_status(&rs(0, 0), &[pod(serde_json::json!({}), None, now)], Some("x"), now);
+        let s = calculate_status(
+            &rs(0, 0),
+            &[pod(serde_json::json!({}), None, now)],
+            Some("x"),
+            now,
+        );
         assert_eq!(
             s.conditions.expect("conditions")[0].reason.as_deref(),
             Some("FailedDelete")

@@ -77,7 +77,10 @@ pub fn scaled_value(v: &IntOrString, total: i32, round_up: bool) -> Result<i32, 
         IntOrString::Int(i) => Ok(*i),
         IntOrString::String(s) => {
             let Some(pct) = s.strip_suffix('%') else {
-                return Err(format!("invalid value for IntOrString: invalid type: string is not a percentage"));
+                return Err(
+                    "invalid value for IntOrString: invalid type: string is not a percentage"
+                        .to_string(),
+                );
             };
             let pct: i64 = pct
                 .parse()
@@ -258,7 +261,10 @@ fn normalize(v: &Value) -> Option<Value> {
             (!out.is_empty()).then_some(Value::Object(out))
         }
         Value::Array(a) => {
-            let out: Vec<Value> = a.iter().map(|v| normalize(v).unwrap_or(Value::Null)).collect();
+            let out: Vec<Value> = a
+                .iter()
+                .map(|v| normalize(v).unwrap_or(Value::Null))
+                .collect();
             (!out.is_empty()).then_some(Value::Array(out))
         }
         other => Some(other.clone()),
@@ -336,11 +342,7 @@ fn rs_fraction(rs: &ReplicaSet, d: &Deployment) -> i32 {
     let max_now = replicas(d) + max_surge(d);
     let before = match annotation_i32(rs, MAX_REPLICAS) {
         Some(v) if v != 0 => v,
-        _ => d
-            .status
-            .as_ref()
-            .and_then(|s| s.replicas)
-            .unwrap_or(0),
+        _ => d.status.as_ref().and_then(|s| s.replicas).unwrap_or(0),
     };
     if before == 0 {
         return 0;
@@ -397,7 +399,12 @@ pub fn now() -> Time {
     Time(jiff::Timestamp::from_second(t.as_second()).unwrap_or(t))
 }
 
-pub fn new_condition(type_: &str, status: &str, reason: &str, message: &str) -> DeploymentCondition {
+pub fn new_condition(
+    type_: &str,
+    status: &str,
+    reason: &str,
+    message: &str,
+) -> DeploymentCondition {
     let t = now();
     DeploymentCondition {
         type_: type_.into(),
@@ -450,7 +457,11 @@ fn nonzero(n: i32) -> Option<i32> {
 }
 
 /// Upstream's calculateStatus: counts over the replica sets and the `Available` condition.
-pub fn calculate_status(d: &Deployment, all: &[&ReplicaSet], new_rs: Option<&ReplicaSet>) -> DeploymentStatus {
+pub fn calculate_status(
+    d: &Deployment,
+    all: &[&ReplicaSet],
+    new_rs: Option<&ReplicaSet>,
+) -> DeploymentStatus {
     let available: i32 = all.iter().map(|r| rs_available(r)).sum();
     let total: i32 = all.iter().map(|r| rs_replicas(r)).sum();
     let old = d.status.clone().unwrap_or_default();
@@ -468,7 +479,12 @@ pub fn calculate_status(d: &Deployment, all: &[&ReplicaSet], new_rs: Option<&Rep
     if available >= replicas(d) - max_unavailable(d) {
         set_condition(
             &mut s,
-            new_condition("Available", "True", "MinimumReplicasAvailable", "Deployment has minimum availability."),
+            new_condition(
+                "Available",
+                "True",
+                "MinimumReplicasAvailable",
+                "Deployment has minimum availability.",
+            ),
         );
     } else {
         set_condition(
@@ -541,7 +557,13 @@ mod tests {
     #[test]
     fn fenceposts_as_upstream_table() {
         // (maxSurge, maxUnavailable, desired) → (surge, unavailable) or error.
-        let cases: &[(Option<&str>, Option<&str>, i32, Option<(i32, i32)>)] = &[
+        type Case = (
+            Option<&'static str>,
+            Option<&'static str>,
+            i32,
+            Option<(i32, i32)>,
+        );
+        let cases: &[Case] = &[
             (Some("0%"), Some("0%"), 0, Some((0, 1))),
             (Some("39%"), Some("39%"), 10, Some((4, 3))),
             (Some("oops"), Some("39%"), 10, None),
@@ -598,7 +620,11 @@ mod tests {
         let (old, new) = (rs("old", 8, None), rs("new", 3, None));
         assert_eq!(new_rs_new_replicas(&d, &[&old, &new], &new), 5);
         let (old, new) = (rs("old", 10, None), rs("new", 3, None));
-        assert_eq!(new_rs_new_replicas(&d, &[&old, &new], &new), 3, "at max surge");
+        assert_eq!(
+            new_rs_new_replicas(&d, &[&old, &new], &new),
+            3,
+            "at max surge"
+        );
     }
 
     #[test]
@@ -681,16 +707,25 @@ mod tests {
         let ann = r.metadata.annotations.clone().expect("annotations");
         assert_eq!(ann.get(REVISION).map(String::as_str), Some("5"));
         assert_eq!(ann.get(REVISION_HISTORY).map(String::as_str), Some("1,3"));
-        assert!(!set_new_rs_annotations(&d, &mut r, 4, true), "never lowered");
+        assert!(
+            !set_new_rs_annotations(&d, &mut r, 4, true),
+            "never lowered"
+        );
     }
 
     #[test]
     fn status_and_availability() {
         let d = deployment(3, "1", "0");
         let mut new = rs("new", 3, None);
-        new.status = serde_json::from_value(serde_json::json!({"replicas": 3, "readyReplicas": 3, "availableReplicas": 2})).ok();
+        new.status = serde_json::from_value(
+            serde_json::json!({"replicas": 3, "readyReplicas": 3, "availableReplicas": 2}),
+        )
+        .ok();
         let mut old = rs("old", 1, None);
-        old.status = serde_json::from_value(serde_json::json!({"replicas": 1, "readyReplicas": 1, "availableReplicas": 1})).ok();
+        old.status = serde_json::from_value(
+            serde_json::json!({"replicas": 1, "readyReplicas": 1, "availableReplicas": 1}),
+        )
+        .ok();
         let s = calculate_status(&d, &[&old, &new], Some(&new));
         assert_eq!(s.replicas, Some(4));
         assert_eq!(s.updated_replicas, Some(3));
@@ -698,12 +733,19 @@ mod tests {
         assert_eq!(s.available_replicas, Some(3));
         assert_eq!(s.unavailable_replicas, Some(1));
         let c = get_condition(&s, "Available").expect("available");
-        assert_eq!((c.status.as_str(), c.reason.as_deref()), ("True", Some("MinimumReplicasAvailable")));
+        assert_eq!(
+            (c.status.as_str(), c.reason.as_deref()),
+            ("True", Some("MinimumReplicasAvailable"))
+        );
         assert!(!deployment_complete(&d, &s));
-        new.status = serde_json::from_value(serde_json::json!({"replicas": 3, "availableReplicas": 1})).ok();
+        new.status =
+            serde_json::from_value(serde_json::json!({"replicas": 3, "availableReplicas": 1})).ok();
         let s = calculate_status(&d, &[&new], Some(&new));
         let c = get_condition(&s, "Available").expect("available");
         assert_eq!(c.reason.as_deref(), Some("MinimumReplicasUnavailable"));
-        assert_eq!(c.message.as_deref(), Some("Deployment does not have minimum availability."));
+        assert_eq!(
+            c.message.as_deref(),
+            Some("Deployment does not have minimum availability.")
+        );
     }
 }

@@ -214,36 +214,129 @@ mod tests {
         let now = jiff::Timestamp::now();
         // Each pair: the first goes before the second.
         let cases: Vec<(&str, P, P)> = vec![
-            ("unassigned first", P { name: "a", node: "", ..BASE }, P { name: "b", ..BASE }),
-            ("pending before running", P { name: "a", phase: "Pending", ..BASE }, P { name: "b", ..BASE }),
-            ("unknown before running", P { name: "a", phase: "Unknown", ..BASE }, P { name: "b", ..BASE }),
-            ("not ready first", P { name: "a", ready_secs_ago: None, ..BASE }, P { name: "b", ..BASE }),
-            ("lower deletion cost first", P { name: "a", cost: Some("-5"), ..BASE }, P { name: "b", ..BASE }),
-            ("ready for less time first", P { name: "a", ready_secs_ago: Some(10), ..BASE }, P { name: "b", ..BASE }),
-            ("more restarts first", P { name: "a", restarts: 3, ..BASE }, P { name: "b", ..BASE }),
-            ("newer first", P { name: "a", created_secs_ago: 10, ..BASE }, P { name: "b", ..BASE }),
+            (
+                "unassigned first",
+                P {
+                    name: "a",
+                    node: "",
+                    ..BASE
+                },
+                P { name: "b", ..BASE },
+            ),
+            (
+                "pending before running",
+                P {
+                    name: "a",
+                    phase: "Pending",
+                    ..BASE
+                },
+                P { name: "b", ..BASE },
+            ),
+            (
+                "unknown before running",
+                P {
+                    name: "a",
+                    phase: "Unknown",
+                    ..BASE
+                },
+                P { name: "b", ..BASE },
+            ),
+            (
+                "not ready first",
+                P {
+                    name: "a",
+                    ready_secs_ago: None,
+                    ..BASE
+                },
+                P { name: "b", ..BASE },
+            ),
+            (
+                "lower deletion cost first",
+                P {
+                    name: "a",
+                    cost: Some("-5"),
+                    ..BASE
+                },
+                P { name: "b", ..BASE },
+            ),
+            (
+                "ready for less time first",
+                P {
+                    name: "a",
+                    ready_secs_ago: Some(10),
+                    ..BASE
+                },
+                P { name: "b", ..BASE },
+            ),
+            (
+                "more restarts first",
+                P {
+                    name: "a",
+                    restarts: 3,
+                    ..BASE
+                },
+                P { name: "b", ..BASE },
+            ),
+            (
+                "newer first",
+                P {
+                    name: "a",
+                    created_secs_ago: 10,
+                    ..BASE
+                },
+                P { name: "b", ..BASE },
+            ),
         ];
         for (what, first, second) in cases {
-            for pods in [
-                vec![pod(P { ..first }, now), pod(P { ..second }, now)],
-            ] {
-                let reversed: Vec<_> = pods.iter().rev().cloned().collect();
-                assert_eq!(order(pods, &[], now), vec!["a"], "{what}");
-                assert_eq!(order(reversed, &[], now), vec!["a"], "{what} (reversed input)");
-            }
+            let pods = vec![pod(first, now), pod(second, now)];
+            let reversed: Vec<_> = pods.iter().rev().cloned().collect();
+            assert_eq!(order(pods, &[], now), vec!["a"], "{what}");
+            assert_eq!(
+                order(reversed, &[], now),
+                vec!["a"],
+                "{what} (reversed input)"
+            );
         }
     }
 
     #[test]
     fn doubled_up_pods_go_first_and_same_log_bucket_ties_by_uid() {
         let now = jiff::Timestamp::now();
-        let a = pod(P { name: "a", node: "busy", ..BASE }, now);
-        let b = pod(P { name: "b", node: "quiet", ..BASE }, now);
-        let extra = pod(P { name: "x", node: "busy", ..BASE }, now);
+        let a = pod(
+            P {
+                name: "a",
+                node: "busy",
+                ..BASE
+            },
+            now,
+        );
+        let b = pod(
+            P {
+                name: "b",
+                node: "quiet",
+                ..BASE
+            },
+            now,
+        );
+        let extra = pod(
+            P {
+                name: "x",
+                node: "busy",
+                ..BASE
+            },
+            now,
+        );
         let related = vec![a.clone(), b.clone(), extra];
         assert_eq!(order(vec![b.clone(), a.clone()], &related, now), vec!["a"]);
         // Ready 1000 s and 1001 s ago: same log2 bucket, so the UID decides.
-        let c = pod(P { name: "c", ready_secs_ago: Some(1001), ..BASE }, now);
+        let c = pod(
+            P {
+                name: "c",
+                ready_secs_ago: Some(1001),
+                ..BASE
+            },
+            now,
+        );
         let d = pod(P { name: "d", ..BASE }, now);
         assert_eq!(order(vec![d, c], &[], now), vec!["c"]);
     }
@@ -251,7 +344,10 @@ mod tests {
     #[test]
     fn deleting_every_pod_keeps_them_all() {
         let now = jiff::Timestamp::now();
-        let pods = vec![pod(P { name: "a", ..BASE }, now), pod(P { name: "b", ..BASE }, now)];
+        let pods = vec![
+            pod(P { name: "a", ..BASE }, now),
+            pod(P { name: "b", ..BASE }, now),
+        ];
         assert_eq!(pods_to_delete(&pods, &[], 2, now).len(), 2);
         assert_eq!(pods_to_delete(&pods, &[], 0, now).len(), 0);
     }
