@@ -217,6 +217,16 @@ pub fn prepare_update(
                 }
             }
         }
+        // Upstream's deploymentStatusStrategy keeps the request's annotations: the deployment
+        // controller records `deployment.kubernetes.io/revision` with its status, which must
+        // not bump the generation as a main-resource annotation change would.
+        let gr = t.group_resource();
+        if gr.group == "apps"
+            && gr.resource == "deployments"
+            && let Some(a) = new.pointer("/metadata/annotations").cloned()
+        {
+            merged["metadata"]["annotations"] = a;
+        }
         let rv = meta::resource_version(&new).map(str::to_string);
         meta::set_resource_version(&mut merged, rv.as_deref().unwrap_or("")).map_err(meta_err)?;
         new = merged;
@@ -253,7 +263,16 @@ pub fn prepare_update(
     new_meta.remove("managedFields");
     strategy.default(&mut new);
     strategy.prepare_for_update(&mut new, old);
-    if strategy.tracks_generation(t.info) && spec_changed(&new, old) {
+    if matches!(subresource, Some("status")) {
+        // Status strategies never bump the generation (a deployment's annotations written
+        // with its status included).
+        if let (Some(m), Some(g)) = (
+            new.get_mut("metadata").and_then(Value::as_object_mut),
+            old.pointer("/metadata/generation"),
+        ) {
+            m.insert("generation".into(), g.clone());
+        }
+    } else if strategy.tracks_generation(t.info) && spec_changed(&new, old) {
         let g = meta::generation(old).unwrap_or(0) + 1;
         meta::set_generation(&mut new, g).map_err(meta_err)?;
     }
