@@ -530,6 +530,11 @@ impl JobController {
         let ns = job.metadata.namespace.clone().unwrap_or_default();
         let job_ref = object_reference(job.as_ref());
         let owner_ref = new_controller_ref(job.as_ref());
+        // Read before the pods: a removal observed in between must not look uncounted.
+        let expected_rm = lock(&self.finalizer_expectations)
+            .get(key)
+            .cloned()
+            .unwrap_or_default();
         let candidates = self.pods_of(&job);
         let pods = claim(
             &self.client,
@@ -565,10 +570,6 @@ impl JobController {
             .collect();
         let mut unc_fail: BTreeSet<String> =
             uncounted.failed.unwrap_or_default().into_iter().collect();
-        let expected_rm = lock(&self.finalizer_expectations)
-            .get(key)
-            .cloned()
-            .unwrap_or_default();
         let mut succeeded_ix = indexed::parse(status.completed_indexes.as_deref(), completions_n);
         let mut succeeded = status.succeeded.unwrap_or(0);
         let mut failed = status.failed.unwrap_or(0);

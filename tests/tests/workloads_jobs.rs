@@ -1,0 +1,402 @@
+//! The job, cronjob and disruption controllers through kubectl against the real binary. With
+//! `--nodes 0 --disable-scheduler` nothing runs pods, so the tests play the kubelet: they write
+//! pod status through `/status` (as upstream's integration tests do).
+
+use std::time::Duration;
+
+use k1s_tests::{StartOptions, TestCluster, wait_until};
+use serde_json::Value;
+
+const WAIT: Duration = Duration::from_secs(60);
+
+fn cluster() -> TestCluster {
+    TestCluster::start_with(StartOptions {
+        extra_args: vec!["--nodes=0".into(), "--disable-scheduler".into()],
+        ..Default::default()
+    })
+}
+
+fn get_json(c: &TestCluster, args: &[&str]) -> Value {
+    let mut all = args.to_vec();
+    all.extend(["-o", "json"]);
+    serde_json::from_str(&c.kubectl_ok(&all)).expect("json")
+}
+
+/// The job's pods (by the `job-name` label the API server puts on its template).
+fn job_pods(c: &TestCluster, ns: &str, job: &str) -> Vec<Value> {
+    let v = get_json(
+        c,
+        &["get", "pods", "-n", ns, "-l", &format!("job-name={job}")],
+    );
+    v["items"].as_array().cloned().unwrap_or_default()
+}
+
+fn live_pods(c: &TestCluster, ns: &str, job: &str) -> Vec<Value> {
+    job_pods(c, ns, job)
+        .into_iter()
+        .filter(|p| {
+            p["metadata"]["deletionTimestamp"].is_null()
+                && !matches!(p["status"]["phase"].as_str(), Some("Succeeded" | "Failed"))
+        })
+        .collect()
+}
+
+fn wait_live_pods(c: &TestCluster, ns: &str, job: &str, n: usize) -> Vec<Value> {
+    wait_until(WAIT, &format!("{n} live pods of {job}"), || {
+        let pods = live_pods(c, ns, job);
+        (pods.len() == n).then_some(pods)
+    })
+}
+
+fn name(v: &Value) -> String {
+    v["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Ends a pod as the kubelet would: phase and a terminated container with `exit_code`.
+fn finish_pod(c: &TestCluster, ns: &str, pod: &str, exit_code: i32) {
+    let phase = if exit_code == 0 {
+        "Succeeded"
+    } else {
+        "Failed"
+    };
+    let status = serde_json::json!({"status": {
+        "phase": phase,
+        "containerStatuses": [{
+            "name": "c", "image": "busybox", "imageID": "", "ready": false, "restartCount": 0,
+            "state": {"terminated": {"exitCode": exit_code, "reason": if exit_code == 0 {"Completed"} else {"Error"},
+                "finishedAt": "2026-01-01T00:00:00Z", "startedAt": "2026-01-01T00:00:00Z"}}
+        }]
+    }});
+    c.kubectl_ok(&[
+        "patch",
+        "pod",
+        pod,
+        "-n",
+        ns,
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        &status.to_string(),
+    ]);
+}
+
+fn job_yaml(ns: &str, name: &str, spec: &str) -> String {
+    format!(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {{name: {name}, namespace: {ns}}}\nspec:\n{spec}  template:\n    spec:\n      restartPolicy: Never\n      containers: [{{name: c, image: busybox}}]\n"
+    )
+}
+
+fn conditions(job: &Value) -> Vec<(String, String, String)> {
+    job["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            (
+                c["type"].as_str().unwrap_or_default().to_string(),
+                c["status"].as_str().unwrap_or_default().to_string(),
+                c["reason"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn wait_condition(c: &TestCluster, ns: &str, job: &str, type_: &str) -> Value {
+    wait_until(WAIT, &format!("{job} to be {type_}"), || {
+        let j = get_json(c, &["get", "job", job, "-n", ns]);
+        conditions(&j)
+            .iter()
+            .any(|(t, s, _)| t == type_ && s == "True")
+            .then_some(j)
+    })
+}
+
+fn events_for(c: &TestCluster, ns: &str, object: &str) -> Vec<(String, String)> {
+    let v = get_json(
+        c,
+        &[
+            "get",
+            "events",
+            "-n",
+            ns,
+            "--field-selector",
+            &format!("involvedObject.name={object}"),
+        ],
+    );
+    v["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|e| {
+            (
+                e["reason"].as_str().unwrap_or_default().to_string(),
+                e["message"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn jobs_run_pods_to_completion_and_fail_as_upstream() {
+    let c = cluster();
+    let ns = "jobs";
+    c.kubectl_ok(&["create", "namespace", ns]);
+
+    // NonIndexed, completions 2, parallelism 2: two pods with the tracking finalizer.
+    c.apply(&job_yaml(ns, "two", "  completions: 2\n  parallelism: 2\n"));
+    let pods = wait_live_pods(&c, ns, "two", 2);
+    for p in &pods {
+        assert!(name(p).starts_with("two-"), "{}", name(p));
+        assert_eq!(
+            p["metadata"]["finalizers"],
+            serde_json::json!(["batch.kubernetes.io/job-tracking"])
+        );
+        assert_eq!(p["metadata"]["ownerReferences"][0]["kind"], "Job");
+        assert_eq!(p["metadata"]["ownerReferences"][0]["controller"], true);
+    }
+    let j = wait_until(WAIT, "two to count 2 active", || {
+        let j = get_json(&c, &["get", "job", "two", "-n", ns]);
+        (j["status"]["active"] == 2).then_some(j)
+    });
+    assert!(j["status"]["startTime"].is_string());
+    assert_eq!(j["status"]["ready"], 0);
+    finish_pod(&c, ns, &name(&pods[0]), 0);
+    wait_until(WAIT, "one success counted", || {
+        let j = get_json(&c, &["get", "job", "two", "-n", ns]);
+        (j["status"]["succeeded"] == 1 && j["status"]["active"] == 1).then_some(())
+    });
+    finish_pod(&c, ns, &name(&pods[1]), 0);
+    let j = wait_condition(&c, ns, "two", "Complete");
+    assert_eq!(
+        conditions(&j),
+        vec![
+            (
+                "SuccessCriteriaMet".into(),
+                "True".into(),
+                "CompletionsReached".into()
+            ),
+            (
+                "Complete".into(),
+                "True".into(),
+                "CompletionsReached".into()
+            ),
+        ]
+    );
+    assert_eq!(j["status"]["succeeded"], 2);
+    assert!(j["status"]["completionTime"].is_string());
+    assert!(j["status"]["failed"].is_null());
+    assert_eq!(
+        j["status"]["uncountedTerminatedPods"],
+        serde_json::json!({})
+    );
+    // Counted pods lose their finalizer; no extra pod was made.
+    wait_until(WAIT, "finalizers of two's pods to go", || {
+        let pods = job_pods(&c, ns, "two");
+        let tracked = |p: &Value| {
+            p["metadata"]["finalizers"]
+                .as_array()
+                .is_some_and(|f| !f.is_empty())
+        };
+        (pods.len() == 2 && !pods.iter().any(tracked)).then_some(())
+    });
+    c.kubectl_ok(&[
+        "wait",
+        "-n",
+        ns,
+        "--for=condition=complete",
+        "job/two",
+        "--timeout=5s",
+    ]);
+    let events = events_for(&c, ns, "two");
+    assert!(
+        events
+            .iter()
+            .any(|(r, m)| r == "SuccessfulCreate"
+                && *m == format!("Created pod: {}", name(&pods[0]))),
+        "{events:?}"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|(r, m)| r == "Completed" && m == "Job completed"),
+        "{events:?}"
+    );
+
+    // backoffLimit 0: the first failure fails the job.
+    c.apply(&job_yaml(ns, "fail", "  backoffLimit: 0\n"));
+    let pods = wait_live_pods(&c, ns, "fail", 1);
+    finish_pod(&c, ns, &name(&pods[0]), 1);
+    let j = wait_condition(&c, ns, "fail", "Failed");
+    assert_eq!(
+        conditions(&j),
+        vec![
+            (
+                "FailureTarget".into(),
+                "True".into(),
+                "BackoffLimitExceeded".into()
+            ),
+            (
+                "Failed".into(),
+                "True".into(),
+                "BackoffLimitExceeded".into()
+            ),
+        ]
+    );
+    assert_eq!(
+        j["status"]["conditions"][1]["message"],
+        "Job has reached the specified backoff limit"
+    );
+    assert_eq!(j["status"]["failed"], 1);
+    assert!(j["status"]["completionTime"].is_null());
+    assert!(
+        events_for(&c, ns, "fail")
+            .iter()
+            .any(|(r, m)| r == "BackoffLimitExceeded"
+                && m == "Job has reached the specified backoff limit")
+    );
+
+    // Indexed: one pod per index; completedIndexes in upstream's interval format.
+    c.apply(&job_yaml(
+        ns,
+        "idx",
+        "  completions: 3\n  parallelism: 3\n  completionMode: Indexed\n",
+    ));
+    let pods = wait_live_pods(&c, ns, "idx", 3);
+    let mut by_index = std::collections::BTreeMap::new();
+    for p in &pods {
+        let ix = p["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"]
+            .as_str()
+            .expect("index annotation")
+            .to_string();
+        assert_eq!(
+            p["metadata"]["labels"]["batch.kubernetes.io/job-completion-index"],
+            ix.as_str()
+        );
+        assert!(name(p).starts_with(&format!("idx-{ix}-")), "{}", name(p));
+        assert_eq!(p["spec"]["hostname"], format!("idx-{ix}"));
+        by_index.insert(ix, name(p));
+    }
+    assert_eq!(
+        by_index.keys().cloned().collect::<Vec<_>>(),
+        ["0", "1", "2"]
+    );
+    finish_pod(&c, ns, &by_index["0"], 0);
+    finish_pod(&c, ns, &by_index["2"], 0);
+    wait_until(WAIT, "completedIndexes 0,2", || {
+        let j = get_json(&c, &["get", "job", "idx", "-n", ns]);
+        (j["status"]["completedIndexes"] == "0,2" && j["status"]["succeeded"] == 2).then_some(())
+    });
+    // A failed index is replaced by a pod of the same index (backoffLimit 6 default; the
+    // replacement waits out the 10 s pod-failure backoff).
+    finish_pod(&c, ns, &by_index["1"], 3);
+    let again = wait_until(Duration::from_secs(90), "index 1 to be replaced", || {
+        live_pods(&c, ns, "idx").into_iter().next()
+    });
+    assert_eq!(
+        again["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"],
+        "1"
+    );
+    finish_pod(&c, ns, &name(&again), 0);
+    let j = wait_condition(&c, ns, "idx", "Complete");
+    assert_eq!(j["status"]["completedIndexes"], "0-2");
+    assert_eq!(j["status"]["succeeded"], 3);
+    assert_eq!(j["status"]["failed"], 1);
+}
+
+#[test]
+fn pod_failure_policy_deadline_and_suspend() {
+    let c = cluster();
+    let ns = "policy";
+    c.kubectl_ok(&["create", "namespace", ns]);
+
+    // podFailurePolicy: exit code 42 fails the job at once, exit code 5 is ignored.
+    c.apply(&job_yaml(
+        ns,
+        "pfp",
+        "  backoffLimit: 6\n  podFailurePolicy:\n    rules:\n    - action: Ignore\n      onExitCodes: {operator: In, values: [5]}\n    - action: FailJob\n      onExitCodes: {containerName: c, operator: In, values: [42]}\n",
+    ));
+    let pods = wait_live_pods(&c, ns, "pfp", 1);
+    finish_pod(&c, ns, &name(&pods[0]), 5);
+    // Ignored: replaced at once (no backoff), nothing counted.
+    let next = wait_until(WAIT, "the ignored failure to be replaced", || {
+        live_pods(&c, ns, "pfp")
+            .into_iter()
+            .find(|p| name(p) != name(&pods[0]))
+    });
+    let j = get_json(&c, &["get", "job", "pfp", "-n", ns]);
+    assert!(j["status"]["failed"].is_null(), "{}", j["status"]);
+    finish_pod(&c, ns, &name(&next), 42);
+    let j = wait_condition(&c, ns, "pfp", "Failed");
+    let failed = &j["status"]["conditions"][1];
+    assert_eq!(failed["reason"], "PodFailurePolicy");
+    assert_eq!(
+        failed["message"],
+        format!(
+            "Container c for pod {ns}/{} failed with exit code 42 matching FailJob rule at index 1",
+            name(&next)
+        )
+    );
+    assert_eq!(j["status"]["failed"], 1);
+
+    // activeDeadlineSeconds: the running pod is deleted and the job fails.
+    c.apply(&job_yaml(ns, "late", "  activeDeadlineSeconds: 2\n"));
+    let j = wait_condition(&c, ns, "late", "Failed");
+    assert_eq!(j["status"]["conditions"][0]["type"], "FailureTarget");
+    assert_eq!(j["status"]["conditions"][1]["reason"], "DeadlineExceeded");
+    assert_eq!(
+        j["status"]["conditions"][1]["message"],
+        "Job was active longer than specified deadline"
+    );
+    wait_until(WAIT, "late's pods to go", || {
+        live_pods(&c, ns, "late").is_empty().then_some(())
+    });
+
+    // A job created suspended makes no pods; resuming starts them and resets startTime.
+    c.apply(&job_yaml(ns, "paused", "  suspend: true\n"));
+    let j = wait_condition(&c, ns, "paused", "Suspended");
+    assert_eq!(j["status"]["conditions"][0]["reason"], "JobSuspended");
+    assert!(j["status"]["startTime"].is_null());
+    assert!(job_pods(&c, ns, "paused").is_empty());
+    c.kubectl_ok(&[
+        "patch",
+        "job",
+        "paused",
+        "-n",
+        ns,
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"suspend":false}}"#,
+    ]);
+    wait_live_pods(&c, ns, "paused", 1);
+    let j = wait_until(WAIT, "paused to be resumed", || {
+        let j = get_json(&c, &["get", "job", "paused", "-n", ns]);
+        (conditions(&j) == vec![("Suspended".into(), "False".into(), "JobResumed".into())])
+            .then_some(j)
+    });
+    assert!(j["status"]["startTime"].is_string());
+    // Suspending again deletes the running pod.
+    c.kubectl_ok(&[
+        "patch",
+        "job",
+        "paused",
+        "-n",
+        ns,
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"suspend":true}}"#,
+    ]);
+    wait_until(WAIT, "paused's pod to go", || {
+        live_pods(&c, ns, "paused").is_empty().then_some(())
+    });
+    wait_condition(&c, ns, "paused", "Suspended");
+
+    // Another controller's job is left alone.
+    c.apply(&format!(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {{name: theirs, namespace: {ns}}}\nspec:\n  managedBy: example.com/other\n  template:\n    spec:\n      restartPolicy: Never\n      containers: [{{name: c, image: busybox}}]\n"
+    ));
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(job_pods(&c, ns, "theirs").is_empty());
+}
