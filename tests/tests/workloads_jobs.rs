@@ -400,3 +400,305 @@ fn pod_failure_policy_deadline_and_suspend() {
     std::thread::sleep(Duration::from_secs(2));
     assert!(job_pods(&c, ns, "theirs").is_empty());
 }
+
+fn cronjob_yaml(ns: &str, name: &str, extra: &str) -> String {
+    format!(
+        "apiVersion: batch/v1\nkind: CronJob\nmetadata: {{name: {name}, namespace: {ns}}}\nspec:\n  schedule: \"*/1 * * * *\"\n{extra}  jobTemplate:\n    metadata: {{labels: {{from: cron}}}}\n    spec:\n      template:\n        spec:\n          restartPolicy: Never\n          containers: [{{name: c, image: busybox}}]\n"
+    )
+}
+
+/// Makes a schedule due now: the last schedule time moves `minutes` back.
+fn backdate(c: &TestCluster, ns: &str, cj: &str, minutes: i64) {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs();
+    let back = i64::try_from(t).expect("time") - minutes * 60;
+    let stamp = jiff_like_rfc3339(back);
+    c.kubectl_ok(&[
+        "patch",
+        "cronjob",
+        cj,
+        "-n",
+        ns,
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        &format!(r#"{{"status":{{"lastScheduleTime":"{stamp}"}}}}"#),
+    ]);
+}
+
+/// Seconds since the epoch as RFC 3339 UTC (whole minutes, like a real schedule).
+fn jiff_like_rfc3339(secs: i64) -> String {
+    let secs = secs - secs.rem_euclid(60);
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Civil-from-days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:00Z",
+        rem / 3600,
+        (rem % 3600) / 60
+    )
+}
+
+fn cron_jobs(c: &TestCluster, ns: &str) -> Vec<Value> {
+    let v = get_json(c, &["get", "jobs", "-n", ns, "-l", "from=cron"]);
+    v["items"].as_array().cloned().unwrap_or_default()
+}
+
+fn wait_event(c: &TestCluster, ns: &str, object: &str, reason: &str) -> String {
+    wait_until(WAIT, &format!("event {reason} on {object}"), || {
+        events_for(c, ns, object)
+            .into_iter()
+            .find(|(r, _)| r == reason)
+            .map(|(_, m)| m)
+    })
+}
+
+#[test]
+fn cronjobs_start_jobs_on_schedule() {
+    let c = cluster();
+    let ns = "cron";
+    c.kubectl_ok(&["create", "namespace", ns]);
+
+    // Due now (its last run was 3 minutes ago): a job named after the scheduled minute.
+    c.apply(&cronjob_yaml(
+        ns,
+        "tick",
+        "  successfulJobsHistoryLimit: 0\n",
+    ));
+    backdate(&c, ns, "tick", 3);
+    let job = wait_until(WAIT, "tick's job", || cron_jobs(&c, ns).into_iter().next());
+    let jname = name(&job);
+    let minutes: i64 = jname
+        .strip_prefix("tick-")
+        .and_then(|m| m.parse().ok())
+        .expect("job name <cronjob>-<minutes>");
+    let stamp = job["metadata"]["annotations"]["batch.kubernetes.io/cronjob-scheduled-timestamp"]
+        .as_str()
+        .expect("scheduled timestamp")
+        .to_string();
+    assert_eq!(stamp, jiff_like_rfc3339(minutes * 60));
+    assert_eq!(job["metadata"]["ownerReferences"][0]["kind"], "CronJob");
+    assert_eq!(job["metadata"]["ownerReferences"][0]["controller"], true);
+    let cj = wait_until(WAIT, "tick's status", || {
+        let cj = get_json(&c, &["get", "cronjob", "tick", "-n", ns]);
+        (cj["status"]["active"][0]["name"] == jname.as_str()).then_some(cj)
+    });
+    assert_eq!(cj["status"]["lastScheduleTime"], stamp.as_str());
+    assert_eq!(
+        wait_event(&c, ns, "tick", "SuccessfulCreate"),
+        format!("Created job {jname}")
+    );
+    // The job's pod succeeds: the cronjob sees it complete, records the success, and (history
+    // limit 0) deletes it.
+    let pods = wait_live_pods(&c, ns, &jname, 1);
+    finish_pod(&c, ns, &name(&pods[0]), 0);
+    assert_eq!(
+        wait_event(&c, ns, "tick", "SawCompletedJob"),
+        format!("Saw completed job: {jname}, condition: Complete")
+    );
+    wait_until(WAIT, "the finished job to be trimmed", || {
+        let cj = get_json(&c, &["get", "cronjob", "tick", "-n", ns]);
+        (cj["status"]["active"].is_null()
+            && cj["status"]["lastSuccessfulTime"].is_string()
+            && cron_jobs(&c, ns).is_empty())
+        .then_some(())
+    });
+    assert_eq!(
+        wait_event(&c, ns, "tick", "SuccessfulDelete"),
+        format!("Deleted job {jname}")
+    );
+
+    // Forbid: a running job blocks the next; Replace: it is replaced.
+    c.apply(&cronjob_yaml(ns, "only", "  concurrencyPolicy: Forbid\n"));
+    backdate(&c, ns, "only", 2);
+    let first = wait_until(WAIT, "only's first job", || {
+        cron_jobs(&c, ns)
+            .into_iter()
+            .find(|j| name(j).starts_with("only-"))
+    });
+    wait_until(WAIT, "only's active list", || {
+        let cj = get_json(&c, &["get", "cronjob", "only", "-n", ns]);
+        cj["status"]["active"].is_array().then_some(())
+    });
+    backdate(&c, ns, "only", 5);
+    assert_eq!(
+        wait_event(&c, ns, "only", "JobAlreadyActive"),
+        "Not starting job because prior execution is running and concurrency policy is Forbid"
+    );
+    c.kubectl_ok(&[
+        "patch",
+        "cronjob",
+        "only",
+        "-n",
+        ns,
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"concurrencyPolicy":"Replace"}}"#,
+    ]);
+    backdate(&c, ns, "only", 5);
+    assert_eq!(
+        wait_event(&c, ns, "only", "SuccessfulDelete"),
+        format!("Deleted job {}", name(&first))
+    );
+
+    // Many missed minutes: a warning, and still one job for the latest.
+    c.apply(&cronjob_yaml(ns, "late", "  timeZone: Asia/Tokyo\n"));
+    backdate(&c, ns, "late", 180);
+    let msg = wait_event(&c, ns, "late", "TooManyMissedTimes");
+    assert!(msg.starts_with("too many missed start times: 1"), "{msg}");
+    let job = wait_until(WAIT, "late's job", || {
+        cron_jobs(&c, ns)
+            .into_iter()
+            .find(|j| name(j).starts_with("late-"))
+    });
+    let stamp = job["metadata"]["annotations"]["batch.kubernetes.io/cronjob-scheduled-timestamp"]
+        .as_str()
+        .expect("stamp")
+        .to_string();
+    assert!(stamp.ends_with("+09:00"), "{stamp}");
+
+    // Suspended: nothing starts.
+    c.apply(&cronjob_yaml(ns, "asleep", "  suspend: true\n"));
+    backdate(&c, ns, "asleep", 3);
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(
+        !cron_jobs(&c, ns)
+            .iter()
+            .any(|j| name(j).starts_with("asleep-")),
+        "a suspended cronjob starts nothing"
+    );
+
+    // kubectl create job --from=cronjob/… (client side) makes a job from the template.
+    c.kubectl_ok(&[
+        "create",
+        "job",
+        "by-hand",
+        "-n",
+        ns,
+        "--from=cronjob/asleep",
+    ]);
+    let j = get_json(&c, &["get", "job", "by-hand", "-n", ns]);
+    assert_eq!(
+        j["metadata"]["annotations"]["cronjob.kubernetes.io/instantiate"],
+        "manual"
+    );
+    wait_live_pods(&c, ns, "by-hand", 1);
+}
+
+fn ready_pod(c: &TestCluster, ns: &str, name: &str, owner: Option<(&str, &str)>, ready: bool) {
+    let owner = owner.map_or(String::new(), |(rs, uid)| {
+        format!(
+            "  ownerReferences: [{{apiVersion: apps/v1, kind: ReplicaSet, name: {rs}, uid: {uid}, controller: true}}]\n"
+        )
+    });
+    c.apply(&format!(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  namespace: {ns}\n  labels: {{app: web}}\n{owner}spec:\n  containers: [{{name: c, image: nginx}}]\n"
+    ));
+    let status = if ready { "True" } else { "False" };
+    c.kubectl_ok(&[
+        "patch", "pod", name, "-n", ns, "--subresource=status", "--type=merge", "-p",
+        &format!(r#"{{"status":{{"phase":"Running","conditions":[{{"type":"Ready","status":"{status}"}}]}}}}"#),
+    ]);
+}
+
+fn pdb_status(c: &TestCluster, ns: &str, name: &str) -> Value {
+    get_json(c, &["get", "pdb", name, "-n", ns])["status"].clone()
+}
+
+fn wait_pdb(c: &TestCluster, ns: &str, name: &str, want: (i64, i64, i64, i64)) -> Value {
+    wait_until(WAIT, &format!("{name} at {want:?}"), || {
+        let s = pdb_status(c, ns, name);
+        let got = (
+            s["currentHealthy"].as_i64().unwrap_or(-1),
+            s["desiredHealthy"].as_i64().unwrap_or(-1),
+            s["expectedPods"].as_i64().unwrap_or(-1),
+            s["disruptionsAllowed"].as_i64().unwrap_or(-1),
+        );
+        (got == want).then_some(s)
+    })
+}
+
+#[test]
+fn pod_disruption_budgets_track_healthy_pods() {
+    let c = cluster();
+    let ns = "pdb";
+    c.kubectl_ok(&["create", "namespace", ns]);
+    for i in 0..3 {
+        ready_pod(&c, ns, &format!("naked-{i}"), None, true);
+    }
+    c.apply(&format!(
+        "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {{name: min2, namespace: {ns}}}\nspec:\n  minAvailable: 2\n  selector: {{matchLabels: {{app: web}}}}\n"
+    ));
+    let s = wait_pdb(&c, ns, "min2", (3, 2, 3, 1));
+    assert_eq!(s["observedGeneration"], 1);
+    assert_eq!(s["conditions"][0]["type"], "DisruptionAllowed");
+    assert_eq!(s["conditions"][0]["status"], "True");
+    assert_eq!(s["conditions"][0]["reason"], "SufficientPods");
+    // One pod not ready: no disruption allowed.
+    ready_pod(&c, ns, "naked-0", None, false);
+    let s = wait_pdb(&c, ns, "min2", (2, 2, 3, 0));
+    assert_eq!(s["conditions"][0]["status"], "False");
+    assert_eq!(s["conditions"][0]["reason"], "InsufficientPods");
+    ready_pod(&c, ns, "naked-0", None, true);
+    wait_pdb(&c, ns, "min2", (3, 2, 3, 1));
+
+    // A recent eviction recorded in disruptedPods keeps that pod out of the healthy count;
+    // an old entry is dropped.
+    let recent = jiff_like_rfc3339(
+        i64::try_from(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .expect("clock")
+                .as_secs(),
+        )
+        .expect("time")
+            + 60,
+    );
+    c.kubectl_ok(&[
+        "patch", "pdb", "min2", "-n", ns, "--subresource=status", "--type=merge", "-p",
+        &format!(r#"{{"status":{{"disruptedPods":{{"naked-1":"{recent}","naked-2":"2020-01-01T00:00:00Z"}}}}}}"#),
+    ]);
+    let s = wait_pdb(&c, ns, "min2", (2, 2, 3, 0));
+    assert_eq!(s["disruptedPods"], serde_json::json!({"naked-1": recent}));
+
+    // maxUnavailable and percentages count the controllers' scale: a ReplicaSet of 4 with
+    // two pods made so far.
+    c.apply(&format!(
+        "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {{name: rs, namespace: {ns}}}\nspec:\n  replicas: 4\n  selector: {{matchLabels: {{tier: db}}}}\n  template:\n    metadata: {{labels: {{tier: db}}}}\n    spec: {{containers: [{{name: c, image: nginx}}]}}\n"
+    ));
+    let uid = c.kubectl_ok(&[
+        "get",
+        "rs",
+        "rs",
+        "-n",
+        ns,
+        "-o",
+        "jsonpath={.metadata.uid}",
+    ]);
+    c.kubectl_ok(&["delete", "pdb", "min2", "-n", ns]);
+    for i in 0..3 {
+        c.kubectl_ok(&["label", "pod", &format!("naked-{i}"), "-n", ns, "app-"]);
+    }
+    ready_pod(&c, ns, "db-0", Some(("rs", &uid)), true);
+    ready_pod(&c, ns, "db-1", Some(("rs", &uid)), true);
+    c.apply(&format!(
+        "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {{name: max1, namespace: {ns}}}\nspec:\n  maxUnavailable: 1\n  selector: {{matchLabels: {{app: web}}}}\n---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {{name: half, namespace: {ns}}}\nspec:\n  minAvailable: \"50%\"\n  selector: {{matchLabels: {{app: web}}}}\n"
+    ));
+    wait_pdb(&c, ns, "max1", (2, 3, 4, 0));
+    wait_pdb(&c, ns, "half", (2, 2, 4, 0));
+    // A naked pod among them: unmanaged, reported.
+    c.kubectl_ok(&["label", "pod", "naked-0", "-n", ns, "app=web"]);
+    let msg = wait_event(&c, ns, "max1", "UnmanagedPods");
+    assert!(msg.contains("were found to be unmanaged"), "{msg}");
+}
