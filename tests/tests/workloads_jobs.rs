@@ -665,10 +665,35 @@ fn pod_disruption_budgets_track_healthy_pods() {
         .expect("time")
             + 60,
     );
-    c.kubectl_ok(&[
-        "patch", "pdb", "min2", "-n", ns, "--subresource=status", "--type=merge", "-p",
-        &format!(r#"{{"status":{{"disruptedPods":{{"naked-1":"{recent}","naked-2":"2020-01-01T00:00:00Z"}}}}}}"#),
-    ]);
+    // (The resourceVersion is sent: PDB status updates are conditional.)
+    let patch = |rv: &str| {
+        format!(
+            r#"{{"metadata":{{"resourceVersion":"{rv}"}},"status":{{"disruptedPods":{{"naked-1":"{recent}","naked-2":"2020-01-01T00:00:00Z"}}}}}}"#
+        )
+    };
+    wait_until(WAIT, "disruptedPods to be written", || {
+        let rv = c.kubectl_ok(&[
+            "get",
+            "pdb",
+            "min2",
+            "-n",
+            ns,
+            "-o",
+            "jsonpath={.metadata.resourceVersion}",
+        ]);
+        let args = [
+            "patch",
+            "pdb",
+            "min2",
+            "-n",
+            ns,
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            &patch(&rv),
+        ];
+        c.kubectl(&args).status.success().then_some(())
+    });
     let s = wait_pdb(&c, ns, "min2", (2, 2, 3, 0));
     assert_eq!(s["disruptedPods"], serde_json::json!({"naked-1": recent}));
 
