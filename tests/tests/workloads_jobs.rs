@@ -617,7 +617,8 @@ fn pdb_status(c: &TestCluster, ns: &str, name: &str) -> Value {
 }
 
 fn wait_pdb(c: &TestCluster, ns: &str, name: &str, want: (i64, i64, i64, i64)) -> Value {
-    wait_until(WAIT, &format!("{name} at {want:?}"), || {
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
         let s = pdb_status(c, ns, name);
         let got = (
             s["currentHealthy"].as_i64().unwrap_or(-1),
@@ -625,8 +626,15 @@ fn wait_pdb(c: &TestCluster, ns: &str, name: &str, want: (i64, i64, i64, i64)) -
             s["expectedPods"].as_i64().unwrap_or(-1),
             s["disruptionsAllowed"].as_i64().unwrap_or(-1),
         );
-        (got == want).then_some(s)
-    })
+        if got == want {
+            return s;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{name}: want (currentHealthy, desiredHealthy, expectedPods, disruptionsAllowed) {want:?}, status {s}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }
 
 #[test]
@@ -665,34 +673,16 @@ fn pod_disruption_budgets_track_healthy_pods() {
         .expect("time")
             + 60,
     );
-    // (The resourceVersion is sent: PDB status updates are conditional.)
-    let patch = |rv: &str| {
-        format!(
-            r#"{{"metadata":{{"resourceVersion":"{rv}"}},"status":{{"disruptedPods":{{"naked-1":"{recent}","naked-2":"2020-01-01T00:00:00Z"}}}}}}"#
-        )
-    };
+    // (A full replace: it carries the resourceVersion PDB updates require.)
     wait_until(WAIT, "disruptedPods to be written", || {
-        let rv = c.kubectl_ok(&[
-            "get",
-            "pdb",
-            "min2",
-            "-n",
-            ns,
-            "-o",
-            "jsonpath={.metadata.resourceVersion}",
-        ]);
-        let args = [
-            "patch",
-            "pdb",
-            "min2",
-            "-n",
-            ns,
-            "--subresource=status",
-            "--type=merge",
-            "-p",
-            &patch(&rv),
-        ];
-        c.kubectl(&args).status.success().then_some(())
+        let mut pdb = get_json(&c, &["get", "pdb", "min2", "-n", ns]);
+        pdb["status"]["disruptedPods"] =
+            serde_json::json!({"naked-1": recent, "naked-2": "2020-01-01T00:00:00Z"});
+        let args = ["replace", "--subresource=status", "-f", "-"];
+        c.kubectl_stdin(&args, &pdb.to_string())
+            .status
+            .success()
+            .then_some(())
     });
     let s = wait_pdb(&c, ns, "min2", (2, 2, 3, 0));
     assert_eq!(s["disruptedPods"], serde_json::json!({"naked-1": recent}));
