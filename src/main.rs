@@ -49,6 +49,29 @@ struct ControllerFlags {
     /// Terminated pods kept before the pod garbage collector deletes the oldest (0: never).
     #[arg(long, default_value_t = 12_500)]
     terminated_pod_gc_threshold: usize,
+    /// How long a node's Lease may go unrenewed before the node is marked Unknown (seconds,
+    /// or a duration such as `40s`).
+    #[arg(long, default_value = "40s", value_parser = parse_seconds)]
+    node_monitor_grace_period: std::time::Duration,
+}
+
+/// `40`, `40s`, `2m`, `500ms` as a duration.
+fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
+    let s = s.trim();
+    let (num, unit) = s
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .map_or((s, "s"), |i| (&s[..i], &s[i..]));
+    let n: f64 = num
+        .parse()
+        .map_err(|_| format!("{s:?} is not a duration"))?;
+    let secs = match unit {
+        "s" => n,
+        "ms" => n / 1000.0,
+        "m" => n * 60.0,
+        "h" => n * 3600.0,
+        _ => return Err(format!("{s:?}: unknown unit {unit:?}")),
+    };
+    std::time::Duration::try_from_secs_f64(secs).map_err(|e| format!("{s:?}: {e}"))
 }
 
 /// kube-controller-manager's `--concurrent-*-syncs` flags (workers per controller); unset flags
@@ -124,6 +147,9 @@ struct NodeShape {
     /// The range pod CIDRs (one /24 per node) are taken from.
     #[arg(long, default_value = "10.244.0.0/16")]
     cluster_cidr: String,
+    /// The nodes' Lease duration (the kubelet's nodeLeaseDurationSeconds), renewed every quarter.
+    #[arg(long, default_value_t = 40)]
+    node_lease_duration_seconds: i32,
 }
 
 impl NodeShape {
@@ -134,6 +160,8 @@ impl NodeShape {
             memory: self.node_memory,
             pods: self.node_pods,
             cluster_cidr: self.cluster_cidr,
+            lease_duration_seconds: self.node_lease_duration_seconds,
+            ..Default::default()
         }
     }
 }
@@ -289,6 +317,7 @@ async fn run_server(args: ServerArgs) -> anyhow::Result<()> {
         leader_elect: controllers.leader_elect,
         concurrent_syncs: controllers.concurrency.into_map(),
         terminated_pod_gc_threshold: controllers.terminated_pod_gc_threshold,
+        node_monitor_grace_period: controllers.node_monitor_grace_period,
         root_ca_pem: Some(server.ca_pem.clone()),
         ..Default::default()
     };
@@ -385,6 +414,7 @@ async fn run_controller_manager(args: ControllerManagerArgs) -> anyhow::Result<(
         leader_elect: args.controller.leader_elect,
         concurrent_syncs: args.controller.concurrency.into_map(),
         terminated_pod_gc_threshold: args.controller.terminated_pod_gc_threshold,
+        node_monitor_grace_period: args.controller.node_monitor_grace_period,
         root_ca_pem: (!root_ca_pem.is_empty()).then_some(root_ca_pem),
         ..Default::default()
     };

@@ -214,7 +214,17 @@ async fn serve_verb(
             }
             match subname {
                 Some("binding") => {
-                    let bound = bind_pod(ctx, target, strategy, name, &obj, &write).await?;
+                    // Upstream binds with a direct storage update: no strategy, so the pod's
+                    // generation does not move.
+                    let bound = bind_pod(
+                        ctx,
+                        target,
+                        &crate::registry::DefaultStrategy,
+                        name,
+                        &obj,
+                        &write,
+                    )
+                    .await?;
                     let _ = bound;
                     Ok(json_response(
                         StatusCode::CREATED,
@@ -544,11 +554,50 @@ async fn bind_pod(
                     ),
                 ));
             }
+            if old
+                .pointer("/metadata/deletionTimestamp")
+                .is_some_and(|t| !t.is_null())
+            {
+                return Err(ApiError::conflict(
+                    &gr,
+                    name,
+                    format!("pod {name} is being deleted, cannot be assigned to a host"),
+                ));
+            }
             let mut new = old.clone();
             new["spec"]["nodeName"] = Value::String(node.clone());
+            // Upstream's assignPod also marks the pod scheduled (UpdatePodCondition).
+            set_pod_scheduled(&mut new);
             Ok(new)
         })
         .await
+}
+
+/// PodScheduled=True (a new transition time only when the status changes; reason and message
+/// dropped, as upstream's UpdatePodCondition replaces the condition).
+fn set_pod_scheduled(pod: &mut Value) {
+    let now = crate::registry::now_rfc3339();
+    if !pod["status"].is_object() {
+        pod["status"] = serde_json::json!({});
+    }
+    let conditions = &mut pod["status"]["conditions"];
+    if !conditions.is_array() {
+        *conditions = Value::Array(Vec::new());
+    }
+    let Some(list) = conditions.as_array_mut() else {
+        return;
+    };
+    let fresh = serde_json::json!({
+        "type": "PodScheduled",
+        "status": "True",
+        "lastProbeTime": null,
+        "lastTransitionTime": now,
+    });
+    match list.iter_mut().find(|c| c["type"] == "PodScheduled") {
+        Some(c) if c["status"] == "True" => {}
+        Some(c) => *c = fresh,
+        None => list.push(fresh),
+    }
 }
 
 fn decode_body(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {

@@ -79,6 +79,9 @@ pub struct Options {
     pub terminated_pod_gc_threshold: usize,
     /// How often the pod GC looks (upstream: 20 s); tests shorten it.
     pub pod_gc_period: Option<Duration>,
+    /// `--node-monitor-grace-period`: how long a node's Lease may go unrenewed before the node
+    /// lifecycle controller marks it Unknown (upstream: 40 s).
+    pub node_monitor_grace_period: Duration,
 }
 
 impl Default for Options {
@@ -94,6 +97,7 @@ impl Default for Options {
             concurrent_syncs: Default::default(),
             terminated_pod_gc_threshold: 12_500,
             pod_gc_period: None,
+            node_monitor_grace_period: Duration::from_secs(40),
         }
     }
 }

@@ -1,5 +1,24 @@
-//! The scheduler (upstream kube-scheduler): binds pods of `schedulerName: default-scheduler` to
-//! nodes through `pods/binding`. Speaks only the Kubernetes API. (Being written.)
+//! The scheduler (upstream kube-scheduler 1.33's default profile): binds pods of
+//! `schedulerName: default-scheduler` to nodes through `pods/binding`, speaking only the
+//! Kubernetes API on the controller-manager's shared informers. `queue` (active / backoff /
+//! unschedulable), `cache` (nodes, bound and assumed pods), `plugins` (filters and scores),
+//! `framework` (one attempt, FitError messages), `preemption`, `scheduler` (the loop, binding,
+//! conditions and events).
+
+pub mod cache;
+pub mod framework;
+pub mod helpers;
+pub mod plugins;
+pub mod preemption;
+pub mod queue;
+pub mod resources;
+pub mod scheduler;
+
+use std::sync::Arc;
+
+use k1s_controller_manager::SharedInformerFactory;
+use k1s_controller_manager::events::EventRecorder;
+use k1s_controller_manager::leaderelection::{LeaderElectionConfig, LeaderElector};
 
 /// Settings, with kube-scheduler's names where one exists.
 #[derive(Clone, Debug)]
@@ -22,13 +41,64 @@ impl Default for Options {
     }
 }
 
-/// Schedules until `shutdown`.
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_else(|_| "localhost".into())
+}
+
+/// Schedules until `shutdown`; with leader election, only while holding the lease (losing it
+/// stops scheduling and campaigns again).
 pub async fn run(
     client: kube::Client,
     options: Options,
     mut shutdown: tokio::sync::watch::Receiver<bool>,
 ) -> Result<(), String> {
-    let _ = (client, options);
-    let _ = shutdown.wait_for(|s| *s).await;
-    Ok(())
+    let mut elector = options.leader_elect.then(|| {
+        LeaderElector::new(
+            client.clone(),
+            LeaderElectionConfig::new("kube-scheduler", options.identity.clone()),
+        )
+    });
+    loop {
+        if let Some(e) = elector.as_mut()
+            && !e.acquire(&mut shutdown).await
+        {
+            return Ok(());
+        }
+        let (stop, term) = tokio::sync::watch::channel(false);
+        let factory = SharedInformerFactory::new(client.clone(), None, term.clone());
+        let recorder = EventRecorder::new(client.clone(), &options.scheduler_name, &hostname());
+        let sched = scheduler::Scheduler::new(
+            client.clone(),
+            &factory,
+            options.scheduler_name.clone(),
+            recorder,
+        );
+        factory.start();
+        let task = tokio::spawn(async move {
+            let mut t = term.clone();
+            tokio::select! {
+                _ = factory.wait_for_cache_sync() => {}
+                _ = t.wait_for(|s| *s) => return,
+            }
+            tracing::debug!("scheduler caches synced");
+            Arc::clone(&sched).run(term).await;
+        });
+        let outer_shutdown = match elector.as_mut() {
+            Some(e) => e.hold(&mut shutdown).await,
+            None => {
+                let _ = shutdown.wait_for(|s| *s).await;
+                true
+            }
+        };
+        let _ = stop.send(true);
+        let _ = task.await;
+        if outer_shutdown {
+            if let Some(e) = elector.as_mut() {
+                e.release().await;
+            }
+            return Ok(());
+        }
+    }
 }

@@ -1,12 +1,13 @@
 //! Built-in admission plugins, run in upstream's order: NamespaceLifecycle, LimitRanger,
-//! ServiceAccount, Priority, DefaultTolerationSeconds (mutating) and NamespaceLifecycle,
-//! LimitRanger, ResourceQuota (validating).
+//! ServiceAccount, Priority, DefaultTolerationSeconds (mutating) and NodeRestriction,
+//! NamespaceLifecycle, LimitRanger, ResourceQuota (validating).
 //!
 //! The request path calls [`mutate`] after defaulting and [`validate`] after the strategy's
 //! validation; when the write then fails, it calls [`Admitted::rollback`] to undo quota charges.
 
 mod lifecycle;
 mod limitranger;
+mod noderestriction;
 pub mod quantity;
 mod quota;
 mod serviceaccount;
@@ -125,6 +126,7 @@ pub async fn validate(
     obj: &Value,
     old: Option<&Value>,
 ) -> Result<Admitted, ApiError> {
+    noderestriction::admit(req, obj, old)?;
     // Creates met NamespaceLifecycle in `mutate` already (it always runs first); deletes of
     // the system namespaces are refused here.
     if req.operation == Operation::Delete {

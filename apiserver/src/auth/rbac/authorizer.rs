@@ -51,11 +51,20 @@ impl RbacAuthorizer {
         &self.cache
     }
 
-    /// The privileged group first, then RBAC (upstream's authorizer chain minus Node).
+    /// Upstream's authorizer chain: the privileged group, then Node, then RBAC.
     pub fn authorize(&self, attrs: &Attributes) -> Decision {
-        match privileged_group_decision(attrs) {
-            allow @ Decision::Allow(_) => allow,
-            _ => self.authorize_rbac(attrs),
+        if let allow @ Decision::Allow(_) = privileged_group_decision(attrs) {
+            return allow;
+        }
+        let node = super::node_decision(attrs);
+        if let Decision::Allow(_) = node {
+            return node;
+        }
+        match (self.authorize_rbac(attrs), node) {
+            (Decision::NoOpinion(r), Decision::NoOpinion(n)) if r.is_empty() && !n.is_empty() => {
+                Decision::NoOpinion(n)
+            }
+            (rbac, _) => rbac,
         }
     }
 

@@ -12,6 +12,7 @@ mod cache;
 mod controller_roles;
 mod escalation;
 mod kubeadm;
+mod node;
 mod reconcile;
 mod rule;
 
@@ -39,6 +40,7 @@ pub use escalation::{
     AGGREGATION_RULE_FORBIDDEN, breakdown_rule, compact_rules, covers, full_authority,
 };
 pub use kubeadm::{CLUSTER_ADMINS_GROUP, NODE_BOOTSTRAP_TOKEN_GROUP, kubeadm_policy};
+pub use node::{NODES_GROUP, node_decision, node_name};
 pub use reconcile::{AUTOUPDATE_ANNOTATION, ReconcileAction, reconcile, reconcile_action};
 pub use rule::{
     NonResourceRule, PolicyRule, ResourceRule, go_quote, go_quote_list, rules_of, rules_to_json,

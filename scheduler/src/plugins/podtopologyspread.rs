@@ -1,0 +1,260 @@
+//! PodTopologySpread (upstream's plugins/podtopologyspread): hard constraints
+//! (`DoNotSchedule`) filter on skew = matching pods in the node's domain + self − the global
+//! minimum (0 when fewer domains than `minDomains`); soft ones (`ScheduleAnyway`) score nodes
+//! with fewer matching pods higher. Nodes count when they carry every constraint's key and pass
+//! `nodeAffinityPolicy` (default Honor) and `nodeTaintsPolicy` (default Ignore). The cluster-level
+//! default constraints upstream applies to pods of services and controllers are not applied.
+
+use std::collections::{HashMap, HashSet};
+
+use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
+
+use super::{MAX_NODE_SCORE, Status, Verdict, node_labels};
+use crate::cache::{Cache, NodeInfo};
+use crate::helpers::{
+    first_untolerated, labels_of_node, labels_of_pod, required_node_affinity_matches,
+    selector_matches, taints_of, tolerations_of,
+};
+
+pub const ERR_CONSTRAINTS: &str = "node(s) didn't match pod topology spread constraints";
+pub const ERR_MISSING_LABEL: &str =
+    "node(s) didn't match pod topology spread constraints (missing required label)";
+const HOSTNAME: &str = "kubernetes.io/hostname";
+
+#[derive(Clone, Debug)]
+pub struct Constraint {
+    pub max_skew: i64,
+    pub key: String,
+    pub selector: LabelSelector,
+    pub min_domains: Option<i64>,
+    pub honor_affinity: bool,
+    pub honor_taints: bool,
+}
+
+/// The pod's constraints of one kind (hard: DoNotSchedule), with matchLabelKeys merged into the
+/// selector as upstream does.
+pub fn constraints(pod: &Pod, hard: bool) -> Vec<Constraint> {
+    let want = if hard {
+        "DoNotSchedule"
+    } else {
+        "ScheduleAnyway"
+    };
+    let labels = labels_of_pod(pod);
+    pod.spec
+        .as_ref()
+        .and_then(|s| s.topology_spread_constraints.as_ref())
+        .into_iter()
+        .flatten()
+        .filter(|c| c.when_unsatisfiable == want)
+        .map(|c| {
+            let mut selector = c.label_selector.clone().unwrap_or_else(|| LabelSelector {
+                // A missing selector matches nothing.
+                match_expressions: Some(vec![LabelSelectorRequirement {
+                    key: "\u{0}".into(),
+                    operator: "Exists".into(),
+                    values: None,
+                }]),
+                ..Default::default()
+            });
+            for k in c.match_label_keys.iter().flatten() {
+                if let Some(v) = labels.get(k) {
+                    selector
+                        .match_expressions
+                        .get_or_insert_with(Vec::new)
+                        .push(LabelSelectorRequirement {
+                            key: k.clone(),
+                            operator: "In".into(),
+                            values: Some(vec![v.clone()]),
+                        });
+                }
+            }
+            Constraint {
+                max_skew: i64::from(c.max_skew),
+                key: c.topology_key.clone(),
+                selector,
+                min_domains: c.min_domains.map(i64::from),
+                honor_affinity: c.node_affinity_policy.as_deref() != Some("Ignore"),
+                honor_taints: c.node_taints_policy.as_deref() == Some("Honor"),
+            }
+        })
+        .collect()
+}
+
+fn included(c: &Constraint, pod: &Pod, node: &Node) -> bool {
+    (!c.honor_affinity || required_node_affinity_matches(pod, node))
+        && (!c.honor_taints
+            || first_untolerated(
+                taints_of(node),
+                tolerations_of(pod),
+                &["NoSchedule", "NoExecute"],
+            )
+            .is_none())
+}
+
+fn has_all_keys(cs: &[Constraint], node: &Node) -> bool {
+    let labels = labels_of_node(node);
+    cs.iter().all(|c| labels.contains_key(&c.key))
+}
+
+fn count_matching(ni: &NodeInfo, namespace: &str, selector: &LabelSelector) -> i64 {
+    ni.pods
+        .iter()
+        .filter(|p| {
+            p.namespace() == namespace
+                && p.pod.metadata.deletion_timestamp.is_none()
+                && selector_matches(selector, labels_of_pod(&p.pod))
+        })
+        .count() as i64
+}
+
+/// Matching pods per domain value, per constraint, over the eligible nodes.
+fn domain_counts(cache: &Cache, pod: &Pod, cs: &[Constraint]) -> Vec<HashMap<String, i64>> {
+    let ns = pod.metadata.namespace.as_deref().unwrap_or_default();
+    let mut counts = vec![HashMap::new(); cs.len()];
+    for ni in cache.node_infos() {
+        let Some(node) = ni.node.as_deref() else {
+            continue;
+        };
+        if !has_all_keys(cs, node) {
+            continue;
+        }
+        let labels = labels_of_node(node);
+        for (i, c) in cs.iter().enumerate() {
+            if !included(c, pod, node) {
+                continue;
+            }
+            let Some(v) = labels.get(&c.key) else {
+                continue;
+            };
+            *counts[i].entry(v.clone()).or_insert(0) += count_matching(ni, ns, &c.selector);
+        }
+    }
+    counts
+}
+
+#[derive(Debug)]
+pub struct FilterState {
+    constraints: Vec<Constraint>,
+    counts: Vec<HashMap<String, i64>>,
+    min: Vec<i64>,
+    self_match: Vec<i64>,
+}
+
+pub fn prefilter(cache: &Cache, pod: &Pod) -> Option<FilterState> {
+    let cs = constraints(pod, true);
+    if cs.is_empty() {
+        return None;
+    }
+    let counts = domain_counts(cache, pod, &cs);
+    let min = cs
+        .iter()
+        .zip(&counts)
+        .map(|(c, m)| {
+            let domains = m.len() as i64;
+            if c.min_domains.is_some_and(|d| domains < d) {
+                0
+            } else {
+                m.values().copied().min().unwrap_or(0)
+            }
+        })
+        .collect();
+    let self_match = cs
+        .iter()
+        .map(|c| i64::from(selector_matches(&c.selector, labels_of_pod(pod))))
+        .collect();
+    Some(FilterState {
+        constraints: cs,
+        counts,
+        min,
+        self_match,
+    })
+}
+
+pub fn filter(s: &FilterState, node: &Node) -> Verdict {
+    let labels = labels_of_node(node);
+    for (i, c) in s.constraints.iter().enumerate() {
+        let Some(v) = labels.get(&c.key) else {
+            return Err(Status::unresolvable(ERR_MISSING_LABEL));
+        };
+        let count = s.counts[i].get(v).copied().unwrap_or(0);
+        if count + s.self_match[i] - s.min[i] > c.max_skew {
+            return Err(Status::unschedulable(ERR_CONSTRAINTS));
+        }
+    }
+    Ok(())
+}
+
+/// Soft constraints' normalised scores for the feasible nodes (None: the pod has none).
+pub fn score(cache: &Cache, pod: &Pod, feasible: &[&NodeInfo]) -> Option<Vec<i64>> {
+    let cs = constraints(pod, false);
+    if cs.is_empty() {
+        return None;
+    }
+    let ns = pod.metadata.namespace.as_deref().unwrap_or_default();
+    let ignored: HashSet<usize> = feasible
+        .iter()
+        .enumerate()
+        .filter(|(_, ni)| !ni.node.as_deref().is_some_and(|n| has_all_keys(&cs, n)))
+        .map(|(i, _)| i)
+        .collect();
+    let weights: Vec<f64> = cs
+        .iter()
+        .map(|c| {
+            let size = if c.key == HOSTNAME {
+                feasible.len() - ignored.len()
+            } else {
+                feasible
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| !ignored.contains(i))
+                    .filter_map(|(_, ni)| node_labels(ni).get(&c.key))
+                    .collect::<HashSet<_>>()
+                    .len()
+            };
+            ((size + 2) as f64).ln()
+        })
+        .collect();
+    let counts = domain_counts(cache, pod, &cs);
+    let raw: Vec<i64> = feasible
+        .iter()
+        .map(|ni| {
+            let labels = node_labels(ni);
+            let mut score = 0.0;
+            for (i, c) in cs.iter().enumerate() {
+                let Some(v) = labels.get(&c.key) else {
+                    continue;
+                };
+                let cnt = if c.key == HOSTNAME {
+                    count_matching(ni, ns, &c.selector)
+                } else {
+                    counts[i].get(v).copied().unwrap_or(0)
+                };
+                score += cnt as f64 * weights[i] + (c.max_skew - 1) as f64;
+            }
+            score.round() as i64
+        })
+        .collect();
+    let considered = || {
+        raw.iter()
+            .enumerate()
+            .filter(|(i, _)| !ignored.contains(i))
+            .map(|(_, s)| *s)
+    };
+    let min = considered().min().unwrap_or(0);
+    let max = considered().max().unwrap_or(0);
+    Some(
+        raw.iter()
+            .enumerate()
+            .map(|(i, s)| {
+                if ignored.contains(&i) {
+                    0
+                } else if max == 0 {
+                    MAX_NODE_SCORE
+                } else {
+                    MAX_NODE_SCORE * (max + min - s) / max
+                }
+            })
+            .collect(),
+    )
+}

@@ -1,0 +1,582 @@
+//! The simulated kubelet's pod status, as a pure function of the pod, its IPs and the time:
+//! containers start at once (init containers first, exiting 0), run until `sim.k1s.io/run-seconds`
+//! passes (then exit with `sim.k1s.io/exit-code`), restart as the restart policy says (with the
+//! kubelet's crash-loop back-off), and the phase and conditions follow upstream's
+//! `pkg/kubelet/status/generate.go` and `getPhase`.
+
+use jiff::{SignedDuration, Timestamp};
+use k8s_openapi::api::core::v1::{
+    Container, ContainerState, ContainerStateRunning, ContainerStateTerminated,
+    ContainerStateWaiting, ContainerStatus, HostIP, Pod, PodCondition, PodIP, PodStatus,
+};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+pub const RUN_SECONDS: &str = "sim.k1s.io/run-seconds";
+pub const EXIT_CODE: &str = "sim.k1s.io/exit-code";
+
+/// Upstream's crash-loop back-off: 10 s doubling to 5 min.
+const BACKOFF_BASE: i64 = 10;
+const BACKOFF_MAX: i64 = 300;
+
+/// Conditions the kubelet owns (upstream `kubetypes.PodConditionByKubelet`).
+const KUBELET_CONDITIONS: [&str; 5] = [
+    "PodReadyToStartContainers",
+    "Initialized",
+    "Ready",
+    "ContainersReady",
+    "PodScheduled",
+];
+
+/// Where the pod runs.
+#[derive(Clone, Debug)]
+pub struct PodEnv {
+    pub host_ip: String,
+    /// The pod's IP (the host's for hostNetwork pods).
+    pub pod_ip: String,
+}
+
+/// What the status should be now, and when to look again (a container's exit or restart).
+#[derive(Debug)]
+pub struct Desired {
+    pub status: PodStatus,
+    pub wake: Option<Timestamp>,
+}
+
+/// The time truncated to seconds (what the API stores), so repeated computations compare equal.
+pub fn now_seconds() -> Timestamp {
+    Timestamp::from_second(Timestamp::now().as_second()).unwrap_or_else(|_| Timestamp::now())
+}
+
+fn annotation<'a>(pod: &'a Pod, key: &str) -> Option<&'a str> {
+    pod.metadata
+        .annotations
+        .as_ref()?
+        .get(key)
+        .map(String::as_str)
+}
+
+/// How long the pod's containers run, when the annotation says (a non-negative number).
+pub fn run_seconds(pod: &Pod) -> Option<i64> {
+    let v: f64 = annotation(pod, RUN_SECONDS)?.trim().parse().ok()?;
+    (v.is_finite() && v >= 0.0).then(|| v.ceil() as i64)
+}
+
+pub fn exit_code(pod: &Pod) -> i32 {
+    annotation(pod, EXIT_CODE)
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// The image as the runtime reports it (`nginx` → `docker.io/library/nginx:latest`).
+pub fn normalize_image(image: &str) -> String {
+    let (name, suffix) = match image.find('@') {
+        Some(i) => (&image[..i], &image[i..]),
+        None => (image, ""),
+    };
+    let mut parts: Vec<&str> = name.split('/').collect();
+    let has_registry = parts.len() > 1
+        && (parts[0].contains('.') || parts[0].contains(':') || parts[0] == "localhost");
+    let mut out = String::new();
+    if !has_registry {
+        out.push_str("docker.io/");
+        if parts.len() == 1 {
+            out.push_str("library/");
+        }
+    } else {
+        out.push_str(parts[0]);
+        out.push('/');
+        parts.remove(0);
+    }
+    let path = parts.join("/");
+    out.push_str(&path);
+    let last = path.rsplit('/').next().unwrap_or_default();
+    if suffix.is_empty() && !last.contains(':') {
+        out.push_str(":latest");
+    }
+    out.push_str(suffix);
+    out
+}
+
+/// A stable fake digest of a string (64 hex digits).
+pub fn digest(s: &str) -> String {
+    let mut out = String::with_capacity(64);
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for round in 0u64..4 {
+        for b in s.bytes().chain(round.to_le_bytes()) {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        out.push_str(&format!("{h:016x}"));
+    }
+    out
+}
+
+fn image_id(image: &str) -> String {
+    let normalized = normalize_image(image);
+    if normalized.contains('@') {
+        return normalized;
+    }
+    let repo = match normalized.rfind(':') {
+        Some(i) if !normalized[i..].contains('/') => &normalized[..i],
+        _ => normalized.as_str(),
+    };
+    format!("{repo}@sha256:{}", digest(&normalized))
+}
+
+fn container_id(pod: &Pod, name: &str, restart: i32) -> String {
+    let uid = pod.metadata.uid.as_deref().unwrap_or_default();
+    format!("sim://{}", digest(&format!("{uid}/{name}/{restart}")))
+}
+
+fn is_sidecar(c: &Container) -> bool {
+    c.restart_policy.as_deref() == Some("Always")
+}
+
+/// Delay before restart number `restarts + 1`: the first restart is immediate (no back-off
+/// entry yet), then 10 s, 20 s, ... up to 5 min, as the kubelet's back-off.
+fn backoff(restarts: i32) -> i64 {
+    if restarts <= 0 {
+        return 0;
+    }
+    let shift = (restarts - 1).clamp(0, 10) as u32;
+    (BACKOFF_BASE << shift).min(BACKOFF_MAX)
+}
+
+fn running(at: Timestamp) -> ContainerState {
+    ContainerState {
+        running: Some(ContainerStateRunning {
+            started_at: Some(Time(at)),
+        }),
+        ..Default::default()
+    }
+}
+
+fn terminated(code: i32, started: Timestamp, finished: Timestamp, id: &str) -> ContainerState {
+    ContainerState {
+        terminated: Some(ContainerStateTerminated {
+            exit_code: code,
+            reason: Some(if code == 0 { "Completed" } else { "Error" }.into()),
+            started_at: Some(Time(started)),
+            finished_at: Some(Time(finished)),
+            container_id: Some(id.to_string()),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+fn fresh_status(pod: &Pod, c: &Container, restarts: i32, state: ContainerState) -> ContainerStatus {
+    let is_running = state.running.is_some();
+    ContainerStatus {
+        name: c.name.clone(),
+        image: normalize_image(c.image.as_deref().unwrap_or_default()),
+        image_id: image_id(c.image.as_deref().unwrap_or_default()),
+        container_id: Some(container_id(pod, &c.name, restarts)),
+        ready: is_running,
+        started: Some(is_running),
+        restart_count: restarts,
+        state: Some(state),
+        last_state: Some(ContainerState::default()),
+        ..Default::default()
+    }
+}
+
+/// How a regular container's life goes on, given its last status.
+struct Life {
+    run: Option<i64>,
+    code: i32,
+    /// Whether the container restarts after exiting with the code.
+    restarts: bool,
+}
+
+/// One container's status now; `wake` is lowered to its next change.
+fn step(
+    pod: &Pod,
+    c: &Container,
+    old: Option<&ContainerStatus>,
+    life: &Life,
+    now: Timestamp,
+    wake: &mut Option<Timestamp>,
+) -> ContainerStatus {
+    let mut soon = |t: Timestamp| {
+        if wake.is_none_or(|w| t < w) {
+            *wake = Some(t);
+        }
+    };
+    let Some(old) = old.filter(|o| o.state.is_some()) else {
+        // A container that exits at once (run-seconds 0) is reported on the next pass.
+        if let Some(run) = life.run {
+            soon(now + SignedDuration::from_secs(run));
+        }
+        return fresh_status(pod, c, 0, running(now));
+    };
+    let state = old.state.clone().unwrap_or_default();
+    if let Some(r) = &state.running {
+        let started = r.started_at.as_ref().map_or(now, |t| t.0);
+        let Some(run) = life.run else {
+            return old.clone();
+        };
+        let end = started + SignedDuration::from_secs(run);
+        if now < end {
+            soon(end);
+            return old.clone();
+        }
+        let id = old.container_id.clone().unwrap_or_default();
+        let done = terminated(life.code, started, end, &id);
+        let mut s = old.clone();
+        s.ready = false;
+        s.started = Some(false);
+        if life.restarts {
+            let delay = backoff(old.restart_count);
+            let restart_at = end + SignedDuration::from_secs(delay);
+            s.last_state = Some(done);
+            s.state = Some(ContainerState {
+                waiting: Some(ContainerStateWaiting {
+                    reason: Some("CrashLoopBackOff".into()),
+                    message: Some(format!(
+                        "back-off {delay}s restarting failed container={} pod={}_{}({})",
+                        c.name,
+                        pod.metadata.name.as_deref().unwrap_or_default(),
+                        pod.metadata.namespace.as_deref().unwrap_or_default(),
+                        pod.metadata.uid.as_deref().unwrap_or_default(),
+                    )),
+                }),
+                ..Default::default()
+            });
+            if now >= restart_at {
+                return step(pod, c, Some(&s), life, now, wake);
+            }
+            soon(restart_at);
+        } else {
+            s.state = Some(done);
+        }
+        return s;
+    }
+    if state.waiting.is_some() {
+        let finished = old
+            .last_state
+            .as_ref()
+            .and_then(|l| l.terminated.as_ref())
+            .and_then(|t| t.finished_at.as_ref())
+            .map(|t| t.0);
+        let Some(finished) = finished else {
+            // Waiting without a previous run (not ours): start it.
+            return fresh_status(pod, c, old.restart_count, running(now));
+        };
+        let restart_at = finished + SignedDuration::from_secs(backoff(old.restart_count));
+        if now < restart_at {
+            soon(restart_at);
+            return old.clone();
+        }
+        let count = old.restart_count + 1;
+        let mut s = fresh_status(pod, c, count, running(now));
+        s.last_state = old.last_state.clone();
+        if let Some(run) = life.run {
+            soon(now + SignedDuration::from_secs(run));
+        }
+        return s;
+    }
+    old.clone()
+}
+
+fn find<'a>(list: Option<&'a Vec<ContainerStatus>>, name: &str) -> Option<&'a ContainerStatus> {
+    list?.iter().find(|s| s.name == name)
+}
+
+fn is_terminated(s: &ContainerStatus) -> Option<i32> {
+    s.state.as_ref()?.terminated.as_ref().map(|t| t.exit_code)
+}
+
+fn condition(
+    type_: &str,
+    status: bool,
+    reason: Option<&str>,
+    message: Option<String>,
+) -> PodCondition {
+    PodCondition {
+        type_: type_.into(),
+        status: if status { "True" } else { "False" }.into(),
+        reason: reason.map(Into::into),
+        message,
+        ..Default::default()
+    }
+}
+
+/// The status the simulated kubelet reports for `pod` now (the pod is not being deleted).
+pub fn desired(pod: &Pod, env: &PodEnv, now: Timestamp) -> Desired {
+    let spec = pod.spec.clone().unwrap_or_default();
+    let old = pod.status.clone().unwrap_or_default();
+    let policy = spec.restart_policy.as_deref().unwrap_or("Always");
+    let run = run_seconds(pod);
+    let code = exit_code(pod);
+    let life = Life {
+        run,
+        code,
+        restarts: match policy {
+            "Never" => false,
+            "OnFailure" => code != 0,
+            _ => true,
+        },
+    };
+    let mut wake = None;
+    let started_at = old.start_time.as_ref().map_or(now, |t| t.0);
+
+    // Init containers ran (and exited 0) when the pod started; sidecars keep running.
+    let mut init_statuses = Vec::new();
+    for c in spec.init_containers.iter().flatten() {
+        let prev = find(old.init_container_statuses.as_ref(), &c.name);
+        let s = match prev {
+            Some(p) => p.clone(),
+            None if is_sidecar(c) => fresh_status(pod, c, 0, running(started_at)),
+            None => {
+                let mut s = fresh_status(pod, c, 0, ContainerState::default());
+                let id = s.container_id.clone().unwrap_or_default();
+                s.state = Some(terminated(0, started_at, started_at, &id));
+                s.ready = false;
+                s.started = Some(false);
+                s
+            }
+        };
+        init_statuses.push(s);
+    }
+    let mut statuses = Vec::new();
+    for c in &spec.containers {
+        let prev = find(old.container_statuses.as_ref(), &c.name);
+        statuses.push(step(pod, c, prev, &life, now, &mut wake));
+    }
+    let all_stopped = !statuses.is_empty() && statuses.iter().all(|s| is_terminated(s).is_some());
+    let phase = if all_stopped {
+        if statuses.iter().all(|s| is_terminated(s) == Some(0)) {
+            "Succeeded"
+        } else {
+            "Failed"
+        }
+    } else {
+        "Running"
+    };
+    let terminal = phase != "Running";
+    if terminal {
+        // The kubelet stops sidecars once the main containers are done.
+        let finished = statuses
+            .iter()
+            .filter_map(|s| s.state.as_ref()?.terminated.as_ref()?.finished_at.clone())
+            .map(|t| t.0)
+            .max()
+            .unwrap_or(now);
+        for s in init_statuses.iter_mut() {
+            if let Some(r) = s.state.as_ref().and_then(|st| st.running.as_ref()) {
+                let started = r.started_at.as_ref().map_or(finished, |t| t.0);
+                let id = s.container_id.clone().unwrap_or_default();
+                s.state = Some(terminated(0, started, finished, &id));
+                s.ready = false;
+                s.started = Some(false);
+            }
+        }
+        wake = None;
+    }
+
+    // Conditions, in the kubelet's order; others' conditions are kept ahead of them.
+    let mut conditions: Vec<PodCondition> = Vec::new();
+    conditions.push(condition(
+        "PodReadyToStartContainers",
+        !terminal,
+        None,
+        None,
+    ));
+    conditions.push(if phase == "Succeeded" {
+        condition("Initialized", true, Some("PodCompleted"), None)
+    } else {
+        condition("Initialized", true, None, None)
+    });
+    let unready: Vec<&str> = spec
+        .init_containers
+        .iter()
+        .flatten()
+        .zip(&init_statuses)
+        .filter(|(c, s)| is_sidecar(c) && !s.ready)
+        .map(|(c, _)| c.name.as_str())
+        .chain(
+            statuses
+                .iter()
+                .filter(|s| !s.ready)
+                .map(|s| s.name.as_str()),
+        )
+        .collect();
+    let containers_ready = match phase {
+        "Succeeded" => condition("ContainersReady", false, Some("PodCompleted"), None),
+        "Failed" => condition("ContainersReady", false, Some("PodFailed"), None),
+        _ if !unready.is_empty() => condition(
+            "ContainersReady",
+            false,
+            Some("ContainersNotReady"),
+            Some(format!(
+                "containers with unready status: [{}]",
+                unready.join(" ")
+            )),
+        ),
+        _ => condition("ContainersReady", true, None, None),
+    };
+    let ready = if containers_ready.status != "True" {
+        PodCondition {
+            type_: "Ready".into(),
+            ..containers_ready.clone()
+        }
+    } else {
+        let mut msgs = Vec::new();
+        for gate in spec.readiness_gates.iter().flatten() {
+            let t = &gate.condition_type;
+            match old.conditions.iter().flatten().find(|c| &c.type_ == t) {
+                None => msgs.push(format!(
+                    "corresponding condition of pod readiness gate {t:?} does not exist."
+                )),
+                Some(c) if c.status != "True" => msgs.push(format!(
+                    "the status of pod readiness gate {t:?} is not \"True\", but {}",
+                    c.status
+                )),
+                Some(_) => {}
+            }
+        }
+        if msgs.is_empty() {
+            condition("Ready", true, None, None)
+        } else {
+            condition(
+                "Ready",
+                false,
+                Some("ReadinessGatesNotReady"),
+                Some(msgs.join(", ")),
+            )
+        }
+    };
+    conditions.push(ready);
+    conditions.push(containers_ready);
+    conditions.push(condition("PodScheduled", true, None, None));
+    // Transition times: kept while the status stays, now when it changes.
+    for c in &mut conditions {
+        let prev = old.conditions.iter().flatten().find(|o| o.type_ == c.type_);
+        c.last_transition_time = match prev {
+            Some(p) if p.status == c.status => p.last_transition_time.clone().or(Some(Time(now))),
+            _ => Some(Time(now)),
+        };
+    }
+    let mut all: Vec<PodCondition> = old
+        .conditions
+        .iter()
+        .flatten()
+        .filter(|c| !KUBELET_CONDITIONS.contains(&c.type_.as_str()))
+        .cloned()
+        .collect();
+    all.extend(conditions);
+
+    let status = PodStatus {
+        phase: Some(phase.into()),
+        conditions: Some(all),
+        host_ip: Some(env.host_ip.clone()),
+        host_ips: Some(vec![HostIP {
+            ip: env.host_ip.clone(),
+        }]),
+        pod_ip: Some(env.pod_ip.clone()),
+        pod_ips: Some(vec![PodIP {
+            ip: env.pod_ip.clone(),
+        }]),
+        start_time: Some(Time(started_at)),
+        qos_class: old
+            .qos_class
+            .clone()
+            .or_else(|| Some(qos_class(pod).into())),
+        init_container_statuses: (!init_statuses.is_empty()).then_some(init_statuses),
+        container_statuses: Some(statuses),
+        ..old
+    };
+    Desired { status, wake }
+}
+
+/// The status once the kubelet has stopped every container of a pod being deleted: containers
+/// exit 0 (they honour SIGTERM), and the phase is terminal (upstream's `getPhase` with
+/// `podIsTerminal`).
+pub fn stopped(pod: &Pod, env: &PodEnv, now: Timestamp) -> PodStatus {
+    let mut status = desired(pod, env, now).status;
+    for s in status
+        .container_statuses
+        .iter_mut()
+        .flatten()
+        .chain(status.init_container_statuses.iter_mut().flatten())
+    {
+        let Some(r) = s.state.as_ref().and_then(|st| st.running.clone()) else {
+            if s.state.as_ref().is_some_and(|st| st.waiting.is_some())
+                && let Some(last) = s.last_state.clone().filter(|l| l.terminated.is_some())
+            {
+                s.state = Some(last);
+            }
+            continue;
+        };
+        let started = r.started_at.map_or(now, |t| t.0);
+        let id = s.container_id.clone().unwrap_or_default();
+        s.state = Some(terminated(0, started, now, &id));
+        s.ready = false;
+        s.started = Some(false);
+    }
+    let statuses = status.container_statuses.clone().unwrap_or_default();
+    let failed = statuses
+        .iter()
+        .any(|s| is_terminated(s).is_none_or(|c| c != 0));
+    let phase = if failed { "Failed" } else { "Succeeded" };
+    status.phase = Some(phase.into());
+    let reason = if failed { "PodFailed" } else { "PodCompleted" };
+    for c in status.conditions.iter_mut().flatten() {
+        let flip = match c.type_.as_str() {
+            "Ready" | "ContainersReady" => Some((false, Some(reason))),
+            "PodReadyToStartContainers" => Some((false, None)),
+            _ => None,
+        };
+        if let Some((value, reason)) = flip {
+            let value = if value { "True" } else { "False" };
+            if c.status != value {
+                c.last_transition_time = Some(Time(now));
+            }
+            c.status = value.into();
+            c.reason = reason.map(Into::into);
+            c.message = None;
+        }
+    }
+    status
+}
+
+/// Upstream's QoS class from requests and limits of every container.
+pub fn qos_class(pod: &Pod) -> &'static str {
+    let Some(spec) = pod.spec.as_ref() else {
+        return "BestEffort";
+    };
+    let mut any = false;
+    let mut guaranteed = true;
+    for c in spec
+        .containers
+        .iter()
+        .chain(spec.init_containers.iter().flatten())
+    {
+        let res = c.resources.clone().unwrap_or_default();
+        let req = res.requests.unwrap_or_default();
+        let lim = res.limits.unwrap_or_default();
+        let nonzero = |q: &Quantity| !q.0.trim_start_matches(['0', '.']).is_empty();
+        any |= ["cpu", "memory"]
+            .iter()
+            .any(|k| req.get(*k).is_some_and(nonzero) || lim.get(*k).is_some_and(nonzero));
+        for k in ["cpu", "memory"] {
+            match (req.get(k), lim.get(k)) {
+                (_, None) => guaranteed = false,
+                (Some(r), Some(l)) if r.0 != l.0 => guaranteed = false,
+                _ => {}
+            }
+        }
+    }
+    if !any {
+        "BestEffort"
+    } else if guaranteed {
+        "Guaranteed"
+    } else {
+        "Burstable"
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,363 @@
+//! Unit tests of the simulated pod status: first start, init containers and sidecars,
+//! readiness gates, run-seconds with exit codes and restart policies, deletion, QoS.
+
+use super::*;
+use k8s_openapi::api::core::v1::{PodReadinessGate, PodSpec, ResourceRequirements};
+
+fn t(s: i64) -> Timestamp {
+    Timestamp::from_second(1_800_000_000 + s).unwrap()
+}
+
+fn env() -> PodEnv {
+    PodEnv {
+        host_ip: "172.18.0.2".into(),
+        pod_ip: "10.244.0.2".into(),
+    }
+}
+
+fn container(name: &str) -> Container {
+    Container {
+        name: name.into(),
+        image: Some("busybox".into()),
+        ..Default::default()
+    }
+}
+
+fn pod(policy: &str, annotations: &[(&str, &str)]) -> Pod {
+    let mut p = Pod {
+        spec: Some(PodSpec {
+            restart_policy: Some(policy.into()),
+            containers: vec![container("c")],
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    p.metadata.name = Some("p".into());
+    p.metadata.namespace = Some("ns".into());
+    p.metadata.uid = Some("u-1".into());
+    p.metadata.annotations = Some(
+        annotations
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+    );
+    p
+}
+
+/// Applies the desired status at `now` as the API would store it.
+fn advance(p: &mut Pod, now: Timestamp) -> Desired {
+    let d = desired(p, &env(), now);
+    p.status = Some(d.status.clone());
+    d
+}
+
+fn cond<'a>(s: &'a PodStatus, type_: &str) -> &'a PodCondition {
+    s.conditions
+        .iter()
+        .flatten()
+        .find(|c| c.type_ == type_)
+        .unwrap_or_else(|| panic!("no {type_}"))
+}
+
+fn state(s: &PodStatus) -> &ContainerState {
+    s.container_statuses.as_ref().unwrap()[0]
+        .state
+        .as_ref()
+        .unwrap()
+}
+
+#[test]
+fn a_new_pod_runs_with_upstream_shape() {
+    let mut p = pod("Always", &[]);
+    p.spec.as_mut().unwrap().init_containers = Some(vec![container("init")]);
+    let d = advance(&mut p, t(0));
+    let s = &d.status;
+    assert_eq!(d.wake, None, "runs until deleted");
+    assert_eq!(s.phase.as_deref(), Some("Running"));
+    assert_eq!(s.pod_ip.as_deref(), Some("10.244.0.2"));
+    assert_eq!(s.host_ips.as_ref().unwrap()[0].ip, "172.18.0.2");
+    assert_eq!(s.qos_class.as_deref(), Some("BestEffort"));
+    let types: Vec<&str> = s
+        .conditions
+        .iter()
+        .flatten()
+        .map(|c| c.type_.as_str())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "PodReadyToStartContainers",
+            "Initialized",
+            "Ready",
+            "ContainersReady",
+            "PodScheduled"
+        ]
+    );
+    assert!(s.conditions.iter().flatten().all(|c| c.status == "True"));
+    let init = &s.init_container_statuses.as_ref().unwrap()[0];
+    let term = init.state.as_ref().unwrap().terminated.as_ref().unwrap();
+    assert_eq!(
+        (term.exit_code, term.reason.as_deref()),
+        (0, Some("Completed"))
+    );
+    assert!(!init.ready);
+    let c = &s.container_statuses.as_ref().unwrap()[0];
+    assert!(c.ready && c.started == Some(true));
+    assert_eq!(c.image, "docker.io/library/busybox:latest");
+    assert!(c.image_id.starts_with("docker.io/library/busybox@sha256:"));
+    assert!(c.container_id.as_deref().unwrap().starts_with("sim://"));
+    assert_eq!(
+        state(s).running.as_ref().unwrap().started_at,
+        Some(Time(t(0)))
+    );
+    // Seen again later: nothing changes (no write), transition times kept.
+    let again = desired(&p, &env(), t(50)).status;
+    assert_eq!(
+        serde_json::to_value(&again).unwrap(),
+        serde_json::to_value(p.status.as_ref().unwrap()).unwrap()
+    );
+}
+
+#[test]
+fn sidecars_keep_running_and_others_conditions_are_kept() {
+    let mut p = pod("Always", &[]);
+    let mut sidecar = container("proxy");
+    sidecar.restart_policy = Some("Always".into());
+    p.spec.as_mut().unwrap().init_containers = Some(vec![sidecar]);
+    p.status = Some(PodStatus {
+        conditions: Some(vec![PodCondition {
+            type_: "example.com/other".into(),
+            status: "True".into(),
+            ..Default::default()
+        }]),
+        ..Default::default()
+    });
+    let s = advance(&mut p, t(0)).status;
+    let side = &s.init_container_statuses.as_ref().unwrap()[0];
+    assert!(side.ready && side.state.as_ref().unwrap().running.is_some());
+    assert_eq!(s.conditions.as_ref().unwrap()[0].type_, "example.com/other");
+    assert_eq!(cond(&s, "Ready").status, "True");
+}
+
+#[test]
+fn readiness_gates_hold_ready() {
+    let mut p = pod("Always", &[]);
+    p.spec.as_mut().unwrap().readiness_gates = Some(vec![
+        PodReadinessGate {
+            condition_type: "example.com/a".into(),
+        },
+        PodReadinessGate {
+            condition_type: "example.com/b".into(),
+        },
+    ]);
+    let s = advance(&mut p, t(0)).status;
+    let ready = cond(&s, "Ready");
+    assert_eq!(
+        (ready.status.as_str(), ready.reason.as_deref()),
+        ("False", Some("ReadinessGatesNotReady"))
+    );
+    assert_eq!(
+        ready.message.as_deref(),
+        Some(
+            "corresponding condition of pod readiness gate \"example.com/a\" does not exist., corresponding condition of pod readiness gate \"example.com/b\" does not exist."
+        )
+    );
+    assert_eq!(cond(&s, "ContainersReady").status, "True");
+    let gate = |t: &str, v: &str| PodCondition {
+        type_: t.into(),
+        status: v.into(),
+        ..Default::default()
+    };
+    p.status
+        .as_mut()
+        .unwrap()
+        .conditions
+        .as_mut()
+        .unwrap()
+        .extend([
+            gate("example.com/a", "True"),
+            gate("example.com/b", "False"),
+        ]);
+    let s = advance(&mut p, t(1)).status;
+    assert_eq!(
+        cond(&s, "Ready").message.as_deref(),
+        Some("the status of pod readiness gate \"example.com/b\" is not \"True\", but False")
+    );
+    for c in p.status.as_mut().unwrap().conditions.as_mut().unwrap() {
+        if c.type_ == "example.com/b" {
+            c.status = "True".into();
+        }
+    }
+    let s = advance(&mut p, t(2)).status;
+    let ready = cond(&s, "Ready");
+    assert_eq!(
+        (ready.status.as_str(), ready.reason.as_deref()),
+        ("True", None)
+    );
+    assert_eq!(ready.last_transition_time, Some(Time(t(2))));
+    assert_eq!(
+        cond(&s, "ContainersReady").last_transition_time,
+        Some(Time(t(0)))
+    );
+}
+
+#[test]
+fn run_seconds_end_the_pod_by_exit_code() {
+    for (code, phase, reason, ready_reason) in [
+        ("0", "Succeeded", "Completed", "PodCompleted"),
+        ("3", "Failed", "Error", "PodFailed"),
+    ] {
+        let mut p = pod("Never", &[(RUN_SECONDS, "5"), (EXIT_CODE, code)]);
+        let d = advance(&mut p, t(0));
+        assert_eq!(d.wake, Some(t(5)));
+        let d = advance(&mut p, t(3));
+        assert_eq!(d.status.phase.as_deref(), Some("Running"));
+        assert_eq!(d.wake, Some(t(5)));
+        let d = advance(&mut p, t(6));
+        let s = &d.status;
+        assert_eq!(d.wake, None);
+        assert_eq!(s.phase.as_deref(), Some(phase), "exit {code}");
+        let term = state(s).terminated.as_ref().unwrap();
+        assert_eq!(term.exit_code, code.parse::<i32>().unwrap());
+        assert_eq!(term.reason.as_deref(), Some(reason));
+        assert_eq!(term.started_at, Some(Time(t(0))));
+        assert_eq!(
+            term.finished_at,
+            Some(Time(t(5))),
+            "finished when the run ended"
+        );
+        for c in ["Ready", "ContainersReady"] {
+            let c = cond(s, c);
+            assert_eq!(
+                (c.status.as_str(), c.reason.as_deref()),
+                ("False", Some(ready_reason))
+            );
+        }
+        assert_eq!(cond(s, "PodReadyToStartContainers").status, "False");
+        assert_eq!(cond(s, "Initialized").status, "True");
+    }
+    // OnFailure finishes on success.
+    let mut p = pod("OnFailure", &[(RUN_SECONDS, "1")]);
+    advance(&mut p, t(0));
+    assert_eq!(
+        advance(&mut p, t(1)).status.phase.as_deref(),
+        Some("Succeeded")
+    );
+}
+
+#[test]
+fn restarts_follow_the_policy_with_back_off() {
+    for policy in ["Always", "OnFailure"] {
+        let mut p = pod(policy, &[(RUN_SECONDS, "2"), (EXIT_CODE, "1")]);
+        advance(&mut p, t(0));
+        // First exit: restarted at once.
+        let d = advance(&mut p, t(2));
+        let c = &d.status.container_statuses.as_ref().unwrap()[0];
+        assert_eq!(d.status.phase.as_deref(), Some("Running"), "{policy}");
+        assert_eq!(c.restart_count, 1);
+        assert!(c.state.as_ref().unwrap().running.is_some());
+        let last = c.last_state.as_ref().unwrap().terminated.as_ref().unwrap();
+        assert_eq!((last.exit_code, last.reason.as_deref()), (1, Some("Error")));
+        assert_eq!(d.wake, Some(t(4)));
+        // Second exit: back-off 10 s in CrashLoopBackOff.
+        let d = advance(&mut p, t(4));
+        let c = &d.status.container_statuses.as_ref().unwrap()[0];
+        let waiting = c.state.as_ref().unwrap().waiting.as_ref().unwrap();
+        assert_eq!(waiting.reason.as_deref(), Some("CrashLoopBackOff"));
+        assert!(
+            waiting
+                .message
+                .as_deref()
+                .unwrap()
+                .starts_with("back-off 10s restarting failed container=c pod=p_ns(u-1)")
+        );
+        assert!(!c.ready);
+        assert_eq!(
+            cond(&d.status, "Ready").reason.as_deref(),
+            Some("ContainersNotReady")
+        );
+        assert_eq!(
+            cond(&d.status, "Ready").message.as_deref(),
+            Some("containers with unready status: [c]")
+        );
+        assert_eq!(d.wake, Some(t(14)));
+        let d = advance(&mut p, t(14));
+        let c = &d.status.container_statuses.as_ref().unwrap()[0];
+        assert_eq!(c.restart_count, 2);
+        assert!(c.ready);
+        assert_ne!(c.container_id, None);
+    }
+    // Always restarts even after success.
+    let mut p = pod("Always", &[(RUN_SECONDS, "1")]);
+    advance(&mut p, t(0));
+    let s = advance(&mut p, t(1)).status;
+    assert_eq!(s.container_statuses.as_ref().unwrap()[0].restart_count, 1);
+    assert_eq!(s.phase.as_deref(), Some("Running"));
+}
+
+#[test]
+fn stopping_a_deleted_pod_ends_it() {
+    let mut p = pod("Always", &[]);
+    advance(&mut p, t(0));
+    let s = stopped(&p, &env(), t(9));
+    assert_eq!(s.phase.as_deref(), Some("Succeeded"));
+    let term = state(&s).terminated.as_ref().unwrap();
+    assert_eq!(
+        (term.exit_code, term.finished_at.clone()),
+        (0, Some(Time(t(9))))
+    );
+    assert_eq!(cond(&s, "Ready").reason.as_deref(), Some("PodCompleted"));
+    assert_eq!(cond(&s, "Ready").last_transition_time, Some(Time(t(9))));
+}
+
+#[test]
+fn qos_classes() {
+    let with = |req: &[(&str, &str)], lim: &[(&str, &str)]| {
+        let mut p = pod("Always", &[]);
+        let q = |v: &[(&str, &str)]| {
+            (!v.is_empty()).then(|| {
+                v.iter()
+                    .map(|(k, v)| (k.to_string(), Quantity(v.to_string())))
+                    .collect()
+            })
+        };
+        p.spec.as_mut().unwrap().containers[0].resources = Some(ResourceRequirements {
+            requests: q(req),
+            limits: q(lim),
+            ..Default::default()
+        });
+        qos_class(&p)
+    };
+    assert_eq!(with(&[], &[]), "BestEffort");
+    assert_eq!(with(&[("cpu", "100m")], &[]), "Burstable");
+    assert_eq!(
+        with(
+            &[("cpu", "1"), ("memory", "1Gi")],
+            &[("cpu", "1"), ("memory", "1Gi")]
+        ),
+        "Guaranteed"
+    );
+    assert_eq!(
+        with(&[("cpu", "1")], &[("cpu", "1")]),
+        "Burstable",
+        "memory limit missing"
+    );
+    assert_eq!(with(&[("cpu", "0")], &[]), "BestEffort");
+}
+
+#[test]
+fn images_normalize_as_the_runtime_reports_them() {
+    for (given, want) in [
+        ("nginx", "docker.io/library/nginx:latest"),
+        ("nginx:1.25", "docker.io/library/nginx:1.25"),
+        ("bitnami/redis", "docker.io/bitnami/redis:latest"),
+        ("registry.k8s.io/pause:3.10", "registry.k8s.io/pause:3.10"),
+        ("localhost:5000/x", "localhost:5000/x:latest"),
+        ("busybox@sha256:abc", "docker.io/library/busybox@sha256:abc"),
+    ] {
+        assert_eq!(normalize_image(given), want);
+    }
+    assert_eq!(run_seconds(&pod("Never", &[(RUN_SECONDS, "x")])), None);
+    assert_eq!(run_seconds(&pod("Never", &[(RUN_SECONDS, "-1")])), None);
+    assert_eq!(run_seconds(&pod("Never", &[(RUN_SECONDS, "1.5")])), Some(2));
+}
