@@ -717,3 +717,90 @@ fn pod_disruption_budgets_track_healthy_pods() {
     let msg = wait_event(&c, ns, "max1", "UnmanagedPods");
     assert!(msg.contains("were found to be unmanaged"), "{msg}");
 }
+
+/// With the defaults (the scheduler and one simulated node) jobs run for real.
+#[test]
+fn jobs_run_on_simulated_nodes() {
+    let c = TestCluster::start();
+    let ns = "default";
+    let with_sim = |args: &[&str], annotations: Value, backoff: Option<i64>| {
+        let mut job: Value = serde_json::from_str(&c.kubectl_ok(args)).expect("json");
+        job["spec"]["template"]["metadata"]["annotations"] = annotations;
+        if let Some(b) = backoff {
+            job["spec"]["backoffLimit"] = b.into();
+        }
+        c.kubectl_stdin(&["apply", "-f", "-"], &job.to_string());
+    };
+    with_sim(
+        &[
+            "create",
+            "job",
+            "pi",
+            "--image=busybox",
+            "--dry-run=client",
+            "-o",
+            "json",
+        ],
+        serde_json::json!({"sim.k1s.io/run-seconds": "1"}),
+        None,
+    );
+    with_sim(
+        &[
+            "create",
+            "job",
+            "boom",
+            "--image=busybox",
+            "--dry-run=client",
+            "-o",
+            "json",
+        ],
+        serde_json::json!({"sim.k1s.io/run-seconds": "1", "sim.k1s.io/exit-code": "1"}),
+        Some(1),
+    );
+    c.kubectl_ok(&[
+        "wait",
+        "--for=condition=complete",
+        "job/pi",
+        "--timeout=60s",
+    ]);
+    let j = get_json(&c, &["get", "job", "pi"]);
+    assert_eq!(j["status"]["succeeded"], 1);
+    assert!(j["status"]["completionTime"].is_string());
+    // One failure, a 10 s backoff, a second failure: over backoffLimit 1.
+    c.kubectl_ok(&[
+        "wait",
+        "--for=condition=failed",
+        "job/boom",
+        "--timeout=90s",
+    ]);
+    let j = get_json(&c, &["get", "job", "boom"]);
+    assert_eq!(j["status"]["failed"], 2);
+    let failed = conditions(&j);
+    assert_eq!(
+        failed.last(),
+        Some(&(
+            "Failed".into(),
+            "True".into(),
+            "BackoffLimitExceeded".into()
+        ))
+    );
+
+    // A CronJob every minute, due now, starts a job that runs to completion.
+    c.apply(&format!(
+        "apiVersion: batch/v1\nkind: CronJob\nmetadata: {{name: every, namespace: {ns}}}\nspec:\n  schedule: \"*/1 * * * *\"\n  jobTemplate:\n    metadata: {{labels: {{from: cron}}}}\n    spec:\n      template:\n        metadata: {{annotations: {{sim.k1s.io/run-seconds: \"1\"}}}}\n        spec:\n          restartPolicy: Never\n          containers: [{{name: c, image: busybox}}]\n"
+    ));
+    backdate(&c, ns, "every", 2);
+    let job = wait_until(WAIT, "the cronjob's job", || {
+        cron_jobs(&c, ns).into_iter().next()
+    });
+    c.kubectl_ok(&[
+        "wait",
+        "--for=condition=complete",
+        &format!("job/{}", name(&job)),
+        "--timeout=60s",
+    ]);
+    wait_until(WAIT, "lastSuccessfulTime", || {
+        let cj = get_json(&c, &["get", "cronjob", "every"]);
+        cj["status"]["lastSuccessfulTime"].is_string().then_some(())
+    });
+}

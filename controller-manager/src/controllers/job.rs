@@ -144,12 +144,11 @@ fn on_pod_delta(
                 expectations.creation_observed(key)
             }
             Delta::Deleted(_) => expectations.deletion_observed(key),
-            Delta::Updated { old, new } => {
+            Delta::Updated { old, new }
                 if old.metadata.deletion_timestamp.is_none()
-                    && new.metadata.deletion_timestamp.is_some()
-                {
-                    expectations.deletion_observed(key);
-                }
+                    && new.metadata.deletion_timestamp.is_some() =>
+            {
+                expectations.deletion_observed(key);
             }
             _ => {}
         }
