@@ -232,11 +232,7 @@ async fn serve_verb(
                     ))
                 }
                 Some("eviction") => {
-                    let opts = DeleteOptions {
-                        dry_run: write.dry_run,
-                        ..Default::default()
-                    };
-                    ctx.registry.delete(target, name, &opts).await?;
+                    crate::eviction::evict(ctx, target, name, &obj, &write).await?;
                     Ok(json_response(
                         StatusCode::CREATED,
                         &success_status_json(None),
@@ -369,12 +365,9 @@ async fn serve_verb(
                             .as_deref()
                             .map(|r| (schema as &dyn patch::PatchSchema, r));
                         let mut new = patch::apply_patch(patch_type, &base, &body, schema_ref)?;
-                        // The current resourceVersion is a precondition only if the patch set it.
-                        if meta::resource_version(&new) == meta::resource_version(&base)
-                            && let Some(m) = new.get_mut("metadata").and_then(Value::as_object_mut)
-                        {
-                            m.remove("resourceVersion");
-                        }
+                        // A patch applies to the object as it is now: the current resourceVersion
+                        // stays (so kinds that refuse unconditional updates, such as
+                        // PodDisruptionBudgets, accept patches) unless the patch set another.
                         if scale {
                             subresource::apply_scale(old, &new)
                         } else {

@@ -14,6 +14,7 @@ pub mod conversion;
 pub mod discovery;
 pub mod encoding;
 pub mod errors;
+pub mod eviction;
 pub mod field_validation;
 pub mod handlers;
 pub mod in_process;

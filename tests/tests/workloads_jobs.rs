@@ -804,3 +804,90 @@ fn jobs_run_on_simulated_nodes() {
         cj["status"]["lastSuccessfulTime"].is_string().then_some(())
     });
 }
+
+/// `pods/eviction` honours a PodDisruptionBudget as upstream's EvictionREST: refused with 429
+/// and the `DisruptionBudget` cause while no disruption is allowed; once one is, the eviction
+/// is charged to the budget (`disruptedPods`) and the pod goes.
+#[test]
+fn eviction_respects_pod_disruption_budgets() {
+    let c = TestCluster::start();
+    c.kubectl_ok(&[
+        "create",
+        "deployment",
+        "web",
+        "--image=nginx",
+        "--replicas=2",
+    ]);
+    c.kubectl_ok(&[
+        "create",
+        "pdb",
+        "web",
+        "--selector=app=web",
+        "--min-available=2",
+    ]);
+    c.kubectl_ok(&["rollout", "status", "deployment/web", "--timeout=60s"]);
+    let allowed = |c: &TestCluster| {
+        c.kubectl_ok(&[
+            "get",
+            "pdb",
+            "web",
+            "-o",
+            "jsonpath={.status.currentHealthy}/{.status.disruptionsAllowed}",
+        ])
+    };
+    wait_until(Duration::from_secs(30), "PDB sees 2 healthy pods", || {
+        (allowed(&c) == "2/0").then_some(())
+    });
+    let pod = c.kubectl_ok(&[
+        "get",
+        "pods",
+        "-l",
+        "app=web",
+        "-o",
+        "jsonpath={.items[0].metadata.name}",
+    ]);
+    let eviction = c.scratch_dir().join("eviction.json");
+    std::fs::write(
+        &eviction,
+        format!(r#"{{"apiVersion":"policy/v1","kind":"Eviction","metadata":{{"name":"{pod}","namespace":"default"}}}}"#),
+    )
+    .expect("write eviction");
+    let path = format!("/api/v1/namespaces/default/pods/{pod}/eviction");
+    let args = [
+        "create",
+        "--raw",
+        path.as_str(),
+        "-f",
+        eviction.to_str().expect("utf-8"),
+    ];
+    let err = k1s_tests::fails(&args, c.kubectl(&args));
+    assert!(
+        err.contains("Cannot evict pod as it would violate the pod's disruption budget"),
+        "{err}"
+    );
+    // A merge patch of the budget (PDBs refuse unconditional updates; patches still apply).
+    c.kubectl_ok(&[
+        "patch",
+        "pdb",
+        "web",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"minAvailable":1}}"#,
+    ]);
+    wait_until(Duration::from_secs(30), "PDB allows one disruption", || {
+        (allowed(&c) == "2/1").then_some(())
+    });
+    c.kubectl_ok(&args);
+    let disrupted = c.kubectl_ok(&[
+        "get",
+        "pdb",
+        "web",
+        "-o",
+        "jsonpath={.status.disruptedPods}",
+    ]);
+    let gone = !c.kubectl(&["get", "pod", &pod]).status.success();
+    assert!(gone || disrupted.contains(&pod), "{disrupted}");
+    wait_until(Duration::from_secs(30), "evicted pod gone", || {
+        (!c.kubectl(&["get", "pod", &pod]).status.success()).then_some(())
+    });
+}
