@@ -147,7 +147,7 @@ fn deleting_a_deployment_collects_what_it_owns() {
     c.kubectl_ok(&["create", "deployment", "web", "--image=nginx"]);
     let owner = uid(&c, "deployment", "web");
     c.apply(&format!(
-        "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata:\n  name: web-rs\n  namespace: default\n  ownerReferences:\n  - apiVersion: apps/v1\n    kind: Deployment\n    name: web\n    uid: {owner}\n    controller: true\n    blockOwnerDeletion: true\nspec:\n  replicas: 0\n  selector:\n    matchLabels: {{app: web}}\n  template:\n    metadata:\n      labels: {{app: web}}\n    spec:\n      containers:\n      - name: c\n        image: nginx\n"
+        "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata:\n  name: web-rs\n  namespace: default\n  labels: {{app: web}}\n  ownerReferences:\n  - apiVersion: apps/v1\n    kind: Deployment\n    name: web\n    uid: {owner}\n    controller: true\n    blockOwnerDeletion: true\nspec:\n  replicas: 0\n  selector:\n    matchLabels: {{app: web}}\n  template:\n    metadata:\n      labels: {{app: web}}\n    spec:\n      containers:\n      - name: c\n        image: nginx\n"
     ));
     c.kubectl_ok(&["delete", "deployment", "web"]);
     wait_until(WAIT, "the ReplicaSet to be collected", || {

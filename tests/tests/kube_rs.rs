@@ -381,18 +381,25 @@ async fn deployment_crud_and_strategic_patch() {
         .expect("label patch");
     assert_eq!(patched.metadata.generation, Some(3));
 
-    // replace
-    let mut dep = api.get("web").await.expect("get web");
-    dep.spec
-        .as_mut()
-        .expect("spec")
-        .template
-        .spec
-        .as_mut()
-        .expect("pod spec")
-        .containers[0]
-        .image = Some("nginx:1.27".to_string());
-    let replaced = api.replace("web", &pp, &dep).await.expect("replace");
+    // replace (the deployment controller writes the object too: retry on conflict)
+    let mut attempts = 0;
+    let replaced = loop {
+        let mut dep = api.get("web").await.expect("get web");
+        dep.spec
+            .as_mut()
+            .expect("spec")
+            .template
+            .spec
+            .as_mut()
+            .expect("pod spec")
+            .containers[0]
+            .image = Some("nginx:1.27".to_string());
+        match api.replace("web", &pp, &dep).await {
+            Ok(d) => break d,
+            Err(kube::Error::Api(s)) if s.code == 409 && attempts < 10 => attempts += 1,
+            Err(e) => panic!("replace: {e}"),
+        }
+    };
     assert_eq!(
         replaced
             .spec

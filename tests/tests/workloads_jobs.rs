@@ -639,7 +639,15 @@ fn wait_pdb(c: &TestCluster, ns: &str, name: &str, want: (i64, i64, i64, i64)) -
 
 #[test]
 fn pod_disruption_budgets_track_healthy_pods() {
-    let c = cluster();
+    // The test plays the ReplicaSet's part (its pods are made by hand): no replicaset controller.
+    let c = TestCluster::start_with(StartOptions {
+        extra_args: vec![
+            "--nodes=0".into(),
+            "--disable-scheduler".into(),
+            "--controllers=*,-replicaset-controller".into(),
+        ],
+        ..Default::default()
+    });
     let ns = "pdb";
     c.kubectl_ok(&["create", "namespace", ns]);
     for i in 0..3 {
