@@ -95,6 +95,30 @@ struct ConcurrentSyncs {
     /// TTL-after-finished controller workers (default 5).
     #[arg(long)]
     concurrent_ttl_after_finished_syncs: Option<usize>,
+    /// ReplicaSet controller workers (default 5).
+    #[arg(long)]
+    concurrent_replicaset_syncs: Option<usize>,
+    /// ReplicationController controller workers (default 5).
+    #[arg(long)]
+    concurrent_rc_syncs: Option<usize>,
+    /// Deployment controller workers (default 5).
+    #[arg(long)]
+    concurrent_deployment_syncs: Option<usize>,
+    /// StatefulSet controller workers (default 5).
+    #[arg(long)]
+    concurrent_statefulset_syncs: Option<usize>,
+    /// DaemonSet controller workers (default 2).
+    #[arg(long)]
+    concurrent_daemonset_syncs: Option<usize>,
+    /// Job controller workers (default 5).
+    #[arg(long)]
+    concurrent_job_syncs: Option<usize>,
+    /// CronJob controller workers (default 5).
+    #[arg(long)]
+    concurrent_cron_job_syncs: Option<usize>,
+    /// HorizontalPodAutoscaler controller workers (default 5).
+    #[arg(long)]
+    concurrent_horizontal_pod_autoscaler_syncs: Option<usize>,
 }
 
 impl ConcurrentSyncs {
@@ -117,6 +141,17 @@ impl ConcurrentSyncs {
             (
                 "ttl-after-finished",
                 self.concurrent_ttl_after_finished_syncs,
+            ),
+            ("replicaset", self.concurrent_replicaset_syncs),
+            ("rc", self.concurrent_rc_syncs),
+            ("deployment", self.concurrent_deployment_syncs),
+            ("statefulset", self.concurrent_statefulset_syncs),
+            ("daemonset", self.concurrent_daemonset_syncs),
+            ("job", self.concurrent_job_syncs),
+            ("cronjob", self.concurrent_cron_job_syncs),
+            (
+                "horizontal-pod-autoscaler",
+                self.concurrent_horizontal_pod_autoscaler_syncs,
             ),
         ]
         .into_iter()
