@@ -67,6 +67,23 @@ fn go_duration(s: &str) -> Result<std::time::Duration, String> {
         .ok_or_else(|| format!("invalid duration {s:?} (e.g. 15s, 1m30s)"))
 }
 
+impl ControllerFlags {
+    /// The controller-manager's options from these flags, publishing `root_ca_pem`.
+    fn options(self, root_ca_pem: Option<String>) -> k1s_controller_manager::Options {
+        k1s_controller_manager::Options {
+            controllers: self.controllers,
+            leader_elect: self.leader_elect,
+            concurrent_syncs: self.concurrency.into_map(),
+            terminated_pod_gc_threshold: self.terminated_pod_gc_threshold,
+            node_monitor_grace_period: self.node_monitor_grace_period,
+            hpa_sync_period: self.horizontal_pod_autoscaler_sync_period,
+            hpa_downscale_stabilization: self.horizontal_pod_autoscaler_downscale_stabilization,
+            root_ca_pem,
+            ..Default::default()
+        }
+    }
+}
+
 /// kube-controller-manager's `--concurrent-*-syncs` flags (workers per controller); unset flags
 /// keep upstream's defaults.
 #[derive(clap::Args)]
@@ -342,17 +359,7 @@ async fn run_server(args: ServerArgs) -> anyhow::Result<()> {
         let m = cm_metrics.clone();
         server.add_metrics(Box::new(move || m.render()));
     }
-    let cm_options = k1s_controller_manager::Options {
-        controllers: controllers.controllers,
-        leader_elect: controllers.leader_elect,
-        concurrent_syncs: controllers.concurrency.into_map(),
-        terminated_pod_gc_threshold: controllers.terminated_pod_gc_threshold,
-        node_monitor_grace_period: controllers.node_monitor_grace_period,
-        hpa_sync_period: controllers.horizontal_pod_autoscaler_sync_period,
-        hpa_downscale_stabilization: controllers.horizontal_pod_autoscaler_downscale_stabilization,
-        root_ca_pem: Some(server.ca_pem.clone()),
-        ..Default::default()
-    };
+    let cm_options = controllers.options(Some(server.ca_pem.clone()));
     let (stop_controllers, controllers_stopped) = tokio::sync::watch::channel(false);
     // `--controllers=-*`: a bare API server, with no controller-manager (and no leader election).
     let controller_manager = (!selected.is_empty()).then(|| {
@@ -428,11 +435,7 @@ async fn run_server(args: ServerArgs) -> anyhow::Result<()> {
 }
 
 async fn run_controller_manager(args: ControllerManagerArgs) -> anyhow::Result<()> {
-    let kubeconfig = kube::config::Kubeconfig::read_from(&args.kubeconfig)
-        .with_context(|| format!("reading {}", args.kubeconfig.display()))?;
-    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
-        .await
-        .with_context(|| format!("loading {}", args.kubeconfig.display()))?;
+    let config = config_from_kubeconfig(&args.kubeconfig).await?;
     let root_ca_pem = match &args.root_ca_file {
         Some(path) => {
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?
@@ -441,19 +444,9 @@ async fn run_controller_manager(args: ControllerManagerArgs) -> anyhow::Result<(
     };
     let client = kube::Client::try_from(config).context("building the API client")?;
     let clients: k1s_controller_manager::ClientSource = Arc::new(move |_| client.clone());
-    let options = k1s_controller_manager::Options {
-        controllers: args.controller.controllers,
-        leader_elect: args.controller.leader_elect,
-        concurrent_syncs: args.controller.concurrency.into_map(),
-        terminated_pod_gc_threshold: args.controller.terminated_pod_gc_threshold,
-        node_monitor_grace_period: args.controller.node_monitor_grace_period,
-        hpa_sync_period: args.controller.horizontal_pod_autoscaler_sync_period,
-        hpa_downscale_stabilization: args
-            .controller
-            .horizontal_pod_autoscaler_downscale_stabilization,
-        root_ca_pem: (!root_ca_pem.is_empty()).then_some(root_ca_pem),
-        ..Default::default()
-    };
+    let options = args
+        .controller
+        .options((!root_ca_pem.is_empty()).then_some(root_ca_pem));
     println!(
         "k1s controller-manager: identity {}; {}",
         options.identity,
@@ -465,33 +458,25 @@ async fn run_controller_manager(args: ControllerManagerArgs) -> anyhow::Result<(
     );
     let (stop, shutdown) = tokio::sync::watch::channel(false);
     let metrics = Arc::new(k1s_controller_manager::metrics::Metrics::default());
-    let mut run = tokio::spawn(k1s_controller_manager::run(
-        clients, options, metrics, shutdown,
-    ));
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term.recv() => {}
-        result = &mut run => {
-            return match result {
-                Ok(Ok(())) => Ok(()),
-                Ok(Err(e)) => Err(anyhow::anyhow!(e)),
-                Err(e) => Err(e.into()),
-            };
-        }
-    }
-    let _ = stop.send(true);
-    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), run).await;
-    Ok(())
+    run_until_signal(
+        k1s_controller_manager::run(clients, options, metrics, shutdown),
+        stop,
+    )
+    .await
+}
+
+/// A kube client configuration from a kubeconfig file.
+async fn config_from_kubeconfig(path: &std::path::Path) -> anyhow::Result<kube::Config> {
+    let kubeconfig = kube::config::Kubeconfig::read_from(path)
+        .with_context(|| format!("reading {}", path.display()))?;
+    kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        .await
+        .with_context(|| format!("loading {}", path.display()))
 }
 
 /// A kube client from a kubeconfig file.
 async fn client_from_kubeconfig(path: &std::path::Path) -> anyhow::Result<kube::Client> {
-    let kubeconfig = kube::config::Kubeconfig::read_from(path)
-        .with_context(|| format!("reading {}", path.display()))?;
-    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
-        .await
-        .with_context(|| format!("loading {}", path.display()))?;
+    let config = config_from_kubeconfig(path).await?;
     kube::Client::try_from(config).context("building the API client")
 }
 
