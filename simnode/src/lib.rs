@@ -438,9 +438,13 @@ impl Reconciler for Kubelet {
                 pod.status.as_ref().and_then(|s| s.phase.as_deref()),
                 Some("Succeeded" | "Failed")
             );
-            // The containers take their grace period to stop (deletionTimestamp is when it ends).
-            if grace > 0 && !terminal && deleted.0 > jiff::Timestamp::now() {
-                let left = deleted.0.duration_since(jiff::Timestamp::now());
+            // Simulated containers stop as soon as they get SIGTERM, or after
+            // `sim.k1s.io/termination-seconds` (at most the grace period, which ends at the
+            // deletionTimestamp).
+            let takes = podstatus::termination_seconds(&pod).clamp(0, grace.max(0));
+            let stops_at = deleted.0 - jiff::SignedDuration::from_secs(grace - takes);
+            if !terminal && stops_at > jiff::Timestamp::now() {
+                let left = stops_at.duration_since(jiff::Timestamp::now());
                 let left = Duration::try_from(left).unwrap_or(Duration::from_secs(1));
                 return Ok(Action::RequeueAfter(left));
             }

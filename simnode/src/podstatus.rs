@@ -14,6 +14,19 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 pub const RUN_SECONDS: &str = "sim.k1s.io/run-seconds";
 pub const EXIT_CODE: &str = "sim.k1s.io/exit-code";
+/// Seconds the containers take to stop once the pod is deleted (default 0: at once; never more
+/// than the deletion's grace period).
+pub const TERMINATION_SECONDS: &str = "sim.k1s.io/termination-seconds";
+
+/// The pod's `sim.k1s.io/termination-seconds`, 0 when absent or not a whole number.
+pub fn termination_seconds(pod: &Pod) -> i64 {
+    pod.metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(TERMINATION_SECONDS))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
 
 /// Upstream's crash-loop back-off: 10 s doubling to 5 min.
 const BACKOFF_BASE: i64 = 10;

@@ -402,3 +402,118 @@ fn simulated_nodes_run_pods_and_the_lifecycle_controller_watches_them() {
     // Its CIDR was kept.
     assert_eq!(jsonpath(&c, "node", "sim-b", "{.spec.podCIDR}"), cidr_b);
 }
+
+/// Graceful pod deletion as upstream's pod registry does it: a pod bound to a node gets a
+/// deletionTimestamp `grace` seconds ahead and stays until its kubelet (here the simulated node)
+/// stops it and deletes it with grace 0; a later delete may only shorten the grace period; an
+/// unscheduled pod goes at once.
+#[test]
+fn pods_on_a_node_are_deleted_gracefully() {
+    let c = TestCluster::start();
+    c.kubectl_ok(&["create", "namespace", "grace"]);
+    let in_ns = |yaml: String| yaml.replace("namespace: default", "namespace: grace");
+    // A pod whose simulated containers take 5 s to stop after SIGTERM.
+    c.apply(&in_ns(pod_yaml(
+        "slow",
+        "k1s-node-0",
+        "  annotations:\n    sim.k1s.io/termination-seconds: \"5\"\n",
+        "",
+    )));
+    let get_ns = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend(["-n", "grace"]);
+        get(&c, &all)
+    };
+    wait_until(WAIT, "pod slow Running", || {
+        (get_ns(&["get", "pod", "slow", "-o", "jsonpath={.status.phase}"]) == "Running")
+            .then_some(())
+    });
+    c.kubectl_ok(&["delete", "pod", "slow", "-n", "grace", "--wait=false"]);
+    let marked = get_ns(&[
+        "get",
+        "pod",
+        "slow",
+        "-o",
+        "jsonpath={.metadata.deletionGracePeriodSeconds} {.status.phase}",
+    ]);
+    assert_eq!(marked, "30 Running", "a running pod is marked, not deleted");
+    wait_until(WAIT, "pod slow deleted by its node", || {
+        let out = c.kubectl(&["get", "pod", "slow", "-n", "grace"]);
+        String::from_utf8_lossy(&out.stderr)
+            .contains("NotFound")
+            .then_some(())
+    });
+
+    // A pod bound to a node with no kubelet stays terminating; deletes may only shorten it.
+    c.apply("apiVersion: v1\nkind: Node\nmetadata:\n  name: ghost\n");
+    c.apply(&in_ns(pod_yaml("stuck", "ghost", "", "")));
+    c.kubectl_ok(&["delete", "pod", "stuck", "-n", "grace", "--wait=false"]);
+    let grace = || {
+        get_ns(&[
+            "get",
+            "pod",
+            "stuck",
+            "-o",
+            "jsonpath={.metadata.deletionGracePeriodSeconds}",
+        ])
+    };
+    assert_eq!(grace(), "30");
+    c.kubectl_ok(&[
+        "delete",
+        "pod",
+        "stuck",
+        "-n",
+        "grace",
+        "--grace-period=60",
+        "--wait=false",
+    ]);
+    assert_eq!(grace(), "30", "a longer grace period is ignored");
+    c.kubectl_ok(&[
+        "delete",
+        "pod",
+        "stuck",
+        "-n",
+        "grace",
+        "--grace-period=7",
+        "--wait=false",
+    ]);
+    assert_eq!(grace(), "7", "a shorter grace period is taken");
+    c.kubectl_ok(&[
+        "delete",
+        "pod",
+        "stuck",
+        "-n",
+        "grace",
+        "--grace-period=0",
+        "--force",
+    ]);
+    assert!(
+        !c.kubectl(&["get", "pod", "stuck", "-n", "grace"])
+            .status
+            .success()
+    );
+
+    // An unscheduled pod goes at once.
+    c.apply(&in_ns(
+        pod_yaml("pending", "", "", "  schedulerName: nobody\n").replace("  nodeName: \n", ""),
+    ));
+    c.kubectl_ok(&["delete", "pod", "pending", "-n", "grace", "--wait=false"]);
+    assert!(
+        !c.kubectl(&["get", "pod", "pending", "-n", "grace"])
+            .status
+            .success()
+    );
+
+    // kubectl's default (waiting) delete of a running pod returns once the node has stopped it.
+    c.apply(&in_ns(pod_yaml("quick", "k1s-node-0", "", "")));
+    wait_until(WAIT, "pod quick Running", || {
+        (get_ns(&["get", "pod", "quick", "-o", "jsonpath={.status.phase}"]) == "Running")
+            .then_some(())
+    });
+    c.kubectl_ok(&["delete", "pod", "quick", "-n", "grace", "--timeout=30s"]);
+    assert!(
+        !c.kubectl(&["get", "pod", "quick", "-n", "grace"])
+            .status
+            .success()
+    );
+}

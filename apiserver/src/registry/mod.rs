@@ -471,18 +471,21 @@ impl Registry {
                 a.validate(Operation::Delete, &Value::Null, Some(&obj))
                     .await?;
             }
-            let marked = object::mark_for_deletion(t.info, &obj, opts)?;
-            let Some(marked) = marked else {
-                if opts.dry_run {
-                    return Ok(DeleteOutcome::Deleted(obj));
-                }
-                match self.store.delete(&key, Some(current.mod_revision)).await {
-                    Ok(_) => return Ok(DeleteOutcome::Deleted(obj)),
-                    Err(k1s_storage::Error::Conflict { .. }) => continue,
-                    Err(e) => return Err(from_store(e, &gr, name)),
+            let marked = match object::plan_delete(t.info, &obj, opts)? {
+                object::DeletePlan::Unchanged => return Ok(DeleteOutcome::Pending(obj)),
+                object::DeletePlan::Mark(marked) => marked,
+                object::DeletePlan::Now(last) => {
+                    if opts.dry_run {
+                        return Ok(DeleteOutcome::Deleted(last));
+                    }
+                    match self.store.delete(&key, Some(current.mod_revision)).await {
+                        Ok(_) => return Ok(DeleteOutcome::Deleted(last)),
+                        Err(k1s_storage::Error::Conflict { .. }) => continue,
+                        Err(e) => return Err(from_store(e, &gr, name)),
+                    }
                 }
             };
-            if marked == obj || opts.dry_run {
+            if opts.dry_run {
                 return Ok(DeleteOutcome::Pending(marked));
             }
             match self

@@ -365,14 +365,103 @@ pub fn check_delete_preconditions(
     Ok(())
 }
 
-/// The object marked for deletion when something must run first (finalizers, the policy's
-/// finalizer, a namespace's content cleanup); `None` when it can go at once.
-pub fn mark_for_deletion(
+/// What a delete does to the stored object (upstream's `BeforeDelete` and the store's
+/// graceful-deletion and finalizer handling).
+#[derive(Debug, PartialEq)]
+pub enum DeletePlan {
+    /// Remove it now; the value is the object as the answer reports it.
+    Now(Value),
+    /// Store this marked object and keep it: finalizers or a grace period must run out first.
+    Mark(Value),
+    /// Leave it as it is: its deletion is already pending.
+    Unchanged,
+}
+
+/// Pods are the one built-in kind deleted gracefully (upstream's RESTGracefulDeleteStrategy).
+fn deletes_gracefully(info: &ResourceInfo) -> bool {
+    info.group.is_empty() && info.resource == "pods"
+}
+
+/// Upstream's `podStrategy.CheckGracefulDelete`: the grace period a delete gives a pod. An
+/// unscheduled or terminated pod goes at once; otherwise the request's period, else the pod's
+/// `terminationGracePeriodSeconds`.
+fn pod_grace_period(pod: &Value, requested: Option<i64>) -> i64 {
+    let mut period = requested
+        .or_else(|| {
+            pod.pointer("/spec/terminationGracePeriodSeconds")
+                .and_then(Value::as_i64)
+        })
+        .unwrap_or(0);
+    let node = pod.pointer("/spec/nodeName").and_then(Value::as_str);
+    if node.is_none_or(str::is_empty) {
+        period = 0;
+    }
+    let phase = pod.pointer("/status/phase").and_then(Value::as_str);
+    if matches!(phase, Some("Succeeded" | "Failed")) {
+        period = 0;
+    }
+    if period < 0 { 1 } else { period }
+}
+
+fn rfc3339(t: jiff::Timestamp) -> String {
+    t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+fn set_deletion(obj: &mut Value, at: &str, grace: i64) -> Result<(), ApiError> {
+    meta::set_deletion_timestamp(obj, Some(at)).map_err(|e| ApiError::internal(e.to_string()))?;
+    meta::set_deletion_grace_period_seconds(obj, Some(grace))
+        .map_err(|e| ApiError::internal(e.to_string()))
+}
+
+fn bump_generation(obj: &mut Value) -> Result<(), ApiError> {
+    match meta::generation(obj) {
+        Some(g) if g > 0 => {
+            meta::set_generation(obj, g + 1).map_err(|e| ApiError::internal(e.to_string()))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Plans a delete: graceful deletion for pods (a deletion timestamp `grace` seconds ahead, which
+/// a later delete may only shorten), then finalizers (the policy's and the object's own), which
+/// keep any object until they are removed.
+pub fn plan_delete(
     info: &ResourceInfo,
     obj: &Value,
     opts: &DeleteOptions,
-) -> Result<Option<Value>, ApiError> {
+) -> Result<DeletePlan, ApiError> {
+    // Negative periods count as one second on the delete path.
+    let requested = opts.grace_period_seconds.map(|g| if g < 0 { 1 } else { g });
+    let now = jiff::Timestamp::now();
     let mut marked = obj.clone();
+    let mut grace_period = None;
+    if deletes_gracefully(info) {
+        let pending = meta::deletion_grace_period_seconds(obj).filter(|g| *g != 0);
+        match (meta::deletion_timestamp(obj), pending) {
+            (None | Some(""), _) => {
+                let period = pod_grace_period(obj, requested);
+                let at = rfc3339(now + jiff::SignedDuration::from_secs(period));
+                set_deletion(&mut marked, &at, period)?;
+                bump_generation(&mut marked)?;
+                grace_period = Some(period);
+            }
+            // Already deleted with no grace left: finish it (below).
+            (Some(_), None) => {}
+            (Some(at), Some(current)) => {
+                let current = current.max(1);
+                // Only a shorter grace period may be given; anything else leaves it pending.
+                let Some(period) = requested.filter(|p| *p < current) else {
+                    return Ok(DeletePlan::Unchanged);
+                };
+                let at: jiff::Timestamp = at
+                    .parse()
+                    .map_err(|_| ApiError::internal(format!("invalid deletionTimestamp {at}")))?;
+                let at = at - jiff::SignedDuration::from_secs(current - period);
+                set_deletion(&mut marked, &rfc3339(at), period)?;
+                grace_period = Some(period);
+            }
+        }
+    }
     let mut finalizers = meta::finalizers(obj);
     let policy_finalizer = match opts.propagation_policy.as_deref() {
         None | Some("Background") => None,
@@ -398,19 +487,153 @@ pub fn mark_for_deletion(
         finalizers.push(f.to_string());
     }
     let is_namespace = info.group.is_empty() && info.resource == "namespaces";
-    if finalizers.is_empty() && !is_namespace {
-        return Ok(None);
-    }
-    meta::set_finalizers(&mut marked, &finalizers)
-        .map_err(|e| ApiError::internal(e.to_string()))?;
-    if !meta::is_being_deleted(obj) {
-        meta::set_deletion_timestamp(&mut marked, Some(&now_rfc3339()))
+    if !finalizers.is_empty() || is_namespace {
+        meta::set_finalizers(&mut marked, &finalizers)
             .map_err(|e| ApiError::internal(e.to_string()))?;
-        meta::set_deletion_grace_period_seconds(&mut marked, Some(0))
-            .map_err(|e| ApiError::internal(e.to_string()))?;
+        // Upstream's markAsDeleting: a deletion held by finalizers has no grace period, and its
+        // timestamp is now unless an earlier one is set.
+        if !meta::is_being_deleted(&marked) {
+            bump_generation(&mut marked)?;
+        }
+        let earlier = meta::deletion_timestamp(&marked)
+            .and_then(|t| t.parse::<jiff::Timestamp>().ok())
+            .filter(|t| *t <= now);
+        let at = rfc3339(earlier.unwrap_or(now));
+        set_deletion(&mut marked, &at, 0)?;
+        if is_namespace {
+            marked["status"]["phase"] = Value::String("Terminating".into());
+        }
+        return Ok(if marked == *obj {
+            DeletePlan::Unchanged
+        } else {
+            DeletePlan::Mark(marked)
+        });
     }
-    if is_namespace {
-        marked["status"]["phase"] = Value::String("Terminating".into());
+    Ok(match grace_period {
+        Some(period) if period > 0 => DeletePlan::Mark(marked),
+        Some(_) => DeletePlan::Now(marked),
+        None => DeletePlan::Now(obj.clone()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k1s_apimachinery::catalog;
+
+    fn info(group: &str, resource: &str) -> &'static ResourceInfo {
+        catalog::resources()
+            .iter()
+            .find(|r| r.group == group && r.resource == resource)
+            .unwrap()
     }
-    Ok(Some(marked))
+
+    fn pod(node: &str, phase: &str) -> Value {
+        json!({"metadata": {"name": "p", "uid": "u"},
+               "spec": {"nodeName": node, "terminationGracePeriodSeconds": 30},
+               "status": {"phase": phase}})
+    }
+
+    fn grace(opts_grace: Option<i64>) -> DeleteOptions {
+        DeleteOptions {
+            grace_period_seconds: opts_grace,
+            ..Default::default()
+        }
+    }
+
+    fn stamp(v: &Value) -> jiff::Timestamp {
+        meta::deletion_timestamp(v).unwrap().parse().unwrap()
+    }
+
+    #[test]
+    fn a_running_pod_gets_its_termination_grace_period() {
+        let pods = info("", "pods");
+        let DeletePlan::Mark(m) = plan_delete(pods, &pod("n1", "Running"), &grace(None)).unwrap()
+        else {
+            panic!("not marked")
+        };
+        assert_eq!(meta::deletion_grace_period_seconds(&m), Some(30));
+        let ahead = stamp(&m).duration_since(jiff::Timestamp::now()).as_secs();
+        assert!((28..=30).contains(&ahead), "{ahead}");
+        // The request's period wins; a negative one counts as 1 s.
+        let DeletePlan::Mark(m) =
+            plan_delete(pods, &pod("n1", "Running"), &grace(Some(-5))).unwrap()
+        else {
+            panic!("not marked")
+        };
+        assert_eq!(meta::deletion_grace_period_seconds(&m), Some(1));
+    }
+
+    #[test]
+    fn unscheduled_terminated_or_zero_grace_pods_go_at_once() {
+        let pods = info("", "pods");
+        for (p, g) in [
+            (pod("", "Pending"), None),
+            (pod("n1", "Succeeded"), None),
+            (pod("n1", "Failed"), Some(10)),
+            (pod("n1", "Running"), Some(0)),
+        ] {
+            let DeletePlan::Now(last) = plan_delete(pods, &p, &grace(g)).unwrap() else {
+                panic!("not deleted at once: {p}")
+            };
+            assert_eq!(meta::deletion_grace_period_seconds(&last), Some(0));
+        }
+    }
+
+    #[test]
+    fn a_pending_graceful_deletion_may_only_be_shortened() {
+        let pods = info("", "pods");
+        let DeletePlan::Mark(m) = plan_delete(pods, &pod("n1", "Running"), &grace(None)).unwrap()
+        else {
+            panic!("not marked")
+        };
+        assert_eq!(
+            plan_delete(pods, &m, &grace(None)).unwrap(),
+            DeletePlan::Unchanged
+        );
+        assert_eq!(
+            plan_delete(pods, &m, &grace(Some(45))).unwrap(),
+            DeletePlan::Unchanged
+        );
+        let DeletePlan::Mark(short) = plan_delete(pods, &m, &grace(Some(10))).unwrap() else {
+            panic!("not shortened")
+        };
+        assert_eq!(meta::deletion_grace_period_seconds(&short), Some(10));
+        assert_eq!(stamp(&m).duration_since(stamp(&short)).as_secs(), 20);
+        assert!(matches!(
+            plan_delete(pods, &short, &grace(Some(0))).unwrap(),
+            DeletePlan::Now(_)
+        ));
+    }
+
+    #[test]
+    fn finalizers_hold_any_object_with_no_grace_left() {
+        let pods = info("", "pods");
+        let mut p = pod("n1", "Running");
+        p["metadata"]["finalizers"] = json!(["example.com/keep"]);
+        let DeletePlan::Mark(m) = plan_delete(pods, &p, &grace(None)).unwrap() else {
+            panic!("not marked")
+        };
+        assert_eq!(meta::deletion_grace_period_seconds(&m), Some(0));
+        assert!(stamp(&m) <= jiff::Timestamp::now());
+        let cms = info("", "configmaps");
+        let cm = json!({"metadata": {"name": "c", "generation": 1}});
+        let DeletePlan::Mark(m) = plan_delete(
+            cms,
+            &cm,
+            &DeleteOptions {
+                propagation_policy: Some("Foreground".into()),
+                ..Default::default()
+            },
+        )
+        .unwrap() else {
+            panic!("not marked")
+        };
+        assert_eq!(meta::finalizers(&m), vec!["foregroundDeletion".to_string()]);
+        assert_eq!(meta::generation(&m), Some(2));
+        assert_eq!(
+            plan_delete(cms, &cm, &DeleteOptions::default()).unwrap(),
+            DeletePlan::Now(cm.clone())
+        );
+    }
 }
