@@ -517,6 +517,7 @@ pub fn plan_delete(
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use k1s_apimachinery::catalog;
