@@ -34,6 +34,64 @@ enum Command {
     Node(NodeArgs),
     /// Load any Kubernetes API server through a kubeconfig (HTTP/2 over TLS) and report figures.
     Bench(k1s_bench::BenchArgs),
+    /// Copy a stopped cluster's store between backends: `--from sled:DATA_DIR --to
+    /// etcd:URLS` (or back). The target must be empty; resourceVersions start over.
+    Migrate(MigrateArgs),
+}
+
+#[derive(clap::Args)]
+struct MigrateArgs {
+    /// The source: `sled:DATA_DIR` (a stopped server's --data-dir) or `etcd:URL[,URL...]`.
+    #[arg(long)]
+    from: String,
+    /// The target, in the same form; it must hold no cluster yet.
+    #[arg(long)]
+    to: String,
+    /// Root of the cluster's keys in etcd (kube-apiserver's --etcd-prefix), both sides.
+    #[arg(long, default_value = "/registry")]
+    etcd_prefix: String,
+}
+
+/// Opens one side of a migration.
+async fn open_store(spec: &str, etcd_prefix: &str) -> anyhow::Result<Arc<dyn k1s_storage::Store>> {
+    if let Some(dir) = spec.strip_prefix("sled:") {
+        let mut config = k1s_storage::StoreConfig::new(k1s_storage::Backend::Sled(
+            PathBuf::from(dir).join("store"),
+        ));
+        config.compaction.interval = None;
+        let store = k1s_storage::LocalStore::open(config)
+            .with_context(|| format!("opening {dir} (is its server still running?)"))?;
+        return Ok(Arc::new(store));
+    }
+    if let Some(urls) = spec.strip_prefix("etcd:") {
+        let flags = EtcdFlags {
+            etcd_servers: urls.split(',').map(str::to_string).collect(),
+            etcd_cafile: None,
+            etcd_certfile: None,
+            etcd_keyfile: None,
+            etcd_prefix: etcd_prefix.to_string(),
+            etcd_compaction_interval: std::time::Duration::ZERO,
+        };
+        let config = flags.config()?.context("no etcd URL given")?;
+        let store = k1s_storage::EtcdStore::connect(config).await?;
+        return Ok(Arc::new(store));
+    }
+    anyhow::bail!("{spec:?}: expected sled:DATA_DIR or etcd:URL[,URL...]")
+}
+
+async fn run_migrate(args: MigrateArgs) -> anyhow::Result<()> {
+    let from = open_store(&args.from, &args.etcd_prefix).await?;
+    let to = open_store(&args.to, &args.etcd_prefix).await?;
+    let copied = k1s_storage::copy_all(from.as_ref(), to.as_ref(), "/")
+        .await
+        .with_context(|| format!("copying {} to {}", args.from, args.to))?;
+    println!(
+        "copied {copied} keys from {} to {} (at revision {} of the source)",
+        args.from,
+        args.to,
+        from.current_revision()
+    );
+    Ok(())
 }
 
 /// Flags shared by `k1s server` (in process) and `k1s controller-manager`.
@@ -634,5 +692,6 @@ fn main() -> anyhow::Result<()> {
         Command::Scheduler(args) => runtime.block_on(run_scheduler(args)),
         Command::Node(args) => runtime.block_on(run_nodes(args)),
         Command::Bench(args) => runtime.block_on(k1s_bench::run(args)),
+        Command::Migrate(args) => runtime.block_on(run_migrate(args)),
     }
 }

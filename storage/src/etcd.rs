@@ -105,7 +105,8 @@ impl EtcdStore {
             .with_connect_timeout(Duration::from_secs(5))
             .with_keep_alive(Duration::from_secs(10), Duration::from_secs(10))
             .with_keep_alive_while_idle(true);
-        if config.ca_file.is_some() || config.cert_file.is_some() {
+        let https = config.endpoints.iter().any(|e| e.starts_with("https://"));
+        if https || config.ca_file.is_some() || config.cert_file.is_some() {
             options = options.with_tls(tls_options(&config)?);
         }
         let client = timed(Client::connect(&config.endpoints, Some(options)))

@@ -11,6 +11,7 @@ mod engine;
 mod error;
 mod etcd;
 mod local;
+mod migrate;
 mod sled_engine;
 mod wal;
 mod watch;
@@ -24,6 +25,7 @@ use bytes::Bytes;
 pub use error::{Error, Result};
 pub use etcd::{EtcdConfig, EtcdStore};
 pub use local::LocalStore;
+pub use migrate::copy_all;
 pub use sled_engine::FORMAT_VERSION;
 pub use watch::WatchStream;
 

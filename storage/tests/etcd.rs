@@ -164,3 +164,49 @@ async fn stores_on_one_etcd_share_history_conflicts_and_compaction() {
     // The watch that was already running is unaffected.
     assert_eq!(next(&mut watch_on_c).await.1, updated.mod_revision.0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn migrate_sled_to_etcd_and_back() {
+    use k1s_storage::{Backend, LocalStore, StoreConfig, copy_all};
+    let dir = tempfile::tempdir().unwrap();
+    let open_sled = |name: &str| {
+        let mut cfg = StoreConfig::new(Backend::Sled(dir.path().join(name)));
+        cfg.compaction.interval = None;
+        LocalStore::open(cfg).unwrap()
+    };
+    let sled = open_sled("a");
+    for i in 0..1234 {
+        sled.create(&format!("/registry/x/k{i:05}"), b(&format!("v{i}")))
+            .await
+            .unwrap();
+    }
+    sled.update("/registry/x/k00007", b("changed"), None)
+        .await
+        .unwrap();
+    sled.delete("/registry/x/k00008", None).await.unwrap();
+    let etcd = EtcdProcess::start().await;
+    let e = etcd.store().await;
+    assert_eq!(copy_all(&sled, &e, "/").await.unwrap(), 1233);
+    // A second copy into a non-empty target is refused and writes nothing.
+    let before = e.current_revision();
+    assert!(copy_all(&sled, &e, "/").await.is_err());
+    assert_eq!(e.current_revision(), before);
+    let back = open_sled("b");
+    assert_eq!(copy_all(&e, &back, "/").await.unwrap(), 1233);
+    let all = |s: LocalStore| async move {
+        s.list("/", ListOptions::default())
+            .await
+            .unwrap()
+            .items
+            .into_iter()
+            .map(|kv| (kv.key, kv.value))
+            .collect::<Vec<_>>()
+    };
+    let (orig, round) = (all(sled).await, all(back).await);
+    assert_eq!(orig.len(), 1233);
+    assert_eq!(orig, round);
+    assert_eq!(
+        e.get("/registry/x/k00007").await.unwrap().unwrap().value,
+        b("changed")
+    );
+}

@@ -1,6 +1,7 @@
 //! k1s on a real etcd (`--etcd-servers`): kubectl CRUD and watch, data surviving a restart, and
 //! two servers on one etcd (shared writes, watches and conflicts, one leader for the
 //! controllers, a takeover when the leader is killed).
+#![allow(clippy::unwrap_used)]
 
 use std::path::Path;
 use std::time::Duration;
@@ -118,10 +119,14 @@ fn kubectl_crud_watch_and_restart_on_etcd() {
     );
     drop(watch);
 
-    // The data lives in etcd: a restarted server (same PKI, same etcd) serves it.
+    // The data lives in etcd: a server restarted on an empty data dir (only its PKI copied)
+    // serves it.
     assert!(c.terminate(Duration::from_secs(20)).is_some());
     drop(c);
-    let c = on_etcd(&etcd, data.path(), &["--nodes", "0"]);
+    let fresh = tempfile::tempdir().unwrap();
+    copy_pki(data.path(), fresh.path());
+    assert!(!fresh.path().join("store").exists());
+    let c = on_etcd(&etcd, fresh.path(), &["--nodes", "0"]);
     assert_eq!(
         c.kubectl_ok(&[
             "get",
