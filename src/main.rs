@@ -34,6 +34,64 @@ enum Command {
     Node(NodeArgs),
     /// Load any Kubernetes API server through a kubeconfig (HTTP/2 over TLS) and report figures.
     Bench(k1s_bench::BenchArgs),
+    /// Copy a stopped cluster's store between backends: `--from sled:DATA_DIR --to
+    /// etcd:URLS` (or back). The target must be empty; resourceVersions start over.
+    Migrate(MigrateArgs),
+}
+
+#[derive(clap::Args)]
+struct MigrateArgs {
+    /// The source: `sled:DATA_DIR` (a stopped server's --data-dir) or `etcd:URL[,URL...]`.
+    #[arg(long)]
+    from: String,
+    /// The target, in the same form; it must hold no cluster yet.
+    #[arg(long)]
+    to: String,
+    /// Root of the cluster's keys in etcd (kube-apiserver's --etcd-prefix), both sides.
+    #[arg(long, default_value = "/registry")]
+    etcd_prefix: String,
+}
+
+/// Opens one side of a migration.
+async fn open_store(spec: &str, etcd_prefix: &str) -> anyhow::Result<Arc<dyn k1s_storage::Store>> {
+    if let Some(dir) = spec.strip_prefix("sled:") {
+        let mut config = k1s_storage::StoreConfig::new(k1s_storage::Backend::Sled(
+            PathBuf::from(dir).join("store"),
+        ));
+        config.compaction.interval = None;
+        let store = k1s_storage::LocalStore::open(config)
+            .with_context(|| format!("opening {dir} (is its server still running?)"))?;
+        return Ok(Arc::new(store));
+    }
+    if let Some(urls) = spec.strip_prefix("etcd:") {
+        let flags = EtcdFlags {
+            etcd_servers: urls.split(',').map(str::to_string).collect(),
+            etcd_cafile: None,
+            etcd_certfile: None,
+            etcd_keyfile: None,
+            etcd_prefix: etcd_prefix.to_string(),
+            etcd_compaction_interval: std::time::Duration::ZERO,
+        };
+        let config = flags.config()?.context("no etcd URL given")?;
+        let store = k1s_storage::EtcdStore::connect(config).await?;
+        return Ok(Arc::new(store));
+    }
+    anyhow::bail!("{spec:?}: expected sled:DATA_DIR or etcd:URL[,URL...]")
+}
+
+async fn run_migrate(args: MigrateArgs) -> anyhow::Result<()> {
+    let from = open_store(&args.from, &args.etcd_prefix).await?;
+    let to = open_store(&args.to, &args.etcd_prefix).await?;
+    let copied = k1s_storage::copy_all(from.as_ref(), to.as_ref(), "/")
+        .await
+        .with_context(|| format!("copying {} to {}", args.from, args.to))?;
+    println!(
+        "copied {copied} keys from {} to {} (at revision {} of the source)",
+        args.from,
+        args.to,
+        from.current_revision()
+    );
+    Ok(())
 }
 
 /// Flags shared by `k1s server` (in process) and `k1s controller-manager`.
@@ -305,6 +363,83 @@ struct ServerArgs {
     /// Do not run the in-process scheduler.
     #[arg(long)]
     disable_scheduler: bool,
+    #[command(flatten)]
+    etcd: EtcdFlags,
+}
+
+/// kube-apiserver's etcd flags: with `--etcd-servers` the cluster lives in etcd instead of the
+/// embedded store, and several servers can share it.
+#[derive(clap::Args)]
+struct EtcdFlags {
+    /// etcd client URLs, comma separated (`https://h1:2379,https://h2:2379`).
+    #[arg(long, value_delimiter = ',')]
+    etcd_servers: Vec<String>,
+    /// CA bundle that verifies etcd's serving certificates.
+    #[arg(long)]
+    etcd_cafile: Option<PathBuf>,
+    /// Client certificate for etcd (with --etcd-keyfile).
+    #[arg(long)]
+    etcd_certfile: Option<PathBuf>,
+    /// Client key for etcd (with --etcd-certfile).
+    #[arg(long)]
+    etcd_keyfile: Option<PathBuf>,
+    /// Root of the cluster's keys in etcd. The default keeps kube-apiserver's layout
+    /// (`/registry/<group>/<resource>/...`); any other prefix P stores `P/registry/...`, so
+    /// several clusters can share one etcd.
+    #[arg(long, default_value = "/registry")]
+    etcd_prefix: String,
+    /// How often the server holding the compactor lease compacts etcd's history (a Go
+    /// duration; 0 disables compaction by k1s).
+    #[arg(long, default_value = "5m", value_parser = go_duration_or_zero)]
+    etcd_compaction_interval: std::time::Duration,
+}
+
+fn go_duration_or_zero(s: &str) -> Result<std::time::Duration, String> {
+    if s == "0" {
+        return Ok(std::time::Duration::ZERO);
+    }
+    go_duration(s)
+}
+
+impl EtcdFlags {
+    /// The store's etcd configuration, or `None` for the embedded store.
+    fn config(self) -> anyhow::Result<Option<k1s_storage::EtcdConfig>> {
+        let endpoints: Vec<String> = self
+            .etcd_servers
+            .into_iter()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect();
+        if endpoints.is_empty() {
+            if self.etcd_cafile.is_some() || self.etcd_certfile.is_some() {
+                anyhow::bail!("--etcd-cafile/--etcd-certfile/--etcd-keyfile need --etcd-servers");
+            }
+            return Ok(None);
+        }
+        if self.etcd_certfile.is_some() != self.etcd_keyfile.is_some() {
+            anyhow::bail!("--etcd-certfile and --etcd-keyfile go together");
+        }
+        if !self.etcd_prefix.starts_with('/') {
+            anyhow::bail!("--etcd-prefix must start with '/'");
+        }
+        let mut config = k1s_storage::EtcdConfig::new(endpoints);
+        let prefix = self.etcd_prefix.trim_end_matches('/');
+        config.prefix = if prefix == "/registry" {
+            String::new()
+        } else {
+            prefix.to_string()
+        };
+        config.ca_file = self.etcd_cafile;
+        config.cert_file = self.etcd_certfile;
+        config.key_file = self.etcd_keyfile;
+        config.compaction.interval =
+            (!self.etcd_compaction_interval.is_zero()).then_some(self.etcd_compaction_interval);
+        if let Some(interval) = config.compaction.interval {
+            // Upstream compacts to the revision of one interval ago.
+            config.compaction.keep_for = Some(interval);
+        }
+        Ok(Some(config))
+    }
 }
 
 fn default_data_dir() -> anyhow::Result<PathBuf> {
@@ -333,6 +468,7 @@ async fn run_server(args: ServerArgs) -> anyhow::Result<()> {
         audit_log_maxbackup: args.audit_log_maxbackup,
         max_requests_inflight: args.max_requests_inflight,
         max_mutating_requests_inflight: args.max_mutating_requests_inflight,
+        etcd: args.etcd.config()?,
     };
     let controllers = args.controller;
     let leader_elect = controllers.leader_elect;
@@ -556,5 +692,6 @@ fn main() -> anyhow::Result<()> {
         Command::Scheduler(args) => runtime.block_on(run_scheduler(args)),
         Command::Node(args) => runtime.block_on(run_nodes(args)),
         Command::Bench(args) => runtime.block_on(k1s_bench::run(args)),
+        Command::Migrate(args) => runtime.block_on(run_migrate(args)),
     }
 }

@@ -133,8 +133,24 @@ async fn create_if_missing(registry: &Registry, t: Target<'_>, obj: Value) -> Re
     }
 }
 
-/// Writes `obj` unless the stored one already has the same value at `pointer`.
+/// Writes `obj` unless the stored one already has the same value at `pointer`. Servers sharing
+/// one store (etcd) may race here: a write that lost (conflict, already exists) reads again.
 async fn put_if_changed(
+    registry: &Registry,
+    t: Target<'_>,
+    obj: Value,
+    pointer: &str,
+) -> Result<(), ApiError> {
+    let mut attempt = 0;
+    loop {
+        match put_if_changed_once(registry, t, obj.clone(), pointer).await {
+            Err(e) if (e.is_conflict() || e.is_already_exists()) && attempt < 10 => attempt += 1,
+            other => return other,
+        }
+    }
+}
+
+async fn put_if_changed_once(
     registry: &Registry,
     t: Target<'_>,
     mut obj: Value,

@@ -253,6 +253,9 @@ impl Store for InstrumentedStore {
     fn compacted_revision(&self) -> Revision {
         self.inner.compacted_revision()
     }
+    async fn fresh_revision(&self) -> k1s_storage::Result<Revision> {
+        self.inner.fresh_revision().await
+    }
     async fn compact(&self, revision: Revision) -> k1s_storage::Result<()> {
         self.inner.compact(revision).await
     }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use axum::body::Body;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use k1s_apimachinery::ApiError;
-use k1s_storage::{Backend, LocalStore, Store, StoreConfig};
+use k1s_storage::{Backend, EtcdConfig, EtcdStore, LocalStore, Store, StoreConfig};
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
@@ -44,6 +44,45 @@ pub struct ServerConfig {
     /// Upstream's `--max-requests-inflight` (read-only) and `--max-mutating-requests-inflight`.
     pub max_requests_inflight: usize,
     pub max_mutating_requests_inflight: usize,
+    /// Keep the cluster in etcd (`--etcd-servers`) instead of the embedded store.
+    pub etcd: Option<EtcdConfig>,
+}
+
+/// The store a server opened, closed when the server stops.
+#[derive(Clone)]
+enum OpenedStore {
+    Local(LocalStore),
+    Etcd(EtcdStore),
+}
+
+impl OpenedStore {
+    async fn open(config: &ServerConfig) -> Result<OpenedStore, ServerError> {
+        if let Some(etcd) = &config.etcd {
+            return Ok(OpenedStore::Etcd(EtcdStore::connect(etcd.clone()).await?));
+        }
+        let backend = if config.ephemeral {
+            Backend::Memory
+        } else {
+            Backend::Sled(config.data_dir.join("store"))
+        };
+        Ok(OpenedStore::Local(LocalStore::open(StoreConfig::new(
+            backend,
+        ))?))
+    }
+
+    fn as_store(&self) -> Arc<dyn Store> {
+        match self {
+            OpenedStore::Local(s) => Arc::new(s.clone()),
+            OpenedStore::Etcd(s) => Arc::new(s.clone()),
+        }
+    }
+
+    fn close(&self) {
+        match self {
+            OpenedStore::Local(s) => s.close(),
+            OpenedStore::Etcd(s) => s.close(),
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -124,15 +163,10 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
     pki_opts.ecdsa_service_account_key = config.ephemeral;
     let pki = k1s_kubeadm_lite::ensure_pki(&pki_dir, &pki_opts)?;
 
-    let backend = if config.ephemeral {
-        Backend::Memory
-    } else {
-        Backend::Sled(config.data_dir.join("store"))
-    };
-    let local_store = LocalStore::open(StoreConfig::new(backend))?;
+    let opened = OpenedStore::open(&config).await?;
     let metrics = Arc::new(crate::metrics::Metrics::new());
     let store: Arc<dyn Store> = Arc::new(crate::metrics::InstrumentedStore::new(
-        Arc::new(local_store.clone()),
+        opened.as_store(),
         metrics.clone(),
     ));
     let registry = Registry::new(store.clone());
@@ -252,7 +286,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         client_auth,
         chain.clone(),
         stop_rx,
-        local_store,
+        opened,
     ));
     Ok(RunningServer {
         local_addr,
@@ -274,7 +308,7 @@ async fn serve(
     client_auth: ClientAuth,
     chain: Arc<Chain>,
     mut stop: tokio::sync::watch::Receiver<bool>,
-    store: LocalStore,
+    store: OpenedStore,
 ) {
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     loop {

@@ -2,13 +2,16 @@
 //!
 //! Every write bumps one global revision (the API's `resourceVersion`). `Store` is the contract
 //! every backend meets; `LocalStore` implements it once over a byte engine (sled on disk, or
-//! memory), adding the revision log, group commit, snapshots, watch and compaction.
+//! memory), adding the revision log, group commit, snapshots, watch and compaction. `EtcdStore`
+//! implements it on an etcd cluster, whose revisions, watch and compaction it maps one to one.
 
 mod codec;
 mod continue_token;
 mod engine;
 mod error;
+mod etcd;
 mod local;
+mod migrate;
 mod sled_engine;
 mod wal;
 mod watch;
@@ -20,7 +23,9 @@ use async_trait::async_trait;
 use bytes::Bytes;
 
 pub use error::{Error, Result};
+pub use etcd::{EtcdConfig, EtcdStore};
 pub use local::LocalStore;
+pub use migrate::copy_all;
 pub use sled_engine::FORMAT_VERSION;
 pub use watch::WatchStream;
 
@@ -166,6 +171,11 @@ pub trait Store: Send + Sync {
     fn current_revision(&self) -> Revision;
     /// History at or below this revision is gone.
     fn compacted_revision(&self) -> Revision;
+    /// The newest revision, asked of the backend itself: with several servers on one etcd,
+    /// `current_revision` knows only what this server has seen.
+    async fn fresh_revision(&self) -> Result<Revision> {
+        Ok(self.current_revision())
+    }
     /// Drops history up to and including `revision`.
     async fn compact(&self, revision: Revision) -> Result<()>;
 }

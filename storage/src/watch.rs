@@ -7,7 +7,7 @@
 use std::collections::VecDeque;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::task::{Context, Poll};
 
 use futures::Stream;
@@ -78,6 +78,7 @@ impl Hub {
             cut_off,
             last_delivered: after,
             finished: false,
+            feed: None,
         }
     }
 
@@ -91,6 +92,40 @@ impl Hub {
     }
 }
 
+/// What a watch fed by a task outside the hub (the etcd backend) shares with its stream: how
+/// it ended, and how far it is known to be complete.
+#[derive(Default)]
+pub(crate) struct Feed {
+    /// Set before the feeder drops its sender when the watch ends with an error (compaction).
+    pub(crate) error: std::sync::OnceLock<Error>,
+    /// Every matching event up to this revision has been sent (etcd progress).
+    pub(crate) progress: AtomicU64,
+    /// The store's newest known revision.
+    pub(crate) current: Arc<AtomicU64>,
+    /// Asks the feeder for a progress report.
+    pub(crate) wake: tokio::sync::Notify,
+}
+
+impl WatchStream {
+    /// A watch whose events come from a feeder task over `rx` (the etcd backend); `cut_off` is
+    /// set by the feeder when the buffer overflowed.
+    pub(crate) fn fed(
+        rx: mpsc::Receiver<Arc<Event>>,
+        cut_off: Arc<AtomicBool>,
+        after: Revision,
+        feed: Arc<Feed>,
+    ) -> WatchStream {
+        WatchStream {
+            replay: VecDeque::new(),
+            rx,
+            cut_off,
+            last_delivered: after,
+            finished: false,
+            feed: Some(feed),
+        }
+    }
+}
+
 /// The events of one watch, in revision order, each exactly once.
 ///
 /// Ends with `None` when the store closes, or with one `Err(WatcherTooSlow)` if the watcher fell
@@ -101,6 +136,7 @@ pub struct WatchStream {
     cut_off: Arc<AtomicBool>,
     last_delivered: Revision,
     finished: bool,
+    feed: Option<Arc<Feed>>,
 }
 
 impl WatchStream {
@@ -117,8 +153,23 @@ impl WatchStream {
     /// True when no event is waiting to be read. Events are sent to watchers before the store
     /// publishes their revision, so a watch that is idle after the caller read the current
     /// revision P has delivered every matching event up to P (a progress notification).
+    ///
+    /// A watch fed from etcd is idle only once etcd reported progress up to the store's newest
+    /// known revision; until then asking asks the feeder for a progress report.
     pub fn is_idle(&self) -> bool {
-        self.replay.is_empty() && self.rx.is_empty()
+        // Progress first: the feeder raises it only after sending the events it covers.
+        let complete = match &self.feed {
+            None => true,
+            Some(feed) => {
+                let done =
+                    feed.progress.load(Ordering::Acquire) >= feed.current.load(Ordering::Acquire);
+                if !done {
+                    feed.wake.notify_one();
+                }
+                done
+            }
+        };
+        complete && self.replay.is_empty() && self.rx.is_empty()
     }
 }
 
@@ -140,6 +191,9 @@ impl Stream for WatchStream {
             }
             Poll::Ready(None) => {
                 self.finished = true;
+                if let Some(e) = self.feed.as_ref().and_then(|f| f.error.get()) {
+                    return Poll::Ready(Some(Err(e.clone())));
+                }
                 if self.cut_off.load(Ordering::Acquire) {
                     Poll::Ready(Some(Err(Error::WatcherTooSlow {
                         last_delivered: self.last_delivered,

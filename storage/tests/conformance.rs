@@ -1,5 +1,11 @@
-//! The storage contract as one test suite, run against every backend (memory and sled).
+//! The storage contract as one test suite, run against every backend (memory, sled, and etcd:
+//! a real etcd per test, started on free loopback ports).
+//!
+//! Revisions are counted from the store's revision when the test starts (`Fixture::r`): the
+//! local stores start at 0, a fresh etcd at 1.
 #![allow(clippy::unwrap_used)]
+
+mod etcd_support;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -7,14 +13,24 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use k1s_storage::{
-    Backend, CompactionPolicy, Error, EventKind, ListOptions, LocalStore, Revision, Store,
-    StoreConfig, Update,
+    Backend, CompactionPolicy, Error, EtcdStore, EventKind, ListOptions, LocalStore, Revision,
+    Store, StoreConfig, Update,
 };
 
 /// A fresh store of one backend, with its temp dir kept alive.
 struct Fixture {
     store: Arc<dyn Store>,
+    /// The store's revision before the test wrote anything.
+    base: u64,
     _dir: Option<tempfile::TempDir>,
+    _etcd: Option<etcd_support::EtcdProcess>,
+}
+
+impl Fixture {
+    /// The revision of the test's `n`th write.
+    fn r(&self, n: u64) -> Revision {
+        Revision(self.base + n)
+    }
 }
 
 fn config(
@@ -27,6 +43,8 @@ fn config(
             let dir = tempfile::tempdir().unwrap();
             (Backend::Sled(dir.path().join("store")), Some(dir))
         }
+        // The etcd fixture maps this config's policy and limits onto its own.
+        "etcd" => (Backend::Memory, None),
         other => panic!("unknown backend {other}"),
     };
     let mut cfg = StoreConfig::new(b);
@@ -35,11 +53,27 @@ fn config(
     (cfg, dir)
 }
 
-fn fixture(backend: &str, tune: impl FnOnce(&mut StoreConfig)) -> Fixture {
+async fn fixture(backend: &str, tune: impl FnOnce(&mut StoreConfig)) -> Fixture {
     let (cfg, dir) = config(backend, tune);
+    if backend == "etcd" {
+        let etcd = etcd_support::EtcdProcess::start().await;
+        let mut ecfg = etcd.config();
+        ecfg.compaction = cfg.compaction;
+        ecfg.watch_buffer = cfg.watch_buffer;
+        ecfg.max_value_size = cfg.max_value_size;
+        let store = EtcdStore::connect(ecfg).await.unwrap();
+        return Fixture {
+            base: store.current_revision().0,
+            store: Arc::new(store),
+            _dir: None,
+            _etcd: Some(etcd),
+        };
+    }
     Fixture {
         store: Arc::new(LocalStore::open(cfg).unwrap()),
+        base: 0,
         _dir: dir,
+        _etcd: None,
     }
 }
 
@@ -48,28 +82,22 @@ fn b(s: &str) -> Bytes {
 }
 
 async fn revisions_are_global_and_atomic(backend: &str) {
-    let f = fixture(backend, |_| {});
+    let f = fixture(backend, |_| {}).await;
     let s = &f.store;
-    assert_eq!(s.current_revision(), Revision(0));
+    assert_eq!(s.current_revision(), f.r(0));
     let a = s.create("/r/a", b("1")).await.unwrap();
-    assert_eq!(
-        (a.create_revision, a.mod_revision),
-        (Revision(1), Revision(1))
-    );
+    assert_eq!((a.create_revision, a.mod_revision), (f.r(1), f.r(1)));
     let a2 = s
         .update("/r/a", b("2"), Some(a.mod_revision))
         .await
         .unwrap();
-    assert_eq!(
-        (a2.create_revision, a2.mod_revision),
-        (Revision(1), Revision(2))
-    );
+    assert_eq!((a2.create_revision, a2.mod_revision), (f.r(1), f.r(2)));
     let got = s.get("/r/a").await.unwrap().unwrap();
     assert_eq!(got, a2);
     let d = s.delete("/r/a", None).await.unwrap();
-    assert_eq!(d.revision, Revision(3));
+    assert_eq!(d.revision, f.r(3));
     assert_eq!(d.prev, a2);
-    assert_eq!(s.current_revision(), Revision(3));
+    assert_eq!(s.current_revision(), f.r(3));
     assert!(s.get("/r/a").await.unwrap().is_none());
 
     // Concurrent writers never share a revision, and the revision counts every write.
@@ -90,13 +118,13 @@ async fn revisions_are_global_and_atomic(backend: &str) {
     revs.sort();
     revs.dedup();
     assert_eq!(revs.len(), 200);
-    assert_eq!(s.current_revision(), Revision(203));
-    assert_eq!(revs.first(), Some(&Revision(4)));
-    assert_eq!(revs.last(), Some(&Revision(203)));
+    assert_eq!(s.current_revision(), f.r(203));
+    assert_eq!(revs.first(), Some(&f.r(4)));
+    assert_eq!(revs.last(), Some(&f.r(203)));
 }
 
 async fn preconditions_fail_cleanly(backend: &str) {
-    let f = fixture(backend, |_| {});
+    let f = fixture(backend, |_| {}).await;
     let s = &f.store;
     let a = s.create("/p/a", b("1")).await.unwrap();
     assert!(matches!(
@@ -140,7 +168,7 @@ async fn preconditions_fail_cleanly(backend: &str) {
 }
 
 async fn guaranteed_update_loses_nothing(backend: &str) {
-    let f = fixture(backend, |_| {});
+    let f = fixture(backend, |_| {}).await;
     let mut tasks = Vec::new();
     for _ in 0..64 {
         let s = f.store.clone();
@@ -186,14 +214,14 @@ async fn take(w: &mut k1s_storage::WatchStream, n: usize) -> Vec<(EventKind, u64
 }
 
 async fn watch_delivers_everything_once_in_order(backend: &str) {
-    let f = fixture(backend, |_| {});
+    let f = fixture(backend, |_| {}).await;
     let s = &f.store;
     s.create("/w/a", b("1")).await.unwrap(); // rev 1
     s.create("/other/x", b("1")).await.unwrap(); // rev 2
     s.update("/w/a", b("2"), None).await.unwrap(); // rev 3
     // A watcher from the past sees history then live events; one from "now" sees only live ones.
-    let mut from_start = s.watch("/w/", Revision(0)).await.unwrap();
-    let mut from_two = s.watch("/w/", Revision(2)).await.unwrap();
+    let mut from_start = s.watch("/w/", f.r(0)).await.unwrap();
+    let mut from_two = s.watch("/w/", f.r(2)).await.unwrap();
     let mut from_now = s.watch("/w/", s.current_revision()).await.unwrap();
     let mut writers = Vec::new();
     for i in 0..50 {
@@ -207,8 +235,8 @@ async fn watch_delivers_everything_once_in_order(backend: &str) {
         w.await.unwrap();
     }
     let all = take(&mut from_start, 102).await;
-    assert_eq!(all[0], (EventKind::Created, 1, "/w/a".to_string()));
-    assert_eq!(all[1], (EventKind::Modified, 3, "/w/a".to_string()));
+    assert_eq!(all[0], (EventKind::Created, f.r(1).0, "/w/a".to_string()));
+    assert_eq!(all[1], (EventKind::Modified, f.r(3).0, "/w/a".to_string()));
     let revs: Vec<u64> = all.iter().map(|e| e.1).collect();
     assert!(
         revs.windows(2).all(|w| w[0] < w[1]),
@@ -241,7 +269,7 @@ async fn watch_delivers_everything_once_in_order(backend: &str) {
 async fn watch_replay_carries_each_changes_values(backend: &str) {
     // History replayed to a watch from the past carries, for every change, the value it left
     // and the value before it, however often a key changed and whatever happened later.
-    let f = fixture(backend, |_| {});
+    let f = fixture(backend, |_| {}).await;
     let s = &f.store;
     s.create("/h/a", b("a1")).await.unwrap(); // 1
     s.update("/h/a", b("a2"), None).await.unwrap(); // 2
@@ -249,7 +277,7 @@ async fn watch_replay_carries_each_changes_values(backend: &str) {
     s.update("/h/a", b("a3"), None).await.unwrap(); // 4
     s.delete("/h/b", None).await.unwrap(); // 5
     s.create("/h/b", b("b2")).await.unwrap(); // 6
-    let mut w = s.watch("/h/", Revision(0)).await.unwrap();
+    let mut w = s.watch("/h/", f.r(0)).await.unwrap();
     let mut got = Vec::new();
     for _ in 0..6 {
         let ev = w.next().await.unwrap().unwrap();
@@ -258,7 +286,7 @@ async fn watch_replay_carries_each_changes_values(backend: &str) {
                 .map(|kv| String::from_utf8(kv.value.to_vec()).unwrap())
         };
         got.push((
-            ev.revision.0,
+            ev.revision.0 - f.base,
             ev.key.clone(),
             value(&ev.current),
             value(&ev.prev),
@@ -277,15 +305,15 @@ async fn watch_replay_carries_each_changes_values(backend: &str) {
         ]
     );
     // From the middle of the history, too.
-    let mut from_three = s.watch("/h/", Revision(3)).await.unwrap();
+    let mut from_three = s.watch("/h/", f.r(3)).await.unwrap();
     let ev = from_three.next().await.unwrap().unwrap();
-    assert_eq!(ev.revision, Revision(4));
-    assert_eq!(ev.current.as_ref().unwrap().mod_revision, Revision(4));
+    assert_eq!(ev.revision, f.r(4));
+    assert_eq!(ev.current.as_ref().unwrap().mod_revision, f.r(4));
 }
 
 async fn watch_during_writes_has_no_gap(backend: &str) {
     // Watchers that start while writers run must still see every later event exactly once.
-    let f = fixture(backend, |_| {});
+    let f = fixture(backend, |_| {}).await;
     let s = f.store.clone();
     let writer = tokio::spawn(async move {
         for i in 0..400 {
@@ -312,7 +340,7 @@ async fn a_watched_write_is_readable(backend: &str) {
     // Whoever hears of a write can read it: a get right after an event finds that revision or a
     // newer one (a controller that reacts to an event by reading the object must not act on the
     // state before it).
-    let f = fixture(backend, |_| {});
+    let f = fixture(backend, |_| {}).await;
     f.store.create("/r/k", b("0")).await.unwrap();
     let mut w = f
         .store
@@ -339,10 +367,10 @@ async fn a_watched_write_is_readable(backend: &str) {
 }
 
 async fn slow_watcher_is_cut_off_without_blocking(backend: &str) {
-    let f = fixture(backend, |c| c.watch_buffer = 16);
+    let f = fixture(backend, |c| c.watch_buffer = 16).await;
     let s = &f.store;
-    let mut slow = s.watch("/s/", Revision(0)).await.unwrap();
-    let mut fast = s.watch("/s/", Revision(0)).await.unwrap();
+    let mut slow = s.watch("/s/", f.r(0)).await.unwrap();
+    let mut fast = s.watch("/s/", f.r(0)).await.unwrap();
     // The fast watcher reports its progress; writers pace themselves on it (never on the slow
     // one), so only the slow watcher can fall behind, however loaded the machine is.
     let (progress_tx, mut progress) = tokio::sync::watch::channel(0u64);
@@ -357,7 +385,7 @@ async fn slow_watcher_is_cut_off_without_blocking(backend: &str) {
     tokio::time::timeout(Duration::from_secs(20), async {
         for i in 0..100u64 {
             s.create(&format!("/s/k{i:03}"), b("v")).await.unwrap();
-            progress.wait_for(|r| *r > i).await.unwrap();
+            progress.wait_for(|r| *r > f.base + i).await.unwrap();
         }
     })
     .await
@@ -372,17 +400,17 @@ async fn slow_watcher_is_cut_off_without_blocking(backend: &str) {
         }
     };
     assert!(delivered.len() < 100);
-    assert_eq!(last.0, *delivered.last().unwrap_or(&0));
+    assert_eq!(last.0, *delivered.last().unwrap_or(&f.base));
     // Resuming after the last delivered revision fills the gap exactly.
     let mut resumed = s.watch("/s/", last).await.unwrap();
     let rest = take(&mut resumed, 100 - delivered.len()).await;
     let mut all: Vec<u64> = delivered;
     all.extend(rest.iter().map(|e| e.1));
-    assert_eq!(all, (1..=100).collect::<Vec<_>>());
+    assert_eq!(all, (f.base + 1..=f.base + 100).collect::<Vec<_>>());
 }
 
 async fn list_is_a_consistent_snapshot_with_paging(backend: &str) {
-    let f = fixture(backend, |_| {});
+    let f = fixture(backend, |_| {}).await;
     let s = &f.store;
     let mut model = BTreeMap::new();
     for i in 0..100 {
@@ -451,7 +479,7 @@ async fn list_is_a_consistent_snapshot_with_paging(backend: &str) {
         Err(Error::InvalidContinue(_))
     ));
     let future = ListOptions {
-        revision: Some(Revision(10_000)),
+        revision: Some(f.r(10_000)),
         ..Default::default()
     };
     assert!(matches!(
@@ -461,7 +489,7 @@ async fn list_is_a_consistent_snapshot_with_paging(backend: &str) {
 }
 
 async fn compaction_bounds_history(backend: &str) {
-    let f = fixture(backend, |_| {});
+    let f = fixture(backend, |_| {}).await;
     let s = &f.store;
     for i in 0..50 {
         s.create(&format!("/c/k{i}"), b("v")).await.unwrap();
@@ -477,7 +505,7 @@ async fn compaction_bounds_history(backend: &str) {
         .await
         .unwrap();
     let token = page.continue_token.unwrap();
-    let old = Revision(20);
+    let old = f.r(20);
     assert_eq!(
         s.list(
             "/c/",
@@ -497,8 +525,8 @@ async fn compaction_bounds_history(backend: &str) {
             .await
             .unwrap();
     }
-    s.compact(Revision(55)).await.unwrap();
-    assert_eq!(s.compacted_revision(), Revision(55));
+    s.compact(f.r(55)).await.unwrap();
+    assert_eq!(s.compacted_revision(), f.r(55));
     assert!(matches!(
         s.watch("/c/", old).await,
         Err(Error::Compacted { .. })
@@ -524,7 +552,7 @@ async fn compaction_bounds_history(backend: &str) {
         Err(Error::ContinueExpired { .. })
     ));
     // History after the compaction point still works, and current data is untouched.
-    let mut w = s.watch("/c/", Revision(55)).await.unwrap();
+    let mut w = s.watch("/c/", f.r(55)).await.unwrap();
     assert_eq!(take(&mut w, 5).await.len(), 5);
     assert_eq!(
         s.list("/c/", ListOptions::default())
@@ -535,11 +563,11 @@ async fn compaction_bounds_history(backend: &str) {
         50
     );
     assert!(
-        s.compact(Revision(10)).await.is_ok(),
+        s.compact(f.r(10)).await.is_ok(),
         "compacting below the point is a no-op"
     );
     assert!(matches!(
-        s.compact(Revision(1000)).await,
+        s.compact(f.r(1000)).await,
         Err(Error::FutureRevision { .. })
     ));
 }
@@ -551,7 +579,8 @@ async fn background_compaction_keeps_policy(backend: &str) {
             keep_for: None,
             interval: Some(Duration::from_millis(20)),
         };
-    });
+    })
+    .await;
     let s = &f.store;
     s.create("/bg/key", b("0")).await.unwrap();
     for i in 1..3000 {
@@ -578,12 +607,13 @@ async fn background_compaction_keeps_policy(backend: &str) {
             keep_for: Some(Duration::from_millis(0)),
             interval: Some(Duration::from_millis(20)),
         };
-    });
+    })
+    .await;
     for i in 0..20 {
         f.store.create(&format!("/t/{i}"), b("v")).await.unwrap();
     }
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while f.store.compacted_revision() < Revision(20) {
+    while f.store.compacted_revision() < f.r(20) {
         assert!(
             tokio::time::Instant::now() < deadline,
             "time-based compaction did not run"
@@ -613,6 +643,12 @@ macro_rules! conformance {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $name() { super::$name("sled").await }
+            )*
+        }
+        mod etcd {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() { super::$name("etcd").await }
             )*
         }
     };

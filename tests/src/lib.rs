@@ -5,6 +5,8 @@
 //! ([`TestCluster::client`]). Every cluster lives in its own temporary directory and is killed
 //! when the [`TestCluster`] is dropped.
 
+pub mod etcd;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};

@@ -122,7 +122,11 @@ impl WatchCache {
         if let Some(rev) = after {
             let deadline = tokio::time::Instant::now() + CATCH_UP_WAIT;
             while cache.read()?.revision < rev {
-                let current = registry.store().current_revision();
+                let mut current = registry.store().current_revision();
+                if rev > current {
+                    // Another server (on a shared etcd) may have written it.
+                    current = registry.store().fresh_revision().await.unwrap_or(current);
+                }
                 if rev > current || tokio::time::Instant::now() >= deadline {
                     return Err(ApiError::timeout(
                         format!("Too large resource version: {rev}, current: {current}"),

@@ -211,7 +211,7 @@ impl Registry {
     pub async fn list(&self, t: Target<'_>, q: &ListQuery) -> Result<ListResult, ApiError> {
         let gr = t.group_resource();
         let prefix = Self::prefix(t.info, t.namespace);
-        let revision = self.list_revision(q)?;
+        let revision = self.list_revision(q).await?;
         let mut items = Vec::new();
         let mut token = q.continue_token.clone();
         let mut first = true;
@@ -262,7 +262,7 @@ impl Registry {
     }
 
     /// The snapshot a list reads: `None` = latest; an exact revision for `resourceVersionMatch=Exact`.
-    fn list_revision(&self, q: &ListQuery) -> Result<Option<Revision>, ApiError> {
+    async fn list_revision(&self, q: &ListQuery) -> Result<Option<Revision>, ApiError> {
         if q.continue_token.is_some() {
             if !q.resource_version.is_empty() && q.resource_version != "0" {
                 return Err(ApiError::bad_request(
@@ -284,7 +284,11 @@ impl Registry {
                 match m {
                     "Exact" => Ok(Some(rev)),
                     "" | "NotOlderThan" => {
-                        let current = self.store.current_revision();
+                        let mut current = self.store.current_revision();
+                        if rev > current {
+                            // Another server (on a shared etcd) may have written it.
+                            current = self.store.fresh_revision().await.unwrap_or(current);
+                        }
                         if rev > current {
                             return Err(ApiError::timeout(
                                 format!("Too large resource version: {rev}, current: {current}"),

@@ -1,0 +1,225 @@
+//! k1s on a real etcd (`--etcd-servers`): kubectl CRUD and watch, data surviving a restart, and
+//! two servers on one etcd (shared writes, watches and conflicts, one leader for the
+//! controllers, a takeover when the leader is killed).
+#![allow(clippy::unwrap_used)]
+
+use std::path::Path;
+use std::time::Duration;
+
+use k1s_tests::etcd::EtcdProcess;
+use k1s_tests::{Kubectl, StartOptions, TestCluster, wait_until};
+
+fn on_etcd(etcd: &EtcdProcess, data_dir: &Path, extra: &[&str]) -> TestCluster {
+    let mut extra_args = vec!["--etcd-servers".to_string(), etcd.url().to_string()];
+    extra_args.extend(extra.iter().map(|s| s.to_string()));
+    TestCluster::start_with(StartOptions {
+        data_dir: Some(data_dir.to_path_buf()),
+        extra_args,
+    })
+}
+
+/// What `k1s join --control-plane` hands a new server: the cluster's PKI.
+fn copy_pki(from: &Path, to: &Path) {
+    let (src, dst) = (from.join("pki"), to.join("pki"));
+    std::fs::create_dir_all(&dst).unwrap();
+    for entry in std::fs::read_dir(&src).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_file() {
+            std::fs::copy(entry.path(), dst.join(entry.file_name())).unwrap();
+        }
+    }
+}
+
+fn lease_holder(c: &TestCluster, name: &str) -> String {
+    c.kubectl_ok(&[
+        "get",
+        "lease",
+        "-n",
+        "kube-system",
+        name,
+        "-o",
+        "jsonpath={.spec.holderIdentity}",
+    ])
+}
+
+#[test]
+fn kubectl_crud_watch_and_restart_on_etcd() {
+    let etcd = EtcdProcess::start();
+    let data = tempfile::tempdir().unwrap();
+    let mut c = on_etcd(&etcd, data.path(), &["--nodes", "0"]);
+    c.kubectl_ok(&["create", "namespace", "etcd-a"]);
+    let mut watch = c.kubectl_stream(
+        &Kubectl::dispatcher(),
+        &[
+            "get",
+            "configmaps",
+            "-n",
+            "etcd-a",
+            "-w",
+            "--output-watch-events",
+            "-o",
+            "custom-columns=EVENT:.type,NAME:.object.metadata.name,V:.object.data.v",
+        ],
+    );
+    c.kubectl_ok(&[
+        "create",
+        "configmap",
+        "one",
+        "-n",
+        "etcd-a",
+        "--from-literal=v=1",
+    ]);
+    watch.wait_for_line(Duration::from_secs(30), |l| {
+        l.contains("ADDED") && l.contains("one")
+    });
+    c.kubectl_ok(&[
+        "patch",
+        "configmap",
+        "one",
+        "-n",
+        "etcd-a",
+        "-p",
+        r#"{"data":{"v":"2"}}"#,
+    ]);
+    watch.wait_for_line(Duration::from_secs(30), |l| {
+        l.contains("MODIFIED") && l.contains("one") && l.ends_with('2')
+    });
+    c.kubectl_ok(&[
+        "create",
+        "configmap",
+        "two",
+        "-n",
+        "etcd-a",
+        "--from-literal=v=x",
+    ]);
+    c.kubectl_ok(&["delete", "configmap", "two", "-n", "etcd-a"]);
+    watch.wait_for_line(Duration::from_secs(30), |l| {
+        l.contains("DELETED") && l.contains("two")
+    });
+    // A stale write is a conflict, as on any backend.
+    let rv = c.kubectl_ok(&[
+        "get",
+        "configmap",
+        "one",
+        "-n",
+        "etcd-a",
+        "-o",
+        "jsonpath={.metadata.resourceVersion}",
+    ]);
+    c.kubectl_ok(&["label", "configmap", "one", "-n", "etcd-a", "x=y"]);
+    let stale = format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: one\n  namespace: etcd-a\n  resourceVersion: \"{rv}\"\ndata:\n  v: \"3\"\n"
+    );
+    let out = c.kubectl_stdin(&["replace", "-f", "-"], &stale);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("the object has been modified"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    drop(watch);
+
+    // The data lives in etcd: a server restarted on an empty data dir (only its PKI copied)
+    // serves it.
+    assert!(c.terminate(Duration::from_secs(20)).is_some());
+    drop(c);
+    let fresh = tempfile::tempdir().unwrap();
+    copy_pki(data.path(), fresh.path());
+    assert!(!fresh.path().join("store").exists());
+    let c = on_etcd(&etcd, fresh.path(), &["--nodes", "0"]);
+    assert_eq!(
+        c.kubectl_ok(&[
+            "get",
+            "configmap",
+            "one",
+            "-n",
+            "etcd-a",
+            "-o",
+            "jsonpath={.data.v}/{.metadata.labels.x}",
+        ]),
+        "2/y"
+    );
+    let out = c.kubectl(&["get", "configmap", "two", "-n", "etcd-a"]);
+    assert!(!out.status.success());
+}
+
+#[test]
+fn two_servers_share_one_etcd() {
+    let etcd = EtcdProcess::start();
+    let (da, db) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    // A leads: both leases are A's before B starts. B runs the simulated node, so pods still
+    // run once A is gone.
+    let a = on_etcd(&etcd, da.path(), &["--nodes", "0"]);
+    let cm_holder = wait_until(Duration::from_secs(30), "A to lead the controllers", || {
+        Some(lease_holder(&a, "kube-controller-manager")).filter(|h| !h.is_empty())
+    });
+    let sched_holder = wait_until(Duration::from_secs(30), "A to lead scheduling", || {
+        Some(lease_holder(&a, "kube-scheduler")).filter(|h| !h.is_empty())
+    });
+    copy_pki(da.path(), db.path());
+    // B's bootstrap (namespaces, RBAC, PriorityClasses, the kubernetes Service) runs against
+    // a store A already filled: it must start cleanly.
+    let b = on_etcd(&etcd, db.path(), &[]);
+
+    // A write through one server is seen by a watch on the other.
+    let mut watch_b = b.kubectl_stream(
+        &Kubectl::dispatcher(),
+        &["get", "configmaps", "-n", "default", "-w", "-o", "name"],
+    );
+    a.kubectl_ok(&["create", "configmap", "from-a", "--from-literal=k=v"]);
+    watch_b.wait_for_line(Duration::from_secs(30), |l| l.contains("from-a"));
+    assert_eq!(
+        b.kubectl_ok(&["get", "configmap", "from-a", "-o", "jsonpath={.data.k}"]),
+        "v"
+    );
+    // resourceVersion conflicts hold across servers.
+    let rv = a.kubectl_ok(&[
+        "get",
+        "configmap",
+        "from-a",
+        "-o",
+        "jsonpath={.metadata.resourceVersion}",
+    ]);
+    b.kubectl_ok(&["label", "configmap", "from-a", "by=b"]);
+    let stale = format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-a\n  namespace: default\n  resourceVersion: \"{rv}\"\ndata:\n  k: stale\n"
+    );
+    let out = a.kubectl_stdin(&["replace", "-f", "-"], &stale);
+    assert!(!out.status.success(), "a stale replace through A succeeded");
+
+    // B's controllers and scheduler wait: the leases are still A's.
+    assert_eq!(lease_holder(&b, "kube-controller-manager"), cm_holder);
+    assert_eq!(lease_holder(&b, "kube-scheduler"), sched_holder);
+
+    // Kill -9 A: its leases run out and B's controllers and scheduler take over; a Deployment
+    // created afterwards still becomes Available.
+    drop(a);
+    b.kubectl_ok(&[
+        "create",
+        "deployment",
+        "after",
+        "--image=registry.k8s.io/pause:3.10",
+        "--replicas=2",
+    ]);
+    wait_until(
+        Duration::from_secs(90),
+        "the Deployment to become Available on the surviving server",
+        || {
+            let ready = b.kubectl_ok(&[
+                "get",
+                "deployment",
+                "after",
+                "-o",
+                "jsonpath={.status.availableReplicas}",
+            ]);
+            (ready == "2").then_some(())
+        },
+    );
+    let now = lease_holder(&b, "kube-controller-manager");
+    assert!(!now.is_empty() && now != cm_holder, "B leads now: {now}");
+    let now = lease_holder(&b, "kube-scheduler");
+    assert!(
+        !now.is_empty() && now != sched_holder,
+        "B schedules now: {now}"
+    );
+}
