@@ -44,6 +44,8 @@ pub struct ServerConfig {
     /// Upstream's `--max-requests-inflight` (read-only) and `--max-mutating-requests-inflight`.
     pub max_requests_inflight: usize,
     pub max_mutating_requests_inflight: usize,
+    /// Size of one write-ahead log file of the store (`--wal-size`; the data directory holds two).
+    pub wal_file_bytes: u64,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -129,7 +131,9 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
     } else {
         Backend::Sled(config.data_dir.join("store"))
     };
-    let local_store = LocalStore::open(StoreConfig::new(backend))?;
+    let mut store_config = StoreConfig::new(backend);
+    store_config.wal_file_bytes = config.wal_file_bytes;
+    let local_store = LocalStore::open(store_config)?;
     let metrics = Arc::new(crate::metrics::Metrics::new());
     let store: Arc<dyn Store> = Arc::new(crate::metrics::InstrumentedStore::new(
         Arc::new(local_store.clone()),
