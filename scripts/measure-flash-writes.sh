@@ -13,6 +13,7 @@
 set -euo pipefail
 BIN=${1:-target/release/k1s}
 N=${2:-3000}
+BENCH=${BENCH:-$BIN}
 IDLE=${IDLE_SECONDS:-60}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/k1s-flash.XXXXXX")
 PIDS=()
@@ -60,7 +61,7 @@ if [ "${STRACE:-0}" = 1 ]; then
     SPID=$!
     sleep 1
 fi
-"$BIN" bench --kubeconfig "$DIR/admin.conf" create-seq create-par -n "$N" --object-size 200 \
+"$BENCH" bench --kubeconfig "$DIR/admin.conf" create-seq create-par -n "$N" --object-size 200 \
     --report-server-io "$PID" 2>/dev/null | grep -E "create-(seq|par)"
 if [ "${STRACE:-0}" = 1 ]; then
     kill "$SPID"

@@ -22,7 +22,9 @@ use bytes::Bytes;
 pub use error::{Error, Result};
 pub use local::LocalStore;
 pub use sled_engine::FORMAT_VERSION;
-pub use wal::{DEFAULT_SEGMENT_BYTES as DEFAULT_WAL_FILE_BYTES, MIN_SEGMENT_BYTES as MIN_WAL_FILE_BYTES};
+pub use wal::{
+    DEFAULT_SEGMENT_BYTES as DEFAULT_WAL_FILE_BYTES, MIN_SEGMENT_BYTES as MIN_WAL_FILE_BYTES,
+};
 pub use watch::WatchStream;
 
 /// A point in the store's history: the count of writes so far. Revision 0 is the empty store.
@@ -227,7 +229,11 @@ pub fn parse_byte_size(text: &str) -> std::result::Result<u64, String> {
         "k" | "K" | "Ki" | "KiB" | "kB" | "KB" => 1 << 10,
         "M" | "Mi" | "MiB" | "MB" => 1 << 20,
         "G" | "Gi" | "GiB" | "GB" => 1 << 30,
-        other => return Err(format!("unknown size unit {other:?} in {text:?} (use Ki, Mi or Gi)")),
+        other => {
+            return Err(format!(
+                "unknown size unit {other:?} in {text:?} (use Ki, Mi or Gi)"
+            ));
+        }
     };
     number
         .parse::<u64>()

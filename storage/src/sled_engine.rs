@@ -143,10 +143,8 @@ impl Inner {
     fn checkpoint_due(&self) -> Result<bool> {
         let spare_ready = self.spare()?.is_some();
         let wal = self.wal()?;
-        Ok(
-            !wal.is_closed()
-                && (wal.len() >= checkpoint_bytes(&wal) || (!wal.is_zeroed() && spare_ready)),
-        )
+        Ok(!wal.is_closed()
+            && (wal.len() >= checkpoint_bytes(&wal) || (!wal.is_zeroed() && spare_ready)))
     }
 
     /// Switches the log to the spare file, makes sled durable, then deletes the older files.

@@ -681,7 +681,8 @@ mod tests {
             w.append(&[(b"old".to_vec(), Some(long.clone()))]).unwrap();
         }
         // Generation 2 takes over; the first file, now redundant, becomes the spare for 3.
-        w.switch_to(Spare::prepare(dir.path(), 2, SEG).unwrap()).unwrap();
+        w.switch_to(Spare::prepare(dir.path(), 2, SEG).unwrap())
+            .unwrap();
         let (old, recyclable) = w
             .switch_to(Spare::recycle(dir.path(), 1, 3).unwrap())
             .unwrap();

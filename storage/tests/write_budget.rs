@@ -86,10 +86,7 @@ async fn small_writes_stay_within_a_byte_budget() {
     };
     const N: usize = 1000;
     for i in 0..N {
-        store
-            .create(&format!("/seq/{i}"), value(i))
-            .await
-            .unwrap();
+        store.create(&format!("/seq/{i}"), value(i)).await.unwrap();
     }
     let sequential = write_bytes().unwrap() - before;
     // One page per durable commit plus sled's share; before page-sized log writes this was
