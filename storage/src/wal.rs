@@ -466,7 +466,7 @@ fn read_batches(path: &Path, generation: u64) -> Result<Vec<Vec<BatchOp>>> {
         if magic != MAGIC || written_by != generation {
             // Zeros to the end of a page are padding before a record that starts on the next.
             let next = (at as u64 + 1).next_multiple_of(PAGE) as usize;
-            if at % PAGE as usize != 0
+            if !at.is_multiple_of(PAGE as usize)
                 && data
                     .get(at..next)
                     .is_some_and(|rest| rest.iter().all(|b| *b == 0))
