@@ -4,14 +4,13 @@
 #![allow(clippy::unwrap_used)]
 
 use std::path::Path;
-use std::sync::Mutex;
 use std::time::Duration;
 
 use bytes::Bytes;
 use k1s_storage::{Backend, LocalStore, Store, StoreConfig};
 
 /// `/proc/self/io` counts every thread of the process: the tests here take turns.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 fn open(dir: &Path, wal_file_bytes: u64) -> LocalStore {
     let mut config = StoreConfig::new(Backend::Sled(dir.to_path_buf()));
@@ -75,7 +74,7 @@ fn dir_bytes(dir: &Path) -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn small_writes_stay_within_a_byte_budget() {
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = ONE_AT_A_TIME.lock().await;
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("store");
     let store = open(&dir, k1s_storage::DEFAULT_WAL_FILE_BYTES);
@@ -127,7 +126,7 @@ async fn small_writes_stay_within_a_byte_budget() {
 
 #[tokio::test]
 async fn the_log_file_size_sets_the_size_of_a_fresh_data_dir() {
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = ONE_AT_A_TIME.lock().await;
     for (wal_file_bytes, most) in [
         (k1s_storage::DEFAULT_WAL_FILE_BYTES, 16 << 20),
         (1 << 20, 3 << 20),
