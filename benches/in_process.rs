@@ -88,6 +88,7 @@ fn main() {
             max_requests_inflight: 0,
             max_mutating_requests_inflight: 0,
             etcd: None,
+            wal_file_bytes: k1s_storage::DEFAULT_WAL_FILE_BYTES,
         };
         let server = k1s_apiserver::server::start(config).await.expect("server");
         let in_process = kube::Client::new(

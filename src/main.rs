@@ -353,6 +353,11 @@ struct ServerArgs {
     /// Concurrent mutating requests before 429 (0 = unlimited).
     #[arg(long, default_value_t = 200)]
     max_mutating_requests_inflight: usize,
+    /// Size of one write-ahead log file of the store (e.g. 1Mi, 4Mi): the data directory holds
+    /// two, and a checkpoint starts the other when half of one is used. Smaller suits small
+    /// flash cards; larger means fewer checkpoints. At least 64Ki.
+    #[arg(long, default_value = "4Mi", value_parser = k1s_storage::parse_byte_size)]
+    wal_size: u64,
     #[command(flatten)]
     controller: ControllerFlags,
     /// Simulated nodes to run in process (named k1s-node-0, k1s-node-1, ...; 0 for none).
@@ -469,6 +474,7 @@ async fn run_server(args: ServerArgs) -> anyhow::Result<()> {
         max_requests_inflight: args.max_requests_inflight,
         max_mutating_requests_inflight: args.max_mutating_requests_inflight,
         etcd: args.etcd.config()?,
+        wal_file_bytes: args.wal_size,
     };
     let controllers = args.controller;
     let leader_elect = controllers.leader_elect;

@@ -44,6 +44,8 @@ pub struct ServerConfig {
     /// Upstream's `--max-requests-inflight` (read-only) and `--max-mutating-requests-inflight`.
     pub max_requests_inflight: usize,
     pub max_mutating_requests_inflight: usize,
+    /// Size of one write-ahead log file of the store (`--wal-size`; the data directory holds two).
+    pub wal_file_bytes: u64,
     /// Keep the cluster in etcd (`--etcd-servers`) instead of the embedded store.
     pub etcd: Option<EtcdConfig>,
 }
@@ -65,9 +67,9 @@ impl OpenedStore {
         } else {
             Backend::Sled(config.data_dir.join("store"))
         };
-        Ok(OpenedStore::Local(LocalStore::open(StoreConfig::new(
-            backend,
-        ))?))
+        let mut store_config = StoreConfig::new(backend);
+        store_config.wal_file_bytes = config.wal_file_bytes;
+        Ok(OpenedStore::Local(LocalStore::open(store_config)?))
     }
 
     fn as_store(&self) -> Arc<dyn Store> {

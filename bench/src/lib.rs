@@ -119,6 +119,10 @@ pub struct BenchArgs {
     /// Print the report as JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// The process id of the server, when it runs on this host: create-seq and create-par then
+    /// report the bytes it wrote to storage (`write_bytes` of /proc/<PID>/io) per create.
+    #[arg(long, value_name = "PID")]
+    pub report_server_io: Option<u32>,
 }
 
 impl BenchArgs {
@@ -165,6 +169,7 @@ impl BenchArgs {
             list_repeats: self.list_repeats,
             timeout_seconds: self.timeout,
             request_timeout_seconds: self.request_timeout,
+            server_io_pid: self.report_server_io,
         })
     }
 }

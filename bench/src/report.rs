@@ -22,6 +22,8 @@ pub struct Settings {
     pub list_repeats: usize,
     pub timeout_seconds: u64,
     pub request_timeout_seconds: u64,
+    /// `--report-server-io`.
+    pub server_io_pid: Option<u32>,
 }
 
 /// A whole run.
@@ -54,6 +56,10 @@ pub struct CreateReport {
     pub objects: u64,
     pub seconds: f64,
     pub objects_per_sec: f64,
+    /// Bytes the server wrote to storage during the creates (`--report-server-io`), counted
+    /// after a short pause for background writes to settle.
+    pub server_write_bytes: Option<u64>,
+    pub server_write_bytes_per_create: Option<f64>,
     /// Per-create latency of the successful creates.
     pub latency_ms: Option<LatencySummary>,
     /// Time to delete the scenario's objects afterwards (not measured load).
@@ -263,6 +269,14 @@ impl BenchReport {
                         r.workers,
                         r.connections
                     ));
+                    if let (Some(total), Some(per)) =
+                        (r.server_write_bytes, r.server_write_bytes_per_create)
+                    {
+                        notes.push(format!(
+                            "{}: the server wrote {total} bytes to storage, {per:.0} per create",
+                            s.name()
+                        ));
+                    }
                 }
                 ScenarioReport::UpdateConflict(r) => {
                     rows.push(Row::new(

@@ -27,6 +27,9 @@ pub use etcd::{EtcdConfig, EtcdStore};
 pub use local::LocalStore;
 pub use migrate::copy_all;
 pub use sled_engine::FORMAT_VERSION;
+pub use wal::{
+    DEFAULT_SEGMENT_BYTES as DEFAULT_WAL_FILE_BYTES, MIN_SEGMENT_BYTES as MIN_WAL_FILE_BYTES,
+};
 pub use watch::WatchStream;
 
 /// A point in the store's history: the count of writes so far. Revision 0 is the empty store.
@@ -135,6 +138,9 @@ pub struct StoreConfig {
     pub max_value_size: usize,
     /// sled page cache size in bytes.
     pub cache_capacity: u64,
+    /// Size of one write-ahead log file of the sled backend; a data directory holds two, and a
+    /// checkpoint starts a new one when half of one is used.
+    pub wal_file_bytes: u64,
 }
 
 impl StoreConfig {
@@ -145,6 +151,7 @@ impl StoreConfig {
             watch_buffer: 10_000,
             max_value_size: 3 * 1024 * 1024 / 2,
             cache_capacity: 64 * 1024 * 1024,
+            wal_file_bytes: wal::DEFAULT_SEGMENT_BYTES,
         }
     }
 }
@@ -221,6 +228,30 @@ impl dyn Store {
     }
 }
 
+/// Parses a size such as `4Mi`, `4MiB`, `512Ki`, `1Gi` or a plain count of bytes (the form
+/// of `k1s server --wal-size`).
+pub fn parse_byte_size(text: &str) -> std::result::Result<u64, String> {
+    let t = text.trim();
+    let digits = t.bytes().take_while(u8::is_ascii_digit).count();
+    let (number, unit) = t.split_at(digits);
+    let multiplier: u64 = match unit.trim() {
+        "" | "B" => 1,
+        "k" | "K" | "Ki" | "KiB" | "kB" | "KB" => 1 << 10,
+        "M" | "Mi" | "MiB" | "MB" => 1 << 20,
+        "G" | "Gi" | "GiB" | "GB" => 1 << 30,
+        other => {
+            return Err(format!(
+                "unknown size unit {other:?} in {text:?} (use Ki, Mi or Gi)"
+            ));
+        }
+    };
+    number
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(multiplier))
+        .ok_or_else(|| format!("{text:?} is not a size (for example 4Mi)"))
+}
+
 /// Opens the store a config describes.
 pub fn open(config: StoreConfig) -> Result<LocalStore> {
     LocalStore::open(config)
@@ -237,4 +268,24 @@ pub(crate) fn prefix_end(prefix: &[u8]) -> Vec<u8> {
     }
     // An all-0xff (or empty) prefix covers everything to the end of the space.
     vec![0xff; prefix.len() + 1]
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn byte_sizes() {
+        for (text, want) in [
+            ("4Mi", Ok(4 << 20)),
+            ("4MiB", Ok(4 << 20)),
+            ("512Ki", Ok(512 << 10)),
+            ("1G", Ok(1 << 30)),
+            ("65536", Ok(65536)),
+            (" 2 Mi ", Ok(2 << 20)),
+        ] {
+            assert_eq!(super::parse_byte_size(text), want, "{text}");
+        }
+        for bad in ["", "Mi", "4Ti", "-1Mi", "1.5Mi", "99999999999999999999Gi"] {
+            assert!(super::parse_byte_size(bad).is_err(), "{bad}");
+        }
+    }
 }

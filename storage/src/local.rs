@@ -115,7 +115,11 @@ impl LocalStore {
     pub fn open(config: StoreConfig) -> Result<LocalStore> {
         let engine: Box<dyn Engine> = match &config.backend {
             Backend::Memory => Box::new(MemoryEngine::default()),
-            Backend::Sled(dir) => Box::new(SledEngine::open(dir, config.cache_capacity)?),
+            Backend::Sled(dir) => Box::new(SledEngine::open(
+                dir,
+                config.cache_capacity,
+                config.wal_file_bytes,
+            )?),
         };
         let revision = read_meta_u64(engine.as_ref(), META_REVISION)?;
         let compacted = read_meta_u64(engine.as_ref(), META_COMPACTED)?;

@@ -22,7 +22,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crate::engine::{BatchOp, Engine};
-use crate::wal::{self, SEGMENT_BYTES, Spare, Wal, sync_dir};
+use crate::wal::{self, Spare, Wal, sync_dir};
 use crate::{Error, Result};
 
 /// The on-disk format this build writes (2: sled + write-ahead log).
@@ -31,9 +31,6 @@ pub const FORMAT_VERSION: u32 = 2;
 const READABLE_FORMATS: [u32; 2] = [1, 2];
 const FORMAT_FILE: &str = "FORMAT";
 const FORMAT_MAGIC: &str = "k1s-store";
-/// A checkpoint starts a new log file once the current one holds this much; it bounds the
-/// replay after a crash (a clean close leaves nothing to replay).
-const CHECKPOINT_BYTES: u64 = SEGMENT_BYTES / 2;
 /// How often the checkpoint thread looks at the log without being nudged.
 const CHECK_INTERVAL: Duration = Duration::from_secs(1);
 
@@ -49,6 +46,8 @@ struct Inner {
     db_file: File,
     blob_dir: PathBuf,
     wal_dir: PathBuf,
+    /// The size of a new log file.
+    wal_file_bytes: u64,
     synced_blobs: Mutex<HashSet<std::ffi::OsString>>,
     /// Held across append + apply, so the log's order is sled's order and a checkpoint's switch
     /// to a new file falls between whole commits.
@@ -60,7 +59,7 @@ struct Inner {
 
 impl SledEngine {
     /// Opens (or creates) the store in `dir`. A foreign or newer directory is refused untouched.
-    pub(crate) fn open(dir: &Path, cache_capacity: u64) -> Result<Self> {
+    pub(crate) fn open(dir: &Path, cache_capacity: u64, wal_file_bytes: u64) -> Result<Self> {
         check_or_create_format(dir)?;
         let sled_dir = dir.join("sled");
         let db = sled::Config::new()
@@ -73,12 +72,16 @@ impl SledEngine {
         sync_dir(&sled_dir)?;
         sync_dir(dir)?;
         let wal_dir = dir.join("wal");
-        let wal = Wal::open(&wal_dir, |batch| apply_to(&db, batch))?;
+        let wal_file_bytes = wal_file_bytes
+            .max(wal::MIN_SEGMENT_BYTES)
+            .next_multiple_of(wal::PAGE);
+        let wal = Wal::open(&wal_dir, wal_file_bytes, |batch| apply_to(&db, batch))?;
         let inner = Arc::new(Inner {
             db,
             db_file,
             blob_dir: sled_dir.join("blobs"),
             wal_dir,
+            wal_file_bytes,
             synced_blobs: Mutex::new(HashSet::new()),
             wal: Mutex::new(wal),
             spare: Mutex::new(None),
@@ -130,7 +133,7 @@ impl Inner {
             wal.generation() + 1
         };
         if spare.as_ref().is_none_or(|s| s.generation() != next) {
-            *spare = Some(Spare::prepare(&self.wal_dir, next)?);
+            *spare = Some(Spare::prepare(&self.wal_dir, next, self.wal_file_bytes)?);
         }
         Ok(())
     }
@@ -140,10 +143,8 @@ impl Inner {
     fn checkpoint_due(&self) -> Result<bool> {
         let spare_ready = self.spare()?.is_some();
         let wal = self.wal()?;
-        Ok(
-            !wal.is_closed()
-                && (wal.len() >= CHECKPOINT_BYTES || (!wal.is_zeroed() && spare_ready)),
-        )
+        Ok(!wal.is_closed()
+            && (wal.len() >= checkpoint_bytes(&wal) || (!wal.is_zeroed() && spare_ready)))
     }
 
     /// Switches the log to the spare file, makes sled durable, then deletes the older files.
@@ -151,7 +152,11 @@ impl Inner {
         let mut slot = self.spare()?;
         let spare = match slot.take() {
             Some(s) => s,
-            None => Spare::prepare(&self.wal_dir, self.wal()?.generation() + 1)?,
+            None => Spare::prepare(
+                &self.wal_dir,
+                self.wal()?.generation() + 1,
+                self.wal_file_bytes,
+            )?,
         };
         let generation = spare.generation();
         let (old, recyclable) = {
@@ -209,6 +214,12 @@ impl Inner {
         *synced = present;
         Ok(())
     }
+}
+
+/// A checkpoint starts a new log file once the current one holds this much (half a file); it
+/// bounds the replay after a crash (a clean close leaves nothing to replay).
+fn checkpoint_bytes(wal: &Wal) -> u64 {
+    wal.segment_bytes() / 2
 }
 
 /// The checkpoint thread: keeps a spare log file ready and checkpoints when one is due, until
@@ -282,7 +293,7 @@ impl Engine for SledEngine {
             wal.write(&batch)?;
             apply_to(&self.inner.db, batch)?;
             wal.sync()?;
-            wal.len() >= CHECKPOINT_BYTES
+            wal.len() >= checkpoint_bytes(&wal)
         };
         if due
             && !self.inner.nudged.swap(true, Ordering::AcqRel)

@@ -13,6 +13,14 @@
 //! has made redundant is recycled as the next spare, and only when there is none (the first
 //! start) is one zero-filled; a log merely `fallocate`d is used only until a spare is ready.
 //!
+//! Bytes reach the disk in whole 4 KiB pages, as the device writes them anyway: an append writes
+//! the log's partial last page (kept in memory) followed by the new record, zero-padded to the
+//! page's end, with `O_DIRECT` where the filesystem allows it. Buffered writes of small records
+//! would each dirty (and have the kernel count and write back) a whole page-cache folio, which on
+//! recent kernels is up to 64 KiB or more. A record that fits in one page but not in what is left
+//! of the current one starts on the next page, so a lone small commit writes exactly one page;
+//! the reader skips the zero padding before a page boundary.
+//!
 //! Records: magic u32 | generation u64 | payload len u32 | crc32 of payload u32 | payload,
 //! where payload = op count u32, then per op: key len u32 | key | present u8 | value len u32 |
 //! value (all big-endian). A zeroed or torn record, or one left from the file's earlier life
@@ -28,14 +36,21 @@ use crate::{Error, Result};
 
 const MAGIC: u32 = 0x6b31_7357; // "k1sW"
 const HEADER: usize = 20;
-/// Size of a log file; a checkpoint normally starts a new one when half of it is used.
-pub(crate) const SEGMENT_BYTES: u64 = 32 * 1024 * 1024;
+/// The default size of a log file; a checkpoint normally starts a new one when half of it is
+/// used. A data directory holds two (the current one and a spare).
+pub const DEFAULT_SEGMENT_BYTES: u64 = 4 * 1024 * 1024;
+/// The unit of every log write, and the alignment `O_DIRECT` asks of offsets and buffers.
+pub(crate) const PAGE: u64 = 4096;
+/// The smallest log file size accepted.
+pub const MIN_SEGMENT_BYTES: u64 = 64 * 1024;
 static ZEROS: [u8; 1 << 16] = [0; 1 << 16];
 
 /// A log file taken into use.
 struct Segment {
     generation: u64,
     file: File,
+    /// The same file opened with `O_DIRECT` (`None` where the filesystem refuses it).
+    direct: Option<File>,
     allocated: u64,
     /// Zero-filled ahead of time (cheap appends), rather than only `fallocate`d.
     zeroed: bool,
@@ -50,7 +65,7 @@ pub(crate) struct Spare {
 impl Spare {
     /// Writes `<dir>/<generation>.spare`: zeros, synced, then renamed into place, so a spare
     /// file that exists is whole.
-    pub(crate) fn prepare(dir: &Path, generation: u64) -> Result<Spare> {
+    pub(crate) fn prepare(dir: &Path, generation: u64, size: u64) -> Result<Spare> {
         let tmp = dir.join(format!("{generation:020}.spare.tmp"));
         let file = OpenOptions::new()
             .read(true)
@@ -59,11 +74,15 @@ impl Spare {
             .truncate(true)
             .open(&tmp)?;
         let mut at = 0;
-        while at < SEGMENT_BYTES {
-            file.write_all_at(&ZEROS, at)?;
-            at += ZEROS.len() as u64;
+        while at < size {
+            let n = (size - at).min(ZEROS.len() as u64) as usize;
+            file.write_all_at(&ZEROS[..n], at)?;
+            at += n as u64;
         }
         file.sync_all()?;
+        // The zeros are on disk: drop their (large) page-cache folios, so that a buffered
+        // append later dirties a small page rather than one of them.
+        drop_cache(&file, 0, size);
         fs::rename(&tmp, spare_path(dir, generation))?;
         sync_dir(dir)?;
         Ok(Spare { generation, file })
@@ -87,15 +106,15 @@ impl Spare {
 
     /// Renames the spare to `<generation>.log`, ready for appends.
     fn activate(self, dir: &Path) -> Result<Segment> {
-        fs::rename(
-            spare_path(dir, self.generation),
-            log_path(dir, self.generation),
-        )?;
+        let path = log_path(dir, self.generation);
+        fs::rename(spare_path(dir, self.generation), &path)?;
         sync_dir(dir)?;
+        let allocated = self.file.metadata()?.len();
         Ok(Segment {
             generation: self.generation,
+            direct: open_direct(&path),
             file: self.file,
-            allocated: SEGMENT_BYTES,
+            allocated,
             zeroed: true,
         })
     }
@@ -104,29 +123,59 @@ impl Spare {
 impl Segment {
     /// Creates `<dir>/<generation>.log` preallocated with `fallocate` (fast, but each first
     /// write into a block then also updates metadata).
-    fn preallocated(dir: &Path, generation: u64) -> Result<Segment> {
+    fn preallocated(dir: &Path, generation: u64, size: u64) -> Result<Segment> {
+        let path = log_path(dir, generation);
         let file = OpenOptions::new()
             .read(true)
             .write(true)
             .create_new(true)
-            .open(log_path(dir, generation))?;
-        preallocate(&file, SEGMENT_BYTES)?;
+            .open(&path)?;
+        preallocate(&file, size)?;
         file.sync_all()?;
         sync_dir(dir)?;
         Ok(Segment {
             generation,
+            direct: open_direct(&path),
             file,
-            allocated: SEGMENT_BYTES,
+            allocated: size,
             zeroed: false,
         })
+    }
+
+    /// Writes whole pages at `at` (page-aligned; `image` a whole number of pages), directly
+    /// when the file allows it, else through the page cache.
+    fn write_pages(&mut self, image: &[u8], at: u64) -> Result<()> {
+        if let Some(direct) = &self.direct {
+            match direct.write_all_at(image, at) {
+                Ok(()) => return Ok(()),
+                // Some filesystems accept O_DIRECT at open but not the write itself.
+                Err(e) if e.raw_os_error() == Some(rustix::io::Errno::INVAL.raw_os_error()) => {
+                    tracing::debug!("O_DIRECT refused by the write-ahead log's filesystem");
+                    self.direct = None;
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        self.file.write_all_at(image, at)?;
+        // Starts writeback of the new bytes now (DONTNEED writes dirty pages back without
+        // waiting, then drops the clean ones: the log is only read again on replay).
+        drop_cache(&self.file, at, image.len() as u64);
+        Ok(())
     }
 }
 
 /// The log being appended to.
 pub(crate) struct Wal {
     dir: PathBuf,
+    /// The size of a new log file.
+    segment_bytes: u64,
     current: Segment,
     offset: u64,
+    /// The bytes of the current file's partial last page (`offset % PAGE` of them): the next
+    /// write rewrites that page whole.
+    tail: Vec<u8>,
+    /// Scratch for page images, over-allocated so an aligned window fits (`O_DIRECT`).
+    scratch: Vec<u8>,
     /// Set once the log files are gone at close: later appends fail rather than vanish.
     closed: bool,
 }
@@ -137,6 +186,7 @@ impl Wal {
     /// the caller has made their effect durable and calls `delete_before(generation())`.
     pub(crate) fn open(
         dir: &Path,
+        segment_bytes: u64,
         mut apply: impl FnMut(Vec<BatchOp>) -> Result<()>,
     ) -> Result<Wal> {
         fs::create_dir_all(dir)?;
@@ -154,7 +204,7 @@ impl Wal {
         let mut spare = None;
         for g in generations(dir, ".spare")? {
             let path = spare_path(dir, g);
-            let whole = fs::metadata(&path).is_ok_and(|m| m.len() == SEGMENT_BYTES);
+            let whole = fs::metadata(&path).is_ok_and(|m| m.len() == segment_bytes);
             if g > newest && whole && spare.is_none() {
                 let file = OpenOptions::new().read(true).write(true).open(&path)?;
                 spare = Some(Spare {
@@ -167,12 +217,15 @@ impl Wal {
         }
         let current = match spare {
             Some(spare) => spare.activate(dir)?,
-            None => Segment::preallocated(dir, newest + 1)?,
+            None => Segment::preallocated(dir, newest + 1, segment_bytes)?,
         };
         Ok(Wal {
             dir: dir.to_path_buf(),
+            segment_bytes,
             current,
             offset: 0,
+            tail: Vec::new(),
+            scratch: Vec::new(),
             closed: false,
         })
     }
@@ -206,38 +259,65 @@ impl Wal {
         self.sync()
     }
 
-    /// Appends a batch and starts writing it to disk without waiting; `sync` waits. The
-    /// caller can do other work (apply the batch to sled) while the device writes.
+    /// Appends a batch; `sync` makes it durable. Buffered, the device writes while the caller
+    /// does other work (applies the batch to sled); with `O_DIRECT` the write has reached the
+    /// device (not necessarily its stable storage) when this returns.
     pub(crate) fn write(&mut self, batch: &[BatchOp]) -> Result<()> {
         if self.closed {
             return Err(Error::Closed);
         }
         let record = encode_batch(self.current.generation, batch);
-        let end = self.offset + record.len() as u64;
-        if end > self.current.allocated {
+        let len = record.len() as u64;
+        let mut start = self.offset;
+        let used = start % PAGE;
+        if used != 0 && len <= PAGE && used + len > PAGE {
+            // One page can hold it: start on the next one (the rest of this one is zeros on
+            // disk already) rather than write two.
+            start += PAGE - used;
+            self.tail.clear();
+        }
+        let end = start + len;
+        if end.next_multiple_of(PAGE) > self.current.allocated {
             // A burst outran the checkpoints: grow in whole segments rather than fail.
-            let grow = (end - self.current.allocated).div_ceil(SEGMENT_BYTES) * SEGMENT_BYTES;
+            let grow = (end.next_multiple_of(PAGE) - self.current.allocated)
+                .div_ceil(self.segment_bytes)
+                * self.segment_bytes;
             preallocate(&self.current.file, self.current.allocated + grow)?;
             self.current.file.sync_all()?;
             self.current.allocated += grow;
         }
-        self.current.file.write_all_at(&record, self.offset)?;
-        // Starts writeback of the new bytes now (DONTNEED writes dirty pages back without
-        // waiting, then drops the clean ones: the log is only read again on replay).
-        let _ = rustix::fs::fadvise(
-            &self.current.file,
-            self.offset,
-            std::num::NonZeroU64::new(record.len() as u64),
-            rustix::fs::Advice::DontNeed,
-        );
+        // The page image: the partial page's old bytes, the record, zeros to the page's end.
+        let first = start - start % PAGE;
+        let image_len = (end - first).next_multiple_of(PAGE) as usize;
+        if self.scratch.len() < image_len + PAGE as usize {
+            self.scratch = vec![0; image_len + PAGE as usize];
+        }
+        let align = self.scratch.as_ptr().align_offset(PAGE as usize);
+        let image = &mut self.scratch[align..align + image_len];
+        let head = self.tail.len();
+        image[..head].copy_from_slice(&self.tail);
+        image[head..head + record.len()].copy_from_slice(&record);
+        image[head + record.len()..].fill(0);
+        self.current
+            .write_pages(&self.scratch[align..align + image_len], first)?;
+        let last = align + (end - end % PAGE - first) as usize;
+        self.tail.clear();
+        self.tail
+            .extend_from_slice(&self.scratch[last..align + (end - first) as usize]);
         self.offset = end;
         Ok(())
     }
 
-    /// Returns once everything written so far is on disk.
+    /// Returns once everything written so far is on disk (with `O_DIRECT` the data is
+    /// already written: this flushes the device's cache).
     pub(crate) fn sync(&mut self) -> Result<()> {
         self.current.file.sync_data()?;
         Ok(())
+    }
+
+    /// The size of a new log file.
+    pub(crate) fn segment_bytes(&self) -> u64 {
+        self.segment_bytes
     }
 
     /// Appends go to `spare` (which must be the next generation) from now on. Returns the
@@ -252,7 +332,11 @@ impl Wal {
         }
         let old = std::mem::replace(&mut self.current, spare.activate(&self.dir)?);
         self.offset = 0;
-        Ok((old.generation, old.zeroed && old.allocated == SEGMENT_BYTES))
+        self.tail.clear();
+        Ok((
+            old.generation,
+            old.zeroed && old.allocated == self.segment_bytes,
+        ))
     }
 
     /// Deletes every log file once their batches are durable elsewhere; the log takes no
@@ -380,6 +464,16 @@ fn read_batches(path: &Path, generation: u64) -> Result<Vec<Vec<BatchOp>>> {
         data.get(at + 16..).and_then(be_u32),
     ) {
         if magic != MAGIC || written_by != generation {
+            // Zeros to the end of a page are padding before a record that starts on the next.
+            let next = (at as u64 + 1).next_multiple_of(PAGE) as usize;
+            if !at.is_multiple_of(PAGE as usize)
+                && data
+                    .get(at..next)
+                    .is_some_and(|rest| rest.iter().all(|b| *b == 0))
+            {
+                at = next;
+                continue;
+            }
             break;
         }
         let Some(payload) = data.get(at + HEADER..at + HEADER + len as usize) else {
@@ -410,6 +504,26 @@ fn preallocate(file: &File, len: u64) -> Result<()> {
     }
 }
 
+/// Opens `path` for `O_DIRECT` writes, or `None` where the filesystem does not support them.
+fn open_direct(path: &Path) -> Option<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    OpenOptions::new()
+        .write(true)
+        .custom_flags(rustix::fs::OFlags::DIRECT.bits() as i32)
+        .open(path)
+        .ok()
+}
+
+/// Asks the kernel to write back and drop the cached pages of a range (best effort).
+fn drop_cache(file: &File, at: u64, len: u64) {
+    let _ = rustix::fs::fadvise(
+        file,
+        at,
+        std::num::NonZeroU64::new(len),
+        rustix::fs::Advice::DontNeed,
+    );
+}
+
 pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
     File::open(dir)?.sync_all()?;
     Ok(())
@@ -420,9 +534,11 @@ pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
 mod tests {
     use super::*;
 
+    const SEG: u64 = 256 * 1024;
+
     fn replay(dir: &Path) -> (Wal, Vec<Vec<BatchOp>>) {
         let mut seen = Vec::new();
-        let wal = Wal::open(dir, |b| {
+        let wal = Wal::open(dir, SEG, |b| {
             seen.push(b);
             Ok(())
         })
@@ -439,7 +555,7 @@ mod tests {
             assert!(seen.is_empty());
             assert!(!w.is_zeroed());
             w.append(&[(b"a".to_vec(), Some(b"1".to_vec()))]).unwrap();
-            let spare = Spare::prepare(&wal_dir, w.generation() + 1).unwrap();
+            let spare = Spare::prepare(&wal_dir, w.generation() + 1, SEG).unwrap();
             w.switch_to(spare).unwrap();
             assert!(w.is_zeroed());
             w.append(&[(b"b".to_vec(), None), (b"c".to_vec(), Some(vec![7; 300]))])
@@ -474,7 +590,7 @@ mod tests {
         {
             let (mut w, _) = replay(dir.path());
             w.append(&[(b"a".to_vec(), Some(b"1".to_vec()))]).unwrap();
-            Spare::prepare(dir.path(), w.generation() + 1).unwrap();
+            Spare::prepare(dir.path(), w.generation() + 1, SEG).unwrap();
             w.close().unwrap();
             assert!(w.append(&[(b"x".to_vec(), None)]).is_err());
         }
@@ -488,7 +604,7 @@ mod tests {
         assert!(generations(dir.path(), ".spare.tmp").unwrap().is_empty());
         // A spare that does not sort after the logs is not used.
         drop(w);
-        Spare::prepare(dir.path(), 1).unwrap();
+        Spare::prepare(dir.path(), 1, SEG).unwrap();
         let (w, _) = replay(dir.path());
         assert!(!w.is_zeroed());
         assert_eq!(w.generation(), 3);
@@ -499,9 +615,34 @@ mod tests {
     fn a_full_segment_grows_instead_of_failing() {
         let dir = tempfile::tempdir().unwrap();
         let (mut w, _) = replay(dir.path());
-        w.offset = SEGMENT_BYTES - 10;
+        w.offset = SEG - 10;
         w.append(&[(b"k".to_vec(), Some(vec![1; 100]))]).unwrap();
-        assert_eq!(w.current.allocated, 2 * SEGMENT_BYTES);
+        assert_eq!(w.current.allocated, 2 * SEG);
+    }
+
+    #[test]
+    fn a_small_record_starts_on_the_next_page_rather_than_straddle_two() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut w, _) = replay(dir.path());
+        let op = |i: u8, n: usize| vec![(vec![i], Some(vec![i; n]))];
+        // 3 records of ~1.5 KiB: the third does not fit in the first page's rest.
+        for i in 0..3 {
+            w.append(&op(i, 1500)).unwrap();
+        }
+        let one = encode_batch(w.generation(), &op(0, 1500)).len() as u64;
+        assert_eq!(w.len(), PAGE + one);
+        // A record larger than a page starts right where the log ends.
+        w.append(&op(3, 6000)).unwrap();
+        let big = encode_batch(w.generation(), &op(3, 6000)).len() as u64;
+        assert_eq!(w.len(), PAGE + one + big);
+        // Appends rewrite the partial last page whole, keeping what it held.
+        w.append(&op(4, 10)).unwrap();
+        drop(w);
+        let (_, seen) = replay(dir.path());
+        assert_eq!(seen.len(), 5);
+        for (i, batch) in seen.iter().enumerate() {
+            assert_eq!(batch[0].0, vec![i as u8]);
+        }
     }
 
     #[test]
@@ -540,7 +681,8 @@ mod tests {
             w.append(&[(b"old".to_vec(), Some(long.clone()))]).unwrap();
         }
         // Generation 2 takes over; the first file, now redundant, becomes the spare for 3.
-        w.switch_to(Spare::prepare(dir.path(), 2).unwrap()).unwrap();
+        w.switch_to(Spare::prepare(dir.path(), 2, SEG).unwrap())
+            .unwrap();
         let (old, recyclable) = w
             .switch_to(Spare::recycle(dir.path(), 1, 3).unwrap())
             .unwrap();
