@@ -87,6 +87,8 @@ fn main() {
             audit_log_maxbackup: 0,
             max_requests_inflight: 0,
             max_mutating_requests_inflight: 0,
+            cert_dir: None,
+            skip_admin_kubeconfig: false,
         };
         let server = k1s_apiserver::server::start(config).await.expect("server");
         let in_process = kube::Client::new(
