@@ -54,7 +54,7 @@ pub fn parse_pin(pin: &str) -> Result<String, DiscoveryError> {
     if !kind.eq_ignore_ascii_case("sha256") {
         return Err(DiscoveryError::PinType(kind.to_string(), pin.to_string()));
     }
-    if !value.bytes().all(|b| b.is_ascii_hexdigit()) || value.len() % 2 != 0 {
+    if !value.bytes().all(|b| b.is_ascii_hexdigit()) || !value.len().is_multiple_of(2) {
         return Err(DiscoveryError::PinValue(
             pin.to_string(),
             "the value is not a hex string".into(),
