@@ -462,6 +462,12 @@ struct ControllerManagerArgs {
     /// CA bundle published to every namespace as `kube-root-ca.crt`. Default: the kubeconfig's CA.
     #[arg(long)]
     root_ca_file: Option<PathBuf>,
+    /// The CA (PEM) csrsigning issues certificates with; csrsigning does not run without it.
+    #[arg(long)]
+    cluster_signing_cert_file: Option<PathBuf>,
+    /// The private key (PEM) of --cluster-signing-cert-file.
+    #[arg(long)]
+    cluster_signing_key_file: Option<PathBuf>,
     #[command(flatten)]
     controller: ControllerFlags,
 }
@@ -701,9 +707,11 @@ async fn run_controller_manager(args: ControllerManagerArgs) -> anyhow::Result<(
     };
     let client = kube::Client::try_from(config).context("building the API client")?;
     let clients: k1s_controller_manager::ClientSource = Arc::new(move |_| client.clone());
-    let options = args
+    let mut options = args
         .controller
         .options((!root_ca_pem.is_empty()).then_some(root_ca_pem));
+    options.cluster_signing_cert_file = args.cluster_signing_cert_file;
+    options.cluster_signing_key_file = args.cluster_signing_key_file;
     println!(
         "k1s controller-manager: identity {}; {}",
         options.identity,
