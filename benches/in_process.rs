@@ -89,6 +89,8 @@ fn main() {
             max_mutating_requests_inflight: 0,
             etcd: None,
             wal_file_bytes: k1s_storage::DEFAULT_WAL_FILE_BYTES,
+            cert_dir: None,
+            skip_admin_kubeconfig: false,
         };
         let server = k1s_apiserver::server::start(config).await.expect("server");
         let in_process = kube::Client::new(

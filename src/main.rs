@@ -34,6 +34,18 @@ enum Command {
     Node(NodeArgs),
     /// Load any Kubernetes API server through a kubeconfig (HTTP/2 over TLS) and report figures.
     Bench(k1s_bench::BenchArgs),
+    /// Set up a control plane as `kubeadm init` does, then serve it in the foreground.
+    Init(InitArgs),
+    /// Join this machine to a cluster as a node (kubeadm's token discovery and TLS bootstrap).
+    Join(JoinArgs),
+    /// Manage bootstrap tokens (kubeadm's `token`).
+    Token(TokenArgs),
+    /// Certificate commands (kubeadm's `certs`).
+    Certs(CertsArgs),
+    /// Configuration commands (kubeadm's `config`).
+    Config(ConfigArgs),
+    /// Remove what `k1s init` or `k1s join` wrote on this machine.
+    Reset(ResetArgs),
     /// Copy a stopped cluster's store between backends: `--from sled:DATA_DIR --to
     /// etcd:URLS` (or back). The target must be empty; resourceVersions start over.
     Migrate(MigrateArgs),
@@ -92,6 +104,211 @@ async fn run_migrate(args: MigrateArgs) -> anyhow::Result<()> {
         from.current_revision()
     );
     Ok(())
+}
+
+
+#[derive(clap::Args)]
+struct InitArgs {
+    /// Where the store and the kubeconfig files go. Default: ~/.k1s
+    #[arg(long, env = "K1S_DATA_DIR")]
+    data_dir: Option<PathBuf>,
+    /// Where certificates go. Default: <data-dir>/pki
+    #[arg(long)]
+    cert_dir: Option<PathBuf>,
+    /// The address the API server advertises (default: the host's first non-loopback IPv4).
+    #[arg(long)]
+    apiserver_advertise_address: Option<IpAddr>,
+    /// The API server's port (0 picks a free one).
+    #[arg(long, default_value_t = 6443)]
+    apiserver_bind_port: u16,
+    /// Extra names or IPs for the API server's serving certificate.
+    #[arg(long, value_delimiter = ',')]
+    apiserver_cert_extra_sans: Vec<String>,
+    /// The bootstrap token to create (default: a random one), `[a-z0-9]{6}.[a-z0-9]{16}`.
+    #[arg(long)]
+    token: Option<String>,
+    /// The token's lifetime (a Go duration; 0 never expires).
+    #[arg(long, default_value = "24h0m0s")]
+    token_ttl: String,
+    /// Phases to skip (comma-separated kubeadm phase names).
+    #[arg(long, value_delimiter = ',')]
+    skip_phases: Vec<String>,
+    /// Check the flags and the machine, say what would be done, change nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// The control-plane node's name (default: the host name).
+    #[arg(long)]
+    node_name: Option<String>,
+    /// The Services' address range.
+    #[arg(long, default_value = "10.96.0.0/12")]
+    service_cidr: String,
+    /// The pods' address range (recorded in ClusterConfiguration; nodes take /24s of it).
+    #[arg(long, default_value = "")]
+    pod_network_cidr: String,
+    /// The Services' DNS domain.
+    #[arg(long, default_value = "cluster.local")]
+    service_dns_domain: String,
+    /// Upload the control-plane certificates to the kubeadm-certs Secret (needs a shared store;
+    /// refused until k1s has one).
+    #[arg(long)]
+    upload_certs: bool,
+    #[command(flatten)]
+    controller: ControllerFlags,
+    #[command(flatten)]
+    node_shape: NodeShape,
+}
+
+#[derive(clap::Args)]
+struct JoinArgs {
+    /// The API server, HOST:PORT.
+    endpoint: String,
+    /// The bootstrap token, `[a-z0-9]{6}.[a-z0-9]{16}`.
+    #[arg(long)]
+    token: String,
+    /// The CA's public-key pin, `sha256:<hex>` (repeatable).
+    #[arg(long = "discovery-token-ca-cert-hash")]
+    discovery_token_ca_cert_hash: Vec<String>,
+    /// Trust the cluster-info CA without a pin.
+    #[arg(long)]
+    discovery_token_unsafe_skip_ca_verification: bool,
+    /// This node's name (default: the host name).
+    #[arg(long)]
+    node_name: Option<String>,
+    /// Where kubelet.conf and pki/ca.crt go. Default: ~/.k1s
+    #[arg(long, env = "K1S_DATA_DIR")]
+    data_dir: Option<PathBuf>,
+    /// How long discovery retries (a Go duration).
+    #[arg(long, default_value = "30s")]
+    discovery_timeout: String,
+    /// How long to wait for the node's certificate (a Go duration).
+    #[arg(long, default_value = "2m0s")]
+    tls_bootstrap_timeout: String,
+    /// Join as another control plane (needs a shared store; refused until k1s has one).
+    #[arg(long)]
+    control_plane: bool,
+    /// The key that decrypts kubeadm-certs (with --control-plane).
+    #[arg(long)]
+    certificate_key: Option<String>,
+    /// Write the credentials but run no simulated node.
+    #[arg(long)]
+    no_simulated_node: bool,
+    #[command(flatten)]
+    shape: NodeShape,
+}
+
+/// Where the admin kubeconfig is: `--kubeconfig`, else <data-dir>/admin.conf.
+#[derive(clap::Args)]
+struct AdminKubeconfig {
+    /// The kubeconfig to talk to the cluster with. Default: <data-dir>/admin.conf
+    #[arg(long, global = true)]
+    kubeconfig: Option<PathBuf>,
+    /// Default: ~/.k1s
+    #[arg(long, env = "K1S_DATA_DIR", global = true)]
+    data_dir: Option<PathBuf>,
+}
+
+impl AdminKubeconfig {
+    fn path(&self) -> anyhow::Result<PathBuf> {
+        match (&self.kubeconfig, &self.data_dir) {
+            (Some(k), _) => Ok(k.clone()),
+            (None, Some(d)) => Ok(d.join("admin.conf")),
+            (None, None) => Ok(default_data_dir()?.join("admin.conf")),
+        }
+    }
+}
+
+#[derive(clap::Args)]
+struct TokenArgs {
+    #[command(flatten)]
+    admin: AdminKubeconfig,
+    #[command(subcommand)]
+    command: TokenCommand,
+}
+
+#[derive(Subcommand)]
+enum TokenCommand {
+    /// Create a bootstrap token and print it.
+    Create {
+        /// The token (default: a random one).
+        token: Option<String>,
+        /// Its lifetime (a Go duration; 0 never expires).
+        #[arg(long, default_value = "24h0m0s")]
+        ttl: String,
+        /// What it may be used for.
+        #[arg(long, value_delimiter = ',', default_value = "signing,authentication")]
+        usages: Vec<String>,
+        /// Extra groups it authenticates with.
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "system:bootstrappers:kubeadm:default-node-token"
+        )]
+        groups: Vec<String>,
+        /// A human-friendly description.
+        #[arg(long, default_value = "")]
+        description: String,
+        /// Print the whole join command instead of the token.
+        #[arg(long)]
+        print_join_command: bool,
+    },
+    /// List bootstrap tokens.
+    List {
+        /// text, json or yaml.
+        #[arg(short = 'o', long, default_value = "text")]
+        output: String,
+    },
+    /// Delete bootstrap tokens (by id or whole token).
+    Delete { tokens: Vec<String> },
+    /// Generate and print a token without creating it.
+    Generate,
+}
+
+#[derive(clap::Args)]
+struct CertsArgs {
+    #[command(subcommand)]
+    command: CertsCommand,
+}
+
+#[derive(Subcommand)]
+enum CertsCommand {
+    /// Show when the certificates expire.
+    CheckExpiration {
+        #[arg(long, env = "K1S_DATA_DIR")]
+        data_dir: Option<PathBuf>,
+        #[arg(long)]
+        cert_dir: Option<PathBuf>,
+    },
+}
+
+#[derive(clap::Args)]
+struct ConfigArgs {
+    #[command(subcommand)]
+    command: ConfigCommand,
+}
+
+#[derive(Subcommand)]
+enum ConfigCommand {
+    /// Print default configuration.
+    Print {
+        /// init-defaults
+        what: String,
+    },
+    /// Images: k1s needs none.
+    Images {
+        /// list
+        what: String,
+    },
+}
+
+#[derive(clap::Args)]
+struct ResetArgs {
+    #[arg(long, env = "K1S_DATA_DIR")]
+    data_dir: Option<PathBuf>,
+    #[arg(long)]
+    cert_dir: Option<PathBuf>,
+    /// Do not ask for confirmation.
+    #[arg(short = 'f', long)]
+    force: bool,
 }
 
 /// Flags shared by `k1s server` (in process) and `k1s controller-manager`.
@@ -304,6 +521,12 @@ struct ControllerManagerArgs {
     /// CA bundle published to every namespace as `kube-root-ca.crt`. Default: the kubeconfig's CA.
     #[arg(long)]
     root_ca_file: Option<PathBuf>,
+    /// The CA (PEM) csrsigning issues certificates with; csrsigning does not run without it.
+    #[arg(long)]
+    cluster_signing_cert_file: Option<PathBuf>,
+    /// The private key (PEM) of --cluster-signing-cert-file.
+    #[arg(long)]
+    cluster_signing_key_file: Option<PathBuf>,
     #[command(flatten)]
     controller: ControllerFlags,
 }
@@ -475,12 +698,66 @@ async fn run_server(args: ServerArgs) -> anyhow::Result<()> {
         max_mutating_requests_inflight: args.max_mutating_requests_inflight,
         etcd: args.etcd.config()?,
         wal_file_bytes: args.wal_size,
+        cert_dir: None,
+        skip_admin_kubeconfig: false,
     };
-    let controllers = args.controller;
+    let names = (0..args.nodes).map(|i| format!("k1s-node-{i}")).collect();
+    let running = start_control_plane(
+        config,
+        args.controller,
+        names,
+        args.node_shape,
+        args.disable_scheduler,
+    )
+    .await?;
+    println!(
+        "k1s is serving the Kubernetes API at https://{} (ready in {} ms)\n  kubeconfig: {}\n  try: export KUBECONFIG={} && kubectl get namespaces",
+        running.server.local_addr,
+        started.elapsed().as_millis(),
+        running.server.kubeconfig.display(),
+        running.server.kubeconfig.display(),
+    );
+    running.run_until_signal().await
+}
+
+/// The API server with the controller-manager, the scheduler and simulated nodes in process.
+struct ControlPlane {
+    server: k1s_apiserver::server::RunningServer,
+    stop: tokio::sync::watch::Sender<bool>,
+    tasks: Vec<tokio::task::JoinHandle<Result<(), String>>>,
+}
+
+impl ControlPlane {
+    /// Serves until SIGINT/SIGTERM, then stops the controllers first (the lease is released
+    /// while the API still answers) and the server last.
+    async fn run_until_signal(mut self) -> anyhow::Result<()> {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+            _ = self.server.wait() => anyhow::bail!("the server stopped unexpectedly"),
+        }
+        eprintln!("shutting down");
+        let _ = self.stop.send(true);
+        for task in self.tasks {
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(5), task).await;
+        }
+        self.server.shutdown().await;
+        Ok(())
+    }
+}
+
+async fn start_control_plane(
+    config: k1s_apiserver::server::ServerConfig,
+    controllers: ControllerFlags,
+    node_names: Vec<String>,
+    node_shape: NodeShape,
+    disable_scheduler: bool,
+) -> anyhow::Result<ControlPlane> {
     let leader_elect = controllers.leader_elect;
     let selected =
         k1s_controller_manager::selected(&controllers.controllers).map_err(anyhow::Error::msg)?;
-    let mut server = k1s_apiserver::server::start(config)
+    let server = k1s_apiserver::server::start(config)
         .await
         .context("starting the API server")?;
     // The controller-manager in process: its clients enter the server's filter chain after TLS,
@@ -501,19 +778,23 @@ async fn run_server(args: ServerArgs) -> anyhow::Result<()> {
         let m = cm_metrics.clone();
         server.add_metrics(Box::new(move || m.render()));
     }
-    let cm_options = controllers.options(Some(server.ca_pem.clone()));
-    let (stop_controllers, controllers_stopped) = tokio::sync::watch::channel(false);
+    let mut cm_options = controllers.options(Some(server.ca_pem.clone()));
+    // csrsigning issues with the cluster CA, as kubeadm points --cluster-signing-*-file at it.
+    cm_options.cluster_signing_cert_file = Some(server.pki_dir.join("ca.crt"));
+    cm_options.cluster_signing_key_file = Some(server.pki_dir.join("ca.key"));
+    let (stop, controllers_stopped) = tokio::sync::watch::channel(false);
+    let mut tasks = Vec::new();
     // `--controllers=-*`: a bare API server, with no controller-manager (and no leader election).
-    let controller_manager = (!selected.is_empty()).then(|| {
-        tokio::spawn(k1s_controller_manager::run(
+    if !selected.is_empty() {
+        tasks.push(tokio::spawn(k1s_controller_manager::run(
             clients,
             cm_options,
             cm_metrics,
             controllers_stopped.clone(),
-        ))
-    });
+        )));
+    }
     // The scheduler in process, as `system:kube-scheduler`.
-    let scheduler = (!args.disable_scheduler).then(|| {
+    if !disable_scheduler {
         let client = kube::Client::new(
             server.in_process_service(UserInfo::new(
                 "system:kube-scheduler",
@@ -525,14 +806,14 @@ async fn run_server(args: ServerArgs) -> anyhow::Result<()> {
             leader_elect,
             ..Default::default()
         };
-        tokio::spawn(k1s_scheduler::run(
+        tasks.push(tokio::spawn(k1s_scheduler::run(
             client,
             options,
             controllers_stopped.clone(),
-        ))
-    });
+        )));
+    }
     // Simulated nodes in process, each acting as `system:node:<name>`.
-    let nodes = (args.nodes > 0).then(|| {
+    if !node_names.is_empty() {
         let entry = server.in_process_service(UserInfo::new(
             "system:node:k1s-node-0",
             vec!["system:nodes".into(), "system:authenticated".into()],
@@ -546,34 +827,17 @@ async fn run_server(args: ServerArgs) -> anyhow::Result<()> {
                 "default",
             )
         });
-        let names = (0..args.nodes).map(|i| format!("k1s-node-{i}")).collect();
-        tokio::spawn(k1s_simnode::run(
+        tasks.push(tokio::spawn(k1s_simnode::run(
             clients,
-            args.node_shape.options(names),
+            node_shape.options(node_names),
             controllers_stopped.clone(),
-        ))
-    });
-    println!(
-        "k1s is serving the Kubernetes API at https://{} (ready in {} ms)\n  kubeconfig: {}\n  try: export KUBECONFIG={} && kubectl get namespaces",
-        server.local_addr,
-        started.elapsed().as_millis(),
-        server.kubeconfig.display(),
-        server.kubeconfig.display(),
-    );
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term.recv() => {}
-        _ = server.wait() => anyhow::bail!("the server stopped unexpectedly"),
+        )));
     }
-    eprintln!("shutting down");
-    // The controllers stop first (the lease is released while the API still answers).
-    let _ = stop_controllers.send(true);
-    for task in [controller_manager, scheduler, nodes].into_iter().flatten() {
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), task).await;
-    }
-    server.shutdown().await;
-    Ok(())
+    Ok(ControlPlane {
+        server,
+        stop,
+        tasks,
+    })
 }
 
 async fn run_controller_manager(args: ControllerManagerArgs) -> anyhow::Result<()> {
@@ -586,9 +850,11 @@ async fn run_controller_manager(args: ControllerManagerArgs) -> anyhow::Result<(
     };
     let client = kube::Client::try_from(config).context("building the API client")?;
     let clients: k1s_controller_manager::ClientSource = Arc::new(move |_| client.clone());
-    let options = args
+    let mut options = args
         .controller
         .options((!root_ca_pem.is_empty()).then_some(root_ca_pem));
+    options.cluster_signing_cert_file = args.cluster_signing_cert_file;
+    options.cluster_signing_key_file = args.cluster_signing_key_file;
     println!(
         "k1s controller-manager: identity {}; {}",
         options.identity,
@@ -675,6 +941,340 @@ async fn run_nodes(args: NodeArgs) -> anyhow::Result<()> {
     .await
 }
 
+fn host_node_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_ascii_lowercase())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "k1s-control-plane".into())
+}
+
+fn init_options(args: &InitArgs) -> anyhow::Result<k1s_kubeadm_lite::init::InitOptions> {
+    use k1s_kubeadm_lite::{init, token};
+    init::check_phase_names(&args.skip_phases)?;
+    let data_dir = match &args.data_dir {
+        Some(d) => d.clone(),
+        None => default_data_dir()?,
+    };
+    let token = match &args.token {
+        Some(t) => {
+            token::parse_token(t)?;
+            t.clone()
+        }
+        None => token::generate_token()?,
+    };
+    let advertise_address = args
+        .apiserver_advertise_address
+        .or_else(k1s_apiserver::bootstrap::default_advertise_address)
+        .unwrap_or(IpAddr::from([127, 0, 0, 1]));
+    Ok(init::InitOptions {
+        cert_dir: args
+            .cert_dir
+            .clone()
+            .unwrap_or_else(|| data_dir.join("pki")),
+        data_dir,
+        advertise_address,
+        bind_port: args.apiserver_bind_port,
+        cert_extra_sans: args.apiserver_cert_extra_sans.clone(),
+        node_name: args.node_name.clone().unwrap_or_else(host_node_name),
+        token,
+        token_ttl: token::parse_duration(&args.token_ttl)?,
+        service_subnet: args.service_cidr.clone(),
+        pod_subnet: args.pod_network_cidr.clone(),
+        dns_domain: args.service_dns_domain.clone(),
+        skip_phases: args.skip_phases.clone(),
+    })
+}
+
+/// `k1s init`: kubeadm's phases around an in-process control plane that then keeps serving.
+async fn run_init(mut args: InitArgs) -> anyhow::Result<()> {
+    use k1s_kubeadm_lite::init;
+    let started = Instant::now();
+    if args.upload_certs {
+        anyhow::bail!(
+            "--upload-certs: joining further control planes needs a shared datastore, which k1s does not have yet (its store is local to this machine)"
+        );
+    }
+    let mut opts = init_options(&args)?;
+    println!(
+        "[init] Using Kubernetes version: {}",
+        init::KUBERNETES_VERSION
+    );
+    if !opts.skips("preflight") {
+        opts.bind_port = init::preflight(&opts)?;
+    } else if opts.bind_port == 0 {
+        anyhow::bail!("--apiserver-bind-port 0 needs the preflight phase (it picks the port)");
+    }
+    if args.dry_run {
+        println!(
+            "[dry-run] Would write the certificates to {}",
+            opts.cert_dir.display()
+        );
+        println!(
+            "[dry-run] Would write admin.conf, super-admin.conf, kubelet.conf, controller-manager.conf and scheduler.conf to {}",
+            opts.data_dir.display()
+        );
+        println!(
+            "[dry-run] Would serve the API at {} and run the control-plane node {}",
+            opts.server_url(),
+            opts.node_name
+        );
+        println!("[dry-run] Would create the bootstrap token {}", opts.token);
+        println!("[dry-run] Finished dry-running successfully; nothing was changed.");
+        return Ok(());
+    }
+    std::fs::create_dir_all(&opts.data_dir)
+        .with_context(|| format!("creating {}", opts.data_dir.display()))?;
+    // The certs phase always loads the PKI (the later phases need the CA); skipping it only
+    // requires that the files exist.
+    let pki = init::certs(&opts)?;
+    if !opts.skips("kubeconfig") {
+        init::kubeconfigs(&opts, &pki)?;
+    }
+    println!(
+        "[control-plane] k1s runs the API server, controller-manager and scheduler in this process (no static Pods)"
+    );
+    // kubeadm's controller-manager manifest turns these on.
+    args.controller.controllers.push("bootstrapsigner".into());
+    args.controller.controllers.push("tokencleaner".into());
+    let config = k1s_apiserver::server::ServerConfig {
+        data_dir: opts.data_dir.clone(),
+        bind_address: IpAddr::from([0, 0, 0, 0]),
+        secure_port: opts.bind_port,
+        tls_sans: opts.cert_extra_sans.clone(),
+        ephemeral: false,
+        advertise_address: Some(opts.advertise_address),
+        kubeconfig_path: Some(opts.admin_conf()),
+        token_auth_file: None,
+        audit_policy_file: None,
+        audit_log_path: None,
+        audit_log_maxsize_mb: 0,
+        audit_log_maxbackup: 0,
+        max_requests_inflight: 400,
+        max_mutating_requests_inflight: 200,
+        cert_dir: Some(opts.cert_dir.clone()),
+        skip_admin_kubeconfig: true,
+        wal_file_bytes: k1s_storage::DEFAULT_WAL_FILE_BYTES,
+        etcd: None,
+    };
+    let running = start_control_plane(
+        config,
+        args.controller,
+        vec![opts.node_name.clone()],
+        args.node_shape,
+        false,
+    )
+    .await?;
+    println!(
+        "[wait-control-plane] The API server is healthy after {} ms",
+        started.elapsed().as_millis()
+    );
+    // The API phases act as kubeadm's super-admin (system:masters), in process.
+    let client = kube::Client::new(
+        running.server.in_process_service(UserInfo::new(
+            "kubernetes-super-admin",
+            vec!["system:masters".into(), "system:authenticated".into()],
+        )),
+        "default",
+    );
+    if !opts.skips("upload-config") {
+        init::upload_config(&client, &opts).await?;
+    }
+    if !opts.skips("upload-certs") {
+        println!("[upload-certs] Skipping phase. Please see --upload-certs");
+    }
+    if !opts.skips("mark-control-plane") {
+        init::mark_control_plane(&client, &opts.node_name).await?;
+    }
+    if !opts.skips("bootstrap-token") {
+        let policy = k1s_apiserver::auth::rbac::kubeadm_policy();
+        init::bootstrap_token(&client, &opts, pki.ca_cert_pem(), &policy).await?;
+    }
+    if !opts.skips("show-join-command") {
+        let join = init::join_command(&opts.endpoint(), &opts.token, pki.ca_cert_pem())
+            .map_err(anyhow::Error::msg)?;
+        print!("{}", init::closing_text(&opts.admin_conf(), &join));
+    }
+    println!(
+        "k1s is serving the Kubernetes API at {} (initialized in {} ms)",
+        running.server.server_url,
+        started.elapsed().as_millis()
+    );
+    running.run_until_signal().await
+}
+
+/// `k1s join`: discovery, TLS bootstrap, kubelet.conf, then a simulated node as that identity.
+async fn run_join(args: JoinArgs) -> anyhow::Result<()> {
+    use k1s_kubeadm_lite::{join, token};
+    let started = Instant::now();
+    if args.control_plane || args.certificate_key.is_some() {
+        anyhow::bail!(
+            "--control-plane: joining another control plane needs a shared datastore, which k1s does not have yet (its store is local to the first control plane); join this machine as a node instead"
+        );
+    }
+    let data_dir = match &args.data_dir {
+        Some(d) => d.clone(),
+        None => default_data_dir()?,
+    };
+    let opts = join::JoinOptions {
+        endpoint: args.endpoint.clone(),
+        token: args.token.clone(),
+        ca_cert_hashes: args.discovery_token_ca_cert_hash.clone(),
+        unsafe_skip_ca_verification: args.discovery_token_unsafe_skip_ca_verification,
+        node_name: args.node_name.clone().unwrap_or_else(host_node_name),
+        data_dir,
+        discovery_timeout: token::parse_duration(&args.discovery_timeout)?,
+        tls_bootstrap_timeout: token::parse_duration(&args.tls_bootstrap_timeout)?,
+    };
+    let joined = join::join(&opts).await?;
+    println!(
+        "\nThis node has joined the cluster (in {} ms):\n* Certificate signing request was sent to apiserver and a response was received.\n* The node's credentials were written to {}.\n\nRun 'kubectl get nodes' on the control-plane to see this node join the cluster.",
+        started.elapsed().as_millis(),
+        joined.kubeconfig.display()
+    );
+    if args.no_simulated_node {
+        return Ok(());
+    }
+    println!(
+        "[kubelet] Running the simulated node {} as system:node:{}",
+        opts.node_name, opts.node_name
+    );
+    let client = client_from_kubeconfig(&joined.kubeconfig).await?;
+    let clients: k1s_simnode::ClientFor = Arc::new(move |_| client.clone());
+    let (stop, shutdown) = tokio::sync::watch::channel(false);
+    run_until_signal(
+        k1s_simnode::run(clients, args.shape.options(vec![opts.node_name]), shutdown),
+        stop,
+    )
+    .await
+}
+
+async fn run_token(args: TokenArgs) -> anyhow::Result<()> {
+    use k1s_kubeadm_lite::{cmd, token};
+    match args.command {
+        TokenCommand::Generate => println!("{}", token::generate_token()?),
+        TokenCommand::Create {
+            token,
+            ttl,
+            usages,
+            groups,
+            description,
+            print_join_command,
+        } => {
+            let create = cmd::TokenCreate {
+                token,
+                ttl,
+                usages,
+                groups,
+                description,
+                print_join_command,
+            };
+            println!("{}", cmd::token_create(&args.admin.path()?, &create).await?);
+        }
+        TokenCommand::List { output } => {
+            print!("{}", cmd::token_list(&args.admin.path()?, &output).await?);
+        }
+        TokenCommand::Delete { tokens } => {
+            print!("{}", cmd::token_delete(&args.admin.path()?, &tokens).await?);
+        }
+    }
+    Ok(())
+}
+
+fn run_certs(args: CertsArgs) -> anyhow::Result<()> {
+    match args.command {
+        CertsCommand::CheckExpiration { data_dir, cert_dir } => {
+            let data_dir = match data_dir {
+                Some(d) => d,
+                None => default_data_dir()?,
+            };
+            let cert_dir = cert_dir.unwrap_or_else(|| data_dir.join("pki"));
+            print!(
+                "{}",
+                k1s_kubeadm_lite::cmd::check_expiration(&data_dir, &cert_dir)?
+            );
+        }
+    }
+    Ok(())
+}
+
+fn run_config(args: ConfigArgs) -> anyhow::Result<()> {
+    match args.command {
+        ConfigCommand::Print { what } if what == "init-defaults" => {
+            let defaults = InitArgs::parse_defaults();
+            let mut opts = init_options(&defaults)?;
+            opts.token = "abcdef.0123456789abcdef".into();
+            opts.advertise_address = IpAddr::from([1, 2, 3, 4]);
+            opts.node_name = "node".into();
+            print!("{}", k1s_kubeadm_lite::cmd::init_defaults(&opts));
+        }
+        ConfigCommand::Print { what } => {
+            anyhow::bail!("unknown 'config print' target {what:?}; k1s prints init-defaults")
+        }
+        ConfigCommand::Images { what } if what == "list" => {
+            println!(
+                "# k1s runs the whole control plane from its own binary: it needs no container images."
+            );
+        }
+        ConfigCommand::Images { what } => {
+            anyhow::bail!("unknown 'config images' command {what:?}; try 'list'")
+        }
+    }
+    Ok(())
+}
+
+impl InitArgs {
+    /// The flags' defaults (for `config print init-defaults`).
+    fn parse_defaults() -> InitArgs {
+        #[derive(Parser)]
+        struct Wrap {
+            #[command(flatten)]
+            init: InitArgs,
+        }
+        Wrap::parse_from(["k1s"]).init
+    }
+}
+
+fn run_reset(args: ResetArgs) -> anyhow::Result<()> {
+    use std::io::BufRead as _;
+    let data_dir = match args.data_dir {
+        Some(d) => d,
+        None => default_data_dir()?,
+    };
+    let cert_dir = args.cert_dir.unwrap_or_else(|| data_dir.join("pki"));
+    let targets = k1s_kubeadm_lite::cmd::reset_targets(&data_dir, &cert_dir);
+    if targets.is_empty() {
+        println!(
+            "[reset] Nothing to remove: no files of 'k1s init' or 'k1s join' under {}",
+            data_dir.display()
+        );
+        return Ok(());
+    }
+    println!(
+        "[reset] WARNING: Changes made to this host by 'k1s init' or 'k1s join' will be reverted."
+    );
+    for t in &targets {
+        println!("[reset] Will remove {}", t.display());
+    }
+    if !args.force {
+        print!("[reset] Are you sure you want to proceed? [y/N]: ");
+        use std::io::Write as _;
+        std::io::stdout().flush()?;
+        let mut answer = String::new();
+        std::io::stdin().lock().read_line(&mut answer)?;
+        if !matches!(answer.trim(), "y" | "Y" | "yes") {
+            anyhow::bail!("aborted reset operation");
+        }
+    }
+    for removed in k1s_kubeadm_lite::cmd::reset(&data_dir, &cert_dir)? {
+        println!("[reset] Deleted {}", removed.display());
+    }
+    println!(
+        "[reset] Stop a running 'k1s init' or 'k1s join' process yourself: reset only removes files."
+    );
+    Ok(())
+}
+
 /// mimalloc: the server allocates per request from many threads; glibc's malloc spent ~15% of
 /// a create's CPU (see docs/benchmarks.md).
 #[global_allocator]
@@ -699,5 +1299,11 @@ fn main() -> anyhow::Result<()> {
         Command::Node(args) => runtime.block_on(run_nodes(args)),
         Command::Bench(args) => runtime.block_on(k1s_bench::run(args)),
         Command::Migrate(args) => runtime.block_on(run_migrate(args)),
+        Command::Init(args) => runtime.block_on(run_init(args)),
+        Command::Join(args) => runtime.block_on(run_join(args)),
+        Command::Token(args) => runtime.block_on(run_token(args)),
+        Command::Certs(args) => run_certs(args),
+        Command::Config(args) => run_config(args),
+        Command::Reset(args) => run_reset(args),
     }
 }

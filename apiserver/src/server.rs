@@ -48,6 +48,11 @@ pub struct ServerConfig {
     pub wal_file_bytes: u64,
     /// Keep the cluster in etcd (`--etcd-servers`) instead of the embedded store.
     pub etcd: Option<EtcdConfig>,
+    /// Where the PKI lives (default `<data-dir>/pki`; `k1s init --cert-dir`).
+    pub cert_dir: Option<PathBuf>,
+    /// Leave the admin kubeconfig alone: `k1s init` writes kubeadm's own (admin.conf bound
+    /// through kubeadm:cluster-admins, super-admin.conf with system:masters).
+    pub skip_admin_kubeconfig: bool,
 }
 
 /// The store a server opened, closed when the server stops.
@@ -114,6 +119,8 @@ pub struct RunningServer {
     pub ca_pem: String,
     /// The URL clients use (`https://host:port`).
     pub server_url: String,
+    /// The PKI directory (`ca.crt`/`ca.key` for the CSR signer).
+    pub pki_dir: PathBuf,
     chain: Arc<Chain>,
     stop: tokio::sync::watch::Sender<bool>,
     done: tokio::task::JoinHandle<()>,
@@ -155,7 +162,11 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         (tmp.path().to_path_buf(), Some(tmp))
     } else {
         std::fs::create_dir_all(&config.data_dir)?;
-        (config.data_dir.join("pki"), None)
+        let dir = config
+            .cert_dir
+            .clone()
+            .unwrap_or_else(|| config.data_dir.join("pki"));
+        (dir, None)
     };
     let mut pki_opts = k1s_kubeadm_lite::PkiOptions::for_server(&config.tls_sans, Some(advertise));
     if !config.bind_address.is_unspecified() {
@@ -193,22 +204,24 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         .kubeconfig_path
         .clone()
         .unwrap_or_else(|| config.data_dir.join("admin.conf"));
-    if let Some(parent) = kubeconfig.parent() {
-        std::fs::create_dir_all(parent)?;
+    if !config.skip_admin_kubeconfig {
+        if let Some(parent) = kubeconfig.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        let (cert, key) = pki.issue_client_cert(
+            "kubernetes-admin",
+            &["system:masters"],
+            Duration::from_secs(365 * 24 * 3600),
+        )?;
+        k1s_kubeadm_lite::write_admin_kubeconfig(
+            &kubeconfig,
+            &server_url,
+            "k1s",
+            pki.ca_cert_pem(),
+            &cert,
+            &key,
+        )?;
     }
-    let (cert, key) = pki.issue_client_cert(
-        "kubernetes-admin",
-        &["system:masters"],
-        Duration::from_secs(365 * 24 * 3600),
-    )?;
-    k1s_kubeadm_lite::write_admin_kubeconfig(
-        &kubeconfig,
-        &server_url,
-        "k1s",
-        pki.ca_cert_pem(),
-        &cert,
-        &key,
-    )?;
 
     let (tls_config, client_auth) = tls::server_config(
         pki.ca_cert_der().clone(),
@@ -297,6 +310,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         chain,
         ca_pem: pki.ca_cert_pem().to_string(),
         server_url,
+        pki_dir: pki.dir().to_path_buf(),
         stop,
         done,
         _ephemeral_pki: ephemeral_pki,

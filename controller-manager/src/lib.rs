@@ -86,6 +86,12 @@ pub struct Options {
     pub hpa_sync_period: Option<Duration>,
     /// `--horizontal-pod-autoscaler-downscale-stabilization` (upstream: 5 minutes).
     pub hpa_downscale_stabilization: Option<Duration>,
+    /// `--cluster-signing-cert-file` / `--cluster-signing-key-file`: the CA csrsigning issues
+    /// certificates with (csrsigning does not run without them).
+    pub cluster_signing_cert_file: Option<std::path::PathBuf>,
+    pub cluster_signing_key_file: Option<std::path::PathBuf>,
+    /// `--cluster-signing-duration`: the longest certificate csrsigning issues (one year).
+    pub cluster_signing_duration: Duration,
 }
 
 impl Default for Options {
@@ -104,6 +110,9 @@ impl Default for Options {
             node_monitor_grace_period: Duration::from_secs(40),
             hpa_sync_period: None,
             hpa_downscale_stabilization: None,
+            cluster_signing_cert_file: None,
+            cluster_signing_key_file: None,
+            cluster_signing_duration: Duration::from_secs(365 * 24 * 3600),
         }
     }
 }

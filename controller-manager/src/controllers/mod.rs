@@ -1,6 +1,8 @@
 //! The controllers, one module each, named as upstream's `pkg/controller/<name>`; `DESCRIPTORS`
 //! lists them with upstream's `--controllers` names, aliases and service accounts.
 
+pub mod bootstrap;
+pub mod certificates;
 pub mod clusterroleaggregation;
 pub mod controller_utils;
 pub mod cronjob;
@@ -196,6 +198,39 @@ pub static DESCRIPTORS: &[ControllerDescriptor] = &[
         event_source: "controllermanager",
         enabled_by_default: true,
         start: disruption::start,
+    },
+    ControllerDescriptor {
+        name: "certificatesigningrequest-approving-controller",
+        aliases: &["csrapproving"],
+        service_account: Some("certificate-controller"),
+        event_source: "certificate-controller",
+        enabled_by_default: true,
+        start: certificates::approver::start,
+    },
+    ControllerDescriptor {
+        name: "certificatesigningrequest-signing-controller",
+        aliases: &["csrsigning"],
+        service_account: Some("certificate-controller"),
+        event_source: "certificate-controller",
+        enabled_by_default: true,
+        start: certificates::signer::start,
+    },
+    // Off by default upstream; kubeadm (and `k1s init`) turn them on.
+    ControllerDescriptor {
+        name: "bootstrap-signer-controller",
+        aliases: &["bootstrapsigner"],
+        service_account: Some("bootstrap-signer"),
+        event_source: "bootstrap-signer",
+        enabled_by_default: false,
+        start: bootstrap::bootstrapsigner::start,
+    },
+    ControllerDescriptor {
+        name: "token-cleaner-controller",
+        aliases: &["tokencleaner"],
+        service_account: Some("token-cleaner"),
+        event_source: "token-cleaner",
+        enabled_by_default: false,
+        start: bootstrap::tokencleaner::start,
     },
 ];
 

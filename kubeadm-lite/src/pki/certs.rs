@@ -127,7 +127,10 @@ pub(super) fn new_key() -> Result<KeyPair, PkiError> {
     })
 }
 
-fn set_validity(params: &mut CertificateParams, validity: Duration) -> Result<(), PkiError> {
+pub(super) fn set_validity(
+    params: &mut CertificateParams,
+    validity: Duration,
+) -> Result<(), PkiError> {
     if validity.is_zero() || validity > MAX_VALIDITY {
         return Err(PkiError::InvalidRequest(format!(
             "certificate validity must be between 1s and {} days",
@@ -278,7 +281,7 @@ fn offset_in(whole: &[u8], part: &[u8]) -> Option<usize> {
 }
 
 /// Replaces the subject of a signed certificate and signs the new TBS with the same issuer key.
-fn resign_with_subject(
+pub(super) fn resign_with_subject(
     der: &[u8],
     subject: &[u8],
     key: &KeyPair,

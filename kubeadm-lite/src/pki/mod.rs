@@ -4,8 +4,11 @@
 //! mismatched file produces an error and leaves the directory exactly as it was.
 
 mod certs;
+mod sign;
 #[cfg(test)]
 mod tests;
+
+pub use sign::{CsrInfo, cert_expiry, new_client_csr, parse_csr_pem, sign_csr};
 
 use std::fmt;
 use std::io;
@@ -263,6 +266,71 @@ impl Pki {
         validity: Duration,
     ) -> Result<(String, String), PkiError> {
         issue_client(&self.front_proxy_issuer, common_name, &[], validity)
+    }
+}
+
+impl Pki {
+    /// The CA key (PEM) read from `ca.key`, for signing requests (csrsigning).
+    pub fn ca_key_path(&self) -> PathBuf {
+        self.dir.join("ca.key")
+    }
+
+    /// kubeadm's remaining leaf certificates beside the serving one: `apiserver-kubelet-client`
+    /// (CN kube-apiserver-kubelet-client, O kubeadm:cluster-admins) and `front-proxy-client`.
+    /// Existing pairs are kept; half a pair is an error and then nothing is written. Returns
+    /// the files written.
+    pub fn ensure_kubeadm_leaves(&self) -> Result<Vec<PathBuf>, PkiError> {
+        let leaves: [(&str, &str, &[&str], bool); 2] = [
+            (
+                "apiserver-kubelet-client",
+                "kube-apiserver-kubelet-client",
+                &["kubeadm:cluster-admins"],
+                false,
+            ),
+            ("front-proxy-client", "front-proxy-client", &[], true),
+        ];
+        let mut plan = Plan::default();
+        for (file, cn, orgs, front_proxy) in leaves {
+            let crt = self.dir.join(format!("{file}.crt"));
+            let key = self.dir.join(format!("{file}.key"));
+            match (read_optional(&crt)?, read_optional(&key)?) {
+                (Some(c), Some(k)) => {
+                    certs::load_cert(&crt, &c)?;
+                    certs::load_key(&key, &k)?;
+                }
+                (Some(_), None) => {
+                    return Err(PkiError::MissingPair {
+                        present: crt,
+                        missing: key,
+                    });
+                }
+                (None, Some(_)) => {
+                    return Err(PkiError::MissingPair {
+                        present: key,
+                        missing: crt,
+                    });
+                }
+                (None, None) => {
+                    let issuer = if front_proxy {
+                        &self.front_proxy_issuer
+                    } else {
+                        &self.ca_issuer
+                    };
+                    let (cert_pem, key_pem) = issue_client(issuer, cn, orgs, certs::LEAF_VALIDITY)?;
+                    plan.write(&key, key_pem, SECRET_MODE);
+                    plan.write(&crt, cert_pem, PUBLIC_MODE);
+                }
+            }
+        }
+        let mut written = Vec::new();
+        for w in plan.writes {
+            fsutil::write_atomic(&w.path, &w.contents, w.mode).map_err(|source| PkiError::Io {
+                path: w.path.clone(),
+                source,
+            })?;
+            written.push(w.path);
+        }
+        Ok(written)
     }
 }
 

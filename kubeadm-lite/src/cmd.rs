@@ -1,0 +1,340 @@
+//! The smaller kubeadm commands: `token create|list|delete|generate`, `certs
+//! check-expiration`, `config print init-defaults` and `reset`. Each returns what to print.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+use crate::api;
+use crate::init;
+use crate::kubeconfig::Kubeconfig;
+use crate::pki;
+use crate::token::{self, BootstrapToken};
+
+/// A command failed; the message is what the user sees.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct CmdError(pub String);
+
+fn err(e: impl std::fmt::Display) -> CmdError {
+    CmdError(e.to_string())
+}
+
+/// What `token create` was told.
+#[derive(Debug, Clone)]
+pub struct TokenCreate {
+    pub token: Option<String>,
+    pub ttl: String,
+    pub usages: Vec<String>,
+    pub groups: Vec<String>,
+    pub description: String,
+    pub print_join_command: bool,
+}
+
+/// `token create`: every flag is checked before the API is called.
+pub async fn token_create(kubeconfig: &Path, args: &TokenCreate) -> Result<String, CmdError> {
+    let ttl = token::parse_duration(&args.ttl).map_err(err)?;
+    let value = match &args.token {
+        Some(t) => t.clone(),
+        None => token::generate_token().map_err(err)?,
+    };
+    let t = BootstrapToken::new(
+        &value,
+        ttl,
+        &args.description,
+        &args.usages,
+        &args.groups,
+        jiff::Timestamp::now(),
+    )
+    .map_err(err)?;
+    let join = if args.print_join_command {
+        let ctx = Kubeconfig::load_context(kubeconfig, None).map_err(err)?;
+        let ca = ctx
+            .ca_pem
+            .as_deref()
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+            .ok_or_else(|| CmdError(format!("{} has no CA data", kubeconfig.display())))?;
+        let endpoint = ctx
+            .server
+            .trim_start_matches("https://")
+            .trim_end_matches('/')
+            .to_string();
+        Some(init::join_command(&endpoint, &t.token(), &ca).map_err(err)?)
+    } else {
+        None
+    };
+    let client = api::client_from_kubeconfig(kubeconfig).await.map_err(err)?;
+    api::create_token(&client, &t, true).await.map_err(err)?;
+    Ok(join.unwrap_or_else(|| t.token()))
+}
+
+/// `token list [-o text|json|yaml]`.
+pub async fn token_list(kubeconfig: &Path, output: &str) -> Result<String, CmdError> {
+    if !matches!(output, "text" | "json" | "yaml") {
+        return Err(CmdError(format!(
+            "unable to match a printer suitable for the output format {output:?}, allowed formats are: json,text,yaml"
+        )));
+    }
+    let client = api::client_from_kubeconfig(kubeconfig).await.map_err(err)?;
+    let (tokens, warnings) = api::list_tokens(&client).await.map_err(err)?;
+    for w in warnings {
+        eprintln!("[token] WARNING: {w}");
+    }
+    Ok(match output {
+        "json" => tokens
+            .iter()
+            .map(|t| serde_json::to_string_pretty(&t.to_output_object()).unwrap_or_default() + "\n")
+            .collect(),
+        "yaml" => tokens
+            .iter()
+            .map(|t| init::to_yaml(&t.to_output_object()))
+            .collect::<Vec<_>>()
+            .join("---\n"),
+        _ => token::list_table(&tokens, jiff::Timestamp::now()),
+    })
+}
+
+/// `token delete ID|TOKEN...`: every argument is checked before any is deleted.
+pub async fn token_delete(kubeconfig: &Path, tokens: &[String]) -> Result<String, CmdError> {
+    if tokens.is_empty() {
+        return Err(CmdError(
+            "missing argument; 'token delete' is missing token of form \"[a-z0-9]{6}\" or \"[a-z0-9]{6}\\.[a-z0-9]{16}\"".into(),
+        ));
+    }
+    let ids = tokens
+        .iter()
+        .map(|t| token::parse_token_id_or_token(t).map_err(err))
+        .collect::<Result<Vec<_>, _>>()?;
+    let client = api::client_from_kubeconfig(kubeconfig).await.map_err(err)?;
+    let mut out = String::new();
+    for id in ids {
+        api::delete_token(&client, &id).await.map_err(err)?;
+        out.push_str(&format!("bootstrap token {id:?} deleted\n"));
+    }
+    Ok(out)
+}
+
+/// kubeadm's `Jan 02, 2006 15:04 MST` in UTC.
+fn expiry_text(unix: i64) -> String {
+    jiff::Timestamp::from_second(unix)
+        .map(|t| t.strftime("%b %d, %Y %H:%M UTC").to_string())
+        .unwrap_or_else(|_| "<invalid>".into())
+}
+
+fn residual(unix: i64) -> String {
+    token::short_human_duration(unix - jiff::Timestamp::now().as_second())
+}
+
+fn pad_table(rows: &[Vec<String>]) -> String {
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let mut widths = vec![0; cols];
+    for r in rows {
+        for (i, c) in r.iter().enumerate() {
+            widths[i] = widths[i].max(c.chars().count() + 3);
+        }
+    }
+    let mut out = String::new();
+    for r in rows {
+        for (i, c) in r.iter().enumerate() {
+            if i + 1 < r.len() {
+                out.push_str(&format!("{c:<w$}", w = widths[i]));
+            } else {
+                out.push_str(c);
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// `certs check-expiration`: kubeadm's two tables (leaf certificates and kubeconfig client
+/// certificates, then the CAs).
+pub fn check_expiration(data_dir: &Path, cert_dir: &Path) -> Result<String, CmdError> {
+    let mut leaves = vec![vec![
+        "CERTIFICATE".to_string(),
+        "EXPIRES".into(),
+        "RESIDUAL TIME".into(),
+        "CERTIFICATE AUTHORITY".into(),
+        "EXTERNALLY MANAGED".into(),
+    ]];
+    let mut found = 0;
+    for (file, _, _) in init::kubeconfig_files("") {
+        if file == "kubelet.conf" {
+            continue;
+        }
+        let path = data_dir.join(file);
+        if !path.exists() {
+            continue;
+        }
+        let ctx = Kubeconfig::load_context(&path, None).map_err(err)?;
+        let cert = ctx
+            .client_cert_pem
+            .ok_or_else(|| CmdError(format!("{}: no client certificate", path.display())))?;
+        let (_, exp) =
+            pki::cert_expiry(&cert).map_err(|e| CmdError(format!("{}: {e}", path.display())))?;
+        leaves.push(vec![
+            file.into(),
+            expiry_text(exp),
+            residual(exp),
+            "ca".into(),
+            "no".into(),
+        ]);
+        found += 1;
+    }
+    for (name, ca) in [
+        ("apiserver", "ca"),
+        ("apiserver-kubelet-client", "ca"),
+        ("front-proxy-client", "front-proxy-ca"),
+    ] {
+        let path = cert_dir.join(format!("{name}.crt"));
+        let Ok(pem) = std::fs::read(&path) else {
+            continue;
+        };
+        let (_, exp) =
+            pki::cert_expiry(&pem).map_err(|e| CmdError(format!("{}: {e}", path.display())))?;
+        leaves.push(vec![
+            name.into(),
+            expiry_text(exp),
+            residual(exp),
+            ca.into(),
+            "no".into(),
+        ]);
+        found += 1;
+    }
+    let mut cas = vec![vec![
+        "CERTIFICATE AUTHORITY".to_string(),
+        "EXPIRES".into(),
+        "RESIDUAL TIME".into(),
+        "EXTERNALLY MANAGED".into(),
+    ]];
+    for name in ["ca", "front-proxy-ca"] {
+        let path = cert_dir.join(format!("{name}.crt"));
+        let Ok(pem) = std::fs::read(&path) else {
+            continue;
+        };
+        let (_, exp) =
+            pki::cert_expiry(&pem).map_err(|e| CmdError(format!("{}: {e}", path.display())))?;
+        let managed = if cert_dir.join(format!("{name}.key")).exists() {
+            "no"
+        } else {
+            "yes"
+        };
+        cas.push(vec![
+            name.into(),
+            expiry_text(exp),
+            residual(exp),
+            managed.into(),
+        ]);
+        found += 1;
+    }
+    if found == 0 {
+        return Err(CmdError(format!(
+            "no certificates found in {} or {}; was this machine initialized with 'k1s init'?",
+            data_dir.display(),
+            cert_dir.display()
+        )));
+    }
+    Ok(format!("{}\n{}", pad_table(&leaves), pad_table(&cas)))
+}
+
+/// `config print init-defaults`: InitConfiguration and ClusterConfiguration as kubeadm prints
+/// them, with k1s's defaults.
+pub fn init_defaults(opts: &init::InitOptions) -> String {
+    let init_cfg = json!({
+        "apiVersion": "kubeadm.k8s.io/v1beta4",
+        "bootstrapTokens": [{
+            "groups": [token::DEFAULT_GROUP],
+            "token": "abcdef.0123456789abcdef",
+            "ttl": "24h0m0s",
+            "usages": token::DEFAULT_USAGES,
+        }],
+        "kind": "InitConfiguration",
+        "localAPIEndpoint": {
+            "advertiseAddress": opts.advertise_address.to_string(),
+            "bindPort": opts.bind_port,
+        },
+        "nodeRegistration": {
+            "name": opts.node_name,
+            "taints": [{ "effect": "NoSchedule", "key": init::CONTROL_PLANE_LABEL }],
+        },
+    });
+    format!(
+        "{}---\n{}",
+        init::to_yaml(&init_cfg),
+        init::to_yaml(&init::cluster_configuration(opts))
+    )
+}
+
+/// Files and directories `k1s init` / `k1s join` write under the data and cert dirs.
+pub fn reset_targets(data_dir: &Path, cert_dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = [
+        "store",
+        "admin.conf",
+        "super-admin.conf",
+        "controller-manager.conf",
+        "scheduler.conf",
+        "kubelet.conf",
+    ]
+    .iter()
+    .map(|f| data_dir.join(f))
+    .collect();
+    for f in [
+        "ca.crt",
+        "ca.key",
+        "apiserver.crt",
+        "apiserver.key",
+        "apiserver-kubelet-client.crt",
+        "apiserver-kubelet-client.key",
+        "front-proxy-ca.crt",
+        "front-proxy-ca.key",
+        "front-proxy-client.crt",
+        "front-proxy-client.key",
+        "sa.key",
+        "sa.pub",
+    ] {
+        out.push(cert_dir.join(f));
+    }
+    out.into_iter().filter(|p| p.exists()).collect()
+}
+
+/// `reset`: removes what init/join wrote (and only that); returns what was removed.
+pub fn reset(data_dir: &Path, cert_dir: &Path) -> Result<Vec<PathBuf>, CmdError> {
+    let mut removed = Vec::new();
+    for p in reset_targets(data_dir, cert_dir) {
+        let r = if p.is_dir() {
+            std::fs::remove_dir_all(&p)
+        } else {
+            std::fs::remove_file(&p)
+        };
+        r.map_err(|e| CmdError(format!("removing {}: {e}", p.display())))?;
+        removed.push(p);
+    }
+    // The cert dir itself goes when nothing else is in it.
+    if std::fs::read_dir(cert_dir).is_ok_and(|mut d| d.next().is_none())
+        && std::fs::remove_dir(cert_dir).is_ok()
+    {
+        removed.push(cert_dir.to_path_buf());
+    }
+    Ok(removed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reset_removes_only_what_init_wrote() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let data = dir.path();
+        let certs = data.join("pki");
+        std::fs::create_dir_all(data.join("store")).expect("store");
+        std::fs::create_dir_all(&certs).expect("pki");
+        std::fs::write(data.join("admin.conf"), "x").expect("w");
+        std::fs::write(certs.join("ca.crt"), "x").expect("w");
+        std::fs::write(data.join("mine.txt"), "keep").expect("w");
+        let removed = reset(data, &certs).expect("reset");
+        assert_eq!(removed.len(), 4, "{removed:?}");
+        assert!(data.join("mine.txt").exists());
+        assert!(!certs.exists());
+    }
+}

@@ -1,0 +1,560 @@
+//! `k1s init`'s phases, in kubeadm's order: preflight, certs, kubeconfig (files, before the
+//! server starts), then upload-config, mark-control-plane and bootstrap-token through the API,
+//! and kubeadm's closing text with the join command.
+
+use std::net::{IpAddr, SocketAddr, TcpListener};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::Node;
+use kube::Client;
+use kube::api::{Api, Patch, PatchParams};
+use serde_json::{Value, json};
+
+use crate::api::{self, ApiError};
+use crate::discovery;
+use crate::kubeconfig::Kubeconfig;
+use crate::pki::{self, Pki, PkiOptions};
+use crate::token::{self, BootstrapToken};
+
+/// k1s's init phases, in order (kubeadm's names; etcd, control-plane, kubelet-start,
+/// wait-control-plane, kubelet-finalize and addon have no k1s counterpart: the store, the
+/// control plane and the node agent are this process).
+pub const PHASES: [&str; 8] = [
+    "preflight",
+    "certs",
+    "kubeconfig",
+    "upload-config",
+    "upload-certs",
+    "mark-control-plane",
+    "bootstrap-token",
+    "show-join-command",
+];
+/// kubeadm phases k1s has nothing to do for; accepted by `--skip-phases`.
+pub const KUBEADM_ONLY_PHASES: [&str; 6] = [
+    "etcd",
+    "control-plane",
+    "kubelet-start",
+    "wait-control-plane",
+    "kubelet-finalize",
+    "addon",
+];
+/// The cluster name kubeadm uses in kubeconfigs and ClusterConfiguration.
+pub const CLUSTER_NAME: &str = "kubernetes";
+/// The Kubernetes version k1s serves.
+pub const KUBERNETES_VERSION: &str = "v1.33.0";
+pub const CONTROL_PLANE_LABEL: &str = "node-role.kubernetes.io/control-plane";
+pub const EXCLUDE_LB_LABEL: &str = "node.kubernetes.io/exclude-from-external-load-balancers";
+
+#[derive(Debug, thiserror::Error)]
+pub enum InitError {
+    #[error("{0}")]
+    Preflight(String),
+    #[error("{0}")]
+    Invalid(String),
+    #[error(transparent)]
+    Pki(#[from] pki::PkiError),
+    #[error(transparent)]
+    Kubeconfig(#[from] crate::KubeconfigError),
+    #[error(transparent)]
+    Api(#[from] ApiError),
+}
+
+/// What init was told (flags or an InitConfiguration).
+#[derive(Debug, Clone)]
+pub struct InitOptions {
+    pub data_dir: PathBuf,
+    pub cert_dir: PathBuf,
+    pub advertise_address: IpAddr,
+    pub bind_port: u16,
+    pub cert_extra_sans: Vec<String>,
+    pub node_name: String,
+    /// The token init creates (`--token`, else generated).
+    pub token: String,
+    pub token_ttl: Duration,
+    pub service_subnet: String,
+    pub pod_subnet: String,
+    pub dns_domain: String,
+    pub skip_phases: Vec<String>,
+}
+
+impl InitOptions {
+    pub fn skips(&self, phase: &str) -> bool {
+        self.skip_phases.iter().any(|p| p == phase || p == "all")
+    }
+
+    /// `https://<advertise>:<port>`.
+    pub fn server_url(&self) -> String {
+        match self.advertise_address {
+            IpAddr::V6(ip) => format!("https://[{ip}]:{}", self.bind_port),
+            IpAddr::V4(ip) => format!("https://{ip}:{}", self.bind_port),
+        }
+    }
+
+    /// `<advertise>:<port>`, the join command's endpoint.
+    pub fn endpoint(&self) -> String {
+        SocketAddr::new(self.advertise_address, self.bind_port).to_string()
+    }
+
+    /// The serving certificate's names: what `k1s server` asks for with the same flags, so the
+    /// server reuses the certificate the certs phase made.
+    pub fn pki_options(&self) -> PkiOptions {
+        PkiOptions::for_server(&self.cert_extra_sans, Some(self.advertise_address))
+    }
+
+    pub fn admin_conf(&self) -> PathBuf {
+        self.data_dir.join("admin.conf")
+    }
+
+    pub fn super_admin_conf(&self) -> PathBuf {
+        self.data_dir.join("super-admin.conf")
+    }
+}
+
+/// Checks the phase names given to `--skip-phases`.
+pub fn check_phase_names(names: &[String]) -> Result<(), InitError> {
+    for n in names {
+        if n != "all" && !PHASES.contains(&n.as_str()) && !KUBEADM_ONLY_PHASES.contains(&n.as_str())
+        {
+            return Err(InitError::Invalid(format!(
+                "phase {n:?} does not exist; valid phases: {}",
+                PHASES.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Preflight: the port is free (0 picks one, returned), the data dir is usable and holds no
+/// cluster yet.
+pub fn preflight(opts: &InitOptions) -> Result<u16, InitError> {
+    println!("[preflight] Running pre-flight checks");
+    let mut errors = Vec::new();
+    let mut port = opts.bind_port;
+    match TcpListener::bind(SocketAddr::new(IpAddr::from([0, 0, 0, 0]), opts.bind_port)) {
+        Ok(l) => {
+            if let Ok(a) = l.local_addr() {
+                port = a.port();
+            }
+        }
+        Err(e) => errors.push(format!(
+            "[ERROR Port-{}]: Port {} is in use ({e})",
+            opts.bind_port, opts.bind_port
+        )),
+    }
+    for existing in [opts.data_dir.join("store"), opts.admin_conf()] {
+        if existing.exists() {
+            errors.push(format!(
+                "[ERROR FileAvailable--{}]: {} already exists (a cluster was initialized here; run 'k1s reset' or use another --data-dir)",
+                existing.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+                existing.display()
+            ));
+        }
+    }
+    if let Err(e) = std::fs::create_dir_all(&opts.data_dir) {
+        errors.push(format!(
+            "[ERROR DirAvailable--data-dir]: cannot create {}: {e}",
+            opts.data_dir.display()
+        ));
+    } else {
+        let probe = opts.data_dir.join(".k1s-preflight");
+        match std::fs::write(&probe, b"") {
+            Ok(()) => {
+                let _ = std::fs::remove_file(&probe);
+            }
+            Err(e) => errors.push(format!(
+                "[ERROR DirAvailable--data-dir]: {} is not writable: {e}",
+                opts.data_dir.display()
+            )),
+        }
+    }
+    if errors.is_empty() {
+        Ok(port)
+    } else {
+        Err(InitError::Preflight(format!(
+            "[preflight] Some fatal errors occurred:\n\t{}\n[preflight] If you know what you are doing, you can make a check non-fatal with `--skip-phases preflight`",
+            errors.join("\n\t")
+        )))
+    }
+}
+
+/// The certs phase: kubeadm's PKI under the cert dir (an existing CA is reused).
+pub fn certs(opts: &InitOptions) -> Result<Pki, InitError> {
+    println!(
+        "[certs] Using certificateDir folder {:?}",
+        opts.cert_dir.display().to_string()
+    );
+    let pki = pki::ensure_pki(&opts.cert_dir, &opts.pki_options())?;
+    let mut written: Vec<PathBuf> = pki.written_files().to_vec();
+    written.extend(pki.ensure_kubeadm_leaves()?);
+    for (file, what) in [
+        ("ca", "\"ca\" certificate and key"),
+        ("apiserver", "\"apiserver\" certificate and key"),
+        (
+            "apiserver-kubelet-client",
+            "\"apiserver-kubelet-client\" certificate and key",
+        ),
+        ("front-proxy-ca", "\"front-proxy-ca\" certificate and key"),
+        (
+            "front-proxy-client",
+            "\"front-proxy-client\" certificate and key",
+        ),
+    ] {
+        let crt = opts.cert_dir.join(format!("{file}.crt"));
+        if written.contains(&crt) {
+            println!("[certs] Generating {what}");
+        } else {
+            println!("[certs] Using existing {file} certificate and key");
+        }
+    }
+    if written.contains(&opts.cert_dir.join("sa.key")) {
+        println!("[certs] Generating \"sa\" key and public key");
+    } else {
+        println!("[certs] Using the existing \"sa\" key");
+    }
+    println!("[certs] etcd certificates: not needed (k1s keeps its store in process)");
+    Ok(pki)
+}
+
+/// The kubeconfig files kubeadm writes: (file, user CN, groups).
+pub fn kubeconfig_files(node_name: &str) -> Vec<(&'static str, String, Vec<&'static str>)> {
+    vec![
+        (
+            "admin.conf",
+            "kubernetes-admin".into(),
+            vec!["kubeadm:cluster-admins"],
+        ),
+        (
+            "super-admin.conf",
+            "kubernetes-super-admin".into(),
+            vec!["system:masters"],
+        ),
+        (
+            "kubelet.conf",
+            format!("system:node:{node_name}"),
+            vec!["system:nodes"],
+        ),
+        (
+            "controller-manager.conf",
+            "system:kube-controller-manager".into(),
+            vec![],
+        ),
+        ("scheduler.conf", "system:kube-scheduler".into(), vec![]),
+    ]
+}
+
+/// The kubeconfig phase. An existing file is kept when it trusts this CA and points at this
+/// server, and is an error otherwise (as kubeadm).
+pub fn kubeconfigs(opts: &InitOptions, pki: &Pki) -> Result<(), InitError> {
+    println!(
+        "[kubeconfig] Using kubeconfig folder {:?}",
+        opts.data_dir.display().to_string()
+    );
+    let server = opts.server_url();
+    let ca_b64 = {
+        use base64::Engine as _;
+        base64::engine::general_purpose::STANDARD.encode(pki.ca_cert_pem())
+    };
+    let files = kubeconfig_files(&opts.node_name);
+    // Check every existing file before writing any.
+    let mut to_write = Vec::new();
+    for (file, user, groups) in files {
+        let path = opts.data_dir.join(file);
+        if path.exists() {
+            let existing = Kubeconfig::load(&path)?;
+            let cluster = existing.clusters.first().map(|c| &c.cluster);
+            let same_ca = cluster.and_then(|c| c.certificate_authority_data.as_deref())
+                == Some(ca_b64.as_str());
+            let same_server = cluster.is_some_and(|c| c.server == server);
+            if !same_ca {
+                return Err(InitError::Invalid(format!(
+                    "a kubeconfig file {:?} exists already but has got the wrong CA cert",
+                    path.display().to_string()
+                )));
+            }
+            if !same_server {
+                return Err(InitError::Invalid(format!(
+                    "a kubeconfig file {:?} exists already but has an unexpected API Server URL: expected: {server}, got: {}",
+                    path.display().to_string(),
+                    cluster.map(|c| c.server.as_str()).unwrap_or_default()
+                )));
+            }
+            println!(
+                "[kubeconfig] Using existing kubeconfig file: {:?}",
+                path.display().to_string()
+            );
+            continue;
+        }
+        to_write.push((path, file, user, groups));
+    }
+    for (path, file, user, groups) in to_write {
+        let (cert, key) =
+            pki.issue_client_cert(&user, &groups, Duration::from_secs(365 * 24 * 3600))?;
+        Kubeconfig::for_client_cert(&server, CLUSTER_NAME, &user, pki.ca_cert_pem(), &cert, &key)
+            .save(&path)?;
+        println!("[kubeconfig] Writing {file:?} kubeconfig file");
+    }
+    Ok(())
+}
+
+/// ClusterConfiguration (kubeadm.k8s.io/v1beta4) as YAML, for `kubeadm-config` and `config
+/// print init-defaults`.
+pub fn cluster_configuration(opts: &InitOptions) -> Value {
+    let mut networking = json!({
+        "dnsDomain": opts.dns_domain,
+        "serviceSubnet": opts.service_subnet,
+    });
+    if !opts.pod_subnet.is_empty() {
+        networking["podSubnet"] = json!(opts.pod_subnet);
+    }
+    let mut api_server = json!({});
+    if !opts.cert_extra_sans.is_empty() {
+        api_server["certSANs"] = json!(opts.cert_extra_sans);
+    }
+    json!({
+        "apiServer": api_server,
+        "apiVersion": "kubeadm.k8s.io/v1beta4",
+        "caCertificateValidityPeriod": "87600h0m0s",
+        "certificateValidityPeriod": "8760h0m0s",
+        "certificatesDir": opts.cert_dir.display().to_string(),
+        "clusterName": CLUSTER_NAME,
+        "controlPlaneEndpoint": opts.endpoint(),
+        "controllerManager": {},
+        "dns": { "disabled": true },
+        "encryptionAlgorithm": "ECDSA-P256",
+        "etcd": { "local": { "dataDir": opts.data_dir.join("store").display().to_string() } },
+        "imageRepository": "registry.k8s.io",
+        "kind": "ClusterConfiguration",
+        "kubernetesVersion": KUBERNETES_VERSION,
+        "networking": networking,
+        "proxy": { "disabled": true },
+        "scheduler": {},
+    })
+}
+
+/// YAML of a JSON value, keys as given.
+pub fn to_yaml(v: &Value) -> String {
+    serde_saphyr::to_string(v).unwrap_or_default()
+}
+
+/// upload-config: `kube-system/kubeadm-config` with the ClusterConfiguration.
+pub async fn upload_config(client: &Client, opts: &InitOptions) -> Result<(), InitError> {
+    println!(
+        "[upload-config] Storing the configuration used in ConfigMap \"kubeadm-config\" in the \"kube-system\" Namespace"
+    );
+    let cm = json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": { "name": "kubeadm-config", "namespace": "kube-system" },
+        "data": { "ClusterConfiguration": to_yaml(&cluster_configuration(opts)) },
+    });
+    api::create_or_update(client, &cm).await?;
+    Ok(())
+}
+
+/// mark-control-plane: kubeadm's labels and NoSchedule taint on the control-plane node, once
+/// its node agent has registered it.
+pub async fn mark_control_plane(client: &Client, node_name: &str) -> Result<(), InitError> {
+    println!(
+        "[mark-control-plane] Marking the node {node_name} as control-plane by adding the labels: [{CONTROL_PLANE_LABEL} {EXCLUDE_LB_LABEL}]"
+    );
+    println!(
+        "[mark-control-plane] Marking the node {node_name} as control-plane by adding the taints [{CONTROL_PLANE_LABEL}:NoSchedule]"
+    );
+    let nodes: Api<Node> = Api::all(client.clone());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let node = loop {
+        match nodes.get_opt(node_name).await {
+            Ok(Some(n)) => break n,
+            Ok(None) if Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Ok(None) => {
+                return Err(InitError::Invalid(format!(
+                    "error marking the control-plane node: the Node {node_name:?} did not register within 30s"
+                )));
+            }
+            Err(e) => {
+                return Err(ApiError::Kube {
+                    what: format!("reading the Node {node_name:?}"),
+                    source: e,
+                }
+                .into());
+            }
+        }
+    };
+    let mut taints: Vec<Value> = node
+        .spec
+        .as_ref()
+        .and_then(|s| s.taints.as_ref())
+        .map(|ts| {
+            ts.iter()
+                .filter_map(|t| serde_json::to_value(t).ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    if !taints
+        .iter()
+        .any(|t| t["key"] == CONTROL_PLANE_LABEL && t["effect"] == "NoSchedule")
+    {
+        taints.push(json!({ "key": CONTROL_PLANE_LABEL, "effect": "NoSchedule" }));
+    }
+    let patch = json!({
+        "metadata": { "labels": { CONTROL_PLANE_LABEL: "", EXCLUDE_LB_LABEL: "" } },
+        "spec": { "taints": taints },
+    });
+    nodes
+        .patch(node_name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .map_err(ApiError::kube(format!("marking the Node {node_name:?}")))?;
+    Ok(())
+}
+
+/// bootstrap-token: the token, kubeadm's RBAC objects (`policy`, given by the caller) and the
+/// `cluster-info` ConfigMap in kube-public.
+pub async fn bootstrap_token(
+    client: &Client,
+    opts: &InitOptions,
+    ca_pem: &str,
+    policy: &[Value],
+) -> Result<BootstrapToken, InitError> {
+    println!("[bootstrap-token] Using token: {}", opts.token);
+    println!("[bootstrap-token] Configuring bootstrap tokens, cluster-info ConfigMap, RBAC Roles");
+    let t = BootstrapToken::new(
+        &opts.token,
+        opts.token_ttl,
+        token::INIT_DESCRIPTION,
+        &token::DEFAULT_USAGES.map(String::from),
+        &[token::DEFAULT_GROUP.to_string()],
+        jiff::Timestamp::now(),
+    )
+    .map_err(|e| InitError::Invalid(e.to_string()))?;
+    api::create_token(client, &t, false).await?;
+    for obj in policy {
+        api::create_or_update(client, obj).await?;
+    }
+    println!("[bootstrap-token] Configured RBAC rules to allow Node Bootstrap tokens to get nodes");
+    println!(
+        "[bootstrap-token] Configured RBAC rules to allow Node Bootstrap tokens to post CSRs in order for nodes to get long term certificate credentials"
+    );
+    println!(
+        "[bootstrap-token] Configured RBAC rules to allow the csrapprover controller automatically approve CSRs from a Node Bootstrap Token"
+    );
+    println!(
+        "[bootstrap-token] Configured RBAC rules to allow certificate rotation for all node client certificates in the cluster"
+    );
+    println!(
+        "[bootstrap-token] Creating the \"cluster-info\" ConfigMap in the \"kube-public\" namespace"
+    );
+    let kubeconfig = discovery::cluster_info_kubeconfig(&opts.server_url(), ca_pem)
+        .map_err(InitError::Invalid)?;
+    let cm = json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": { "name": discovery::CLUSTER_INFO_NAME, "namespace": discovery::CLUSTER_INFO_NAMESPACE },
+        "data": { "kubeconfig": kubeconfig },
+    });
+    api::create_or_update(client, &cm).await?;
+    Ok(t)
+}
+
+/// The join command, as kubeadm prints it (`kubeadm` → `k1s`).
+pub fn join_command(endpoint: &str, token: &str, ca_pem: &str) -> Result<String, String> {
+    let hash = discovery::ca_cert_hash_pem(ca_pem)?;
+    Ok(format!(
+        "k1s join {endpoint} --token {token} \\\n\t--discovery-token-ca-cert-hash {hash} "
+    ))
+}
+
+/// kubeadm's closing text, with k1s's paths.
+pub fn closing_text(admin_conf: &Path, join: &str) -> String {
+    let admin = admin_conf.display();
+    format!(
+        "\nYour Kubernetes control-plane has initialized successfully!\n\n\
+To start using your cluster, you need to run the following as a regular user:\n\n  \
+mkdir -p $HOME/.kube\n  \
+sudo cp -i {admin} $HOME/.kube/config\n  \
+sudo chown $(id -u):$(id -g) $HOME/.kube/config\n\n\
+Alternatively, if you are the root user, you can run:\n\n  \
+export KUBECONFIG={admin}\n\n\
+k1s needs no pod network add-on: its simulated nodes give pods their addresses.\n\n\
+Then you can join any number of worker nodes by running the following on each as root:\n\n\
+{join}\n"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(dir: &Path) -> InitOptions {
+        InitOptions {
+            data_dir: dir.to_path_buf(),
+            cert_dir: dir.join("pki"),
+            advertise_address: IpAddr::from([127, 0, 0, 1]),
+            bind_port: 6443,
+            cert_extra_sans: vec![],
+            node_name: "cp".into(),
+            token: "abcdef.0123456789abcdef".into(),
+            token_ttl: token::DEFAULT_TTL,
+            service_subnet: "10.96.0.0/12".into(),
+            pod_subnet: String::new(),
+            dns_domain: "cluster.local".into(),
+            skip_phases: vec![],
+        }
+    }
+
+    #[test]
+    fn certs_and_kubeconfigs_follow_kubeadm_layout() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let o = opts(dir.path());
+        let pki = certs(&o).expect("certs");
+        for f in [
+            "ca.crt",
+            "ca.key",
+            "apiserver.crt",
+            "apiserver.key",
+            "apiserver-kubelet-client.crt",
+            "apiserver-kubelet-client.key",
+            "front-proxy-ca.crt",
+            "front-proxy-ca.key",
+            "front-proxy-client.crt",
+            "front-proxy-client.key",
+            "sa.key",
+            "sa.pub",
+        ] {
+            assert!(o.cert_dir.join(f).exists(), "{f}");
+        }
+        kubeconfigs(&o, &pki).expect("kubeconfigs");
+        let admin = Kubeconfig::load(&o.admin_conf()).expect("admin");
+        assert_eq!(admin.current_context, "kubernetes-admin@kubernetes");
+        // Re-running reuses everything; a different server is refused.
+        kubeconfigs(&o, &pki).expect("again");
+        let mut other = o.clone();
+        other.bind_port = 7443;
+        let err = kubeconfigs(&other, &pki).expect_err("server moved");
+        assert!(
+            err.to_string().contains("unexpected API Server URL"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn phase_names_are_checked() {
+        assert!(check_phase_names(&["certs".into(), "addon".into()]).is_ok());
+        assert!(check_phase_names(&["bogus".into()]).is_err());
+    }
+
+    #[test]
+    fn join_command_pins_the_ca() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let pki = certs(&opts(dir.path())).expect("certs");
+        let cmd = join_command(
+            "127.0.0.1:6443",
+            "abcdef.0123456789abcdef",
+            pki.ca_cert_pem(),
+        )
+        .expect("cmd");
+        assert!(cmd.starts_with("k1s join 127.0.0.1:6443 --token abcdef.0123456789abcdef \\\n\t--discovery-token-ca-cert-hash sha256:"), "{cmd}");
+    }
+}

@@ -1,0 +1,372 @@
+//! `k1s join`: token discovery (cluster-info fetched anonymously, its JWS signature checked with
+//! the token, the CA pinned by its public-key hash), then TLS bootstrap (a node client CSR
+//! submitted with the bootstrap token, approved and signed by the controllers) and the node's
+//! kubeconfig written. Every check runs before anything is written.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use k8s_openapi::ByteString;
+use k8s_openapi::api::certificates::v1::{
+    CertificateSigningRequest, CertificateSigningRequestSpec,
+};
+use k8s_openapi::api::core::v1::{ConfigMap, Node};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::api::{Api, PostParams};
+
+use crate::api::{self, ApiError};
+use crate::discovery;
+use crate::fsutil;
+use crate::kubeconfig::Kubeconfig;
+use crate::pki;
+use crate::token;
+
+/// The signer of kubelet client certificates.
+pub const KUBELET_CLIENT_SIGNER: &str = "kubernetes.io/kube-apiserver-client-kubelet";
+
+/// What `k1s join` was told.
+#[derive(Debug, Clone)]
+pub struct JoinOptions {
+    /// `host:port` of the API server.
+    pub endpoint: String,
+    pub token: String,
+    pub ca_cert_hashes: Vec<String>,
+    pub unsafe_skip_ca_verification: bool,
+    pub node_name: String,
+    /// Where `kubelet.conf` and `pki/ca.crt` go.
+    pub data_dir: PathBuf,
+    /// How long discovery keeps trying (an unreachable server, a token not yet signed).
+    pub discovery_timeout: Duration,
+    /// How long to wait for the certificate.
+    pub tls_bootstrap_timeout: Duration,
+}
+
+/// What join wrote.
+#[derive(Debug, Clone)]
+pub struct Joined {
+    pub kubeconfig: PathBuf,
+    pub ca_file: PathBuf,
+    pub server_url: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum JoinError {
+    #[error("{0}")]
+    Invalid(String),
+    #[error("{0}")]
+    Discovery(String),
+    #[error("{0}")]
+    Bootstrap(String),
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// `kubelet.conf` under the data dir.
+pub fn kubelet_conf_path(data_dir: &Path) -> PathBuf {
+    data_dir.join("kubelet.conf")
+}
+
+/// Checks the flags; returns (token id, token secret, pins).
+fn validate(opts: &JoinOptions) -> Result<(String, String, Vec<String>), JoinError> {
+    if opts.endpoint.trim().is_empty() {
+        return Err(JoinError::Invalid(
+            "the API server endpoint (HOST:PORT) is required".into(),
+        ));
+    }
+    let (id, secret) =
+        token::parse_token(&opts.token).map_err(|e| JoinError::Invalid(e.to_string()))?;
+    let pins = opts
+        .ca_cert_hashes
+        .iter()
+        .map(|p| discovery::parse_pin(p).map_err(|e| JoinError::Invalid(e.to_string())))
+        .collect::<Result<Vec<_>, _>>()?;
+    if pins.is_empty() && !opts.unsafe_skip_ca_verification {
+        return Err(JoinError::Invalid(
+            "using token-based discovery without caCertHashes can be unsafe. Set unsafeSkipCAVerification as true in your kubeadm config file or pass --discovery-token-unsafe-skip-ca-verification flag to continue".into(),
+        ));
+    }
+    if opts.node_name.is_empty() {
+        return Err(JoinError::Invalid("the node name must not be empty".into()));
+    }
+    let kubelet_conf = kubelet_conf_path(&opts.data_dir);
+    if kubelet_conf.exists() {
+        return Err(JoinError::Invalid(format!(
+            "[preflight] [ERROR FileAvailable--kubelet.conf]: {} already exists; this machine has joined already (run 'k1s reset' first)",
+            kubelet_conf.display()
+        )));
+    }
+    Ok((id, secret, pins))
+}
+
+fn endpoint_url(endpoint: &str) -> String {
+    if endpoint.starts_with("https://") {
+        endpoint.trim_end_matches('/').to_string()
+    } else {
+        format!("https://{endpoint}")
+    }
+}
+
+/// Token discovery: returns the verified (server URL, CA PEM).
+pub async fn discover(
+    opts: &JoinOptions,
+    id: &str,
+    secret: &str,
+    pins: &[String],
+) -> Result<(String, String), JoinError> {
+    let url = endpoint_url(&opts.endpoint);
+    let deadline = Instant::now() + opts.discovery_timeout;
+    let client = api::client_for(&url, None, None)
+        .await
+        .map_err(|e| JoinError::Discovery(e.to_string()))?;
+    let cms: Api<ConfigMap> = Api::namespaced(client, discovery::CLUSTER_INFO_NAMESPACE);
+    let sig_key = format!("{}{id}", discovery::JWS_KEY_PREFIX);
+    // Retried until the deadline: the server may still be starting, and a token just created
+    // is signed by the bootstrapsigner controller a moment later.
+    let (kubeconfig, signature) = loop {
+        let attempt = match cms.get(discovery::CLUSTER_INFO_NAME).await {
+            Ok(cm) => {
+                let data = cm.data.unwrap_or_default();
+                match (data.get(discovery::KUBECONFIG_KEY), data.get(&sig_key)) {
+                    (Some(k), Some(s)) => Ok((k.clone(), s.clone())),
+                    (None, _) => Err(format!(
+                        "there is no {:?} key in the {:?} ConfigMap",
+                        discovery::KUBECONFIG_KEY,
+                        discovery::CLUSTER_INFO_NAME
+                    )),
+                    (_, None) => Err(format!(
+                        "there is no JWS signed token in the cluster-info ConfigMap. This token id {id:?} is invalid for this cluster, can't connect"
+                    )),
+                }
+            }
+            Err(e) => Err(format!(
+                "failed to request the cluster-info ConfigMap from {url}: {e}"
+            )),
+        };
+        match attempt {
+            Ok(found) => break found,
+            Err(e) if Instant::now() >= deadline => {
+                return Err(JoinError::Discovery(format!(
+                    "couldn't validate the identity of the API Server: {e} (gave up after {:?})",
+                    opts.discovery_timeout
+                )));
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "discovery: retrying");
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
+        }
+    };
+    if !discovery::detached_signature_is_valid(&signature, &kubeconfig, id, secret) {
+        return Err(JoinError::Discovery(
+            "failed to verify JWS signature of received cluster info object, can't trust this API Server".into(),
+        ));
+    }
+    let (server, ca_pem) = discovery::parse_cluster_info(&kubeconfig)
+        .map_err(|e| JoinError::Discovery(e.to_string()))?;
+    let hash = discovery::ca_cert_hash_pem(&ca_pem).map_err(|e| {
+        JoinError::Discovery(format!(
+            "the CA in the cluster-info ConfigMap is invalid: {e}"
+        ))
+    })?;
+    if !opts.unsafe_skip_ca_verification && !pins.contains(&hash) {
+        return Err(JoinError::Discovery(format!(
+            "cluster CA found in cluster-info ConfigMap is invalid: none of the public keys \"{hash}\" are pinned"
+        )));
+    }
+    Ok((server, ca_pem))
+}
+
+/// Runs discovery and TLS bootstrap and writes `kubelet.conf` (and `pki/ca.crt`).
+pub async fn join(opts: &JoinOptions) -> Result<Joined, JoinError> {
+    let (id, secret, pins) = validate(opts)?;
+    println!("[preflight] Running pre-flight checks");
+    let (server, ca_pem) = discover(opts, &id, &secret, &pins).await?;
+    println!(
+        "[discovery] Cluster info signature and contents are valid and {} found. Will use API Server {:?}",
+        if opts.unsafe_skip_ca_verification {
+            "no TLS pinning was"
+        } else {
+            "TLS certificate validates against pinned roots"
+        },
+        server
+    );
+    let client = api::client_for(&server, Some(&ca_pem), Some(&opts.token))
+        .await
+        .map_err(|e| JoinError::Bootstrap(e.to_string()))?;
+
+    // kubeadm refuses to take over a Ready node of the same name.
+    let nodes: Api<Node> = Api::all(client.clone());
+    match nodes.get_opt(&opts.node_name).await {
+        Ok(Some(node)) if node_ready(&node) => {
+            return Err(JoinError::Bootstrap(format!(
+                "a Node with name {:?} and status \"Ready\" already exists in the cluster. You must delete the existing Node or change the name of this new joining Node",
+                opts.node_name
+            )));
+        }
+        Ok(_) => {}
+        Err(e) => {
+            let e = ApiError::Kube {
+                what: "checking for an existing Node".into(),
+                source: e,
+            };
+            // A 401 here is the token being refused (deleted or expired since discovery).
+            return Err(JoinError::Bootstrap(match e.status() {
+                Some(401) => format!(
+                    "the bootstrap token {id:?} was refused by the API server (unknown, deleted or expired)"
+                ),
+                _ => e.to_string(),
+            }));
+        }
+    }
+
+    println!("[kubelet-start] Waiting for the kubelet to perform the TLS Bootstrap");
+    let cn = format!("system:node:{}", opts.node_name);
+    let (csr_pem, key_pem) = pki::new_client_csr(&cn, "system:nodes")
+        .map_err(|e| JoinError::Bootstrap(e.to_string()))?;
+    let csrs: Api<CertificateSigningRequest> = Api::all(client.clone());
+    let csr = CertificateSigningRequest {
+        metadata: ObjectMeta {
+            generate_name: Some("node-csr-".into()),
+            ..Default::default()
+        },
+        spec: CertificateSigningRequestSpec {
+            request: ByteString(csr_pem.into_bytes()),
+            signer_name: KUBELET_CLIENT_SIGNER.into(),
+            usages: Some(vec!["digital signature".into(), "client auth".into()]),
+            ..Default::default()
+        },
+        status: None,
+    };
+    let created = csrs
+        .create(&PostParams::default(), &csr)
+        .await
+        .map_err(|e| {
+            JoinError::Bootstrap(format!("creating the certificate signing request: {e}"))
+        })?;
+    let name = created.metadata.name.unwrap_or_default();
+    let cert_pem = wait_for_certificate(&csrs, &name, opts.tls_bootstrap_timeout).await?;
+
+    // Everything checked: now write.
+    let server_kubeconfig =
+        Kubeconfig::for_client_cert(&server, "kubernetes", &cn, &ca_pem, &cert_pem, &key_pem);
+    let pki_dir = opts.data_dir.join("pki");
+    fsutil::ensure_private_dir(&pki_dir).map_err(|source| JoinError::Io {
+        path: pki_dir.clone(),
+        source,
+    })?;
+    let ca_file = pki_dir.join("ca.crt");
+    fsutil::write_atomic(&ca_file, ca_pem.as_bytes(), fsutil::PUBLIC_MODE).map_err(|source| {
+        JoinError::Io {
+            path: ca_file.clone(),
+            source,
+        }
+    })?;
+    let kubeconfig = kubelet_conf_path(&opts.data_dir);
+    server_kubeconfig
+        .save(&kubeconfig)
+        .map_err(|e| JoinError::Bootstrap(e.to_string()))?;
+    Ok(Joined {
+        kubeconfig,
+        ca_file,
+        server_url: server,
+    })
+}
+
+fn node_ready(node: &Node) -> bool {
+    node.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+}
+
+async fn wait_for_certificate(
+    csrs: &Api<CertificateSigningRequest>,
+    name: &str,
+    timeout: Duration,
+) -> Result<String, JoinError> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let csr = csrs.get(name).await.map_err(|e| {
+            JoinError::Bootstrap(format!(
+                "reading the certificate signing request {name:?}: {e}"
+            ))
+        })?;
+        let status = csr.status.unwrap_or_default();
+        for c in status.conditions.iter().flatten() {
+            if (c.type_ == "Denied" || c.type_ == "Failed") && c.status == "True" {
+                return Err(JoinError::Bootstrap(format!(
+                    "the certificate signing request {name:?} was {}: {} {}",
+                    c.type_.to_ascii_lowercase(),
+                    c.reason.clone().unwrap_or_default(),
+                    c.message.clone().unwrap_or_default()
+                )));
+            }
+        }
+        if let Some(cert) = status.certificate.filter(|c| !c.0.is_empty()) {
+            return String::from_utf8(cert.0).map_err(|_| {
+                JoinError::Bootstrap("the issued certificate is not PEM text".into())
+            });
+        }
+        if Instant::now() >= deadline {
+            return Err(JoinError::Bootstrap(format!(
+                "timed out after {timeout:?} waiting for the certificate signing request {name:?} to be approved and signed (are the csrapproving and csrsigning controllers running?)"
+            )));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts() -> JoinOptions {
+        JoinOptions {
+            endpoint: "127.0.0.1:6443".into(),
+            token: "abcdef.0123456789abcdef".into(),
+            ca_cert_hashes: vec![format!("sha256:{}", "ab".repeat(32))],
+            unsafe_skip_ca_verification: false,
+            node_name: "n1".into(),
+            data_dir: PathBuf::from("/nonexistent-k1s-join-test"),
+            discovery_timeout: Duration::from_secs(1),
+            tls_bootstrap_timeout: Duration::from_secs(1),
+        }
+    }
+
+    #[test]
+    fn flags_are_checked_before_anything_happens() {
+        assert!(validate(&opts()).is_ok());
+        let mut o = opts();
+        o.token = "abc".into();
+        assert!(
+            validate(&o)
+                .expect_err("token")
+                .to_string()
+                .contains("was not of the form")
+        );
+        let mut o = opts();
+        o.ca_cert_hashes = vec!["sha256:abcd".into()];
+        assert!(
+            validate(&o)
+                .expect_err("hash")
+                .to_string()
+                .contains("found 2 bytes")
+        );
+        let mut o = opts();
+        o.ca_cert_hashes.clear();
+        assert!(
+            validate(&o)
+                .expect_err("no pin")
+                .to_string()
+                .contains("unsafeSkipCAVerification")
+        );
+        o.unsafe_skip_ca_verification = true;
+        assert!(validate(&o).is_ok());
+        assert_eq!(endpoint_url("h:1"), "https://h:1");
+        assert_eq!(endpoint_url("https://h:1/"), "https://h:1");
+    }
+}

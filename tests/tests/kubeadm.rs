@@ -1,0 +1,575 @@
+//! Black-box tests of the kubeadm-like commands: `k1s init` in a temp dir on a free port,
+//! `token create|list|delete`, `join` of a second process as a node that becomes Ready and runs
+//! pods, refused joins (wrong CA hash, deleted, expired and wrong tokens) that write nothing,
+//! `kubectl certificate approve` with the CSR signer, `certs check-expiration` and `reset`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use k1s_tests::{StreamingCommand, fails, k1s_bin, ok, run_with_timeout, stdout, wait_until};
+
+const TOKEN: &str = "abcdef.0123456789abcdef";
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+fn k1s(args: &[&str]) -> Output {
+    let mut cmd = Command::new(k1s_bin());
+    cmd.args(args);
+    run_with_timeout(cmd, None, TIMEOUT).unwrap_or_else(|e| panic!("k1s {args:?}: {e}"))
+}
+
+fn k1s_ok(args: &[&str]) -> String {
+    ok(args, k1s(args))
+}
+
+fn k1s_fails(args: &[&str]) -> String {
+    fails(args, k1s(args))
+}
+
+fn kubectl(kubeconfig: &Path, args: &[&str]) -> Output {
+    let mut cmd = Command::new("kubectl");
+    cmd.args(args).env("KUBECONFIG", kubeconfig);
+    run_with_timeout(cmd, None, TIMEOUT).unwrap_or_else(|e| panic!("kubectl {args:?}: {e}"))
+}
+
+fn kubectl_ok(kubeconfig: &Path, args: &[&str]) -> String {
+    ok(args, kubectl(kubeconfig, args))
+}
+
+struct Init {
+    _dir: tempfile::TempDir,
+    data: PathBuf,
+    admin: PathBuf,
+    endpoint: String,
+    hash: String,
+    process: StreamingCommand,
+}
+
+fn init() -> Init {
+    let dir = tempfile::Builder::new()
+        .prefix("k1s-kubeadm-")
+        .tempdir()
+        .expect("tmp");
+    let data = dir.path().join("cp");
+    let data_s = data.to_string_lossy().into_owned();
+    let mut cmd = Command::new(k1s_bin());
+    cmd.args([
+        "init",
+        "--data-dir",
+        &data_s,
+        "--apiserver-advertise-address",
+        "127.0.0.1",
+        "--apiserver-bind-port",
+        "0",
+        "--node-name",
+        "cp",
+        "--token",
+        TOKEN,
+    ]);
+    let mut process = StreamingCommand::spawn(&mut cmd, "k1s init".into());
+    process.wait_for_line(TIMEOUT, |l| {
+        l.starts_with("k1s is serving the Kubernetes API at")
+    });
+    let lines = process.lines().to_vec();
+    let text = lines.join("\n");
+    assert!(
+        text.contains("Your Kubernetes control-plane has initialized successfully!"),
+        "{text}"
+    );
+    for phase in [
+        "[certs]",
+        "[kubeconfig]",
+        "[upload-config]",
+        "[mark-control-plane]",
+        "[bootstrap-token]",
+    ] {
+        assert!(text.contains(phase), "{phase} missing:\n{text}");
+    }
+    let join = lines
+        .iter()
+        .find(|l| l.starts_with("k1s join "))
+        .unwrap_or_else(|| panic!("no join command:\n{text}"));
+    let endpoint = join
+        .split_whitespace()
+        .nth(2)
+        .expect("endpoint")
+        .to_string();
+    assert!(join.contains(&format!("--token {TOKEN}")), "{join}");
+    let hash = lines
+        .iter()
+        .find_map(|l| l.trim().strip_prefix("--discovery-token-ca-cert-hash "))
+        .unwrap_or_else(|| panic!("no hash:\n{text}"))
+        .trim()
+        .to_string();
+    assert!(hash.starts_with("sha256:") && hash.len() == 71, "{hash}");
+    Init {
+        admin: data.join("admin.conf"),
+        data,
+        _dir: dir,
+        endpoint,
+        hash,
+        process,
+    }
+}
+
+impl Init {
+    fn join_args<'a>(
+        &'a self,
+        token: &'a str,
+        hash: &'a str,
+        dir: &'a str,
+        name: &'a str,
+    ) -> Vec<&'a str> {
+        vec![
+            "join",
+            &self.endpoint,
+            "--token",
+            token,
+            "--discovery-token-ca-cert-hash",
+            hash,
+            "--data-dir",
+            dir,
+            "--node-name",
+            name,
+            "--discovery-timeout",
+            "3s",
+            "--no-simulated-node",
+        ]
+    }
+
+    /// A join that must fail with `want` in its error and write nothing.
+    fn join_refused(&self, token: &str, hash: &str, want: &str) {
+        let dir = self
+            .data
+            .parent()
+            .expect("parent")
+            .join(format!("refused-{}", &token[..6]));
+        let d = dir.to_string_lossy().into_owned();
+        let err = k1s_fails(&self.join_args(token, hash, &d, "nope"));
+        assert!(err.contains(want), "expected {want:?} in:\n{err}");
+        assert!(!dir.join("kubelet.conf").exists());
+        assert!(!dir.join("pki").exists());
+    }
+}
+
+#[test]
+fn init_token_join_and_reset() {
+    let mut cp = init();
+    let admin = cp.admin.clone();
+
+    // kubeadm's files.
+    for f in [
+        "pki/ca.crt",
+        "pki/ca.key",
+        "pki/apiserver.crt",
+        "pki/apiserver-kubelet-client.crt",
+        "pki/front-proxy-ca.crt",
+        "pki/front-proxy-client.crt",
+        "pki/sa.key",
+        "pki/sa.pub",
+        "admin.conf",
+        "super-admin.conf",
+        "controller-manager.conf",
+        "scheduler.conf",
+    ] {
+        assert!(cp.data.join(f).exists(), "{f}");
+    }
+    // admin.conf is bound through kubeadm:cluster-admins, not system:masters.
+    let who = kubectl_ok(
+        &admin,
+        &["auth", "whoami", "-o", "jsonpath={.status.userInfo.groups}"],
+    );
+    assert!(
+        who.contains("kubeadm:cluster-admins") && !who.contains("system:masters"),
+        "{who}"
+    );
+    kubectl_ok(
+        &admin,
+        &[
+            "get",
+            "clusterrolebinding",
+            "kubeadm:cluster-admins",
+            "kubeadm:get-nodes",
+            "kubeadm:node-autoapprove-bootstrap",
+        ],
+    );
+    let cfg = kubectl_ok(
+        &admin,
+        &[
+            "get",
+            "cm",
+            "-n",
+            "kube-system",
+            "kubeadm-config",
+            "-o",
+            "jsonpath={.data.ClusterConfiguration}",
+        ],
+    );
+    assert!(
+        cfg.contains("kind: ClusterConfiguration") && cfg.contains("kubeadm.k8s.io/v1beta4"),
+        "{cfg}"
+    );
+    // mark-control-plane.
+    let node = kubectl_ok(&admin, &["get", "node", "cp", "-o", "json"]);
+    assert!(
+        node.contains("node-role.kubernetes.io/control-plane"),
+        "{node}"
+    );
+    assert!(node.contains("NoSchedule"), "{node}");
+    // The bootstrapsigner signs cluster-info for the init token.
+    wait_until(TIMEOUT, "cluster-info signed", || {
+        let out = kubectl(
+            &admin,
+            &[
+                "get",
+                "cm",
+                "-n",
+                "kube-public",
+                "cluster-info",
+                "-o",
+                "jsonpath={.data.jws-kubeconfig-abcdef}",
+            ],
+        );
+        (!stdout(&out).trim().is_empty()).then_some(())
+    });
+
+    // token list / create / delete.
+    let list = k1s_ok(&[
+        "token",
+        "list",
+        "--kubeconfig",
+        admin.to_str().expect("utf8"),
+    ]);
+    assert!(list.starts_with("TOKEN"), "{list}");
+    assert!(
+        list.contains(TOKEN) && list.contains("system:bootstrappers:kubeadm:default-node-token"),
+        "{list}"
+    );
+    let adm = admin.to_str().expect("utf8");
+    let join_cmd = k1s_ok(&[
+        "token",
+        "create",
+        "--kubeconfig",
+        adm,
+        "--print-join-command",
+        "--ttl",
+        "1h",
+    ]);
+    assert!(
+        join_cmd.starts_with(&format!("k1s join {} --token ", cp.endpoint)),
+        "{join_cmd}"
+    );
+    assert!(join_cmd.contains(&cp.hash), "{join_cmd}");
+    let deleted = "zzzzzz.0123456789abcdef";
+    assert_eq!(
+        k1s_ok(&["token", "create", deleted, "--kubeconfig", adm]).trim(),
+        deleted
+    );
+    let again = k1s_fails(&["token", "create", deleted, "--kubeconfig", adm]);
+    assert!(again.contains("already exists"), "{again}");
+    assert!(k1s_ok(&["token", "list", "--kubeconfig", adm]).contains(deleted));
+    let out = k1s_ok(&["token", "delete", "zzzzzz", "--kubeconfig", adm]);
+    assert_eq!(out.trim(), "bootstrap token \"zzzzzz\" deleted");
+    assert!(!k1s_ok(&["token", "list", "--kubeconfig", adm]).contains(deleted));
+    let yaml = k1s_ok(&["token", "list", "--kubeconfig", adm, "-o", "yaml"]);
+    assert!(yaml.contains("output.kubeadm.k8s.io/v1alpha3"), "{yaml}");
+
+    // Refused joins write nothing.
+    let expired = "yyyyyy.0123456789abcdef";
+    k1s_ok(&[
+        "token",
+        "create",
+        expired,
+        "--ttl",
+        "1s",
+        "--kubeconfig",
+        adm,
+    ]);
+    cp.join_refused(
+        TOKEN,
+        &format!("sha256:{}", "0".repeat(64)),
+        "none of the public keys",
+    );
+    cp.join_refused(deleted, &cp.hash, "invalid for this cluster");
+    cp.join_refused(
+        "abcdef.0000000000000000",
+        &cp.hash,
+        "failed to verify JWS signature",
+    );
+    // Once expired, the bootstrapsigner drops its signature.
+    wait_until(TIMEOUT, "expired token unsigned", || {
+        let out = kubectl(
+            &admin,
+            &[
+                "get",
+                "cm",
+                "-n",
+                "kube-public",
+                "cluster-info",
+                "-o",
+                "jsonpath={.data.jws-kubeconfig-yyyyyy}",
+            ],
+        );
+        stdout(&out).trim().is_empty().then_some(())
+    });
+    cp.join_refused(expired, &cp.hash, "invalid for this cluster");
+    // The tokencleaner deletes the expired token.
+    wait_until(TIMEOUT, "expired token deleted", || {
+        (!k1s_ok(&["token", "list", "--kubeconfig", adm]).contains(expired)).then_some(())
+    });
+
+    // A real join: a second process becomes the Ready node n2.
+    let jdir = cp.data.parent().expect("parent").join("n2");
+    let jd = jdir.to_string_lossy().into_owned();
+    let mut args = cp.join_args(TOKEN, &cp.hash, &jd, "n2");
+    args.pop(); // run the simulated node
+    let mut cmd = Command::new(k1s_bin());
+    cmd.args(&args);
+    let mut node = StreamingCommand::spawn(&mut cmd, "k1s join".into());
+    node.wait_for_line(TIMEOUT, |l| l.contains("This node has joined the cluster"));
+    let kubelet_conf = jdir.join("kubelet.conf");
+    assert!(kubelet_conf.exists() && jdir.join("pki/ca.crt").exists());
+    wait_until(TIMEOUT, "n2 Ready", || {
+        let out = kubectl(
+            &admin,
+            &[
+                "get",
+                "node",
+                "n2",
+                "-o",
+                "jsonpath={.status.conditions[?(@.type==\"Ready\")].status}",
+            ],
+        );
+        (stdout(&out).trim() == "True").then_some(())
+    });
+    let csrs = kubectl_ok(&admin, &["get", "csr", "-o", "json"]);
+    assert!(
+        csrs.contains("AutoApproved") && csrs.contains("system:bootstrap:abcdef"),
+        "{csrs}"
+    );
+    // The node's credentials do what system:nodes may, and no more.
+    let whoami = kubectl_ok(
+        &kubelet_conf,
+        &[
+            "auth",
+            "whoami",
+            "-o",
+            "jsonpath={.status.userInfo.username}",
+        ],
+    );
+    assert_eq!(whoami.trim(), "system:node:n2");
+    kubectl_ok(&kubelet_conf, &["get", "node", "n2"]);
+    let denied = kubectl(&kubelet_conf, &["get", "secrets", "-n", "kube-system"]);
+    assert!(!denied.status.success());
+    assert!(
+        String::from_utf8_lossy(&denied.stderr).contains("Forbidden"),
+        "{denied:?}"
+    );
+    // Pods go to the worker (the control plane is tainted) and run.
+    kubectl_ok(
+        &admin,
+        &["run", "web", "--image", "nginx", "--restart", "Never"],
+    );
+    wait_until(TIMEOUT, "pod running on n2", || {
+        let out = kubectl(
+            &admin,
+            &[
+                "get",
+                "pod",
+                "web",
+                "-o",
+                "jsonpath={.spec.nodeName} {.status.phase}",
+            ],
+        );
+        (stdout(&out).trim() == "n2 Running").then_some(())
+    });
+    // Joining again over a live kubelet.conf is refused.
+    let again = k1s_fails(&cp.join_args(TOKEN, &cp.hash, &jd, "n2"));
+    assert!(again.contains("already exists"), "{again}");
+
+    // `kubectl certificate approve` + csrsigning give a working client certificate.
+    let key = rcgen::KeyPair::generate().expect("key");
+    let mut params = rcgen::CertificateParams::default();
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "jane");
+    params
+        .distinguished_name
+        .push(rcgen::DnType::OrganizationName, "devs");
+    let csr_pem = params
+        .serialize_request(&key)
+        .expect("csr")
+        .pem()
+        .expect("pem");
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::STANDARD.encode(csr_pem);
+    let csr_yaml = format!(
+        "apiVersion: certificates.k8s.io/v1\nkind: CertificateSigningRequest\nmetadata:\n  name: jane\nspec:\n  request: {b64}\n  signerName: kubernetes.io/kube-apiserver-client\n  expirationSeconds: 86400\n  usages: [client auth]\n"
+    );
+    let yaml_path = cp.data.parent().expect("parent").join("jane.yaml");
+    std::fs::write(&yaml_path, csr_yaml).expect("write");
+    kubectl_ok(&admin, &["create", "-f", yaml_path.to_str().expect("utf8")]);
+    kubectl_ok(&admin, &["certificate", "approve", "jane"]);
+    let cert_b64 = wait_until(TIMEOUT, "jane's certificate", || {
+        let out = kubectl(
+            &admin,
+            &["get", "csr", "jane", "-o", "jsonpath={.status.certificate}"],
+        );
+        let s = stdout(&out).trim().to_string();
+        (!s.is_empty()).then_some(s)
+    });
+    let ca = kubectl_ok(
+        &admin,
+        &[
+            "config",
+            "view",
+            "--raw",
+            "-o",
+            "jsonpath={.clusters[0].cluster.certificate-authority-data}",
+        ],
+    );
+    let server = kubectl_ok(
+        &admin,
+        &[
+            "config",
+            "view",
+            "-o",
+            "jsonpath={.clusters[0].cluster.server}",
+        ],
+    );
+    let key_b64 = base64::engine::general_purpose::STANDARD.encode(key.serialize_pem());
+    let jane = cp.data.parent().expect("parent").join("jane.conf");
+    std::fs::write(
+        &jane,
+        format!("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: {server}\n    certificate-authority-data: {ca}\nusers:\n- name: jane\n  user:\n    client-certificate-data: {cert_b64}\n    client-key-data: {key_b64}\ncontexts:\n- name: j\n  context:\n    cluster: c\n    user: jane\ncurrent-context: j\n"),
+    )
+    .expect("write");
+    let me = kubectl_ok(
+        &jane,
+        &[
+            "auth",
+            "whoami",
+            "-o",
+            "jsonpath={.status.userInfo.username} {.status.userInfo.groups}",
+        ],
+    );
+    assert!(me.starts_with("jane ") && me.contains("devs"), "{me}");
+
+    // certs check-expiration.
+    let exp = k1s_ok(&[
+        "certs",
+        "check-expiration",
+        "--data-dir",
+        cp.data.to_str().expect("utf8"),
+    ]);
+    assert!(
+        exp.contains("admin.conf")
+            && exp.contains("CERTIFICATE AUTHORITY")
+            && exp.contains("front-proxy-ca"),
+        "{exp}"
+    );
+
+    // reset removes what join wrote, and only that.
+    node.kill();
+    std::fs::write(jdir.join("mine.txt"), "keep").expect("write");
+    let out = k1s_ok(&["reset", "--force", "--data-dir", &jd]);
+    assert!(out.contains("kubelet.conf"), "{out}");
+    assert!(!kubelet_conf.exists() && !jdir.join("pki").exists());
+    assert!(jdir.join("mine.txt").exists());
+    cp.process.kill();
+}
+
+#[test]
+fn bad_input_is_refused_and_writes_nothing() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let d = dir.path().join("x");
+    let ds = d.to_string_lossy().into_owned();
+    let hash = format!("sha256:{}", "ab".repeat(32));
+    let err = k1s_fails(&[
+        "join",
+        "127.0.0.1:1",
+        "--token",
+        "bad",
+        "--discovery-token-ca-cert-hash",
+        &hash,
+        "--data-dir",
+        &ds,
+    ]);
+    assert!(err.contains("was not of the form"), "{err}");
+    let err = k1s_fails(&[
+        "join",
+        "127.0.0.1:1",
+        "--token",
+        TOKEN,
+        "--discovery-token-ca-cert-hash",
+        "sha256:abcd",
+        "--data-dir",
+        &ds,
+    ]);
+    assert!(
+        err.contains("expected a 32 byte SHA-256 hash, found 2 bytes"),
+        "{err}"
+    );
+    let err = k1s_fails(&["join", "127.0.0.1:1", "--token", TOKEN, "--data-dir", &ds]);
+    assert!(
+        err.contains("discovery-token-unsafe-skip-ca-verification"),
+        "{err}"
+    );
+    let err = k1s_fails(&[
+        "join",
+        "127.0.0.1:1",
+        "--token",
+        TOKEN,
+        "--discovery-token-ca-cert-hash",
+        &hash,
+        "--data-dir",
+        &ds,
+        "--discovery-timeout",
+        "1s",
+    ]);
+    assert!(err.contains("cluster-info"), "{err}");
+    let err = k1s_fails(&[
+        "token",
+        "create",
+        "--ttl",
+        "soon",
+        "--kubeconfig",
+        "/nonexistent",
+    ]);
+    assert!(err.contains("invalid duration"), "{err}");
+    let err = k1s_fails(&[
+        "token",
+        "create",
+        "--usages",
+        "bogus",
+        "--kubeconfig",
+        "/nonexistent",
+    ]);
+    assert!(
+        err.contains("invalid bootstrap token usage string: bogus"),
+        "{err}"
+    );
+    let err = k1s_fails(&["init", "--skip-phases", "bogus", "--data-dir", &ds]);
+    assert!(err.contains("phase \"bogus\" does not exist"), "{err}");
+    let err = k1s_fails(&["init", "--token", "nope", "--data-dir", &ds]);
+    assert!(err.contains("was not of the form"), "{err}");
+    let err = k1s_fails(&[
+        "join",
+        "127.0.0.1:1",
+        "--token",
+        TOKEN,
+        "--control-plane",
+        "--data-dir",
+        &ds,
+    ]);
+    assert!(err.contains("shared datastore"), "{err}");
+    assert!(!d.exists(), "bad input wrote {}", d.display());
+    let gen_token = k1s_ok(&["token", "generate"]);
+    assert_eq!(gen_token.trim().len(), 23);
+    let defaults = k1s_ok(&["config", "print", "init-defaults"]);
+    assert!(
+        defaults.contains("kind: InitConfiguration")
+            && defaults.contains("kind: ClusterConfiguration"),
+        "{defaults}"
+    );
+}
