@@ -34,6 +34,21 @@ enum Command {
     Node(NodeArgs),
     /// Load any Kubernetes API server through a kubeconfig (HTTP/2 over TLS) and report figures.
     Bench(k1s_bench::BenchArgs),
+    /// Serve the web dashboard on loopback for any cluster, with a kubeconfig's credentials.
+    Dashboard(DashboardArgs),
+}
+
+#[derive(clap::Args)]
+struct DashboardArgs {
+    /// The cluster and credentials to use. Default: $KUBECONFIG, else ~/.kube/config.
+    #[arg(long)]
+    kubeconfig: Option<PathBuf>,
+    /// Loopback port to listen on (0 picks a free one).
+    #[arg(long, default_value_t = 8001)]
+    port: u16,
+    /// Open the login link in the default browser.
+    #[arg(long)]
+    open: bool,
 }
 
 /// Flags shared by `k1s server` (in process) and `k1s controller-manager`.
@@ -305,6 +320,12 @@ struct ServerArgs {
     /// Do not run the in-process scheduler.
     #[arg(long)]
     disable_scheduler: bool,
+    /// Also serve the web dashboard on loopback (as `k1s dashboard` with the admin kubeconfig).
+    #[arg(long)]
+    dashboard: bool,
+    /// The dashboard's loopback port (0 picks a free one).
+    #[arg(long, default_value_t = 8001)]
+    dashboard_port: u16,
 }
 
 fn default_data_dir() -> anyhow::Result<PathBuf> {
@@ -418,6 +439,10 @@ async fn run_server(args: ServerArgs) -> anyhow::Result<()> {
         server.kubeconfig.display(),
         server.kubeconfig.display(),
     );
+    let dashboard = match args.dashboard {
+        true => Some(start_dashboard(&server.kubeconfig, args.dashboard_port, false).await?),
+        false => None,
+    };
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     tokio::select! {
         _ = tokio::signal::ctrl_c() => {}
@@ -430,7 +455,57 @@ async fn run_server(args: ServerArgs) -> anyhow::Result<()> {
     for task in [controller_manager, scheduler, nodes].into_iter().flatten() {
         let _ = tokio::time::timeout(std::time::Duration::from_secs(5), task).await;
     }
+    if let Some(d) = dashboard {
+        d.task.abort();
+    }
     server.shutdown().await;
+    Ok(())
+}
+
+/// Starts the dashboard with a kubeconfig's credentials and prints its one-time login link.
+async fn start_dashboard(
+    kubeconfig: &std::path::Path,
+    port: u16,
+    open: bool,
+) -> anyhow::Result<k1s_web::dashboard::Running> {
+    let client = client_from_kubeconfig(kubeconfig).await?;
+    let running = k1s_web::dashboard::start(client, port)
+        .await
+        .with_context(|| format!("listening on 127.0.0.1:{port}"))?;
+    println!(
+        "k1s dashboard at http://{}/ui/\n  log in (once) with: {}",
+        running.addr, running.login_url
+    );
+    if open {
+        // Best effort: a machine without a desktop still has the printed link.
+        let _ = std::process::Command::new("xdg-open")
+            .arg(&running.login_url)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn();
+    }
+    Ok(running)
+}
+
+async fn run_dashboard(args: DashboardArgs) -> anyhow::Result<()> {
+    let path = match args.kubeconfig {
+        Some(p) => p,
+        None => match std::env::var_os("KUBECONFIG").filter(|v| !v.is_empty()) {
+            // The first file of a KUBECONFIG list.
+            Some(v) => std::env::split_paths(&v)
+                .next()
+                .context("KUBECONFIG is empty")?,
+            None => PathBuf::from(std::env::var_os("HOME").context("HOME is not set")?)
+                .join(".kube/config"),
+        },
+    };
+    let running = start_dashboard(&path, args.port, args.open).await?;
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+        _ = running.task => anyhow::bail!("the dashboard stopped unexpectedly"),
+    }
     Ok(())
 }
 
@@ -556,5 +631,6 @@ fn main() -> anyhow::Result<()> {
         Command::Scheduler(args) => runtime.block_on(run_scheduler(args)),
         Command::Node(args) => runtime.block_on(run_nodes(args)),
         Command::Bench(args) => runtime.block_on(k1s_bench::run(args)),
+        Command::Dashboard(args) => runtime.block_on(run_dashboard(args)),
     }
 }
