@@ -1,7 +1,8 @@
 //! The web dashboard, black-box: `k1s dashboard`'s login, session and anti-CSRF rules over
 //! plain HTTP, then the UI itself in headless Chromium driven over WebDriver (fantoccini +
 //! Debian's chromium-driver, installed by scripts/setup): a live pod list, a ConfigMap edit, a
-//! stale edit's 409, a restricted bearer token's 403 at the API server's `/ui/`, and CRDs.
+//! stale edit's 409, scaling a Deployment, and a restricted bearer token's 403 at the API
+//! server's `/ui/`.
 //! Screenshots go to target/dashboard-screenshots/.
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -151,7 +152,11 @@ fn login_is_single_use_and_api_calls_need_the_cookie_and_the_csrf_header() {
         ..Default::default()
     });
     let d = Dashboard::start(&c);
-    assert!(d.addr.starts_with("127.0.0.1:"), "loopback only: {}", d.addr);
+    assert!(
+        d.addr.starts_with("127.0.0.1:"),
+        "loopback only: {}",
+        d.addr
+    );
     let addr = d.addr.as_str();
 
     // The page itself is public; the API is not.
@@ -168,11 +173,18 @@ fn login_is_single_use_and_api_calls_need_the_cookie_and_the_csrf_header() {
     let body = format!(r#"{{"token":"{}"}}"#, d.login_token());
     let ok = http(addr, "POST", "/ui/login", &json, &body);
     assert_eq!(ok.status, 200, "{}", ok.body);
-    let cookie_header = ok.header("set-cookie").expect("a session cookie").to_string();
+    let cookie_header = ok
+        .header("set-cookie")
+        .expect("a session cookie")
+        .to_string();
     for attr in ["HttpOnly", "SameSite=Strict", "Path=/"] {
         assert!(cookie_header.contains(attr), "{cookie_header}");
     }
-    let cookie = cookie_header.split(';').next().expect("name=value").to_string();
+    let cookie = cookie_header
+        .split(';')
+        .next()
+        .expect("name=value")
+        .to_string();
     let csrf = serde_json::from_str::<serde_json::Value>(&ok.body).expect("json")["csrf"]
         .as_str()
         .expect("csrf token")
@@ -182,7 +194,13 @@ fn login_is_single_use_and_api_calls_need_the_cookie_and_the_csrf_header() {
     assert_eq!(again.status, 401, "{}", again.body);
 
     // The cookie alone is refused: every API call needs the anti-CSRF header too.
-    let no_csrf = http(addr, "GET", "/api/v1/namespaces", &[("Cookie", &cookie)], "");
+    let no_csrf = http(
+        addr,
+        "GET",
+        "/api/v1/namespaces",
+        &[("Cookie", &cookie)],
+        "",
+    );
     assert_eq!(no_csrf.status, 403, "{}", no_csrf.body);
     let bad_csrf = http(
         addr,
@@ -193,7 +211,13 @@ fn login_is_single_use_and_api_calls_need_the_cookie_and_the_csrf_header() {
     );
     assert_eq!(bad_csrf.status, 403);
     // The header alone (no cookie) is not logged in.
-    let no_cookie = http(addr, "GET", "/api/v1/namespaces", &[("X-K1s-Csrf", &csrf)], "");
+    let no_cookie = http(
+        addr,
+        "GET",
+        "/api/v1/namespaces",
+        &[("X-K1s-Csrf", &csrf)],
+        "",
+    );
     assert_eq!(no_cookie.status, 401);
     let both = [("Cookie", cookie.as_str()), ("X-K1s-Csrf", csrf.as_str())];
     let list = http(addr, "GET", "/api/v1/namespaces", &both, "");
@@ -203,9 +227,21 @@ fn login_is_single_use_and_api_calls_need_the_cookie_and_the_csrf_header() {
     let cm = r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"via-proxy"},"data":{"a":"1"}}"#;
     let mut post = both.to_vec();
     post.push(("Content-Type", "application/json"));
-    let created = http(addr, "POST", "/api/v1/namespaces/default/configmaps", &post, cm);
+    let created = http(
+        addr,
+        "POST",
+        "/api/v1/namespaces/default/configmaps",
+        &post,
+        cm,
+    );
     assert_eq!(created.status, 201, "{}", created.body);
-    let dup = http(addr, "POST", "/api/v1/namespaces/default/configmaps", &post, cm);
+    let dup = http(
+        addr,
+        "POST",
+        "/api/v1/namespaces/default/configmaps",
+        &post,
+        cm,
+    );
     assert_eq!(dup.status, 409, "{}", dup.body);
     assert!(dup.body.contains("AlreadyExists"), "{}", dup.body);
     // A watch streams through the proxy.
@@ -419,6 +455,9 @@ async fn dashboard_in_a_real_browser() {
         .await
         .expect("enter");
     wait_text(&b, "#main h1", "live-pod").await;
+    // The pod's events (the scheduler's) are listed on its page.
+    wait_text(&b, "#events", "Scheduled").await;
+    snap(&b, "2b-pod").await;
 
     // Edit a ConfigMap's YAML and save it.
     c.kubectl_ok(&["create", "configmap", "cm1", "--from-literal=a=1"]);
@@ -475,34 +514,29 @@ async fn dashboard_in_a_real_browser() {
         "3"
     );
 
-    // A CRD appears in the browser by itself (discovery-driven).
-    c.apply(
-        "apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: widgets.example.com}
-spec:
-  group: example.com
-  scope: Namespaced
-  names: {plural: widgets, singular: widget, kind: Widget}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
-",
-    );
+    // Scale a Deployment from its page; the replica count updates live as pods come up.
     c.kubectl_ok(&[
-        "wait",
-        "--for=condition=Established",
-        "crd/widgets.example.com",
+        "create",
+        "deployment",
+        "web",
+        "--image=nginx",
+        "--replicas=1",
     ]);
-    c.apply("apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w1, namespace: default}\n");
-    b.goto(&format!("http://{}/ui/#/r/widgets", d.addr))
+    b.goto(&format!("http://{}/ui/#/o/deployments/default/web", d.addr))
         .await
-        .expect("widgets");
+        .expect("deployment web");
     ready(&b).await;
-    wait_text(&b, "#main h1", "Widgets").await;
-    wait_text(&b, "#list tr[data-name=w1]", "w1").await;
+    wait_text(&b, "#replicas", "1 ready / 1 desired").await;
+    b.execute("document.querySelector('#scale-to').value = '3'", vec![])
+        .await
+        .expect("set replicas");
+    click(&b, "#scale").await;
+    wait_text(&b, "#replicas", "3 ready / 3 desired").await;
+    snap(&b, "5-scaled").await;
+    b.goto(&format!("http://{}/ui/#/r/pods?q=web-", d.addr))
+        .await
+        .expect("web pods");
+    wait_text(&b, "#main .bar", "3 shown").await;
 
     // At the API server's /ui/, a bearer token only bound to `view` in default: the
     // cluster-wide pod list shows the 403 message, and delete is disabled.
@@ -536,7 +570,7 @@ spec:
         denied.contains("403") && denied.contains("system:serviceaccount:default:viewer"),
         "{denied}"
     );
-    snap(&b, "5-forbidden").await;
+    snap(&b, "6-forbidden").await;
     b.goto(&format!("{}/ui/#/o/configmaps/default/cm1", c.url()))
         .await
         .expect("cm1 at /ui/");
@@ -556,7 +590,7 @@ spec:
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    snap(&b, "6-view-only").await;
+    snap(&b, "7-view-only").await;
 
     b.close().await.expect("close the browser");
 }

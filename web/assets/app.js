@@ -39,7 +39,7 @@ async function login() {
 }
 
 function showLogin(mode, message) {
-  main.replaceChildren();
+  fill(main);
   const box = h('section', { class: 'login' }, h('h1', {}, 'k1s dashboard'));
   if (message) box.append(h('p', { class: 'error' }, message));
   if (mode === 'token') {
@@ -152,6 +152,9 @@ function h(tag, attrs = {}, ...children) {
   for (const c of children.flat()) if (c != null) el.append(c instanceof Node ? c : String(c));
   return el;
 }
+
+// replaceChildren without the nulls conditional children leave (the DOM would print "null").
+const fill = (el, ...kids) => el.replaceChildren(...kids.flat(Infinity).filter(k => k != null && k !== false));
 
 function errorBox(e) {
   const code = e.code ? `${e.code} ${e.reason || ''}: ` : '';
@@ -268,7 +271,7 @@ async function watchLoop(path, accept, signal, relist, onEvent) {
 
 async function overview(p) {
   const body = h('div', { class: 'overview' });
-  main.replaceChildren(h('h1', {}, 'Overview'), body);
+  fill(main, h('h1', {}, 'Overview'), body);
   const render = async () => {
     const [nodes, pods, health, counts] = await Promise.all([
       getJSON('/api/v1/nodes', { signal: p.abort.signal }).catch(e => e),
@@ -294,7 +297,7 @@ async function overview(p) {
         h('td', {}, cap.cpu || ''), h('td', {}, cap.memory || ''),
         h('td', {}, `${perNode[n.metadata.name] || 0} / ${cap.pods || '?'}`), h('td', {}, age(n.metadata.creationTimestamp)));
     });
-    body.replaceChildren(
+    fill(body, 
       h('section', {}, h('h2', {}, 'Nodes'), h('table', { class: 'grid' },
         h('thead', {}, h('tr', {}, ['Name', 'Status', 'CPU', 'Memory', 'Pods', 'Age'].map(t => h('th', {}, t)))), h('tbody', {}, nodeRows))),
       h('section', {}, h('h2', {}, 'Objects', ns() ? ` in ${ns()}` : ''), h('div', { class: 'counts' }, counts.map(([n, c]) =>
@@ -310,14 +313,14 @@ async function overview(p) {
 
 async function listPage(p, plural, params) {
   const res = kinds.get(plural);
-  if (!res) { main.replaceChildren(errorBox(new Error(`no kind ${plural} on this server`))); return; }
+  if (!res) { fill(main, errorBox(new Error(`no kind ${plural} on this server`))); return; }
   const filter = h('input', { id: 'filter', placeholder: 'filter by name (/)', value: params.get('q') || '' });
   const labels = h('input', { id: 'labels', placeholder: 'label selector, e.g. app=web', value: params.get('l') || '' });
   const delSel = h('button', { id: 'delete-selected', disabled: true }, 'Delete selected');
   const info = h('span', { class: 'muted' });
   const err = h('div');
   const table = h('table', { class: 'grid list', id: 'list' });
-  main.replaceChildren(h('div', { class: 'bar' }, h('h1', {}, res.kind + 's'), filter, labels, delSel, info), err, table);
+  fill(main, h('div', { class: 'bar' }, h('h1', {}, res.kind + 's'), filter, labels, delSel, info), err, table);
   let columns = [];
   const rows = new Map(); // uid -> { cells, meta }
   const checked = new Set();
@@ -347,7 +350,7 @@ async function listPage(p, plural, params) {
       tr.onclick = () => { location.hash = objectHash(res, r.meta.namespace, r.meta.name); };
       return tr;
     });
-    table.replaceChildren(h('thead', {}, head), h('tbody', {}, body));
+    fill(table, h('thead', {}, head), h('tbody', {}, body));
   };
   const schedule = () => { if (!scheduled) { scheduled = true; requestAnimationFrame(render); } };
   filter.oninput = () => { history.replaceState(null, '', hashWith('q', filter.value)); schedule(); };
@@ -356,7 +359,7 @@ async function listPage(p, plural, params) {
     if (!confirm(`Delete ${checked.size} ${res.plural}?`)) return;
     for (const key of checked) {
       const [n, name] = key.split('/');
-      try { await api(objectPath(res, n, name), { method: 'DELETE' }); } catch (e) { err.replaceChildren(errorBox(e)); }
+      try { await api(objectPath(res, n, name), { method: 'DELETE' }); } catch (e) { fill(err, errorBox(e)); }
     }
     checked.clear(); delSel.disabled = true;
   };
@@ -391,7 +394,7 @@ async function listPage(p, plural, params) {
       schedule();
     });
   } catch (e) {
-    if (!p.abort.signal.aborted) { err.replaceChildren(errorBox(e)); table.replaceChildren(); }
+    if (!p.abort.signal.aborted) { fill(err, errorBox(e)); fill(table); }
   }
 }
 
@@ -405,7 +408,7 @@ function hashWith(key, value) {
 
 async function detailPage(p, plural, namespace, name) {
   const res = kinds.get(plural);
-  if (!res) { main.replaceChildren(errorBox(new Error(`no kind ${plural}`))); return; }
+  if (!res) { fill(main, errorBox(new Error(`no kind ${plural}`))); return; }
   const path = objectPath(res, namespace, name);
   const title = h('h1', {}, h('a', { href: `#/r/${res.plural}` }, res.kind), ' ', name, namespace ? h('span', { class: 'muted' }, ` in ${namespace}`) : null);
   const actions = h('div', { class: 'actions' });
@@ -414,7 +417,7 @@ async function detailPage(p, plural, namespace, name) {
   const yamlBox = h('div', { class: 'yamlbox' });
   const events = h('section', {}, h('h2', {}, 'Events'));
   const logs = h('section', { class: 'logs' });
-  main.replaceChildren(title, actions, err, summary, yamlBox, events, logs);
+  fill(main, title, actions, err, summary, yamlBox, events, logs);
   let obj = null;
   let editing = null; // the textarea while editing
   let reveal = false;
@@ -425,12 +428,12 @@ async function detailPage(p, plural, namespace, name) {
   };
   const renderYaml = () => {
     if (editing) return;
-    yamlBox.replaceChildren(yamlNode(shown(obj)));
+    fill(yamlBox, yamlNode(shown(obj)));
   };
   const renderSummary = () => {
     const conds = obj.status?.conditions || [];
     const owners = obj.metadata.ownerReferences || [];
-    summary.replaceChildren(
+    fill(summary, 
       h('dl', {},
         h('dt', {}, 'Created'), h('dd', {}, `${obj.metadata.creationTimestamp || ''} (${age(obj.metadata.creationTimestamp)})`),
         h('dt', {}, 'Labels'), h('dd', {}, Object.entries(obj.metadata.labels || {}).map(([k, v]) => h('span', { class: 'tag' }, `${k}=${v}`))),
@@ -457,7 +460,7 @@ async function detailPage(p, plural, namespace, name) {
         obj = await r.json();
         editing = null; renderYaml(); renderSummary(); toast('saved');
       } catch (e) {
-        if (e.code !== 409) { note.replaceChildren(errorBox(e)); return; }
+        if (e.code !== 409) { fill(note, errorBox(e)); return; }
         // A stale edit: say so, and offer to drop it or to reapply it on the latest version.
         const reload = h('button', { id: 'conflict-reload' }, 'Discard my edit and reload');
         const reapply = h('button', { id: 'conflict-reapply' }, 'Keep my edit on the latest version');
@@ -465,18 +468,18 @@ async function detailPage(p, plural, namespace, name) {
         reapply.onclick = async () => {
           const latest = await getJSON(path);
           editing.value = editing.value.replace(/^(  resourceVersion: ).*$/m, `$1${JSON.stringify(latest.metadata.resourceVersion)}`);
-          note.replaceChildren(h('p', { class: 'muted' }, 'Your edit now targets the latest version: review and save again.'));
+          fill(note, h('p', { class: 'muted' }, 'Your edit now targets the latest version: review and save again.'));
         };
-        note.replaceChildren(h('div', { class: 'conflict' }, h('b', {}, '409 Conflict: '), e.message, h('div', {}, reload, reapply)));
+        fill(note, h('div', { class: 'conflict' }, h('b', {}, '409 Conflict: '), e.message, h('div', {}, reload, reapply)));
       }
     };
-    yamlBox.replaceChildren(h('div', { class: 'bar' }, save, cancel), note, editing);
+    fill(yamlBox, h('div', { class: 'bar' }, save, cancel), note, editing);
     editing.focus();
   };
 
   const renderActions = async () => {
     const b = (id, label, fn) => { const x = h('button', { id }, label); x.onclick = fn; return x; };
-    actions.replaceChildren(
+    fill(actions, 
       b('edit', 'Edit YAML (e)', edit),
       res.kind === 'Secret' ? b('reveal', 'Show values', () => { reveal = !reveal; renderYaml(); }) : null,
       ['Deployment', 'StatefulSet', 'ReplicaSet'].includes(res.kind) ? (() => {
@@ -485,13 +488,13 @@ async function detailPage(p, plural, namespace, name) {
           try {
             await api(path + '/scale', { method: 'PATCH', type: 'application/merge-patch+json', body: JSON.stringify({ spec: { replicas: Number(n.value) } }) });
             toast(`scaled to ${n.value}`);
-          } catch (e) { err.replaceChildren(errorBox(e)); }
+          } catch (e) { fill(err, errorBox(e)); }
         });
         return h('span', { class: 'group' }, n, go);
       })() : null,
       res.kind === 'Deployment' ? b('restart', 'Rollout restart', async () => {
         const patch = { spec: { template: { metadata: { annotations: { 'kubectl.kubernetes.io/restartedAt': new Date().toISOString() } } } } };
-        try { await api(path, { method: 'PATCH', type: 'application/strategic-merge-patch+json', body: JSON.stringify(patch) }); toast('restarted'); } catch (e) { err.replaceChildren(errorBox(e)); }
+        try { await api(path, { method: 'PATCH', type: 'application/strategic-merge-patch+json', body: JSON.stringify(patch) }); toast('restarted'); } catch (e) { fill(err, errorBox(e)); }
       }) : null,
       res.kind === 'Pod' ? b('logs', 'Logs (l)', () => showLogs()) : null,
       deleteButton(),
@@ -515,7 +518,7 @@ async function detailPage(p, plural, namespace, name) {
       const box = h('span', { class: 'group' }, yes, no);
       no.onclick = () => box.replaceWith(del);
       yes.onclick = async () => {
-        try { await api(path, { method: 'DELETE' }); toast(`deleted ${name}`); location.hash = `#/r/${res.plural}`; } catch (e) { err.replaceChildren(errorBox(e)); box.replaceWith(del); }
+        try { await api(path, { method: 'DELETE' }); toast(`deleted ${name}`); location.hash = `#/r/${res.plural}`; } catch (e) { fill(err, errorBox(e)); box.replaceWith(del); }
       };
       del.replaceWith(box);
     };
@@ -530,12 +533,12 @@ async function detailPage(p, plural, namespace, name) {
       const l = await getJSON(basePath(evRes, namespace) + '?fieldSelector=' + encodeURIComponent(sel), { signal: p.abort.signal });
       const items = l.items.filter(e => e.involvedObject?.uid === obj.metadata.uid || !e.involvedObject?.uid)
         .sort((a, b) => (a.lastTimestamp || a.eventTime || '').localeCompare(b.lastTimestamp || b.eventTime || ''));
-      events.replaceChildren(h('h2', {}, 'Events'), items.length ? h('table', { class: 'grid', id: 'events' },
+      fill(events, h('h2', {}, 'Events'), items.length ? h('table', { class: 'grid', id: 'events' },
         h('tr', {}, ['Type', 'Reason', 'Age', 'From', 'Message'].map(t => h('th', {}, t))),
         items.map(e => h('tr', {}, h('td', { class: e.type === 'Warning' ? 'warn' : '' }, e.type), h('td', {}, e.reason),
           h('td', {}, age(e.lastTimestamp || e.eventTime)), h('td', {}, e.source?.component || e.reportingComponent || ''), h('td', {}, e.message))))
         : h('p', { class: 'muted' }, 'No events.'));
-    } catch (e) { if (!p.abort.signal.aborted) events.replaceChildren(h('h2', {}, 'Events'), errorBox(e)); }
+    } catch (e) { if (!p.abort.signal.aborted) fill(events, h('h2', {}, 'Events'), errorBox(e)); }
   };
 
   let logAbort = null;
@@ -547,7 +550,7 @@ async function detailPage(p, plural, namespace, name) {
     const pick = h('select', { id: 'log-container' }, names.map(n => h('option', { value: n, selected: n === c }, n)));
     pick.onchange = () => showLogs(pick.value);
     const pre = h('pre', { id: 'log', class: 'log' });
-    logs.replaceChildren(h('h2', {}, 'Logs ', pick, h('span', { class: 'muted' }, ' (following; simulated nodes serve simulated output)')), pre);
+    fill(logs, h('h2', {}, 'Logs ', pick, h('span', { class: 'muted' }, ' (following; simulated nodes serve simulated output)')), pre);
     logs.scrollIntoView();
     try {
       const r = await api(`${path}/log?container=${encodeURIComponent(c)}&tailLines=1000&follow=true`, { accept: '*/*', signal: logAbort.signal });
@@ -576,13 +579,13 @@ async function detailPage(p, plural, namespace, name) {
       loadEvents();
       return obj.metadata.resourceVersion;
     }, (type, o) => {
-      if (type === 'DELETED') { err.replaceChildren(h('p', { class: 'error' }, `${res.kind} ${name} was deleted.`)); return; }
+      if (type === 'DELETED') { fill(err, h('p', { class: 'error' }, `${res.kind} ${name} was deleted.`)); return; }
       obj = o;
       if (editing) $('#edit-note')?.replaceChildren(h('p', { class: 'muted' }, 'This object changed on the server since you began editing; saving will conflict.'));
       renderYaml(); renderSummary(); loadEvents();
     });
   } catch (e) {
-    if (!p.abort.signal.aborted) { err.replaceChildren(errorBox(e)); }
+    if (!p.abort.signal.aborted) { fill(err, errorBox(e)); }
   }
 }
 
@@ -599,7 +602,7 @@ async function route() {
     else if (parts[0] === 'o' && parts.length >= 4) await detailPage(p, parts[1], parts[2] === '_' ? '' : parts[2], parts[3]);
     else await overview(p);
   } catch (e) {
-    if (!p.abort.signal.aborted) main.replaceChildren(errorBox(e));
+    if (!p.abort.signal.aborted) fill(main, errorBox(e));
   }
 }
 
@@ -643,7 +646,7 @@ async function loadNamespaces() {
   const keep = sessionStorage.getItem('k1s-ns') || '';
   try {
     const l = await getJSON('/api/v1/namespaces', { accept: META });
-    sel.replaceChildren(h('option', { value: '' }, 'all namespaces'), l.items.map(n => h('option', { value: n.metadata.name }, n.metadata.name)));
+    fill(sel, h('option', { value: '' }, 'all namespaces'), l.items.map(n => h('option', { value: n.metadata.name }, n.metadata.name)));
   } catch { /* a user who cannot list namespaces still has "all" */ }
   sel.value = keep;
   sel.onchange = () => { sessionStorage.setItem('k1s-ns', sel.value); route(); };
@@ -671,11 +674,11 @@ async function start() {
     location.hash = '#/'; location.reload();
   };
   try { await discover(); } catch (e) {
-    main.replaceChildren(errorBox(e));
+    fill(main, errorBox(e));
     if (e.code === 401) showLogin(auth.mode, e.message);
     return;
   }
-  $('#kinds').replaceChildren(...COMMON.filter(n => kinds.has(n)).map(n =>
+  fill($('#kinds'), ...COMMON.filter(n => kinds.has(n)).map(n =>
     h('a', { href: `#/r/${n}` }, n === 'customresourcedefinitions' ? 'crds' : n)));
   loadNamespaces();
   addEventListener('hashchange', route);

@@ -85,7 +85,10 @@ pub fn response(path: &str) -> Response {
             "default-src 'self'; img-src 'self' data:; style-src 'self'; frame-ancestors 'none'",
         ),
     );
-    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
     resp
 }
 

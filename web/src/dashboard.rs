@@ -62,8 +62,7 @@ fn random_token() -> std::io::Result<String> {
 /// Equality in time independent of where the strings differ.
 fn same(a: &str, b: &str) -> bool {
     a.len() == b.len()
-        && a
-            .bytes()
+        && a.bytes()
             .zip(b.bytes())
             .fold(0u8, |acc, (x, y)| acc | (x ^ y))
             == 0
@@ -216,9 +215,9 @@ async fn login(shared: &Shared, req: Request) -> Response {
         }
     }
     let mut resp = json_response(StatusCode::OK, &json!({"mode": "proxy", "csrf": csrf}));
-    if let Ok(v) = HeaderValue::from_str(&format!(
-        "{COOKIE}={id}; Path=/; HttpOnly; SameSite=Strict"
-    )) {
+    if let Ok(v) =
+        HeaderValue::from_str(&format!("{COOKIE}={id}; Path=/; HttpOnly; SameSite=Strict"))
+    {
         resp.headers_mut().insert(header::SET_COOKIE, v);
     }
     resp
@@ -244,16 +243,22 @@ fn logout(shared: &Shared, headers: &HeaderMap) -> Response {
 
 /// Paths forwarded to the cluster: the API and the server's own documents.
 fn forwarded(path: &str) -> bool {
-    ["/api", "/apis", "/version", "/healthz", "/livez", "/readyz", "/metrics", "/openapi"]
-        .iter()
-        .any(|p| path == *p || path.strip_prefix(p).is_some_and(|r| r.starts_with('/')))
+    [
+        "/api", "/apis", "/version", "/healthz", "/livez", "/readyz", "/metrics", "/openapi",
+    ]
+    .iter()
+    .any(|p| path == *p || path.strip_prefix(p).is_some_and(|r| r.starts_with('/')))
 }
 
 /// Checks the session and the anti-CSRF header, then sends the call with the kubeconfig's
 /// credentials and streams the answer back (watches and logs stay open).
 async fn forward(shared: &Shared, req: Request) -> Response {
     if !forwarded(req.uri().path()) {
-        return status(StatusCode::NOT_FOUND, "NotFound", "the server could not find the requested resource");
+        return status(
+            StatusCode::NOT_FOUND,
+            "NotFound",
+            "the server could not find the requested resource",
+        );
     }
     let Some(csrf) = shared.session_csrf(req.headers()) else {
         return status(
@@ -285,10 +290,10 @@ async fn forward(shared: &Shared, req: Request) -> Response {
             );
         }
     };
-    let target = parts
-        .uri
-        .path_and_query()
-        .map_or_else(|| parts.uri.path().to_string(), |pq| pq.as_str().to_string());
+    let target = parts.uri.path_and_query().map_or_else(
+        || parts.uri.path().to_string(),
+        |pq| pq.as_str().to_string(),
+    );
     let mut out = http::Request::builder().method(parts.method).uri(target);
     // Only what describes the payload: the browser's cookies and CSRF token stay here.
     for name in [header::ACCEPT, header::CONTENT_TYPE] {
