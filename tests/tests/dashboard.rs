@@ -532,7 +532,13 @@ async fn dashboard_in_a_real_browser() {
         .expect("set replicas");
     click(&b, "#scale").await;
     wait_text(&b, "#replicas", "3 ready / 3 desired").await;
-    snap(&b, "5-scaled").await;
+    wait_text(&b, "#dependents", "3/3 ready").await;
+    // A rollout to a new image, live: revision 2 takes over and revision 1 drains.
+    c.kubectl_ok(&["set", "image", "deployment/web", "nginx=nginx:1.27"]);
+    wait_text(&b, "#dependents", "revision 2").await;
+    let picture = wait_text(&b, "#dependents", "0/0 ready").await;
+    assert!(picture.contains("nginx:1.27"), "{picture}");
+    snap(&b, "5-rollout").await;
     b.goto(&format!("http://{}/ui/#/r/pods?q=web-", d.addr))
         .await
         .expect("web pods");

@@ -273,7 +273,7 @@ async function overview(p) {
   const body = h('div', { class: 'overview' });
   fill(main, h('h1', {}, 'Overview'), body);
   const render = async () => {
-    const [nodes, pods, health, counts] = await Promise.all([
+    const [nodes, pods, health, counts, leases] = await Promise.all([
       getJSON('/api/v1/nodes', { signal: p.abort.signal }).catch(e => e),
       getJSON('/api/v1/pods', { signal: p.abort.signal, accept: 'application/json' }).catch(e => e),
       api('/readyz?verbose', { accept: 'text/plain', signal: p.abort.signal }).then(r => r.text()).catch(e => e),
@@ -285,7 +285,12 @@ async function overview(p) {
           return [n, l.items.length + (l.metadata?.remainingItemCount || 0)];
         } catch (e) { return [n, e]; }
       })),
+      getJSON('/apis/coordination.k8s.io/v1/namespaces/kube-system/leases', { signal: p.abort.signal }).catch(e => e),
     ]);
+    const leaders = leases instanceof Error ? errorBox(leases) : h('table', { class: 'grid', id: 'leaders' },
+      h('tr', {}, ['Component', 'Leader', 'Renewed'].map(t => h('th', {}, t))),
+      leases.items.filter(l => !l.metadata.name.startsWith('apiserver-') && !l.metadata.name.startsWith('k1s-node'))
+        .map(l => h('tr', {}, h('td', {}, l.metadata.name), h('td', {}, l.spec?.holderIdentity || '(none)'), h('td', {}, age(l.spec?.renewTime) + ' ago'))));
     const perNode = {};
     if (!(pods instanceof Error)) for (const pod of pods.items) perNode[pod.spec.nodeName || ''] = (perNode[pod.spec.nodeName || ''] || 0) + 1;
     const nodeRows = nodes instanceof Error ? [h('tr', {}, h('td', { colspan: 6 }, errorBox(nodes)))] : nodes.items.map(n => {
@@ -304,6 +309,7 @@ async function overview(p) {
         h('a', { class: 'count', href: `#/r/${n}` }, h('b', {}, c instanceof Error ? '–' : c ?? '–'), h('span', {}, n))))),
       h('section', {}, h('h2', {}, 'Control plane health'), health instanceof Error ? errorBox(health)
         : h('pre', { id: 'health', class: health.includes('[-]') ? 'bad' : '' }, health)),
+      h('section', {}, h('h2', {}, 'Leaders'), leaders),
     );
   };
   await render();
@@ -415,9 +421,10 @@ async function detailPage(p, plural, namespace, name) {
   const err = h('div', { id: 'detail-error' });
   const summary = h('div', { class: 'summary' });
   const yamlBox = h('div', { class: 'yamlbox' });
+  const deps = h('section', { id: 'dependents' });
   const events = h('section', {}, h('h2', {}, 'Events'));
   const logs = h('section', { class: 'logs' });
-  fill(main, title, actions, err, summary, yamlBox, events, logs);
+  fill(main, title, actions, err, summary, deps, yamlBox, events, logs);
   let obj = null;
   let editing = null; // the textarea while editing
   let reveal = false;
@@ -525,6 +532,40 @@ async function detailPage(p, plural, namespace, name) {
     return del;
   };
 
+  // Owned objects as a picture: a Deployment's ReplicaSets (by revision) and their Pods
+  // (coloured by phase and readiness, with their node); a ReplicaSet's, StatefulSet's,
+  // DaemonSet's or Job's Pods. Redrawn on every change of the owner, so a rollout moves live.
+  const loadDependents = async () => {
+    const owns = { Deployment: 'replicasets', ReplicaSet: 'pods', StatefulSet: 'pods', DaemonSet: 'pods', Job: 'pods', CronJob: 'jobs' }[res.kind];
+    if (!owns || !namespace) return;
+    const owned = async (plural, uid) => (await getJSON(basePath(kinds.get(plural), namespace), { signal: p.abort.signal }))
+      .items.filter(o => (o.metadata.ownerReferences || []).some(r => r.uid === uid));
+    const podBox = pod => {
+      const ready = (pod.status?.conditions || []).some(c => c.type === 'Ready' && c.status === 'True');
+      const phase = pod.metadata.deletionTimestamp ? 'Terminating' : pod.status?.phase || 'Pending';
+      return h('a', { class: `pod ${ready ? 'ready' : phase.toLowerCase()}`, href: objectHash(kinds.get('pods'), namespace, pod.metadata.name),
+        title: `${pod.metadata.name}: ${phase}${ready ? ', ready' : ''}${pod.spec?.nodeName ? ' on ' + pod.spec.nodeName : ''}` },
+      h('span', {}, pod.metadata.name), h('small', {}, pod.spec?.nodeName || 'unscheduled'));
+    };
+    try {
+      let groups;
+      if (owns === 'pods') groups = [[null, await owned('pods', obj.metadata.uid)]];
+      else {
+        const children = (await owned(owns, obj.metadata.uid)).sort((a, b) =>
+          Number(b.metadata.annotations?.['deployment.kubernetes.io/revision'] || 0) - Number(a.metadata.annotations?.['deployment.kubernetes.io/revision'] || 0));
+        groups = await Promise.all(children.map(async c => [c, owns === 'replicasets' ? await owned('pods', c.metadata.uid) : []]));
+      }
+      fill(deps, h('h2', {}, owns === 'pods' ? 'Pods' : owns === 'jobs' ? 'Jobs' : 'ReplicaSets → Pods → Nodes'),
+        groups.map(([c, pods]) => h('div', { class: 'owned' },
+          c ? h('div', { class: 'owner' }, h('a', { href: objectHash(kinds.get(owns), namespace, c.metadata.name) }, c.metadata.name),
+            c.metadata.annotations?.['deployment.kubernetes.io/revision'] ? h('span', { class: 'tag' }, 'revision ' + c.metadata.annotations['deployment.kubernetes.io/revision']) : null,
+            c.spec?.replicas != null ? h('span', { class: 'muted' }, ` ${c.status?.readyReplicas || 0}/${c.spec.replicas} ready`) : null,
+            c.spec?.template?.spec?.containers ? h('span', { class: 'muted' }, ' ' + c.spec.template.spec.containers.map(x => x.image).join(', ')) : null,
+            c.status?.succeeded != null || c.status?.failed != null ? h('span', { class: 'muted' }, ` succeeded ${c.status.succeeded || 0}, failed ${c.status.failed || 0}`) : null) : null,
+          h('div', { class: 'pods' }, pods.map(podBox)))));
+    } catch (e) { if (!p.abort.signal.aborted) fill(deps, errorBox(e)); }
+  };
+
   const loadEvents = async () => {
     if (res.kind === 'Event') return;
     const evRes = kinds.get('events');
@@ -576,13 +617,13 @@ async function detailPage(p, plural, namespace, name) {
       obj = await getJSON(path, { signal: p.abort.signal });
       renderYaml(); renderSummary();
       if (!actions.childElementCount) renderActions();
-      loadEvents();
+      loadEvents(); loadDependents();
       return obj.metadata.resourceVersion;
     }, (type, o) => {
       if (type === 'DELETED') { fill(err, h('p', { class: 'error' }, `${res.kind} ${name} was deleted.`)); return; }
       obj = o;
       if (editing) $('#edit-note')?.replaceChildren(h('p', { class: 'muted' }, 'This object changed on the server since you began editing; saving will conflict.'));
-      renderYaml(); renderSummary(); loadEvents();
+      renderYaml(); renderSummary(); loadEvents(); loadDependents();
     });
   } catch (e) {
     if (!p.abort.signal.aborted) { fill(err, errorBox(e)); }
