@@ -49,6 +49,8 @@ enum Command {
     /// Copy a stopped cluster's store between backends: `--from sled:DATA_DIR --to
     /// etcd:URLS` (or back). The target must be empty; resourceVersions start over.
     Migrate(MigrateArgs),
+    /// Serve the web dashboard on loopback for any cluster, with a kubeconfig's credentials.
+    Dashboard(DashboardArgs),
 }
 
 #[derive(clap::Args)]
@@ -309,6 +311,19 @@ struct ResetArgs {
     /// Do not ask for confirmation.
     #[arg(short = 'f', long)]
     force: bool,
+}
+
+#[derive(clap::Args)]
+struct DashboardArgs {
+    /// The cluster and credentials to use. Default: $KUBECONFIG, else ~/.kube/config.
+    #[arg(long)]
+    kubeconfig: Option<PathBuf>,
+    /// Loopback port to listen on (0 picks a free one).
+    #[arg(long, default_value_t = 8001)]
+    port: u16,
+    /// Open the login link in the default browser.
+    #[arg(long)]
+    open: bool,
 }
 
 /// Flags shared by `k1s server` (in process) and `k1s controller-manager`.
@@ -591,6 +606,12 @@ struct ServerArgs {
     /// Do not run the in-process scheduler.
     #[arg(long)]
     disable_scheduler: bool,
+    /// Also serve the web dashboard on loopback (as `k1s dashboard` with the admin kubeconfig).
+    #[arg(long)]
+    dashboard: bool,
+    /// The dashboard's loopback port (0 picks a free one).
+    #[arg(long, default_value_t = 8001)]
+    dashboard_port: u16,
     #[command(flatten)]
     etcd: EtcdFlags,
 }
@@ -717,7 +738,15 @@ async fn run_server(args: ServerArgs) -> anyhow::Result<()> {
         running.server.kubeconfig.display(),
         running.server.kubeconfig.display(),
     );
-    running.run_until_signal().await
+    let dashboard = match args.dashboard {
+        true => Some(start_dashboard(&running.server.kubeconfig, args.dashboard_port, false).await?),
+        false => None,
+    };
+    let result = running.run_until_signal().await;
+    if let Some(d) = dashboard {
+        d.task.abort();
+    }
+    result
 }
 
 /// The API server with the controller-manager, the scheduler and simulated nodes in process.
@@ -838,6 +867,53 @@ async fn start_control_plane(
         stop,
         tasks,
     })
+}
+
+/// Starts the dashboard with a kubeconfig's credentials and prints its one-time login link.
+async fn start_dashboard(
+    kubeconfig: &std::path::Path,
+    port: u16,
+    open: bool,
+) -> anyhow::Result<k1s_web::dashboard::Running> {
+    let client = client_from_kubeconfig(kubeconfig).await?;
+    let running = k1s_web::dashboard::start(client, port)
+        .await
+        .with_context(|| format!("listening on 127.0.0.1:{port}"))?;
+    println!(
+        "k1s dashboard at http://{}/ui/\n  log in (once) with: {}",
+        running.addr, running.login_url
+    );
+    if open {
+        // Best effort: a machine without a desktop still has the printed link.
+        let _ = std::process::Command::new("xdg-open")
+            .arg(&running.login_url)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn();
+    }
+    Ok(running)
+}
+
+async fn run_dashboard(args: DashboardArgs) -> anyhow::Result<()> {
+    let path = match args.kubeconfig {
+        Some(p) => p,
+        None => match std::env::var_os("KUBECONFIG").filter(|v| !v.is_empty()) {
+            // The first file of a KUBECONFIG list.
+            Some(v) => std::env::split_paths(&v)
+                .next()
+                .context("KUBECONFIG is empty")?,
+            None => PathBuf::from(std::env::var_os("HOME").context("HOME is not set")?)
+                .join(".kube/config"),
+        },
+    };
+    let running = start_dashboard(&path, args.port, args.open).await?;
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+        _ = running.task => anyhow::bail!("the dashboard stopped unexpectedly"),
+    }
+    Ok(())
 }
 
 async fn run_controller_manager(args: ControllerManagerArgs) -> anyhow::Result<()> {
@@ -1305,5 +1381,6 @@ fn main() -> anyhow::Result<()> {
         Command::Certs(args) => run_certs(args),
         Command::Config(args) => run_config(args),
         Command::Reset(args) => run_reset(args),
+        Command::Dashboard(args) => runtime.block_on(run_dashboard(args)),
     }
 }

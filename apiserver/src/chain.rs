@@ -114,6 +114,14 @@ impl Chain {
         peer: std::net::SocketAddr,
         req: Request,
     ) -> Response {
+        // The dashboard's static files (`/ui/`) hold no cluster data: served before
+        // authentication, so a browser can load the page that then calls the API with the
+        // user's own bearer token (and RBAC decides what it sees).
+        if matches!(*req.method(), Method::GET | Method::HEAD)
+            && k1s_web::assets::is_ui_path(req.uri().path())
+        {
+            return k1s_web::assets::response(req.uri().path());
+        }
         let info = RequestInfo::parse(&req);
         let span = tracing::info_span!("request", method = %info.method, path = %info.path);
         async {

@@ -1,0 +1,731 @@
+// k1s dashboard: one ES module, no framework. Talks only to the Kubernetes API (through
+// `k1s dashboard`'s proxy with a session cookie + anti-CSRF header, or directly at /ui/ with the
+// user's bearer token), so RBAC decides what each user sees. Lists are server-side Tables kept
+// live by watch; every view has a URL (#/...).
+
+const $ = (sel, el = document) => el.querySelector(sel);
+const main = $('#main');
+
+// ---- auth --------------------------------------------------------------------------------
+
+const auth = { mode: null, csrf: null, token: null, user: null };
+
+async function login() {
+  const m = location.hash.match(/login=([0-9a-f]+)/);
+  if (m) {
+    // The one-time link: exchange its token for the session cookie, then forget the link.
+    history.replaceState(null, '', location.pathname + '#/');
+    const r = await fetch('/ui/login', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ token: m[1] }) });
+    const body = await r.json().catch(() => ({}));
+    if (r.ok) { auth.mode = 'proxy'; auth.csrf = body.csrf; sessionStorage.setItem('k1s-csrf', body.csrf); return true; }
+    showLogin('proxy', body.message || `login failed (${r.status})`);
+    return false;
+  }
+  const s = await fetch('/ui/session').catch(() => null);
+  if (s && s.headers.get('content-type')?.startsWith('application/json')) {
+    const body = await s.json().catch(() => ({}));
+    if (body.mode === 'proxy') {
+      auth.mode = 'proxy';
+      if (s.ok) { auth.csrf = body.csrf; return true; }
+      showLogin('proxy', 'Not logged in: open the one-time link `k1s dashboard` printed (restart it for a new one).');
+      return false;
+    }
+  }
+  auth.mode = 'token';
+  auth.token = sessionStorage.getItem('k1s-token');
+  if (auth.token) return true;
+  showLogin('token');
+  return false;
+}
+
+function showLogin(mode, message) {
+  fill(main);
+  const box = h('section', { class: 'login' }, h('h1', {}, 'k1s dashboard'));
+  if (message) box.append(h('p', { class: 'error' }, message));
+  if (mode === 'token') {
+    const ta = h('textarea', { id: 'token', rows: 4, placeholder: 'Paste a bearer token (kubectl create token NAME)' });
+    const go = h('button', { id: 'token-login', class: 'primary' }, 'Log in');
+    go.onclick = () => {
+      const t = ta.value.trim();
+      if (!t) return;
+      sessionStorage.setItem('k1s-token', t);
+      location.hash = '#/';
+      location.reload();
+    };
+    box.append(h('p', {}, 'Every call carries this token: you see what RBAC lets its user see. It is kept in this tab only.'), ta, go);
+  }
+  main.append(box);
+}
+
+function headers(extra = {}) {
+  const hd = { ...extra };
+  if (auth.mode === 'proxy') hd['X-K1s-Csrf'] = auth.csrf;
+  else if (auth.token) hd['Authorization'] = 'Bearer ' + auth.token;
+  return hd;
+}
+
+// ---- API ---------------------------------------------------------------------------------
+
+const TABLE = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json';
+const META = 'application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io,application/json';
+
+class ApiError extends Error {
+  constructor(code, status) {
+    super(status?.message || `HTTP ${code}`);
+    this.code = code; this.reason = status?.reason || '';
+  }
+}
+
+async function api(path, { method = 'GET', accept = 'application/json', body, type, signal } = {}) {
+  const hd = headers({ Accept: accept });
+  if (type) hd['Content-Type'] = type;
+  const r = await fetch(path, { method, headers: hd, body, signal });
+  if (!r.ok) {
+    const text = await r.text();
+    let st; try { st = JSON.parse(text); } catch { st = { message: text.trim() || r.statusText }; }
+    if (r.status === 401 && auth.mode === 'token') sessionStorage.removeItem('k1s-token');
+    throw new ApiError(r.status, st);
+  }
+  return r;
+}
+const getJSON = async (path, opts) => (await api(path, opts)).json();
+
+// Newline-delimited JSON from a streaming response (watch events).
+async function* lines(resp) {
+  const reader = resp.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buf = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buf += value;
+    let i;
+    while ((i = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, i); buf = buf.slice(i + 1);
+      if (line.trim()) yield JSON.parse(line);
+    }
+  }
+}
+
+// ---- discovery ---------------------------------------------------------------------------
+
+const kinds = new Map(); // plural (and short names, kind lowercased) -> resource
+const COMMON = ['pods', 'deployments', 'replicasets', 'statefulsets', 'daemonsets', 'jobs', 'cronjobs',
+  'services', 'configmaps', 'secrets', 'nodes', 'namespaces', 'events', 'customresourcedefinitions'];
+
+async function discover() {
+  const add = (gv, list) => {
+    const [group, version] = gv.includes('/') ? gv.split('/') : ['', gv];
+    for (const r of list.resources || []) {
+      if (r.name.includes('/') || !r.verbs?.includes('list')) continue;
+      const res = { group, version, plural: r.name, kind: r.kind, namespaced: r.namespaced, verbs: r.verbs, short: r.shortNames || [] };
+      // The core group wins a name clash (events, as kubectl does).
+      if (kinds.has(r.name) && kinds.get(r.name).plural === r.name && group !== '') continue;
+      for (const n of [r.name, r.kind.toLowerCase(), r.singularName, ...res.short]) if (n && !kinds.has(n)) kinds.set(n, res);
+      kinds.set(r.name, res);
+    }
+  };
+  const [core, groups] = await Promise.all([getJSON('/api/v1'), getJSON('/apis')]);
+  add('v1', core);
+  await Promise.all(groups.groups.map(async g => {
+    const gv = g.preferredVersion?.groupVersion || g.versions[0].groupVersion;
+    try { add(gv, await getJSON('/apis/' + gv)); } catch { /* a group this user cannot read */ }
+  }));
+}
+
+const resources = () => [...new Set(kinds.values())];
+
+function basePath(res, ns) {
+  const root = res.group ? `/apis/${res.group}/${res.version}` : `/api/${res.version}`;
+  return res.namespaced && ns ? `${root}/namespaces/${encodeURIComponent(ns)}/${res.plural}` : `${root}/${res.plural}`;
+}
+const objectPath = (res, ns, name) => `${basePath(res, ns)}/${encodeURIComponent(name)}`;
+const objectHash = (res, ns, name) => `#/o/${res.plural}/${ns || '_'}/${encodeURIComponent(name)}`;
+
+// ---- DOM helpers -------------------------------------------------------------------------
+
+function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v == null || v === false) continue;
+    if (k.startsWith('on')) el[k] = v; else el.setAttribute(k, v === true ? '' : v);
+  }
+  for (const c of children.flat()) if (c != null) el.append(c instanceof Node ? c : String(c));
+  return el;
+}
+
+// replaceChildren without the nulls conditional children leave (the DOM would print "null").
+const fill = (el, ...kids) => el.replaceChildren(...kids.flat(Infinity).filter(k => k != null && k !== false));
+
+function errorBox(e) {
+  const code = e.code ? `${e.code} ${e.reason || ''}: ` : '';
+  return h('p', { class: 'error', 'data-code': e.code || '' }, code + e.message);
+}
+
+let toastTimer;
+function toast(msg) {
+  const t = $('#toast'); t.textContent = msg; t.hidden = false;
+  clearTimeout(toastTimer); toastTimer = setTimeout(() => { t.hidden = true; }, 3000);
+}
+
+function age(ts) {
+  if (!ts) return '';
+  const s = Math.max(0, (Date.now() - Date.parse(ts)) / 1000);
+  if (s < 120) return `${Math.floor(s)}s`;
+  if (s < 7200) return `${Math.floor(s / 60)}m`;
+  if (s < 172800) return `${Math.floor(s / 3600)}h`;
+  return `${Math.floor(s / 86400)}d`;
+}
+
+// ---- YAML (emit only: edits are sent as YAML and parsed by the API server) ---------------
+
+const PLAIN = /^[A-Za-z_/][A-Za-z0-9_./-]*( [A-Za-z0-9_./()-]+)*$/;
+const RESERVED = /^(true|false|yes|no|on|off|null|y|n|~)$/i;
+function scalar(v) {
+  if (v === null) return ['n', 'null'];
+  if (typeof v === 'boolean') return ['b', String(v)];
+  if (typeof v === 'number') return ['d', String(v)];
+  if (PLAIN.test(v) && !RESERVED.test(v)) return ['s', v];
+  return ['s', JSON.stringify(v)];
+}
+const keyText = k => (PLAIN.test(k) && !RESERVED.test(k) ? k : JSON.stringify(k));
+
+// Lines of [class, text] tokens.
+function yamlLines(v, indent = '', out = []) {
+  const isObj = x => x && typeof x === 'object';
+  if (Array.isArray(v)) {
+    for (const item of v) {
+      if (isObj(item) && (Array.isArray(item) ? item.length : Object.keys(item).length)) {
+        const sub = yamlLines(item, indent + '  ', []);
+        sub[0] = [['', indent + '- '], ...sub[0].map(([c, t], i) => [c, i === 0 ? t.slice(indent.length + 2) : t])];
+        out.push(...sub);
+      } else if (blockable(item)) block(out, [['', indent + '-']], item, indent);
+      else out.push([['', indent + '- '], inline(item)]);
+    }
+  } else {
+    for (const [k, val] of Object.entries(v)) {
+      const key = [['k', indent + keyText(k)], ['', ':']];
+      if (isObj(val) && (Array.isArray(val) ? val.length : Object.keys(val).length)) {
+        out.push(key);
+        yamlLines(val, Array.isArray(val) ? indent : indent + '  ', out);
+      } else if (blockable(val)) block(out, key, val, indent);
+      else out.push([...key, ['', ' '], inline(val)]);
+    }
+  }
+  return out;
+}
+// Multi-line strings as literal blocks (readable ConfigMap data), when they round-trip exactly.
+const blockable = s => typeof s === 'string' && s.includes('\n') && !/[\r\t]/.test(s) && !/^\n*[ ]/.test(s)
+  && !/\n\n$/.test(s) && !/^[ ]+$/m.test(s);
+function block(out, head, s, indent) {
+  const body = s.endsWith('\n') ? s.slice(0, -1) : s;
+  out.push([...head, ['', ' '], ['s', s.endsWith('\n') ? '|' : '|-']]);
+  for (const l of body.split('\n')) out.push([['s', l ? indent + '  ' + l : '']]);
+}
+const inline = v => (v && typeof v === 'object' ? ['', Array.isArray(v) ? '[]' : '{}'] : scalar(v));
+const toYAML = v => yamlLines(v).map(l => l.map(t => t[1]).join('')).join('\n') + '\n';
+
+function yamlNode(v) {
+  const pre = h('pre', { id: 'yaml', class: 'yaml' });
+  for (const line of yamlLines(v)) {
+    for (const [c, t] of line) pre.append(c ? h('span', { class: 'y' + c }, t) : t);
+    pre.append('\n');
+  }
+  return pre;
+}
+
+// ---- pages -------------------------------------------------------------------------------
+
+let page = null; // { abort: AbortController, keys?: (e) => bool }
+const ns = () => $('#ns').value;
+
+function leave() {
+  page?.abort.abort();
+  page = { abort: new AbortController() };
+  return page;
+}
+
+// A watch from a list's resourceVersion; calls back per event and relists when it expires.
+async function watchLoop(path, accept, signal, relist, onEvent) {
+  let rv = await relist();
+  while (!signal.aborted) {
+    try {
+      const sep = path.includes('?') ? '&' : '?';
+      const r = await api(`${path}${sep}watch=1&allowWatchBookmarks=true&resourceVersion=${rv}`, { accept, signal });
+      for await (const ev of lines(r)) {
+        if (ev.type === 'ERROR') { throw new ApiError(ev.object.code, ev.object); }
+        const o = ev.object;
+        const meta = o.kind === 'Table' ? o.rows?.[0]?.object?.metadata : o.metadata;
+        if (o.kind === 'Table' && o.metadata?.resourceVersion && !meta) rv = o.metadata.resourceVersion;
+        if (meta?.resourceVersion) rv = meta.resourceVersion;
+        if (ev.type !== 'BOOKMARK') onEvent(ev.type, o);
+      }
+    } catch (e) {
+      if (signal.aborted) return;
+      if (e.code === 410) { rv = await relist(); continue; }
+      if (e.code === 401 || e.code === 403) throw e;
+      await new Promise(r => setTimeout(r, 1000));
+      try { rv = await relist(); } catch (e2) { if (e2.code === 401 || e2.code === 403) throw e2; }
+    }
+  }
+}
+
+async function overview(p) {
+  const body = h('div', { class: 'overview' });
+  fill(main, h('h1', {}, 'Overview'), body);
+  const render = async () => {
+    const [nodes, pods, health, counts, leases] = await Promise.all([
+      getJSON('/api/v1/nodes', { signal: p.abort.signal }).catch(e => e),
+      getJSON('/api/v1/pods', { signal: p.abort.signal, accept: 'application/json' }).catch(e => e),
+      api('/readyz?verbose', { accept: 'text/plain', signal: p.abort.signal }).then(r => r.text()).catch(e => e),
+      Promise.all(COMMON.map(async n => {
+        const res = kinds.get(n);
+        if (!res) return [n, null];
+        try {
+          const l = await getJSON(basePath(res, ns()) + '?limit=500', { accept: META, signal: p.abort.signal });
+          return [n, l.items.length + (l.metadata?.remainingItemCount || 0)];
+        } catch (e) { return [n, e]; }
+      })),
+      getJSON('/apis/coordination.k8s.io/v1/namespaces/kube-system/leases', { signal: p.abort.signal }).catch(e => e),
+    ]);
+    const leaders = leases instanceof Error ? errorBox(leases) : h('table', { class: 'grid', id: 'leaders' },
+      h('tr', {}, ['Component', 'Leader', 'Renewed'].map(t => h('th', {}, t))),
+      leases.items.filter(l => !l.metadata.name.startsWith('apiserver-') && !l.metadata.name.startsWith('k1s-node'))
+        .map(l => h('tr', {}, h('td', {}, l.metadata.name), h('td', {}, l.spec?.holderIdentity || '(none)'), h('td', {}, age(l.spec?.renewTime) + ' ago'))));
+    const perNode = {};
+    if (!(pods instanceof Error)) for (const pod of pods.items) perNode[pod.spec.nodeName || ''] = (perNode[pod.spec.nodeName || ''] || 0) + 1;
+    const nodeRows = nodes instanceof Error ? [h('tr', {}, h('td', { colspan: 6 }, errorBox(nodes)))] : nodes.items.map(n => {
+      const ready = (n.status?.conditions || []).find(c => c.type === 'Ready');
+      const cap = n.status?.capacity || {};
+      return h('tr', { 'data-name': n.metadata.name },
+        h('td', {}, h('a', { href: objectHash(kinds.get('nodes'), '', n.metadata.name) }, n.metadata.name)),
+        h('td', { class: ready?.status === 'True' ? 'ok' : 'bad' }, ready?.status === 'True' ? 'Ready' : 'NotReady'),
+        h('td', {}, cap.cpu || ''), h('td', {}, cap.memory || ''),
+        h('td', {}, `${perNode[n.metadata.name] || 0} / ${cap.pods || '?'}`), h('td', {}, age(n.metadata.creationTimestamp)));
+    });
+    fill(body, 
+      h('section', {}, h('h2', {}, 'Nodes'), h('table', { class: 'grid' },
+        h('thead', {}, h('tr', {}, ['Name', 'Status', 'CPU', 'Memory', 'Pods', 'Age'].map(t => h('th', {}, t)))), h('tbody', {}, nodeRows))),
+      h('section', {}, h('h2', {}, 'Objects', ns() ? ` in ${ns()}` : ''), h('div', { class: 'counts' }, counts.map(([n, c]) =>
+        h('a', { class: 'count', href: `#/r/${n}` }, h('b', {}, c instanceof Error ? '–' : c ?? '–'), h('span', {}, n))))),
+      h('section', {}, h('h2', {}, 'Control plane health'), health instanceof Error ? errorBox(health)
+        : h('pre', { id: 'health', class: health.includes('[-]') ? 'bad' : '' }, health)),
+      h('section', {}, h('h2', {}, 'Leaders'), leaders),
+    );
+  };
+  await render();
+  const timer = setInterval(() => render().catch(() => {}), 5000);
+  p.abort.signal.addEventListener('abort', () => clearInterval(timer));
+}
+
+async function listPage(p, plural, params) {
+  const res = kinds.get(plural);
+  if (!res) { fill(main, errorBox(new Error(`no kind ${plural} on this server`))); return; }
+  const filter = h('input', { id: 'filter', placeholder: 'filter by name (/)', value: params.get('q') || '' });
+  const labels = h('input', { id: 'labels', placeholder: 'label selector, e.g. app=web', value: params.get('l') || '' });
+  const delSel = h('button', { id: 'delete-selected', disabled: true }, 'Delete selected');
+  const info = h('span', { class: 'muted' });
+  const err = h('div');
+  const table = h('table', { class: 'grid list', id: 'list' });
+  fill(main, h('div', { class: 'bar' }, h('h1', {}, res.kind + 's'), filter, labels, delSel, info), err, table);
+  let columns = [];
+  const rows = new Map(); // uid -> { cells, meta }
+  const checked = new Set();
+  let sel = 0;
+  let scheduled = false;
+  const render = () => {
+    scheduled = false;
+    const q = filter.value.trim().toLowerCase();
+    const cols = columns.map((c, i) => [c, i]).filter(([c]) => !c.priority);
+    const showNs = res.namespaced && !ns();
+    const list = [...rows.values()].filter(r => !q || r.meta.name.toLowerCase().includes(q))
+      .sort((a, b) => (a.meta.namespace || '').localeCompare(b.meta.namespace || '') || a.meta.name.localeCompare(b.meta.name));
+    sel = Math.min(sel, Math.max(0, list.length - 1));
+    info.textContent = `${list.length} shown`;
+    const head = h('tr', {}, h('th', {}), showNs ? h('th', {}, 'Namespace') : null, cols.map(([c]) => h('th', { title: c.description || '' }, c.name)));
+    const body = list.map((r, i) => {
+      const key = (r.meta.namespace || '') + '/' + r.meta.name;
+      const box = h('input', { type: 'checkbox', checked: checked.has(key) });
+      box.onclick = e => { e.stopPropagation(); box.checked ? checked.add(key) : checked.delete(key); delSel.disabled = !checked.size; };
+      const tr = h('tr', { 'data-name': r.meta.name, 'data-namespace': r.meta.namespace || '', class: i === sel ? 'sel' : '' },
+        h('td', {}, box), showNs ? h('td', {}, r.meta.namespace) : null,
+        cols.map(([c, ci]) => {
+          const v = r.cells[ci];
+          const text = v == null ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
+          return h('td', { class: /^(Running|Ready|True|Active|Bound|Complete|Succeeded)$/.test(text) ? 'ok' : /(Error|Fail|BackOff|NotReady|Pending|Terminating)/.test(text) ? 'warn' : '' }, text);
+        }));
+      tr.onclick = () => { location.hash = objectHash(res, r.meta.namespace, r.meta.name); };
+      return tr;
+    });
+    fill(table, h('thead', {}, head), h('tbody', {}, body));
+  };
+  const schedule = () => { if (!scheduled) { scheduled = true; requestAnimationFrame(render); } };
+  filter.oninput = () => { history.replaceState(null, '', hashWith('q', filter.value)); schedule(); };
+  labels.onchange = () => { location.hash = hashWith('l', labels.value); };
+  delSel.onclick = async () => {
+    if (!confirm(`Delete ${checked.size} ${res.plural}?`)) return;
+    for (const key of checked) {
+      const [n, name] = key.split('/');
+      try { await api(objectPath(res, n, name), { method: 'DELETE' }); } catch (e) { fill(err, errorBox(e)); }
+    }
+    checked.clear(); delSel.disabled = true;
+  };
+  const row = o => ({ cells: o.cells, meta: o.object?.metadata || {} });
+  let path = basePath(res, ns());
+  if (labels.value) path += '?labelSelector=' + encodeURIComponent(labels.value);
+  const relist = async () => {
+    const t = await getJSON(path, { accept: TABLE, signal: p.abort.signal });
+    columns = t.columnDefinitions || [];
+    rows.clear();
+    for (const r of t.rows || []) { const x = row(r); rows.set(x.meta.uid || x.meta.name, x); }
+    schedule();
+    return t.metadata?.resourceVersion || '0';
+  };
+  p.keys = e => {
+    const trs = table.querySelectorAll('tbody tr');
+    if (e.key === 'j' || e.key === 'ArrowDown') sel = Math.min(sel + 1, trs.length - 1);
+    else if (e.key === 'k' || e.key === 'ArrowUp') sel = Math.max(sel - 1, 0);
+    else if (e.key === 'Enter' && trs[sel]) { trs[sel].click(); return true; }
+    else return false;
+    trs.forEach((tr, i) => tr.classList.toggle('sel', i === sel));
+    trs[sel]?.scrollIntoView({ block: 'nearest' });
+    return true;
+  };
+  try {
+    await watchLoop(path, TABLE, p.abort.signal, relist, (type, t) => {
+      if (t.columnDefinitions?.length) columns = t.columnDefinitions;
+      for (const r of t.rows || []) {
+        const x = row(r);
+        if (type === 'DELETED') rows.delete(x.meta.uid || x.meta.name); else rows.set(x.meta.uid || x.meta.name, x);
+      }
+      schedule();
+    });
+  } catch (e) {
+    if (!p.abort.signal.aborted) { fill(err, errorBox(e)); fill(table); }
+  }
+}
+
+function hashWith(key, value) {
+  const [path, qs] = location.hash.split('?');
+  const params = new URLSearchParams(qs || '');
+  if (value) params.set(key, value); else params.delete(key);
+  const s = params.toString();
+  return path + (s ? '?' + s : '');
+}
+
+async function detailPage(p, plural, namespace, name) {
+  const res = kinds.get(plural);
+  if (!res) { fill(main, errorBox(new Error(`no kind ${plural}`))); return; }
+  const path = objectPath(res, namespace, name);
+  const title = h('h1', {}, h('a', { href: `#/r/${res.plural}` }, res.kind), ' ', name, namespace ? h('span', { class: 'muted' }, ` in ${namespace}`) : null);
+  const actions = h('div', { class: 'actions' });
+  const err = h('div', { id: 'detail-error' });
+  const summary = h('div', { class: 'summary' });
+  const yamlBox = h('div', { class: 'yamlbox' });
+  const deps = h('section', { id: 'dependents' });
+  const events = h('section', {}, h('h2', {}, 'Events'));
+  const logs = h('section', { class: 'logs' });
+  fill(main, title, actions, err, summary, deps, yamlBox, events, logs);
+  let obj = null;
+  let editing = null; // the textarea while editing
+  let reveal = false;
+
+  const shown = o => {
+    if (res.kind !== 'Secret' || reveal || !o.data) return o;
+    return { ...o, data: Object.fromEntries(Object.keys(o.data).map(k => [k, '••••••'])) };
+  };
+  const renderYaml = () => {
+    if (editing) return;
+    fill(yamlBox, yamlNode(shown(obj)));
+  };
+  const renderSummary = () => {
+    const conds = obj.status?.conditions || [];
+    const owners = obj.metadata.ownerReferences || [];
+    fill(summary, 
+      h('dl', {},
+        h('dt', {}, 'Created'), h('dd', {}, `${obj.metadata.creationTimestamp || ''} (${age(obj.metadata.creationTimestamp)})`),
+        h('dt', {}, 'Labels'), h('dd', {}, Object.entries(obj.metadata.labels || {}).map(([k, v]) => h('span', { class: 'tag' }, `${k}=${v}`))),
+        owners.length ? [h('dt', {}, 'Owners'), h('dd', {}, owners.map(o => {
+          const r = resources().find(x => x.kind === o.kind && (x.group ? `${x.group}/${x.version}` : x.version) === o.apiVersion);
+          return r ? h('a', { href: objectHash(r, namespace, o.name) }, `${o.kind}/${o.name} `) : `${o.kind}/${o.name} `;
+        }))] : null,
+        obj.status?.phase ? [h('dt', {}, 'Phase'), h('dd', {}, obj.status.phase)] : null,
+        obj.spec?.replicas != null ? [h('dt', {}, 'Replicas'), h('dd', { id: 'replicas' }, `${obj.status?.readyReplicas ?? 0} ready / ${obj.spec.replicas} desired`)] : null),
+      conds.length ? h('table', { class: 'grid conditions' }, h('tr', {}, ['Condition', 'Status', 'Reason', 'Message'].map(t => h('th', {}, t))),
+        conds.map(c => h('tr', {}, h('td', {}, c.type), h('td', { class: c.status === 'True' ? 'ok' : 'warn' }, c.status), h('td', {}, c.reason || ''), h('td', {}, c.message || '')))) : null);
+  };
+
+  const edit = () => {
+    editing = h('textarea', { id: 'yaml-edit', spellcheck: 'false' });
+    editing.value = toYAML(obj);
+    const save = h('button', { id: 'save', class: 'primary' }, 'Save');
+    const cancel = h('button', { id: 'cancel' }, 'Cancel');
+    const note = h('div', { id: 'edit-note' });
+    cancel.onclick = () => { editing = null; renderYaml(); };
+    save.onclick = async () => {
+      try {
+        const r = await api(path, { method: 'PUT', type: 'application/yaml', body: editing.value });
+        obj = await r.json();
+        editing = null; renderYaml(); renderSummary(); toast('saved');
+      } catch (e) {
+        if (e.code !== 409) { fill(note, errorBox(e)); return; }
+        // A stale edit: say so, and offer to drop it or to reapply it on the latest version.
+        const reload = h('button', { id: 'conflict-reload' }, 'Discard my edit and reload');
+        const reapply = h('button', { id: 'conflict-reapply' }, 'Keep my edit on the latest version');
+        reload.onclick = async () => { obj = await getJSON(path); editing = null; renderYaml(); renderSummary(); };
+        reapply.onclick = async () => {
+          const latest = await getJSON(path);
+          editing.value = editing.value.replace(/^(  resourceVersion: ).*$/m, `$1${JSON.stringify(latest.metadata.resourceVersion)}`);
+          fill(note, h('p', { class: 'muted' }, 'Your edit now targets the latest version: review and save again.'));
+        };
+        fill(note, h('div', { class: 'conflict' }, h('b', {}, '409 Conflict: '), e.message, h('div', {}, reload, reapply)));
+      }
+    };
+    fill(yamlBox, h('div', { class: 'bar' }, save, cancel), note, editing);
+    editing.focus();
+  };
+
+  const renderActions = async () => {
+    const b = (id, label, fn) => { const x = h('button', { id }, label); x.onclick = fn; return x; };
+    fill(actions, 
+      b('edit', 'Edit YAML (e)', edit),
+      res.kind === 'Secret' ? b('reveal', 'Show values', () => { reveal = !reveal; renderYaml(); }) : null,
+      ['Deployment', 'StatefulSet', 'ReplicaSet'].includes(res.kind) ? (() => {
+        const n = h('input', { id: 'scale-to', type: 'number', min: 0, value: obj.spec?.replicas ?? 0, class: 'narrow' });
+        const go = b('scale', 'Scale', async () => {
+          try {
+            await api(path + '/scale', { method: 'PATCH', type: 'application/merge-patch+json', body: JSON.stringify({ spec: { replicas: Number(n.value) } }) });
+            toast(`scaled to ${n.value}`);
+          } catch (e) { fill(err, errorBox(e)); }
+        });
+        return h('span', { class: 'group' }, n, go);
+      })() : null,
+      res.kind === 'Deployment' ? b('restart', 'Rollout restart', async () => {
+        const patch = { spec: { template: { metadata: { annotations: { 'kubectl.kubernetes.io/restartedAt': new Date().toISOString() } } } } };
+        try { await api(path, { method: 'PATCH', type: 'application/strategic-merge-patch+json', body: JSON.stringify(patch) }); toast('restarted'); } catch (e) { fill(err, errorBox(e)); }
+      }) : null,
+      res.kind === 'Pod' ? b('logs', 'Logs (l)', () => showLogs()) : null,
+      deleteButton(),
+    );
+    // RBAC-aware: a user who may not delete sees the button disabled, with the reason.
+    try {
+      const review = await getJSON('/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
+        method: 'POST', type: 'application/json', body: JSON.stringify({
+          apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview',
+          spec: { resourceAttributes: { verb: 'delete', group: res.group, resource: res.plural, namespace: namespace || '', name } },
+        }),
+      });
+      if (!review.status?.allowed) { const d = $('#delete', actions); if (d) { d.disabled = true; d.title = 'RBAC: you may not delete this object'; } }
+    } catch { /* no access review: the server's 403 will tell */ }
+  };
+  const deleteButton = () => {
+    const del = h('button', { id: 'delete', class: 'danger' }, 'Delete');
+    del.onclick = () => {
+      const yes = h('button', { id: 'confirm-delete', class: 'danger' }, `Yes, delete ${name}`);
+      const no = h('button', {}, 'No');
+      const box = h('span', { class: 'group' }, yes, no);
+      no.onclick = () => box.replaceWith(del);
+      yes.onclick = async () => {
+        try { await api(path, { method: 'DELETE' }); toast(`deleted ${name}`); location.hash = `#/r/${res.plural}`; } catch (e) { fill(err, errorBox(e)); box.replaceWith(del); }
+      };
+      del.replaceWith(box);
+    };
+    return del;
+  };
+
+  // Owned objects as a picture: a Deployment's ReplicaSets (by revision) and their Pods
+  // (coloured by phase and readiness, with their node); a ReplicaSet's, StatefulSet's,
+  // DaemonSet's or Job's Pods. Redrawn on every change of the owner, so a rollout moves live.
+  const loadDependents = async () => {
+    const owns = { Deployment: 'replicasets', ReplicaSet: 'pods', StatefulSet: 'pods', DaemonSet: 'pods', Job: 'pods', CronJob: 'jobs' }[res.kind];
+    if (!owns || !namespace) return;
+    const owned = async (plural, uid) => (await getJSON(basePath(kinds.get(plural), namespace), { signal: p.abort.signal }))
+      .items.filter(o => (o.metadata.ownerReferences || []).some(r => r.uid === uid));
+    const podBox = pod => {
+      const ready = (pod.status?.conditions || []).some(c => c.type === 'Ready' && c.status === 'True');
+      const phase = pod.metadata.deletionTimestamp ? 'Terminating' : pod.status?.phase || 'Pending';
+      return h('a', { class: `pod ${ready ? 'ready' : phase.toLowerCase()}`, href: objectHash(kinds.get('pods'), namespace, pod.metadata.name),
+        title: `${pod.metadata.name}: ${phase}${ready ? ', ready' : ''}${pod.spec?.nodeName ? ' on ' + pod.spec.nodeName : ''}` },
+      h('span', {}, pod.metadata.name), h('small', {}, pod.spec?.nodeName || 'unscheduled'));
+    };
+    try {
+      let groups;
+      if (owns === 'pods') groups = [[null, await owned('pods', obj.metadata.uid)]];
+      else {
+        const children = (await owned(owns, obj.metadata.uid)).sort((a, b) =>
+          Number(b.metadata.annotations?.['deployment.kubernetes.io/revision'] || 0) - Number(a.metadata.annotations?.['deployment.kubernetes.io/revision'] || 0));
+        groups = await Promise.all(children.map(async c => [c, owns === 'replicasets' ? await owned('pods', c.metadata.uid) : []]));
+      }
+      fill(deps, h('h2', {}, owns === 'pods' ? 'Pods' : owns === 'jobs' ? 'Jobs' : 'ReplicaSets → Pods → Nodes'),
+        groups.map(([c, pods]) => h('div', { class: 'owned' },
+          c ? h('div', { class: 'owner' }, h('a', { href: objectHash(kinds.get(owns), namespace, c.metadata.name) }, c.metadata.name),
+            c.metadata.annotations?.['deployment.kubernetes.io/revision'] ? h('span', { class: 'tag' }, 'revision ' + c.metadata.annotations['deployment.kubernetes.io/revision']) : null,
+            c.spec?.replicas != null ? h('span', { class: 'muted' }, ` ${c.status?.readyReplicas || 0}/${c.spec.replicas} ready`) : null,
+            c.spec?.template?.spec?.containers ? h('span', { class: 'muted' }, ' ' + c.spec.template.spec.containers.map(x => x.image).join(', ')) : null,
+            c.status?.succeeded != null || c.status?.failed != null ? h('span', { class: 'muted' }, ` succeeded ${c.status.succeeded || 0}, failed ${c.status.failed || 0}`) : null) : null,
+          h('div', { class: 'pods' }, pods.map(podBox)))));
+    } catch (e) { if (!p.abort.signal.aborted) fill(deps, errorBox(e)); }
+  };
+
+  const loadEvents = async () => {
+    if (res.kind === 'Event') return;
+    const evRes = kinds.get('events');
+    const sel = `involvedObject.name=${name},involvedObject.kind=${res.kind}`;
+    try {
+      const l = await getJSON(basePath(evRes, namespace) + '?fieldSelector=' + encodeURIComponent(sel), { signal: p.abort.signal });
+      const items = l.items.filter(e => e.involvedObject?.uid === obj.metadata.uid || !e.involvedObject?.uid)
+        .sort((a, b) => (a.lastTimestamp || a.eventTime || '').localeCompare(b.lastTimestamp || b.eventTime || ''));
+      fill(events, h('h2', {}, 'Events'), items.length ? h('table', { class: 'grid', id: 'events' },
+        h('tr', {}, ['Type', 'Reason', 'Age', 'From', 'Message'].map(t => h('th', {}, t))),
+        items.map(e => h('tr', {}, h('td', { class: e.type === 'Warning' ? 'warn' : '' }, e.type), h('td', {}, e.reason),
+          h('td', {}, age(e.lastTimestamp || e.eventTime)), h('td', {}, e.source?.component || e.reportingComponent || ''), h('td', {}, e.message))))
+        : h('p', { class: 'muted' }, 'No events.'));
+    } catch (e) { if (!p.abort.signal.aborted) fill(events, h('h2', {}, 'Events'), errorBox(e)); }
+  };
+
+  let logAbort = null;
+  const showLogs = async (container) => {
+    logAbort?.abort(); logAbort = new AbortController();
+    p.abort.signal.addEventListener('abort', () => logAbort.abort());
+    const names = [...(obj.spec?.initContainers || []), ...(obj.spec?.containers || [])].map(c => c.name);
+    const c = container || obj.spec?.containers?.[0]?.name;
+    const pick = h('select', { id: 'log-container' }, names.map(n => h('option', { value: n, selected: n === c }, n)));
+    pick.onchange = () => showLogs(pick.value);
+    const pre = h('pre', { id: 'log', class: 'log' });
+    fill(logs, h('h2', {}, 'Logs ', pick, h('span', { class: 'muted' }, ' (following; simulated nodes serve simulated output)')), pre);
+    logs.scrollIntoView();
+    try {
+      const r = await api(`${path}/log?container=${encodeURIComponent(c)}&tailLines=1000&follow=true`, { accept: '*/*', signal: logAbort.signal });
+      const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        pre.append(value);
+        if (pre.textContent.length > 2e6) pre.textContent = pre.textContent.slice(-1e6);
+      }
+    } catch (e) { if (!logAbort.signal.aborted) logs.append(errorBox(e)); }
+  };
+
+  p.keys = e => {
+    if (e.key === 'e' && !editing) { edit(); return true; }
+    if (e.key === 'l' && res.kind === 'Pod') { showLogs(); return true; }
+    return false;
+  };
+
+  const fieldPath = basePath(res, namespace) + '?fieldSelector=' + encodeURIComponent('metadata.name=' + name);
+  try {
+    await watchLoop(fieldPath, 'application/json', p.abort.signal, async () => {
+      obj = await getJSON(path, { signal: p.abort.signal });
+      renderYaml(); renderSummary();
+      if (!actions.childElementCount) renderActions();
+      loadEvents(); loadDependents();
+      return obj.metadata.resourceVersion;
+    }, (type, o) => {
+      if (type === 'DELETED') { fill(err, h('p', { class: 'error' }, `${res.kind} ${name} was deleted.`)); return; }
+      obj = o;
+      if (editing) $('#edit-note')?.replaceChildren(h('p', { class: 'muted' }, 'This object changed on the server since you began editing; saving will conflict.'));
+      renderYaml(); renderSummary(); loadEvents(); loadDependents();
+    });
+  } catch (e) {
+    if (!p.abort.signal.aborted) { fill(err, errorBox(e)); }
+  }
+}
+
+// ---- navigation --------------------------------------------------------------------------
+
+async function route() {
+  const p = leave();
+  const [path, qs] = location.hash.replace(/^#/, '').split('?');
+  const params = new URLSearchParams(qs || '');
+  const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
+  document.querySelectorAll('#kinds a').forEach(a => a.classList.toggle('on', a.getAttribute('href') === '#/r/' + parts[1]));
+  try {
+    if (parts[0] === 'r' && parts[1]) await listPage(p, parts[1], params);
+    else if (parts[0] === 'o' && parts.length >= 4) await detailPage(p, parts[1], parts[2] === '_' ? '' : parts[2], parts[3]);
+    else await overview(p);
+  } catch (e) {
+    if (!p.abort.signal.aborted) fill(main, errorBox(e));
+  }
+}
+
+const GO = { p: 'pods', d: 'deployments', s: 'services', n: 'nodes', c: 'configmaps', e: 'events', j: 'jobs', r: 'replicasets' };
+let pendingG = false;
+
+function palette() {
+  const box = $('#palette'); const input = $('#palette-input');
+  box.hidden = false; input.value = ''; input.focus();
+  const list = h('datalist', { id: 'kind-list' }, [...kinds.keys()].sort().map(k => h('option', { value: k })));
+  $('#kind-list')?.remove(); box.append(list); input.setAttribute('list', 'kind-list');
+  input.onkeydown = e => {
+    if (e.key === 'Escape') { box.hidden = true; }
+    if (e.key === 'Enter') {
+      const res = kinds.get(input.value.trim().toLowerCase());
+      box.hidden = true;
+      if (res) location.hash = `#/r/${res.plural}`; else toast(`no kind "${input.value}"`);
+    }
+  };
+  input.onblur = () => { box.hidden = true; };
+}
+
+function onKey(e) {
+  const typing = /^(INPUT|TEXTAREA|SELECT)$/.test(e.target.tagName);
+  if (typing) { if (e.key === 'Escape') e.target.blur(); return; }
+  if (e.ctrlKey || e.metaKey || e.altKey) return;
+  if (pendingG) {
+    pendingG = false;
+    if (e.key === 'o') { location.hash = '#/'; return; }
+    if (GO[e.key]) { location.hash = `#/r/${GO[e.key]}`; return; }
+  }
+  if (e.key === 'g') { pendingG = true; return; }
+  if (e.key === '/') { const f = $('#filter'); if (f) { e.preventDefault(); f.focus(); } return; }
+  if (e.key === ':') { e.preventDefault(); palette(); return; }
+  if (e.key === 'Escape' || e.key === 'Backspace') { history.back(); return; }
+  if (page?.keys?.(e)) e.preventDefault();
+}
+
+async function loadNamespaces() {
+  const sel = $('#ns');
+  const keep = sessionStorage.getItem('k1s-ns') || '';
+  try {
+    const l = await getJSON('/api/v1/namespaces', { accept: META });
+    fill(sel, h('option', { value: '' }, 'all namespaces'), l.items.map(n => h('option', { value: n.metadata.name }, n.metadata.name)));
+  } catch { /* a user who cannot list namespaces still has "all" */ }
+  sel.value = keep;
+  sel.onchange = () => { sessionStorage.setItem('k1s-ns', sel.value); route(); };
+  sel.onfocus = () => loadNamespaces();
+}
+
+function theme() {
+  const saved = localStorage.getItem('k1s-theme');
+  if (saved) document.documentElement.dataset.theme = saved;
+  $('#theme').onclick = () => {
+    const dark = document.documentElement.dataset.theme
+      ? document.documentElement.dataset.theme === 'dark' : matchMedia('(prefers-color-scheme: dark)').matches;
+    const t = dark ? 'light' : 'dark';
+    document.documentElement.dataset.theme = t; localStorage.setItem('k1s-theme', t);
+  };
+}
+
+async function start() {
+  theme();
+  if (!(await login())) return;
+  const out = $('#logout'); out.hidden = false;
+  out.onclick = async () => {
+    if (auth.mode === 'proxy') await fetch('/ui/logout', { method: 'POST', headers: headers() });
+    sessionStorage.removeItem('k1s-token');
+    location.hash = '#/'; location.reload();
+  };
+  try { await discover(); } catch (e) {
+    fill(main, errorBox(e));
+    if (e.code === 401) showLogin(auth.mode, e.message);
+    return;
+  }
+  fill($('#kinds'), ...COMMON.filter(n => kinds.has(n)).map(n =>
+    h('a', { href: `#/r/${n}` }, n === 'customresourcedefinitions' ? 'crds' : n)));
+  loadNamespaces();
+  addEventListener('hashchange', route);
+  addEventListener('keydown', onKey);
+  document.body.dataset.ready = 'true';
+  route();
+}
+
+start();
