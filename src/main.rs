@@ -7,7 +7,8 @@ use std::time::Instant;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use k1s_apiserver::auth::UserInfo;
+
+mod envtest;
 
 #[derive(Parser)]
 #[command(
@@ -34,6 +35,19 @@ enum Command {
     Node(NodeArgs),
     /// Load any Kubernetes API server through a kubeconfig (HTTP/2 over TLS) and report figures.
     Bench(k1s_bench::BenchArgs),
+    /// Stand in for kube-apiserver under controller-runtime's envtest (also when k1s is run as
+    /// `kube-apiserver`): takes its flags, serves from memory.
+    #[command(disable_help_flag = true)]
+    KubeApiserver {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Stand in for etcd under envtest (also when run as `etcd`): answers its health check only.
+    #[command(disable_help_flag = true)]
+    Etcd {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
 }
 
 /// Flags shared by `k1s server` (in process) and `k1s controller-manager`.
@@ -264,6 +278,15 @@ struct ServerArgs {
     /// Extra names or IPs for the serving certificate (repeatable).
     #[arg(long = "tls-san")]
     tls_san: Vec<String>,
+    /// Serve this certificate (PEM) instead of one from the PKI; needs --tls-private-key-file.
+    #[arg(long, requires = "tls_private_key_file")]
+    tls_cert_file: Option<PathBuf>,
+    /// The key of --tls-cert-file (PEM).
+    #[arg(long, requires = "tls_cert_file")]
+    tls_private_key_file: Option<PathBuf>,
+    /// Also accept client certificates signed by the CAs in this PEM file.
+    #[arg(long)]
+    client_ca_file: Option<PathBuf>,
     /// Keep everything in memory; only the kubeconfig is written. For CI.
     #[arg(long)]
     ephemeral: bool,
@@ -305,6 +328,12 @@ struct ServerArgs {
     /// Do not run the in-process scheduler.
     #[arg(long)]
     disable_scheduler: bool,
+    /// Once serving, write `{"url", "kubeconfig", "pid"}` (JSON) here atomically; removed on exit.
+    #[arg(long)]
+    ready_file: Option<PathBuf>,
+    /// Shut down when the process that started k1s exits (for CI harnesses and test fixtures).
+    #[arg(long)]
+    exit_with_parent: bool,
 }
 
 fn default_data_dir() -> anyhow::Result<PathBuf> {
@@ -318,7 +347,7 @@ async fn run_server(args: ServerArgs) -> anyhow::Result<()> {
         Some(d) => d,
         None => default_data_dir()?,
     };
-    let config = k1s_apiserver::server::ServerConfig {
+    let server = k1s_apiserver::server::ServerConfig {
         data_dir,
         bind_address: args.bind_address,
         secure_port: args.secure_port,
@@ -333,84 +362,24 @@ async fn run_server(args: ServerArgs) -> anyhow::Result<()> {
         audit_log_maxbackup: args.audit_log_maxbackup,
         max_requests_inflight: args.max_requests_inflight,
         max_mutating_requests_inflight: args.max_mutating_requests_inflight,
+        serving_cert_files: args.tls_cert_file.zip(args.tls_private_key_file),
+        client_ca_file: args.client_ca_file,
     };
-    let controllers = args.controller;
-    let leader_elect = controllers.leader_elect;
-    let selected =
-        k1s_controller_manager::selected(&controllers.controllers).map_err(anyhow::Error::msg)?;
-    let mut server = k1s_apiserver::server::start(config)
-        .await
-        .context("starting the API server")?;
-    // The controller-manager in process: its clients enter the server's filter chain after TLS,
-    // each controller as its own service account.
-    let entry = server.in_process_service(UserInfo::new(
-        "system:kube-controller-manager",
-        vec!["system:authenticated".into()],
-    ));
-    let clients: k1s_controller_manager::ClientSource = Arc::new(move |sa: Option<&str>| {
-        let service = match sa {
-            Some(sa) => entry.as_user(UserInfo::service_account("kube-system", sa)),
-            None => entry.clone(),
-        };
-        kube::Client::new(service, "default")
-    });
-    let cm_metrics = Arc::new(k1s_controller_manager::metrics::Metrics::default());
-    {
-        let m = cm_metrics.clone();
-        server.add_metrics(Box::new(move || m.render()));
-    }
-    let cm_options = controllers.options(Some(server.ca_pem.clone()));
-    let (stop_controllers, controllers_stopped) = tokio::sync::watch::channel(false);
-    // `--controllers=-*`: a bare API server, with no controller-manager (and no leader election).
-    let controller_manager = (!selected.is_empty()).then(|| {
-        tokio::spawn(k1s_controller_manager::run(
-            clients,
-            cm_options,
-            cm_metrics,
-            controllers_stopped.clone(),
-        ))
-    });
-    // The scheduler in process, as `system:kube-scheduler`.
-    let scheduler = (!args.disable_scheduler).then(|| {
-        let client = kube::Client::new(
-            server.in_process_service(UserInfo::new(
-                "system:kube-scheduler",
-                vec!["system:authenticated".into()],
-            )),
-            "default",
-        );
-        let options = k1s_scheduler::Options {
+    let leader_elect = args.controller.leader_elect;
+    let names = (0..args.nodes).map(|i| format!("k1s-node-{i}")).collect();
+    let options = k1s::ControlPlaneOptions {
+        server,
+        controller_manager: Some(args.controller.options(None)),
+        scheduler: (!args.disable_scheduler).then(|| k1s_scheduler::Options {
             leader_elect,
             ..Default::default()
-        };
-        tokio::spawn(k1s_scheduler::run(
-            client,
-            options,
-            controllers_stopped.clone(),
-        ))
-    });
-    // Simulated nodes in process, each acting as `system:node:<name>`.
-    let nodes = (args.nodes > 0).then(|| {
-        let entry = server.in_process_service(UserInfo::new(
-            "system:node:k1s-node-0",
-            vec!["system:nodes".into(), "system:authenticated".into()],
-        ));
-        let clients: k1s_simnode::ClientFor = Arc::new(move |name: &str| {
-            kube::Client::new(
-                entry.as_user(UserInfo::new(
-                    format!("system:node:{name}"),
-                    vec!["system:nodes".into(), "system:authenticated".into()],
-                )),
-                "default",
-            )
-        });
-        let names = (0..args.nodes).map(|i| format!("k1s-node-{i}")).collect();
-        tokio::spawn(k1s_simnode::run(
-            clients,
-            args.node_shape.options(names),
-            controllers_stopped.clone(),
-        ))
-    });
+        }),
+        nodes: Some(args.node_shape.options(names)),
+    };
+    // Watch the parent from the start: a parent that dies while we start must not be missed.
+    let parent_gone = args.exit_with_parent.then(parent_exited);
+    let mut cluster = k1s::ControlPlane::start(options).await?;
+    let server = cluster.server();
     println!(
         "k1s is serving the Kubernetes API at https://{} (ready in {} ms)\n  kubeconfig: {}\n  try: export KUBECONFIG={} && kubectl get namespaces",
         server.local_addr,
@@ -418,20 +387,71 @@ async fn run_server(args: ServerArgs) -> anyhow::Result<()> {
         server.kubeconfig.display(),
         server.kubeconfig.display(),
     );
+    if let Some(path) = &args.ready_file {
+        write_ready_file(path, &server.server_url, &server.kubeconfig)?;
+    }
+    let parent_gone = async move {
+        match parent_gone {
+            Some(task) => {
+                let _ = task.await;
+            }
+            None => std::future::pending().await,
+        }
+    };
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     tokio::select! {
         _ = tokio::signal::ctrl_c() => {}
         _ = term.recv() => {}
-        _ = server.wait() => anyhow::bail!("the server stopped unexpectedly"),
+        _ = parent_gone => eprintln!("the parent process exited"),
+        _ = cluster.wait() => anyhow::bail!("the server stopped unexpectedly"),
     }
     eprintln!("shutting down");
-    // The controllers stop first (the lease is released while the API still answers).
-    let _ = stop_controllers.send(true);
-    for task in [controller_manager, scheduler, nodes].into_iter().flatten() {
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), task).await;
+    let ready_file = args.ready_file;
+    cluster.shutdown().await;
+    if let Some(path) = ready_file {
+        // A stale ready file would tell the next reader a dead server is up.
+        let _ = std::fs::remove_file(path);
     }
-    server.shutdown().await;
     Ok(())
+}
+
+/// Writes `{"url": ..., "kubeconfig": ..., "pid": ...}` to `path` atomically (a temporary file in
+/// the same directory, then a rename), so a reader polling for the file never sees half of it.
+fn write_ready_file(
+    path: &std::path::Path,
+    url: &str,
+    kubeconfig: &std::path::Path,
+) -> anyhow::Result<()> {
+    let kubeconfig = std::path::absolute(kubeconfig)?;
+    let body = serde_json::json!({
+        "url": url,
+        "kubeconfig": kubeconfig,
+        "pid": std::process::id(),
+    })
+    .to_string();
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(format!(".tmp.{}", std::process::id()));
+    let tmp = PathBuf::from(tmp);
+    std::fs::write(&tmp, body).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))
+}
+
+/// Ends when this process's parent has exited (we were re-parented): polled every 200 ms, which
+/// needs no unsafe code (PR_SET_PDEATHSIG would). A parent of 1 means init adopted us already.
+fn parent_exited() -> tokio::task::JoinHandle<()> {
+    let parent = std::os::unix::process::parent_id();
+    tokio::spawn(async move {
+        if parent == 1 {
+            return;
+        }
+        let mut tick = tokio::time::interval(std::time::Duration::from_millis(200));
+        loop {
+            tick.tick().await;
+            if std::os::unix::process::parent_id() != parent {
+                return;
+            }
+        }
+    })
 }
 
 async fn run_controller_manager(args: ControllerManagerArgs) -> anyhow::Result<()> {
@@ -533,6 +553,41 @@ async fn run_nodes(args: NodeArgs) -> anyhow::Result<()> {
     .await
 }
 
+/// `k1s kube-apiserver <kube-apiserver flags>`: the control plane on envtest's terms, until
+/// SIGTERM/SIGINT (exit 0).
+async fn run_kube_apiserver(args: Vec<String>) -> anyhow::Result<()> {
+    let Some(plan) = envtest::apiserver_plan(&args)? else {
+        return Ok(());
+    };
+    let mut cluster = k1s::ControlPlane::start(plan.options).await?;
+    eprintln!(
+        "k1s (as kube-apiserver) is serving at {}",
+        cluster.server().server_url
+    );
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+        _ = cluster.wait() => anyhow::bail!("the server stopped unexpectedly"),
+    }
+    cluster.shutdown().await;
+    drop(plan.temp_dir);
+    Ok(())
+}
+
+/// `k1s etcd <etcd flags>`: answers envtest's health probe until SIGTERM/SIGINT (exit 0).
+async fn run_etcd(args: Vec<String>) -> anyhow::Result<()> {
+    let Some(addresses) = envtest::etcd_listen_addresses(&args)? else {
+        return Ok(());
+    };
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => Ok(()),
+        _ = term.recv() => Ok(()),
+        served = envtest::serve_etcd_health(addresses) => served,
+    }
+}
+
 /// mimalloc: the server allocates per request from many threads; glibc's malloc spent ~15% of
 /// a create's CPU (see docs/benchmarks.md).
 #[global_allocator]
@@ -546,15 +601,28 @@ fn main() -> anyhow::Result<()> {
         )
         .with_writer(std::io::stderr)
         .init();
-    let cli = Cli::parse();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
+    // Run as `kube-apiserver` or `etcd` (a symlink in KUBEBUILDER_ASSETS): envtest's drop-ins.
+    let argv0 = std::env::args_os()
+        .next()
+        .map(PathBuf::from)
+        .and_then(|p| Some(p.file_name()?.to_string_lossy().into_owned()));
+    let rest = || std::env::args().skip(1).collect::<Vec<_>>();
+    match argv0.as_deref() {
+        Some("kube-apiserver") => return runtime.block_on(run_kube_apiserver(rest())),
+        Some("etcd") => return runtime.block_on(run_etcd(rest())),
+        _ => {}
+    }
+    let cli = Cli::parse();
     match cli.command {
         Command::Server(args) => runtime.block_on(run_server(args)),
         Command::ControllerManager(args) => runtime.block_on(run_controller_manager(args)),
         Command::Scheduler(args) => runtime.block_on(run_scheduler(args)),
         Command::Node(args) => runtime.block_on(run_nodes(args)),
         Command::Bench(args) => runtime.block_on(k1s_bench::run(args)),
+        Command::KubeApiserver { args } => runtime.block_on(run_kube_apiserver(args)),
+        Command::Etcd { args } => runtime.block_on(run_etcd(args)),
     }
 }
