@@ -126,7 +126,10 @@ pub struct ApiServerPlan {
 pub fn apiserver_plan(args: &[String]) -> anyhow::Result<Option<ApiServerPlan>> {
     let (flags, positional) = parse_go_flags(args);
     if flags.contains_key("help") || flags.contains_key("h") {
-        print!("{}", usage("kube-apiserver", APISERVER_FLAGS, IGNORED_FLAGS));
+        print!(
+            "{}",
+            usage("kube-apiserver", APISERVER_FLAGS, IGNORED_FLAGS)
+        );
         return Ok(None);
     }
     if flags.contains_key("version") {
@@ -166,7 +169,9 @@ pub fn apiserver_plan(args: &[String]) -> anyhow::Result<Option<ApiServerPlan>> 
             (d.clone(), None)
         }
         None => {
-            let t = tempfile::Builder::new().prefix("k1s-apiserver-").tempdir()?;
+            let t = tempfile::Builder::new()
+                .prefix("k1s-apiserver-")
+                .tempdir()?;
             (t.path().to_path_buf(), Some(t))
         }
     };
@@ -202,7 +207,10 @@ pub fn apiserver_plan(args: &[String]) -> anyhow::Result<Option<ApiServerPlan>> 
     // K1S_CONTROLLERS says otherwise (`-*` for none). No scheduler or nodes: pods stay Pending.
     let controllers = std::env::var("K1S_CONTROLLERS").unwrap_or_else(|_| "*".into());
     let controller_manager = k1s_controller_manager::Options {
-        controllers: controllers.split(',').map(|s| s.trim().to_string()).collect(),
+        controllers: controllers
+            .split(',')
+            .map(|s| s.trim().to_string())
+            .collect(),
         leader_elect: false,
         ..Default::default()
     };
@@ -395,7 +403,10 @@ mod tests {
         let server = plan.options.server;
         assert_eq!(
             server.serving_cert_files,
-            Some((dir.path().join("apiserver.crt"), dir.path().join("apiserver.key")))
+            Some((
+                dir.path().join("apiserver.crt"),
+                dir.path().join("apiserver.key")
+            ))
         );
         assert_eq!(server.client_ca_file, Some(dir.path().join("ca.crt")));
         assert_eq!(server.bind_address.to_string(), "127.0.0.1");

@@ -44,8 +44,10 @@ async fn gc_test() -> anyhow::Result<()> {
     secrets
         .create(
             &PostParams::default(),
-            &object(serde_json::json!({"metadata": {"name": "dependent", "ownerReferences": [
-                {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": uid}]}}))?,
+            &object(
+                serde_json::json!({"metadata": {"name": "dependent", "ownerReferences": [
+                {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": uid}]}}),
+            )?,
         )
         .await?;
     cms.delete("owner", &DeleteParams::default()).await?;
@@ -70,7 +72,9 @@ async fn main() -> anyhow::Result<()> {
         let t = Instant::now();
         let cluster = TestCluster::start().await?;
         start.push(t.elapsed());
-        Api::<Namespace>::all(cluster.client()).get("default").await?;
+        Api::<Namespace>::all(cluster.client())
+            .get("default")
+            .await?;
         usable.push(t.elapsed());
         cluster.shutdown().await;
     }
@@ -98,7 +102,9 @@ async fn main() -> anyhow::Result<()> {
     let mut running = Vec::new();
     for _ in 0..clusters {
         let cluster = TestCluster::start().await?;
-        Api::<Namespace>::all(cluster.client()).get("default").await?;
+        Api::<Namespace>::all(cluster.client())
+            .get("default")
+            .await?;
         running.push(cluster);
     }
     // Let controllers and nodes settle (informers synced, node registered, leases written).

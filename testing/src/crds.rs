@@ -50,8 +50,7 @@ pub fn read_crds(dir: &Path) -> Result<Vec<CustomResourceDefinition>, Error> {
                 _ => vec![doc],
             };
             for object in objects {
-                if object.get("kind").and_then(|k| k.as_str()) != Some("CustomResourceDefinition")
-                {
+                if object.get("kind").and_then(|k| k.as_str()) != Some("CustomResourceDefinition") {
                     continue;
                 }
                 crds.push(serde_json::from_value(object).map_err(|e| manifest(e.to_string()))?);

@@ -44,7 +44,10 @@ where
     )
     .await;
     match waited {
-        Err(_) => Err(Error::Timeout { what, after: timeout }),
+        Err(_) => Err(Error::Timeout {
+            what,
+            after: timeout,
+        }),
         Ok(Err(e)) => Err(Error::Wait {
             what,
             message: e.to_string(),

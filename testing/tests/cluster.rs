@@ -48,10 +48,17 @@ async fn pods_run_on_simulated_nodes_and_drop_cleans_up() -> anyhow::Result<()> 
         p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Succeeded")
     })
     .await?;
-    assert!(done.spec.as_ref().and_then(|s| s.node_name.as_ref()).is_some());
+    assert!(
+        done.spec
+            .as_ref()
+            .and_then(|s| s.node_name.as_ref())
+            .is_some()
+    );
     let events = cluster.events_for(&done).await?;
     assert!(
-        events.iter().any(|e| e.reason.as_deref() == Some("Scheduled")),
+        events
+            .iter()
+            .any(|e| e.reason.as_deref() == Some("Scheduled")),
         "{events:?}"
     );
 
@@ -100,8 +107,10 @@ async fn switched_off_parts_do_not_run() -> anyhow::Result<()> {
     let uid = owner.metadata.uid.clone().expect("uid");
     cms.create(
         &PostParams::default(),
-        &object(serde_json::json!({"metadata": {"name": "dependent", "ownerReferences": [
-            {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": uid}]}})),
+        &object(
+            serde_json::json!({"metadata": {"name": "dependent", "ownerReferences": [
+            {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": uid}]}}),
+        ),
     )
     .await?;
     cms.delete("owner", &DeleteParams::default()).await?;
@@ -119,7 +128,11 @@ async fn switched_off_parts_do_not_run() -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn dependents_are_garbage_collected() -> anyhow::Result<()> {
-    let cluster = TestCluster::builder().nodes(0).scheduler(false).start().await?;
+    let cluster = TestCluster::builder()
+        .nodes(0)
+        .scheduler(false)
+        .start()
+        .await?;
     let cms: Api<ConfigMap> = Api::namespaced(cluster.client(), "default");
     let secrets: Api<Secret> = Api::namespaced(cluster.client(), "default");
     let owner = cms
@@ -132,8 +145,10 @@ async fn dependents_are_garbage_collected() -> anyhow::Result<()> {
     secrets
         .create(
             &PostParams::default(),
-            &object(serde_json::json!({"metadata": {"name": "dependent", "ownerReferences": [
-                {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": uid}]}})),
+            &object(
+                serde_json::json!({"metadata": {"name": "dependent", "ownerReferences": [
+                {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": uid}]}}),
+            ),
         )
         .await?;
     cms.delete("owner", &DeleteParams::default()).await?;
@@ -143,7 +158,11 @@ async fn dependents_are_garbage_collected() -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn crds_are_created_and_discovery_is_waited_for() -> anyhow::Result<()> {
-    let cluster = TestCluster::builder().nodes(0).scheduler(false).start().await?;
+    let cluster = TestCluster::builder()
+        .nodes(0)
+        .scheduler(false)
+        .start()
+        .await?;
     let dir = tempfile::tempdir()?;
     std::fs::write(
         dir.path().join("widgets.yaml"),

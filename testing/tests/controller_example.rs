@@ -31,7 +31,9 @@ enum ReconcileError {
 /// the garbage collector deletes it with its owner) and marks the ConfigMap published.
 async fn reconcile(cm: Arc<ConfigMap>, client: Arc<Client>) -> Result<Action, ReconcileError> {
     let ns = cm.namespace().ok_or(ReconcileError::Incomplete)?;
-    let owner = cm.controller_owner_ref(&()).ok_or(ReconcileError::Incomplete)?;
+    let owner = cm
+        .controller_owner_ref(&())
+        .ok_or(ReconcileError::Incomplete)?;
     let message = cm
         .data
         .as_ref()
@@ -48,13 +50,26 @@ async fn reconcile(cm: Arc<ConfigMap>, client: Arc<Client>) -> Result<Action, Re
         data: Some([("message".to_string(), ByteString(message.into_bytes()))].into()),
         ..Default::default()
     };
-    let apply = PatchParams::apply("greeting-controller").force();
+    // Create, or bring an existing Secret's data up to date.
     let secrets: Api<Secret> = Api::namespaced((*client).clone(), &ns);
-    secrets.patch(&name, &apply, &Patch::Apply(&secret)).await?;
+    match secrets.create(&PostParams::default(), &secret).await {
+        Ok(_) => {}
+        Err(kube::Error::Api(s)) if s.code == 409 => {
+            let data = serde_json::json!({"data": secret.data});
+            secrets
+                .patch(&name, &PatchParams::default(), &Patch::Merge(&data))
+                .await?;
+        }
+        Err(e) => return Err(e.into()),
+    }
     if !cm.annotations().contains_key(PUBLISHED) {
         let mark = serde_json::json!({"metadata": {"annotations": {PUBLISHED: "true"}}});
         Api::<ConfigMap>::namespaced((*client).clone(), &ns)
-            .patch(&cm.name_any(), &PatchParams::default(), &Patch::Merge(&mark))
+            .patch(
+                &cm.name_any(),
+                &PatchParams::default(),
+                &Patch::Merge(&mark),
+            )
             .await?;
     }
     Ok(Action::await_change())
@@ -72,7 +87,11 @@ fn run_controller(client: Client) -> tokio::task::JoinHandle<()> {
         Controller::new(cms, watcher::Config::default().labels("greeting=true"))
             .owns(secrets, watcher::Config::default())
             .run(reconcile, error_policy, Arc::new(client))
-            .for_each(|_| async {}),
+            .for_each(|result| async move {
+                if let Err(e) = result {
+                    eprintln!("greeting-controller: {e:?}");
+                }
+            }),
     )
 }
 

@@ -35,7 +35,9 @@ fn sigterm(pid: u32) {
 }
 
 fn wait_exit(child: &mut Child) -> std::process::ExitStatus {
-    wait_until("the process to exit", || child.try_wait().expect("try_wait"))
+    wait_until("the process to exit", || {
+        child.try_wait().expect("try_wait")
+    })
 }
 
 /// A process is gone when /proc no longer lists it or it is a zombie nobody reaped yet.
@@ -58,7 +60,14 @@ async fn ready_file_then_sigterm_exits_zero_and_removes_it() {
     let dir = tempfile::tempdir().expect("tempdir");
     let ready = dir.path().join("ready.json");
     let mut child = Command::new(k1s_bin())
-        .args(["server", "--ephemeral", "--secure-port", "0", "--nodes", "0"])
+        .args([
+            "server",
+            "--ephemeral",
+            "--secure-port",
+            "0",
+            "--nodes",
+            "0",
+        ])
         .arg("--data-dir")
         .arg(dir.path().join("data"))
         .arg("--ready-file")
@@ -136,7 +145,9 @@ impl TinyCa {
         let key = rcgen::KeyPair::generate().expect("key");
         let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("params");
         params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-        params.distinguished_name.push(rcgen::DnType::CommonName, name);
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, name);
         params.key_usages = vec![
             rcgen::KeyUsagePurpose::KeyCertSign,
             rcgen::KeyUsagePurpose::DigitalSignature,
@@ -151,13 +162,14 @@ impl TinyCa {
     /// A serving (`names` as SANs) or client (`CN=user, O=groups`) certificate and its key.
     fn issue(&self, names: &[&str], user: Option<(&str, &[&str])>) -> (String, String) {
         let key = rcgen::KeyPair::generate().expect("key");
-        let mut params = rcgen::CertificateParams::new(
-            names.iter().map(|n| n.to_string()).collect::<Vec<_>>(),
-        )
-        .expect("params");
+        let mut params =
+            rcgen::CertificateParams::new(names.iter().map(|n| n.to_string()).collect::<Vec<_>>())
+                .expect("params");
         match user {
             Some((name, groups)) => {
-                params.distinguished_name.push(rcgen::DnType::CommonName, name);
+                params
+                    .distinguished_name
+                    .push(rcgen::DnType::CommonName, name);
                 for g in groups {
                     params
                         .distinguished_name
@@ -309,17 +321,15 @@ async fn envtest_drop_in_with_envtest_arguments() {
     let scratch = tempfile::tempdir().expect("scratch");
 
     // The readiness probe: GET /healthz, certificate not verified, 200.
-    let probe = client_from_kubeconfig(&kubeconfig(
-        &scratch.path().join("probe"),
-        &url,
-        None,
-        None,
-    ))
-    .await
-    .expect("probe client");
+    let probe =
+        client_from_kubeconfig(&kubeconfig(&scratch.path().join("probe"), &url, None, None))
+            .await
+            .expect("probe client");
     let deadline = Instant::now() + TIMEOUT;
     loop {
-        let req = http::Request::get("/healthz").body(Vec::new()).expect("req");
+        let req = http::Request::get("/healthz")
+            .body(Vec::new())
+            .expect("req");
         if probe.request_text(req).await.is_ok_and(|b| b == "ok") {
             break;
         }
@@ -358,7 +368,10 @@ async fn envtest_drop_in_with_envtest_arguments() {
     ))
     .await
     .expect("alice client");
-    match Api::<Namespace>::all(alice_client.clone()).list(&Default::default()).await {
+    match Api::<Namespace>::all(alice_client.clone())
+        .list(&Default::default())
+        .await
+    {
         Err(kube::Error::Api(s)) => assert_eq!(s.code, 403, "{s:?}"),
         other => panic!("alice listed namespaces before any binding: {other:?}"),
     }
