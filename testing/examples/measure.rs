@@ -115,7 +115,7 @@ async fn main() -> anyhow::Result<()> {
         "memory: {clusters} clusters side by side (1 node, all controllers, scheduler) add {} MiB RSS: {:.1} MiB each; about {} fit in 1 GiB",
         after.saturating_sub(before) / 1024,
         per as f64 / 1024.0,
-        if per > 0 { 1024 * 1024 / per } else { 0 }
+        (1024 * 1024u64).checked_div(per).unwrap_or(0)
     );
     for c in running {
         c.shutdown().await;
