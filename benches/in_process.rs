@@ -74,23 +74,10 @@ fn main() {
         let dir = tempfile::tempdir().expect("tempdir");
         let config = k1s_apiserver::server::ServerConfig {
             data_dir: dir.path().to_path_buf(),
-            bind_address: "127.0.0.1".parse().expect("ip"),
-            secure_port: 0,
-            tls_sans: Vec::new(),
-            ephemeral: true,
-            advertise_address: None,
             kubeconfig_path: Some(dir.path().join("admin.conf")),
-            token_auth_file: None,
-            audit_policy_file: None,
-            audit_log_path: None,
-            audit_log_maxsize_mb: 0,
-            audit_log_maxbackup: 0,
             max_requests_inflight: 0,
             max_mutating_requests_inflight: 0,
-            etcd: None,
-            wal_file_bytes: k1s_storage::DEFAULT_WAL_FILE_BYTES,
-            cert_dir: None,
-            skip_admin_kubeconfig: false,
+            ..Default::default()
         };
         let server = k1s_apiserver::server::start(config).await.expect("server");
         let in_process = kube::Client::new(

@@ -7,6 +7,8 @@ use std::time::Instant;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
+
+mod envtest;
 use k1s_apiserver::auth::UserInfo;
 
 #[derive(Parser)]
@@ -51,6 +53,19 @@ enum Command {
     Migrate(MigrateArgs),
     /// Serve the web dashboard on loopback for any cluster, with a kubeconfig's credentials.
     Dashboard(DashboardArgs),
+    /// Stand in for kube-apiserver under controller-runtime's envtest (also when k1s is run as
+    /// `kube-apiserver`): takes its flags, serves from memory.
+    #[command(disable_help_flag = true)]
+    KubeApiserver {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Stand in for etcd under envtest (also when run as `etcd`): answers its health check only.
+    #[command(disable_help_flag = true)]
+    Etcd {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
 }
 
 #[derive(clap::Args)]
@@ -560,6 +575,15 @@ struct ServerArgs {
     /// Extra names or IPs for the serving certificate (repeatable).
     #[arg(long = "tls-san")]
     tls_san: Vec<String>,
+    /// Serve this certificate (PEM) instead of one from the PKI; needs --tls-private-key-file.
+    #[arg(long, requires = "tls_private_key_file")]
+    tls_cert_file: Option<PathBuf>,
+    /// The key of --tls-cert-file (PEM).
+    #[arg(long, requires = "tls_cert_file")]
+    tls_private_key_file: Option<PathBuf>,
+    /// Also accept client certificates signed by the CAs in this PEM file.
+    #[arg(long)]
+    client_ca_file: Option<PathBuf>,
     /// Keep everything in memory; only the kubeconfig is written. For CI.
     #[arg(long)]
     ephemeral: bool,
@@ -606,6 +630,12 @@ struct ServerArgs {
     /// Do not run the in-process scheduler.
     #[arg(long)]
     disable_scheduler: bool,
+    /// Once serving, write `{"url", "kubeconfig", "pid"}` (JSON) here atomically; removed on exit.
+    #[arg(long)]
+    ready_file: Option<PathBuf>,
+    /// Shut down when the process that started k1s exits (for CI harnesses and test fixtures).
+    #[arg(long)]
+    exit_with_parent: bool,
     /// Also serve the web dashboard on loopback (as `k1s dashboard` with the admin kubeconfig).
     #[arg(long)]
     dashboard: bool,
@@ -721,151 +751,128 @@ async fn run_server(args: ServerArgs) -> anyhow::Result<()> {
         wal_file_bytes: args.wal_size,
         cert_dir: None,
         skip_admin_kubeconfig: false,
+        serving_cert_files: args.tls_cert_file.zip(args.tls_private_key_file),
+        client_ca_file: args.client_ca_file,
     };
     let names = (0..args.nodes).map(|i| format!("k1s-node-{i}")).collect();
-    let running = start_control_plane(
+    let options = control_plane_options(
         config,
         args.controller,
         names,
         args.node_shape,
         args.disable_scheduler,
-    )
-    .await?;
+    );
+    // Watch the parent from the start: a parent that dies while we start must not be missed.
+    let parent_gone = args.exit_with_parent.then(parent_exited);
+    let cluster = k1s::ControlPlane::start(options).await?;
+    let server = cluster.server();
     println!(
         "k1s is serving the Kubernetes API at https://{} (ready in {} ms)\n  kubeconfig: {}\n  try: export KUBECONFIG={} && kubectl get namespaces",
-        running.server.local_addr,
+        server.local_addr,
         started.elapsed().as_millis(),
-        running.server.kubeconfig.display(),
-        running.server.kubeconfig.display(),
+        server.kubeconfig.display(),
+        server.kubeconfig.display(),
     );
+    if let Some(path) = &args.ready_file {
+        write_ready_file(path, &server.server_url, &server.kubeconfig)?;
+    }
     let dashboard = match args.dashboard {
-        true => Some(start_dashboard(&running.server.kubeconfig, args.dashboard_port, false).await?),
+        true => Some(start_dashboard(&server.kubeconfig, args.dashboard_port, false).await?),
         false => None,
     };
-    let result = running.run_until_signal().await;
+    let result = serve_until_signal(cluster, parent_gone).await;
     if let Some(d) = dashboard {
         d.task.abort();
+    }
+    if let Some(path) = args.ready_file {
+        // A stale ready file would tell the next reader a dead server is up.
+        let _ = std::fs::remove_file(path);
     }
     result
 }
 
-/// The API server with the controller-manager, the scheduler and simulated nodes in process.
-struct ControlPlane {
-    server: k1s_apiserver::server::RunningServer,
-    stop: tokio::sync::watch::Sender<bool>,
-    tasks: Vec<tokio::task::JoinHandle<Result<(), String>>>,
-}
-
-impl ControlPlane {
-    /// Serves until SIGINT/SIGTERM, then stops the controllers first (the lease is released
-    /// while the API still answers) and the server last.
-    async fn run_until_signal(mut self) -> anyhow::Result<()> {
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term.recv() => {}
-            _ = self.server.wait() => anyhow::bail!("the server stopped unexpectedly"),
-        }
-        eprintln!("shutting down");
-        let _ = self.stop.send(true);
-        for task in self.tasks {
-            let _ = tokio::time::timeout(std::time::Duration::from_secs(5), task).await;
-        }
-        self.server.shutdown().await;
-        Ok(())
-    }
-}
-
-async fn start_control_plane(
-    config: k1s_apiserver::server::ServerConfig,
+/// What `k1s server` and `k1s init` run in process beside the API server.
+fn control_plane_options(
+    server: k1s_apiserver::server::ServerConfig,
     controllers: ControllerFlags,
     node_names: Vec<String>,
     node_shape: NodeShape,
     disable_scheduler: bool,
-) -> anyhow::Result<ControlPlane> {
+) -> k1s::ControlPlaneOptions {
     let leader_elect = controllers.leader_elect;
-    let selected =
-        k1s_controller_manager::selected(&controllers.controllers).map_err(anyhow::Error::msg)?;
-    let server = k1s_apiserver::server::start(config)
-        .await
-        .context("starting the API server")?;
-    // The controller-manager in process: its clients enter the server's filter chain after TLS,
-    // each controller as its own service account.
-    let entry = server.in_process_service(UserInfo::new(
-        "system:kube-controller-manager",
-        vec!["system:authenticated".into()],
-    ));
-    let clients: k1s_controller_manager::ClientSource = Arc::new(move |sa: Option<&str>| {
-        let service = match sa {
-            Some(sa) => entry.as_user(UserInfo::service_account("kube-system", sa)),
-            None => entry.clone(),
-        };
-        kube::Client::new(service, "default")
-    });
-    let cm_metrics = Arc::new(k1s_controller_manager::metrics::Metrics::default());
-    {
-        let m = cm_metrics.clone();
-        server.add_metrics(Box::new(move || m.render()));
-    }
-    let mut cm_options = controllers.options(Some(server.ca_pem.clone()));
-    // csrsigning issues with the cluster CA, as kubeadm points --cluster-signing-*-file at it.
-    cm_options.cluster_signing_cert_file = Some(server.pki_dir.join("ca.crt"));
-    cm_options.cluster_signing_key_file = Some(server.pki_dir.join("ca.key"));
-    let (stop, controllers_stopped) = tokio::sync::watch::channel(false);
-    let mut tasks = Vec::new();
-    // `--controllers=-*`: a bare API server, with no controller-manager (and no leader election).
-    if !selected.is_empty() {
-        tasks.push(tokio::spawn(k1s_controller_manager::run(
-            clients,
-            cm_options,
-            cm_metrics,
-            controllers_stopped.clone(),
-        )));
-    }
-    // The scheduler in process, as `system:kube-scheduler`.
-    if !disable_scheduler {
-        let client = kube::Client::new(
-            server.in_process_service(UserInfo::new(
-                "system:kube-scheduler",
-                vec!["system:authenticated".into()],
-            )),
-            "default",
-        );
-        let options = k1s_scheduler::Options {
+    k1s::ControlPlaneOptions {
+        server,
+        controller_manager: Some(controllers.options(None)),
+        scheduler: (!disable_scheduler).then(|| k1s_scheduler::Options {
             leader_elect,
             ..Default::default()
-        };
-        tasks.push(tokio::spawn(k1s_scheduler::run(
-            client,
-            options,
-            controllers_stopped.clone(),
-        )));
+        }),
+        nodes: Some(node_shape.options(node_names)),
     }
-    // Simulated nodes in process, each acting as `system:node:<name>`.
-    if !node_names.is_empty() {
-        let entry = server.in_process_service(UserInfo::new(
-            "system:node:k1s-node-0",
-            vec!["system:nodes".into(), "system:authenticated".into()],
-        ));
-        let clients: k1s_simnode::ClientFor = Arc::new(move |name: &str| {
-            kube::Client::new(
-                entry.as_user(UserInfo::new(
-                    format!("system:node:{name}"),
-                    vec!["system:nodes".into(), "system:authenticated".into()],
-                )),
-                "default",
-            )
-        });
-        tasks.push(tokio::spawn(k1s_simnode::run(
-            clients,
-            node_shape.options(node_names),
-            controllers_stopped.clone(),
-        )));
+}
+
+/// Serves until SIGINT/SIGTERM (or the parent's exit), then stops the components first (their
+/// leases are released while the API still answers) and the server last.
+async fn serve_until_signal(
+    mut cluster: k1s::ControlPlane,
+    parent_gone: Option<tokio::task::JoinHandle<()>>,
+) -> anyhow::Result<()> {
+    let parent_gone = async move {
+        match parent_gone {
+            Some(task) => {
+                let _ = task.await;
+            }
+            None => std::future::pending().await,
+        }
+    };
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+        _ = parent_gone => eprintln!("the parent process exited"),
+        _ = cluster.wait() => anyhow::bail!("the server stopped unexpectedly"),
     }
-    Ok(ControlPlane {
-        server,
-        stop,
-        tasks,
+    eprintln!("shutting down");
+    cluster.shutdown().await;
+    Ok(())
+}
+
+/// Writes `{"url": ..., "kubeconfig": ..., "pid": ...}` to `path` atomically (a temporary file in
+/// the same directory, then a rename), so a reader polling for the file never sees half of it.
+fn write_ready_file(
+    path: &std::path::Path,
+    url: &str,
+    kubeconfig: &std::path::Path,
+) -> anyhow::Result<()> {
+    let kubeconfig = std::path::absolute(kubeconfig)?;
+    let body = serde_json::json!({
+        "url": url,
+        "kubeconfig": kubeconfig,
+        "pid": std::process::id(),
+    })
+    .to_string();
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(format!(".tmp.{}", std::process::id()));
+    let tmp = PathBuf::from(tmp);
+    std::fs::write(&tmp, body).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))
+}
+
+/// Ends when this process's parent has exited (we were re-parented): polled every 200 ms, which
+/// needs no unsafe code (PR_SET_PDEATHSIG would). A parent of 1 means init adopted us already.
+fn parent_exited() -> tokio::task::JoinHandle<()> {
+    let parent = std::os::unix::process::parent_id();
+    tokio::spawn(async move {
+        if parent == 1 {
+            return;
+        }
+        let mut tick = tokio::time::interval(std::time::Duration::from_millis(200));
+        loop {
+            tick.tick().await;
+            if std::os::unix::process::parent_id() != parent {
+                return;
+            }
+        }
     })
 }
 
@@ -1132,22 +1139,24 @@ async fn run_init(mut args: InitArgs) -> anyhow::Result<()> {
         skip_admin_kubeconfig: true,
         wal_file_bytes: k1s_storage::DEFAULT_WAL_FILE_BYTES,
         etcd: None,
+        serving_cert_files: None,
+        client_ca_file: None,
     };
-    let running = start_control_plane(
+    let options = control_plane_options(
         config,
         args.controller,
         vec![opts.node_name.clone()],
         args.node_shape,
         false,
-    )
-    .await?;
+    );
+    let running = k1s::ControlPlane::start(options).await?;
     println!(
         "[wait-control-plane] The API server is healthy after {} ms",
         started.elapsed().as_millis()
     );
     // The API phases act as kubeadm's super-admin (system:masters), in process.
     let client = kube::Client::new(
-        running.server.in_process_service(UserInfo::new(
+        running.server().in_process_service(UserInfo::new(
             "kubernetes-super-admin",
             vec!["system:masters".into(), "system:authenticated".into()],
         )),
@@ -1173,10 +1182,10 @@ async fn run_init(mut args: InitArgs) -> anyhow::Result<()> {
     }
     println!(
         "k1s is serving the Kubernetes API at {} (initialized in {} ms)",
-        running.server.server_url,
+        running.server().server_url,
         started.elapsed().as_millis()
     );
-    running.run_until_signal().await
+    serve_until_signal(running, None).await
 }
 
 /// `k1s join`: discovery, TLS bootstrap, kubelet.conf, then a simulated node as that identity.
@@ -1351,6 +1360,35 @@ fn run_reset(args: ResetArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `k1s kube-apiserver <kube-apiserver flags>`: the control plane on envtest's terms, until
+/// SIGTERM/SIGINT (exit 0).
+async fn run_kube_apiserver(args: Vec<String>) -> anyhow::Result<()> {
+    let Some(plan) = envtest::apiserver_plan(&args)? else {
+        return Ok(());
+    };
+    let cluster = k1s::ControlPlane::start(plan.options).await?;
+    eprintln!(
+        "k1s (as kube-apiserver) is serving at {}",
+        cluster.server().server_url
+    );
+    let result = serve_until_signal(cluster, None).await;
+    drop(plan.temp_dir);
+    result
+}
+
+/// `k1s etcd <etcd flags>`: answers envtest's health probe until SIGTERM/SIGINT (exit 0).
+async fn run_etcd(args: Vec<String>) -> anyhow::Result<()> {
+    let Some(addresses) = envtest::etcd_listen_addresses(&args)? else {
+        return Ok(());
+    };
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => Ok(()),
+        _ = term.recv() => Ok(()),
+        served = envtest::serve_etcd_health(addresses) => served,
+    }
+}
+
 /// mimalloc: the server allocates per request from many threads; glibc's malloc spent ~15% of
 /// a create's CPU (see docs/benchmarks.md).
 #[global_allocator]
@@ -1364,10 +1402,21 @@ fn main() -> anyhow::Result<()> {
         )
         .with_writer(std::io::stderr)
         .init();
-    let cli = Cli::parse();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
+    // Run as `kube-apiserver` or `etcd` (a symlink in KUBEBUILDER_ASSETS): envtest's drop-ins.
+    let argv0 = std::env::args_os()
+        .next()
+        .map(PathBuf::from)
+        .and_then(|p| Some(p.file_name()?.to_string_lossy().into_owned()));
+    let rest = || std::env::args().skip(1).collect::<Vec<_>>();
+    match argv0.as_deref() {
+        Some("kube-apiserver") => return runtime.block_on(run_kube_apiserver(rest())),
+        Some("etcd") => return runtime.block_on(run_etcd(rest())),
+        _ => {}
+    }
+    let cli = Cli::parse();
     match cli.command {
         Command::Server(args) => runtime.block_on(run_server(args)),
         Command::ControllerManager(args) => runtime.block_on(run_controller_manager(args)),
@@ -1382,5 +1431,7 @@ fn main() -> anyhow::Result<()> {
         Command::Config(args) => run_config(args),
         Command::Reset(args) => run_reset(args),
         Command::Dashboard(args) => runtime.block_on(run_dashboard(args)),
+        Command::KubeApiserver { args } => runtime.block_on(run_kube_apiserver(args)),
+        Command::Etcd { args } => runtime.block_on(run_etcd(args)),
     }
 }

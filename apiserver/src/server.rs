@@ -53,6 +53,41 @@ pub struct ServerConfig {
     /// Leave the admin kubeconfig alone: `k1s init` writes kubeadm's own (admin.conf bound
     /// through kubeadm:cluster-admins, super-admin.conf with system:masters).
     pub skip_admin_kubeconfig: bool,
+    /// `--tls-cert-file` / `--tls-private-key-file` (PEM): serve this certificate instead of
+    /// the one the PKI issues (envtest writes its own into `--cert-dir`).
+    pub serving_cert_files: Option<(PathBuf, PathBuf)>,
+    /// `--client-ca-file` (PEM bundle): client certificates signed by these CAs are accepted as
+    /// well as the cluster CA's.
+    pub client_ca_file: Option<PathBuf>,
+}
+
+impl Default for ServerConfig {
+    /// An ephemeral server on a free loopback port, everything else as upstream's defaults.
+    fn default() -> Self {
+        let loopback = IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
+        ServerConfig {
+            data_dir: PathBuf::new(),
+            bind_address: loopback,
+            secure_port: 0,
+            tls_sans: Vec::new(),
+            ephemeral: true,
+            advertise_address: None,
+            kubeconfig_path: None,
+            token_auth_file: None,
+            audit_policy_file: None,
+            audit_log_path: None,
+            audit_log_maxsize_mb: 0,
+            audit_log_maxbackup: 0,
+            max_requests_inflight: 400,
+            max_mutating_requests_inflight: 200,
+            serving_cert_files: None,
+            client_ca_file: None,
+            wal_file_bytes: k1s_storage::DEFAULT_WAL_FILE_BYTES,
+            etcd: None,
+            cert_dir: None,
+            skip_admin_kubeconfig: false,
+        }
+    }
 }
 
 /// The store a server opened, closed when the server stops.
@@ -134,6 +169,18 @@ impl RunningServer {
         let _ = self.done.await;
     }
 
+    /// Signals the server to stop as `shutdown` does, without waiting; `wait` waits for it.
+    pub fn begin_shutdown(&self) {
+        let _ = self.stop.send(true);
+    }
+
+    /// Stops at once without waiting (for `Drop` of an embedding): the listener closes, watches
+    /// end, open connections are told to close; the store is not flushed (meant for ephemeral).
+    pub fn stop_now(&self) {
+        let _ = self.stop.send(true);
+        self.done.abort();
+    }
+
     /// A tower `Service` into the filter chain for callers in this process: requests enter after
     /// TLS as `user` and are then authorized, admitted and validated like any client's. The
     /// controller-manager builds its `kube::Client` over it.
@@ -148,7 +195,10 @@ impl RunningServer {
 
     /// Waits until the server stops (after `shutdown` from elsewhere or a fatal error).
     pub async fn wait(&mut self) {
-        let _ = (&mut self.done).await;
+        // A finished task must not be polled again.
+        if !self.done.is_finished() {
+            let _ = (&mut self.done).await;
+        }
     }
 }
 
@@ -223,11 +273,15 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         )?;
     }
 
-    let (tls_config, client_auth) = tls::server_config(
-        pki.ca_cert_der().clone(),
-        pki.serving_cert_chain_der(),
-        pki.serving_key_der(),
-    )?;
+    let (chain, key) = match &config.serving_cert_files {
+        Some((cert, key)) => tls::read_cert_and_key(cert, key)?,
+        None => (pki.serving_cert_chain_der(), pki.serving_key_der()),
+    };
+    let mut client_cas = vec![pki.ca_cert_der().clone()];
+    if let Some(path) = &config.client_ca_file {
+        client_cas.extend(tls::read_certs(path)?);
+    }
+    let (tls_config, client_auth) = tls::server_config(client_cas, chain, key)?;
     let (stop, stop_rx) = tokio::sync::watch::channel(false);
     // Webhooks without a caBundle are trusted if the cluster CA signed them.
     let webhooks = Arc::new(crate::admission::WebhookDispatcher::new());

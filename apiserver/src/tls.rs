@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use rustls::DistinguishedName;
 use rustls::client::danger::HandshakeSignatureValid;
+use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, UnixTime};
 use rustls::server::WebPkiClientVerifier;
 use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
@@ -90,15 +91,18 @@ impl ClientAuth {
     }
 }
 
-/// The rustls server config (h2 + http/1.1) and the per-request client certificate checker.
+/// The rustls server config (h2 + http/1.1) and the per-request client certificate checker,
+/// trusting client certificates signed by any of `client_cas`.
 pub fn server_config(
-    ca: CertificateDer<'static>,
+    client_cas: Vec<CertificateDer<'static>>,
     chain: Vec<CertificateDer<'static>>,
     key: PrivateKeyDer<'static>,
 ) -> Result<(rustls::ServerConfig, ClientAuth), rustls::Error> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut roots = rustls::RootCertStore::empty();
-    roots.add(ca)?;
+    for ca in client_cas {
+        roots.add(ca)?;
+    }
     let inner = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider.clone())
         .allow_unauthenticated()
         .build()
@@ -112,4 +116,38 @@ pub fn server_config(
         .with_single_cert(chain, key)?;
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok((config, auth))
+}
+
+/// The certificates of a PEM file (`--client-ca-file`).
+pub fn read_certs(path: &std::path::Path) -> Result<Vec<CertificateDer<'static>>, std::io::Error> {
+    let pem = std::fs::read(path)?;
+    let certs = CertificateDer::pem_slice_iter(&pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| pem_error(path, e))?;
+    if certs.is_empty() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("{}: no certificate found", path.display()),
+        ));
+    }
+    Ok(certs)
+}
+
+/// A serving certificate chain and its key from PEM files (`--tls-cert-file`,
+/// `--tls-private-key-file`).
+pub fn read_cert_and_key(
+    cert: &std::path::Path,
+    key: &std::path::Path,
+) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>), std::io::Error> {
+    let chain = read_certs(cert)?;
+    let key_pem = std::fs::read(key)?;
+    let key = PrivateKeyDer::from_pem_slice(&key_pem).map_err(|e| pem_error(key, e))?;
+    Ok((chain, key))
+}
+
+fn pem_error(path: &std::path::Path, e: rustls::pki_types::pem::Error) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidData,
+        format!("{}: {e}", path.display()),
+    )
 }
