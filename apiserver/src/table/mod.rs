@@ -12,6 +12,7 @@ macro_rules! cells {
 }
 
 mod columns;
+pub mod custom;
 mod core;
 mod docs;
 mod format;
