@@ -199,7 +199,8 @@ async fn serve_verb(
 ) -> Result<Response, ApiError> {
     let gr = info.group_resource();
     // Unknown fields: custom resources are pruned by their version's schema.
-    let check_fields = |obj: &mut Value, type_name: Option<&str>, body: Option<&[u8]>| match custom {
+    let check_fields = |obj: &mut Value, type_name: Option<&str>, body: Option<&[u8]>| match custom
+    {
         Some(cr) => field_validation::report(validation_mode(query)?, cr.prune(obj), body),
         None => field_validation::check(validation_mode(query)?, type_name, obj, body),
     };
@@ -1035,15 +1036,15 @@ fn watch_response(
                             headers,
                         )
                     } else {
-                    table::object_table(
-                        info.group,
-                        info.resource,
-                        o,
-                        include,
-                        jiff::Timestamp::now(),
-                        table_version(v),
-                        headers,
-                    )
+                        table::object_table(
+                            info.group,
+                            info.resource,
+                            o,
+                            include,
+                            jiff::Timestamp::now(),
+                            table_version(v),
+                            headers,
+                        )
                     }
                 }
                 (

@@ -1,9 +1,9 @@
 //! The Kubernetes API server: TLS, the filter chain, discovery and the generic registry over the store.
 
 pub mod admission;
-pub mod apiextensions;
 pub mod admit;
 pub mod allocator;
+pub mod apiextensions;
 pub mod audit;
 pub mod auth;
 pub mod authentication;

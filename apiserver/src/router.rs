@@ -157,10 +157,26 @@ fn non_resource(state: &Router, path: &str, headers: &http::HeaderMap, query: &Q
             ])),
         },
         "/openapi/v3" | "/openapi/v3/" => bytes_response(
-            crate::openapi::schemas().v3_index_json(),
+            Bytes::from(crate::apiextensions::openapi::v3_index(
+                &crate::openapi::schemas().v3_index_json(),
+            )),
             "application/json",
             false,
         ),
+        p if p.starts_with("/openapi/v3/apis/")
+            && crate::openapi::schemas()
+                .v3_document(&p["/openapi/v3/".len()..])
+                .is_none() =>
+        {
+            match crate::apiextensions::openapi::v3_document(&p["/openapi/v3/".len()..]) {
+                Some((doc, _)) => bytes_response(
+                    Bytes::from(doc),
+                    "application/json",
+                    query.contains_key("hash"),
+                ),
+                None => error_response(&ApiError::not_found_path()),
+            }
+        }
         p if p.starts_with("/openapi/v3/") => {
             let doc_path = &p["/openapi/v3/".len()..];
             match crate::openapi::schemas().v3_document(doc_path) {

@@ -243,7 +243,11 @@ pub(super) fn find(group: &str, version: &str, resource: &str) -> Option<&'stati
         .find(|r| r.group == group && r.version == version)
 }
 
-pub(super) fn find_by_kind(group: &str, version: &str, kind: &str) -> Option<&'static ResourceInfo> {
+pub(super) fn find_by_kind(
+    group: &str,
+    version: &str,
+    kind: &str,
+) -> Option<&'static ResourceInfo> {
     read()
         .by_owner
         .values()

@@ -152,7 +152,9 @@ pub fn find_group(name: &str) -> Option<&'static ApiGroupInfo> {
 
 /// True for an entry registered at run time (a custom resource), false for a built-in.
 pub fn is_custom(info: &ResourceInfo) -> bool {
-    !resources().as_ptr_range().contains(&std::ptr::from_ref(info))
+    !resources()
+        .as_ptr_range()
+        .contains(&std::ptr::from_ref(info))
 }
 
 /// Versions of a group, preferred first; empty for unknown groups.

@@ -85,7 +85,10 @@ impl Strategy for CustomResourceDefinitions {
         }
         immutable(&mut errs, "/spec/group", "spec.group");
         immutable(&mut errs, "/spec/names/plural", "spec.names.plural");
-        if let Some(stored) = new.pointer("/status/storedVersions").and_then(Value::as_array) {
+        if let Some(stored) = new
+            .pointer("/status/storedVersions")
+            .and_then(Value::as_array)
+        {
             let versions = version_names(new);
             for (i, v) in stored.iter().enumerate() {
                 if let Some(name) = v.as_str()
@@ -226,7 +229,11 @@ fn validate_names(names: &Value, path: &str, required: bool, errs: &mut Vec<Fiel
         if let msgs @ [_, ..] = is_dns1035_label(v).as_slice()
             && !v.is_empty()
         {
-            errs.push(FieldError::invalid(format!("{path}.{k}"), v, msgs.join(",")));
+            errs.push(FieldError::invalid(
+                format!("{path}.{k}"),
+                v,
+                msgs.join(","),
+            ));
         }
     }
     for k in ["kind", "listKind"] {
@@ -273,7 +280,10 @@ fn validate_names(names: &Value, path: &str, required: bool, errs: &mut Vec<Fiel
 fn validate_versions(spec: &Value, errs: &mut Vec<FieldError>) {
     let versions = spec["versions"].as_array().cloned().unwrap_or_default();
     if versions.is_empty() {
-        errs.push(FieldError::required("spec.versions", "must have exactly one version marked as storage version"));
+        errs.push(FieldError::required(
+            "spec.versions",
+            "must have exactly one version marked as storage version",
+        ));
         return;
     }
     let mut seen = Vec::new();
@@ -293,7 +303,11 @@ fn validate_versions(spec: &Value, errs: &mut Vec<FieldError>) {
         }
         seen.push(name);
         if let msgs @ [_, ..] = is_dns1035_label(name).as_slice() {
-            errs.push(FieldError::invalid(format!("{path}.name"), name, msgs.join(",")));
+            errs.push(FieldError::invalid(
+                format!("{path}.name"),
+                name,
+                msgs.join(","),
+            ));
         }
         let schema = v.pointer("/schema/openAPIV3Schema");
         match schema {
@@ -303,7 +317,12 @@ fn validate_versions(spec: &Value, errs: &mut Vec<FieldError>) {
             )),
             Some(s) => {
                 let status = v.pointer("/subresources/status").is_some();
-                super::structural::check(s, &format!("{path}.schema.openAPIV3Schema"), status, errs);
+                super::structural::check(
+                    s,
+                    &format!("{path}.schema.openAPIV3Schema"),
+                    status,
+                    errs,
+                );
             }
         }
         validate_subresources(v, &path, errs);

@@ -6,8 +6,10 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 /// Whether `s` is valid for `format`.
 pub fn valid(format: &str, s: &str) -> bool {
     match format {
-        "date-time" | "datetime" => jiff::Timestamp::strptime("%Y-%m-%dT%H:%M:%S%.f%:z", s).is_ok()
-            || s.parse::<jiff::Timestamp>().is_ok(),
+        "date-time" | "datetime" => {
+            jiff::Timestamp::strptime("%Y-%m-%dT%H:%M:%S%.f%:z", s).is_ok()
+                || s.parse::<jiff::Timestamp>().is_ok()
+        }
         "date" => jiff::civil::Date::strptime("%Y-%m-%d", s).is_ok(),
         "uuid" | "uuid3" | "uuid4" | "uuid5" => uuid_ok(format, s),
         "ipv4" => s.parse::<Ipv4Addr>().is_ok(),

@@ -5,6 +5,7 @@
 
 pub mod crd;
 mod formats;
+pub mod openapi;
 pub mod schema;
 pub mod served;
 mod structural;
@@ -144,7 +145,11 @@ async fn reconcile(
     // Established: once the names are accepted, this server serves the resource at once (it
     // publishes below before the status is written), so there is no Installing pause.
     let est = if accepted.0 == "True" || established.0 == "True" {
-        ("True", "InitialNamesAccepted", "the initial names have been accepted")
+        (
+            "True",
+            "InitialNamesAccepted",
+            "the initial names have been accepted",
+        )
     } else {
         established
     };
@@ -186,7 +191,10 @@ fn names_and_conditions(
     (&'static str, &'static str, String),
     (&'static str, &'static str, &'static str),
 ) {
-    let group = crd.pointer("/spec/group").and_then(Value::as_str).unwrap_or_default();
+    let group = crd
+        .pointer("/spec/group")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     let own = meta::name(crd).unwrap_or_default();
     let mut resources: Vec<String> = Vec::new();
     let mut kinds: Vec<String> = Vec::new();
@@ -299,9 +307,17 @@ fn names_and_conditions(
         None => ("True", "NoConflicts", "no conflicts found".to_string()),
     };
     let established = if crd::is_condition_true(crd, "Established") {
-        ("True", "InitialNamesAccepted", "the initial names have been accepted")
+        (
+            "True",
+            "InitialNamesAccepted",
+            "the initial names have been accepted",
+        )
     } else if accepted.0 == "True" {
-        ("False", "Installing", "the initial names have been accepted")
+        (
+            "False",
+            "Installing",
+            "the initial names have been accepted",
+        )
     } else {
         ("False", "NotAccepted", "not all names are accepted")
     };
@@ -377,7 +393,10 @@ async fn write_status(
 /// The catalog entries and served versions a CRD defines.
 fn publish(crd: &Value, terminating: bool) {
     let name = meta::name(crd).unwrap_or_default().to_string();
-    let group = crd["spec"]["group"].as_str().unwrap_or_default().to_string();
+    let group = crd["spec"]["group"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
     let names = &crd["status"]["acceptedNames"];
     let plural = crd["spec"]["names"]["plural"]
         .as_str()
@@ -428,14 +447,19 @@ fn publish(crd: &Value, terminating: bool) {
         .map(|(info, v)| {
             let raw_schema = v.pointer("/schema/openAPIV3Schema").cloned();
             let status = v.pointer("/subresources/status").is_some();
-            let scale = v.pointer("/subresources/scale").map(|s| served::ScalePaths {
-                spec_replicas: s["specReplicasPath"].as_str().unwrap_or(".spec.replicas").into(),
-                status_replicas: s["statusReplicasPath"]
-                    .as_str()
-                    .unwrap_or(".status.replicas")
-                    .into(),
-                label_selector: s["labelSelectorPath"].as_str().map(str::to_string),
-            });
+            let scale = v
+                .pointer("/subresources/scale")
+                .map(|s| served::ScalePaths {
+                    spec_replicas: s["specReplicasPath"]
+                        .as_str()
+                        .unwrap_or(".spec.replicas")
+                        .into(),
+                    status_replicas: s["statusReplicasPath"]
+                        .as_str()
+                        .unwrap_or(".status.replicas")
+                        .into(),
+                    label_selector: s["labelSelectorPath"].as_str().map(str::to_string),
+                });
             Arc::new(ServedVersion {
                 info,
                 crd_name: name.clone(),

@@ -239,7 +239,10 @@ fn validate_at(s: &Schema, path: &str, v: &Value, errs: &mut Vec<FieldError>) {
             errs.push(FieldError::type_invalid(
                 path,
                 "null",
-                format!("{path} in body must be of type {}: \"null\"", s.type_names()),
+                format!(
+                    "{path} in body must be of type {}: \"null\"",
+                    s.type_names()
+                ),
             ));
         }
         enum_check(s, path, v, errs);

@@ -65,13 +65,22 @@ fn type_errors_as_upstream() {
         ]
     );
     assert_eq!(
-        messages(&widget(), json!({"spec": {"size": "small", "replicas": 1.5}})),
+        messages(
+            &widget(),
+            json!({"spec": {"size": "small", "replicas": 1.5}})
+        ),
         vec![
             "spec.replicas: Invalid value: \"number\": spec.replicas in body must be of type integer: \"number\""
         ]
     );
     // A whole float is an integer (kube-openapi's isFloatInt).
-    assert!(messages(&widget(), json!({"spec": {"size": "small", "replicas": 2.0}})).is_empty());
+    assert!(
+        messages(
+            &widget(),
+            json!({"spec": {"size": "small", "replicas": 2.0}})
+        )
+        .is_empty()
+    );
     assert_eq!(
         messages(&widget(), json!({"spec": {"size": "small", "port": true}})),
         vec![
@@ -89,10 +98,7 @@ fn type_errors_as_upstream() {
 #[test]
 fn value_validations_as_upstream() {
     let cases = [
-        (
-            json!({"spec": {}}),
-            "spec.size: Required value",
-        ),
+        (json!({"spec": {}}), "spec.size: Required value"),
         (
             json!({"spec": {"size": "medium"}}),
             "spec.size: Unsupported value: \"medium\": supported values: \"small\", \"large\"",
@@ -149,10 +155,12 @@ fn value_validations_as_upstream() {
 
 #[test]
 fn junctors_report_without_a_path() {
-    let s = schema(json!({"type": "object", "properties": {"spec": {"type": "object",
+    let s = schema(
+        json!({"type": "object", "properties": {"spec": {"type": "object",
         "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
         "oneOf": [{"required": ["a"]}, {"required": ["b"]}],
-        "not": {"required": ["c"]}}}}));
+        "not": {"required": ["c"]}}}}),
+    );
     assert!(messages(&s, json!({"spec": {"a": "x"}})).is_empty());
     let both = messages(&s, json!({"spec": {"a": "x", "b": "y"}}));
     assert_eq!(
@@ -167,15 +175,19 @@ fn junctors_report_without_a_path() {
         "<nil>: Invalid value: \"\": \"spec\" must validate one and only one schema (oneOf). Found none valid"
     );
     assert!(none.contains(&"spec.a: Required value".to_string()));
-    let any = schema(json!({"type": "object", "properties": {"n": {"type": "integer",
-        "anyOf": [{"minimum": 5}, {"maximum": 1}]}}}));
+    let any = schema(
+        json!({"type": "object", "properties": {"n": {"type": "integer",
+        "anyOf": [{"minimum": 5}, {"maximum": 1}]}}}),
+    );
     let errs = messages(&any, json!({"n": 3}));
     assert_eq!(
         errs[0],
         "<nil>: Invalid value: \"\": \"n\" must validate at least one schema (anyOf)"
     );
-    let all = schema(json!({"type": "object", "properties": {"n": {"type": "integer",
-        "allOf": [{"minimum": 5}, {"maximum": 10}]}}}));
+    let all = schema(
+        json!({"type": "object", "properties": {"n": {"type": "integer",
+        "allOf": [{"minimum": 5}, {"maximum": 10}]}}}),
+    );
     assert_eq!(
         messages(&all, json!({"n": 3})),
         vec![

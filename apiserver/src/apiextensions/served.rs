@@ -41,7 +41,8 @@ pub struct ServedVersion {
 }
 
 /// Served versions by catalog entry address (entries are interned, so the address is stable).
-static SERVED: LazyLock<RwLock<HashMap<usize, Arc<ServedVersion>>>> = LazyLock::new(RwLock::default);
+static SERVED: LazyLock<RwLock<HashMap<usize, Arc<ServedVersion>>>> =
+    LazyLock::new(RwLock::default);
 
 fn key(info: &ResourceInfo) -> usize {
     std::ptr::from_ref(info) as usize
@@ -103,8 +104,14 @@ static STRATEGIES: LazyLock<std::sync::Mutex<HashMap<String, &'static CustomReso
     LazyLock::new(Default::default);
 
 /// The strategy for a version's schema and status flag (interned by the schema's text).
-pub(super) fn strategy_for(raw_schema: Option<&Value>, status: bool) -> &'static CustomResourceStrategy {
-    let fingerprint = format!("{status}:{}", raw_schema.map(Value::to_string).unwrap_or_default());
+pub(super) fn strategy_for(
+    raw_schema: Option<&Value>,
+    status: bool,
+) -> &'static CustomResourceStrategy {
+    let fingerprint = format!(
+        "{status}:{}",
+        raw_schema.map(Value::to_string).unwrap_or_default()
+    );
     let mut all = STRATEGIES.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(s) = all.get(&fingerprint) {
         return s;

@@ -119,7 +119,13 @@ fn node(s: &Value, path: &str, lvl: Level, structural: bool, errs: &mut Vec<Fiel
         );
     }
     if let Some(items) = o.get("items").filter(|i| i.is_object()) {
-        node(items, &format!("{path}.items"), Level::Item, structural, errs);
+        node(
+            items,
+            &format!("{path}.items"),
+            Level::Item,
+            structural,
+            errs,
+        );
     }
     // Value validations under the logical junctors need no types.
     for junctor in ["allOf", "anyOf", "oneOf"] {

@@ -399,7 +399,8 @@ pub fn mark_for_deletion(
     }
     let is_namespace = info.group.is_empty() && info.resource == "namespaces";
     // A CRD waits for its custom resources to be deleted (upstream's CRD REST Delete).
-    let is_crd = info.group == "apiextensions.k8s.io" && info.resource == "customresourcedefinitions";
+    let is_crd =
+        info.group == "apiextensions.k8s.io" && info.resource == "customresourcedefinitions";
     if is_crd && !meta::is_being_deleted(obj) {
         let f = crate::apiextensions::crd::CLEANUP_FINALIZER;
         if !finalizers.iter().any(|x| x == f) {

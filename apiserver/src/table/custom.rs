@@ -141,10 +141,7 @@ pub fn jsonpath(obj: &Value, path: &str) -> Vec<Value> {
             if key.is_empty() {
                 continue;
             }
-            current = current
-                .iter()
-                .filter_map(|v| v.get(key).cloned())
-                .collect();
+            current = current.iter().filter_map(|v| v.get(key).cloned()).collect();
         } else if let Some(r) = rest.strip_prefix('[') {
             let Some(end) = closing_bracket(r) else {
                 return Vec::new();
@@ -185,10 +182,7 @@ fn index(values: &[Value], inner: &str) -> Vec<Value> {
             Value::Array(items) if inner == "*" => out.extend(items.iter().cloned()),
             Value::Object(map) if inner == "*" => out.extend(map.values().cloned()),
             Value::Array(items) => {
-                if let Some(filter) = inner
-                    .strip_prefix("?(")
-                    .and_then(|f| f.strip_suffix(')'))
-                {
+                if let Some(filter) = inner.strip_prefix("?(").and_then(|f| f.strip_suffix(')')) {
                     out.extend(items.iter().filter(|i| matches_filter(i, filter)).cloned());
                 } else if let Ok(i) = inner.parse::<i64>() {
                     let idx = if i < 0 { items.len() as i64 + i } else { i };
@@ -329,8 +323,14 @@ mod tests {
         };
         assert_eq!(cell(&col("integer", ".spec.size"), &obj, now), json!(2));
         assert_eq!(cell(&col("boolean", ".spec.on"), &obj, now), json!(true));
-        assert_eq!(cell(&col("string", ".spec.tags"), &obj, now), json!("[\"a\"]"));
-        assert_eq!(cell(&col("date", ".metadata.creationTimestamp"), &obj, now), json!("10m"));
+        assert_eq!(
+            cell(&col("string", ".spec.tags"), &obj, now),
+            json!("[\"a\"]")
+        );
+        assert_eq!(
+            cell(&col("date", ".metadata.creationTimestamp"), &obj, now),
+            json!("10m")
+        );
         assert_eq!(cell(&col("string", ".spec.nope"), &obj, now), Value::Null);
     }
 }

@@ -12,8 +12,8 @@ macro_rules! cells {
 }
 
 mod columns;
-pub mod custom;
 mod core;
+pub mod custom;
 mod docs;
 mod format;
 mod misc;
