@@ -310,7 +310,7 @@ mod tests {
 
     #[test]
     fn cells_follow_column_types() {
-        let now: Timestamp = "2024-01-01T00:10:00Z".parse().unwrap();
+        let now: Timestamp = "2024-01-01T00:10:00Z".parse().expect("a timestamp");
         let obj = json!({"metadata": {"name": "a", "creationTimestamp": "2024-01-01T00:00:00Z"},
             "spec": {"size": 2.0, "on": true, "name": "x", "tags": ["a"]}});
         let col = |ty: &str, path: &str| PrinterColumn {
