@@ -275,3 +275,69 @@ pub fn resources() -> Vec<&'static ResourceInfo> {
         .flat_map(|o| served.by_owner[o].iter().copied())
         .collect()
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::super::{
+        find, find_by_kind, is_custom, preferred_version, resource_by_name_or_short,
+    };
+    use super::*;
+
+    fn widget(version: &str) -> DynamicResource {
+        DynamicResource {
+            group: "dyn.example.com".into(),
+            version: version.into(),
+            resource: "widgets".into(),
+            kind: "Widget".into(),
+            singular: "widget".into(),
+            namespaced: true,
+            short_names: vec!["wdg".into()],
+            categories: vec!["all".into()],
+            verbs: vec!["get".into(), "list".into()],
+            subresources: vec!["status".into(), "scale".into()],
+        }
+    }
+
+    #[test]
+    fn registered_resources_are_found_and_removed() {
+        let entries = register(
+            "widgets.dyn.example.com",
+            &[widget("v1beta1"), widget("v1")],
+        );
+        assert_eq!(entries.len(), 2);
+        let v1 = find("dyn.example.com", "v1", "widgets").unwrap();
+        assert!(is_custom(v1));
+        assert!(!is_custom(find("", "v1", "pods").unwrap()));
+        assert_eq!(v1.subresource("scale").unwrap().kind, "Scale");
+        assert_eq!(v1.subresource("status").unwrap().kind, "Widget");
+        assert_eq!(
+            find_by_kind("dyn.example.com", "v1beta1", "Widget")
+                .unwrap()
+                .version,
+            "v1beta1"
+        );
+        // GA is preferred over beta, whatever the order given.
+        assert_eq!(preferred_version("dyn.example.com"), Some("v1"));
+        assert_eq!(resource_by_name_or_short("wdg").unwrap().version, "v1");
+        // Re-registering the same definition reuses the interned entries.
+        let again = register(
+            "widgets.dyn.example.com",
+            &[widget("v1beta1"), widget("v1")],
+        );
+        assert!(std::ptr::eq(again[1], v1));
+        register("widgets.dyn.example.com", &[]);
+        assert!(find("dyn.example.com", "v1", "widgets").is_none());
+        assert!(preferred_version("dyn.example.com").is_none());
+    }
+
+    #[test]
+    fn version_priority() {
+        use std::cmp::Ordering::*;
+        assert_eq!(compare_versions("v2", "v1"), Greater);
+        assert_eq!(compare_versions("v1", "v1beta1"), Greater);
+        assert_eq!(compare_versions("v1beta2", "v1alpha3"), Greater);
+        assert_eq!(compare_versions("v1alpha1", "foo"), Greater);
+        assert_eq!(compare_versions("abc", "abd"), Greater);
+    }
+}
