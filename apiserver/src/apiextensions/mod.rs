@@ -35,6 +35,10 @@ const VERBS: &[&str] = &[
     "watch",
 ];
 
+/// CRDs (by uid) whose custom resources are being deleted now.
+static FINALIZING: LazyLock<std::sync::Mutex<std::collections::HashSet<String>>> =
+    LazyLock::new(Default::default);
+
 static DISCOVERY: LazyLock<RwLock<Arc<ServedApis>>> =
     LazyLock::new(|| RwLock::new(Arc::new(ServedApis::builtin())));
 
@@ -124,7 +128,23 @@ async fn reconcile(
                     );
                 })
                 .await;
-                tokio::spawn(finalize(registry.clone(), crd, stop.clone()));
+            }
+            // One cleanup per CRD (by uid), also after a restart in the middle of one.
+            let uid = meta::uid(&crd).unwrap_or_default().to_string();
+            if FINALIZING
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(uid.clone())
+            {
+                let registry = registry.clone();
+                let stop = stop.clone();
+                tokio::spawn(async move {
+                    finalize(registry, crd, stop).await;
+                    FINALIZING
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .remove(&uid);
+                });
             }
         } else {
             publish(&crd, true);
