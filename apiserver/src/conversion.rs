@@ -10,6 +10,14 @@ use serde_json::{Value, json};
 
 /// Converts a stored object to the version `info` serves (in place).
 pub fn to_version(info: &ResourceInfo, obj: &mut Value) {
+    if k1s_apimachinery::catalog::is_custom(info) {
+        // `conversion: None`: only apiVersion changes; defaults apply on read, as upstream.
+        if let Some(served) = crate::apiextensions::lookup(info) {
+            crate::registry::Strategy::default(served.strategy, obj);
+        }
+        obj["apiVersion"] = Value::String(info.api_version());
+        return;
+    }
     let target = info.api_version();
     if obj.get("apiVersion").and_then(Value::as_str) == Some(target.as_str()) {
         return;
@@ -77,6 +85,12 @@ fn rename_fields(obj: &mut Value, fields: &[(&str, &str)], reverse: bool) {
 
 /// Converts an incoming object to the storage version of its group (in place).
 pub fn to_storage(info: &ResourceInfo, obj: &mut Value) {
+    if k1s_apimachinery::catalog::is_custom(info) {
+        if let Some(served) = crate::apiextensions::lookup(info) {
+            obj["apiVersion"] = Value::String(served.storage_api_version());
+        }
+        return;
+    }
     if info.group == "autoscaling"
         && info.resource == "horizontalpodautoscalers"
         && info.version == "v1"

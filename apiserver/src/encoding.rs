@@ -38,6 +38,11 @@ impl Output {
 /// Picks the response shape from `Accept`, honouring order and `q` like upstream. Protobuf is
 /// not served yet, so it is skipped when the client offers a fallback and refused with 406 when not.
 pub fn negotiate(headers: &HeaderMap) -> Result<Output, ApiError> {
+    negotiate_with(headers, true)
+}
+
+/// [`negotiate`] for kinds without protobuf (custom resources): protobuf offers are skipped.
+pub fn negotiate_with(headers: &HeaderMap, protobuf: bool) -> Result<Output, ApiError> {
     let accept = headers
         .get(http::header::ACCEPT)
         .and_then(|v| v.to_str().ok())
@@ -72,9 +77,12 @@ pub fn negotiate(headers: &HeaderMap) -> Result<Output, ApiError> {
             }
             ("application/json" | "application/*" | "*/*", None) => return Ok(Output::Json),
             ("application/yaml", None) => return Ok(Output::Yaml),
-            (PROTOBUF, None) => return Ok(Output::Protobuf),
+            (PROTOBUF, None) if protobuf => return Ok(Output::Protobuf),
             _ => {}
         }
+    }
+    if !protobuf {
+        return Err(ApiError::not_acceptable(&[JSON, YAML]));
     }
     Err(ApiError::not_acceptable(&[JSON, YAML, PROTOBUF]))
 }

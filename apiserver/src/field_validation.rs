@@ -38,6 +38,15 @@ pub fn check(
     let unknown = type_name
         .map(|t| crate::openapi::schemas().prune_unknown_fields(t, obj))
         .unwrap_or_default();
+    report(mode, unknown, json_body)
+}
+
+/// [`check`] once the unknown fields are known (custom resources prune by their own schema).
+pub fn report(
+    mode: Mode,
+    unknown: Vec<String>,
+    json_body: Option<&[u8]>,
+) -> Result<Vec<String>, ApiError> {
     if mode == Mode::Ignore {
         return Ok(Vec::new());
     }

@@ -81,6 +81,11 @@ async fn serve(
 ) -> Result<Response, ApiError> {
     let info = catalog::find(&req.group, &req.version, &req.resource)
         .ok_or_else(ApiError::not_found_path)?;
+    let custom = if catalog::is_custom(info) {
+        Some(crate::apiextensions::lookup(info).ok_or_else(ApiError::not_found_path)?)
+    } else {
+        None
+    };
     let gr = info.group_resource();
     let sub = match &req.subresource {
         Some(name) => Some(
@@ -103,7 +108,24 @@ async fn serve(
     if !info.namespaced && req.namespace.is_some() {
         return Err(ApiError::not_found_path());
     }
-    let output = encoding::negotiate(headers)?;
+    let output = encoding::negotiate_with(headers, custom.is_none())?;
+    if let Some(cr) = &custom {
+        // Custom resources are JSON or YAML only, as upstream serves them.
+        if req.verb.is_mutating()
+            && encoding::content_type(headers) == "application/vnd.kubernetes.protobuf"
+        {
+            return Err(ApiError::unsupported_media_type(&[
+                "application/json",
+                "application/yaml",
+            ]));
+        }
+        if cr.terminating && req.verb == Verb::Create {
+            let mut err = ApiError::method_not_allowed(&gr, "create");
+            err.message =
+                "create not allowed while custom resource definition is terminating".into();
+            return Err(err);
+        }
+    }
     let include = include_object(query)?;
     let target = Target {
         info,
@@ -134,8 +156,21 @@ async fn serve(
         requester: Some(user.clone()),
     };
     let result = serve_verb(
-        ctx, user, req, headers, query, body, warnings, info, output, include, target, strategy,
-        write, name,
+        ctx,
+        user,
+        req,
+        headers,
+        query,
+        body,
+        warnings,
+        info,
+        output,
+        include,
+        target,
+        strategy,
+        write,
+        name,
+        custom.as_deref(),
     )
     .await;
     admission.settle(result.is_ok()).await;
@@ -160,8 +195,15 @@ async fn serve_verb(
     strategy: &'static dyn crate::registry::Strategy,
     write: WriteOptions,
     name: &str,
+    custom: Option<&crate::apiextensions::ServedVersion>,
 ) -> Result<Response, ApiError> {
     let gr = info.group_resource();
+    // Unknown fields: custom resources are pruned by their version's schema.
+    let check_fields = |obj: &mut Value, type_name: Option<&str>, body: Option<&[u8]>| match custom
+    {
+        Some(cr) => field_validation::report(validation_mode(query)?, cr.prune(obj), body),
+        None => field_validation::check(validation_mode(query)?, type_name, obj, body),
+    };
     let subname = req.subresource.as_deref();
     let validation = field_validation::mode(query.get("fieldValidation").map(String::as_str))?;
     let own_type = crate::openapi::schemas().definition_for(info.group, info.version, info.kind);
@@ -170,7 +212,7 @@ async fn serve_verb(
         Verb::Get => {
             let obj = ctx.registry.get(target, name).await?;
             let obj = match subname {
-                Some("scale") => subresource::to_scale(info, &obj),
+                Some("scale") => scale_of(info, custom, &obj),
                 _ => obj,
             };
             Ok(object_response(StatusCode::OK, info, obj, &output, include))
@@ -248,9 +290,7 @@ async fn serve_verb(
                     &format!("create {other}"),
                 )),
                 None => {
-                    warnings.extend(field_validation::check(
-                        validation, own_type, &mut obj, json_body,
-                    )?);
+                    warnings.extend(check_fields(&mut obj, own_type, json_body)?);
                     let mut obj = check_body(info, target.namespace, None, obj)?;
                     rbac_write_check(ctx, user, info, target.namespace, &obj, None)?;
                     type_check(info, &obj)?;
@@ -288,10 +328,10 @@ async fn serve_verb(
                     let result = ctx
                         .registry
                         .update(target, strategy, name, None, &write, |old| {
-                            subresource::apply_scale(old, &scale)
+                            scale_into(custom, old, &scale)
                         })
                         .await?;
-                    subresource::to_scale(info, &result)
+                    scale_of(info, custom, &result)
                 }
                 Some("finalize") => {
                     let finalizers = obj.pointer("/spec/finalizers").cloned();
@@ -304,9 +344,7 @@ async fn serve_verb(
                         .await?
                 }
                 sub => {
-                    warnings.extend(field_validation::check(
-                        validation, own_type, &mut obj, json_body,
-                    )?);
+                    warnings.extend(check_fields(&mut obj, own_type, json_body)?);
                     let mut obj = check_body(info, target.namespace, Some(name), obj)?;
                     type_check(info, &obj)?;
                     crate::conversion::to_storage(info, &mut obj);
@@ -357,7 +395,7 @@ async fn serve_verb(
                     &write,
                     |old| {
                         let base = if scale {
-                            subresource::to_scale(info, old)
+                            scale_of(info, custom, old)
                         } else {
                             old.clone()
                         };
@@ -369,10 +407,10 @@ async fn serve_verb(
                         // stays (so kinds that refuse unconditional updates, such as
                         // PodDisruptionBudgets, accept patches) unless the patch set another.
                         if scale {
-                            subresource::apply_scale(old, &new)
+                            scale_into(custom, old, &new)
                         } else {
                             let t = root_type.as_deref().filter(|_| subname.is_none());
-                            unknown = field_validation::check(validation, t, &mut new, None)?;
+                            unknown = check_fields(&mut new, t, None)?;
                             type_check(info, &new)?;
                             rbac_write_check(ctx, user, info, target.namespace, &new, Some(old))?;
                             Ok(new)
@@ -382,7 +420,7 @@ async fn serve_verb(
                 .await?;
             warnings.extend(unknown);
             let out = if scale {
-                subresource::to_scale(info, &patched)
+                scale_of(info, custom, &patched)
             } else {
                 patched
             };
@@ -601,8 +639,40 @@ fn decode_body(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
     encoding::decode_object(headers, body)
 }
 
+fn validation_mode(query: &Query) -> Result<field_validation::Mode, ApiError> {
+    field_validation::mode(query.get("fieldValidation").map(String::as_str))
+}
+
+/// The Scale of an object: built-ins by their fixed paths, custom resources by their CRD's.
+fn scale_of(
+    info: &ResourceInfo,
+    custom: Option<&crate::apiextensions::ServedVersion>,
+    obj: &Value,
+) -> Value {
+    match custom.and_then(|c| c.scale.as_ref()) {
+        Some(paths) => crate::apiextensions::served::to_scale(paths, obj),
+        None => subresource::to_scale(info, obj),
+    }
+}
+
+/// The object after a Scale was written to it.
+fn scale_into(
+    custom: Option<&crate::apiextensions::ServedVersion>,
+    old: &Value,
+    scale: &Value,
+) -> Result<Value, ApiError> {
+    let checked = subresource::apply_scale(old, scale)?;
+    match custom.and_then(|c| c.scale.as_ref()) {
+        Some(paths) => Ok(crate::apiextensions::served::apply_scale(paths, old, scale)),
+        None => Ok(checked),
+    }
+}
+
 /// A body must decode as its typed kind, as upstream decodes every built-in body into its Go type.
 fn type_check(info: &ResourceInfo, obj: &Value) -> Result<(), ApiError> {
+    if catalog::is_custom(info) {
+        return Ok(());
+    }
     crate::openapi::schemas()
         .type_check(info.group, info.version, info.kind, obj)
         .map_err(|e| {
@@ -843,6 +913,14 @@ fn table_version(v: &str) -> &'static str {
     }
 }
 
+/// The printer columns of a custom resource version (`None` for built-ins).
+fn custom_columns(info: &ResourceInfo) -> Option<Vec<table::custom::PrinterColumn>> {
+    if !catalog::is_custom(info) {
+        return None;
+    }
+    crate::apiextensions::lookup(info).map(|c| c.columns.clone())
+}
+
 fn object_response(
     status: StatusCode,
     info: &ResourceInfo,
@@ -850,7 +928,16 @@ fn object_response(
     output: &Output,
     include: table::IncludeObject,
 ) -> Response {
+    let custom = custom_columns(info);
     let value = match output {
+        Output::Table(v) if custom.is_some() => table::custom::object_table(
+            custom.as_deref().unwrap_or_default(),
+            &obj,
+            include,
+            jiff::Timestamp::now(),
+            table_version(v),
+            true,
+        ),
         Output::Table(v) => table::object_table(
             info.group,
             info.resource,
@@ -876,7 +963,17 @@ fn list_response(
     if let Some(c) = &list.continue_token {
         metadata["continue"] = Value::String(c.clone());
     }
+    let custom = custom_columns(info);
     let value = match output {
+        Output::Table(v) if custom.is_some() => table::custom::list_table(
+            custom.as_deref().unwrap_or_default(),
+            &list.items,
+            include,
+            &list.resource_version,
+            list.continue_token.as_deref(),
+            jiff::Timestamp::now(),
+            table_version(v),
+        ),
         Output::Table(v) => table::to_table(
             info.group,
             info.resource,
@@ -914,6 +1011,7 @@ fn watch_response(
     open: crate::metrics::WatchGuard,
 ) -> Response {
     let mut first_table = true;
+    let custom = custom_columns(info);
     let proto =
         output == Output::Protobuf && crate::protobuf::supports(&info.api_version(), info.kind);
     let events = stream
@@ -928,15 +1026,26 @@ fn watch_response(
                     WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o),
                 ) => {
                     let headers = std::mem::take(&mut first_table);
-                    table::object_table(
-                        info.group,
-                        info.resource,
-                        o,
-                        include,
-                        jiff::Timestamp::now(),
-                        table_version(v),
-                        headers,
-                    )
+                    if let Some(columns) = &custom {
+                        table::custom::object_table(
+                            columns,
+                            o,
+                            include,
+                            jiff::Timestamp::now(),
+                            table_version(v),
+                            headers,
+                        )
+                    } else {
+                        table::object_table(
+                            info.group,
+                            info.resource,
+                            o,
+                            include,
+                            jiff::Timestamp::now(),
+                            table_version(v),
+                            headers,
+                        )
+                    }
                 }
                 (
                     Output::Metadata(v),

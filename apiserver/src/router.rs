@@ -80,12 +80,12 @@ async fn route(state: &Router, user: &UserInfo, info: RequestInfo, req: Request)
             handlers::handle(&state.api, user, r, &headers, &query, body).await
         }
         Route::GroupVersion { group, version } => {
-            match discovery::api_resource_list(&group, &version) {
+            match crate::apiextensions::served_apis().api_resource_list(&group, &version) {
                 Some(doc) => json_response(StatusCode::OK, &doc),
                 None => error_response(&ApiError::not_found_path()),
             }
         }
-        Route::Group(group) => match discovery::api_group(&group) {
+        Route::Group(group) => match crate::apiextensions::served_apis().api_group(&group) {
             Some(doc) => json_response(StatusCode::OK, &doc),
             None => error_response(&ApiError::not_found_path()),
         },
@@ -102,7 +102,7 @@ fn non_resource(state: &Router, path: &str, headers: &http::HeaderMap, query: &Q
             } else {
                 discovery::Scope::Legacy
             };
-            let d = discovery::root_response(
+            let d = crate::apiextensions::served_apis().root_response(
                 scope,
                 header(http::header::ACCEPT).unwrap_or(""),
                 header(http::header::IF_NONE_MATCH),
@@ -157,10 +157,26 @@ fn non_resource(state: &Router, path: &str, headers: &http::HeaderMap, query: &Q
             ])),
         },
         "/openapi/v3" | "/openapi/v3/" => bytes_response(
-            crate::openapi::schemas().v3_index_json(),
+            Bytes::from(crate::apiextensions::openapi::v3_index(
+                &crate::openapi::schemas().v3_index_json(),
+            )),
             "application/json",
             false,
         ),
+        p if p.starts_with("/openapi/v3/apis/")
+            && crate::openapi::schemas()
+                .v3_document(&p["/openapi/v3/".len()..])
+                .is_none() =>
+        {
+            match crate::apiextensions::openapi::v3_document(&p["/openapi/v3/".len()..]) {
+                Some((doc, _)) => bytes_response(
+                    Bytes::from(doc),
+                    "application/json",
+                    query.contains_key("hash"),
+                ),
+                None => error_response(&ApiError::not_found_path()),
+            }
+        }
         p if p.starts_with("/openapi/v3/") => {
             let doc_path = &p["/openapi/v3/".len()..];
             match crate::openapi::schemas().v3_document(doc_path) {

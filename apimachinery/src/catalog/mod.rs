@@ -1,6 +1,8 @@
-//! The static catalog of built-in API resources k1s serves (one entry per group, version and
-//! resource, as kube-apiserver 1.33 reports them in discovery) and lookups over it.
+//! The catalog of API resources k1s serves: the static built-ins (one entry per group, version
+//! and resource, as kube-apiserver 1.33 reports them in discovery), custom resources registered
+//! at run time ([`dynamic`]), and lookups over both.
 
+pub mod dynamic;
 mod table;
 
 use crate::gvk::{
@@ -142,7 +144,17 @@ pub fn api_groups() -> impl Iterator<Item = &'static ApiGroupInfo> {
 }
 
 pub fn find_group(name: &str) -> Option<&'static ApiGroupInfo> {
-    groups().iter().find(|g| g.name == name)
+    groups()
+        .iter()
+        .find(|g| g.name == name)
+        .or_else(|| dynamic::find_group(name))
+}
+
+/// True for an entry registered at run time (a custom resource), false for a built-in.
+pub fn is_custom(info: &ResourceInfo) -> bool {
+    !resources()
+        .as_ptr_range()
+        .contains(&std::ptr::from_ref(info))
 }
 
 /// Versions of a group, preferred first; empty for unknown groups.
@@ -184,10 +196,15 @@ pub fn find(group: &str, version: &str, resource: &str) -> Option<&'static Resou
             }
             map
         })
-        .get(resource)?
-        .iter()
-        .copied()
-        .find(|r| r.group == group && r.version == version)
+        .get(resource)
+        .and_then(|found| {
+            found
+                .iter()
+                .copied()
+                .find(|r| r.group == group && r.version == version)
+        })
+        // Built-ins answer without a lock; custom resources are consulted on a miss only.
+        .or_else(|| dynamic::find(group, version, resource))
 }
 
 pub fn find_gvr(gvr: &GroupVersionResource) -> Option<&'static ResourceInfo> {
@@ -199,6 +216,7 @@ pub fn find_by_kind(group: &str, version: &str, kind: &str) -> Option<&'static R
     resources()
         .iter()
         .find(|r| r.group == group && r.version == version && r.kind == kind)
+        .or_else(|| dynamic::find_by_kind(group, version, kind))
 }
 
 pub fn find_gvk(gvk: &GroupVersionKind) -> Option<&'static ResourceInfo> {
@@ -208,9 +226,20 @@ pub fn find_gvk(gvk: &GroupVersionKind) -> Option<&'static ResourceInfo> {
 /// Iterates resources the way a client resolves names: groups in discovery order, each
 /// group's versions in preference order.
 fn in_preference_order() -> impl Iterator<Item = &'static ResourceInfo> {
+    let custom = dynamic::resources();
+    let custom_groups = dynamic::groups();
     groups()
         .iter()
         .flat_map(|g| g.versions.iter().flat_map(move |v| resources_in(g.name, v)))
+        .chain(custom_groups.into_iter().flat_map(move |g| {
+            let custom = custom.clone();
+            g.versions.iter().flat_map(move |v| {
+                custom
+                    .clone()
+                    .into_iter()
+                    .filter(move |r| r.group == g.name && r.version == *v)
+            })
+        }))
 }
 
 /// Resolves a name as `kubectl get <name>` does: plural, singular or short name (case

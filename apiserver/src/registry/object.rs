@@ -487,6 +487,16 @@ pub fn plan_delete(
         finalizers.push(f.to_string());
     }
     let is_namespace = info.group.is_empty() && info.resource == "namespaces";
+    // A CRD waits for its custom resources to be deleted (upstream's CRD REST Delete).
+    let is_crd =
+        info.group == "apiextensions.k8s.io" && info.resource == "customresourcedefinitions";
+    if is_crd && !meta::is_being_deleted(obj) {
+        let f = crate::apiextensions::crd::CLEANUP_FINALIZER;
+        if !finalizers.iter().any(|x| x == f) {
+            finalizers.push(f.to_string());
+        }
+        crate::apiextensions::mark_terminating(&mut marked);
+    }
     if !finalizers.is_empty() || is_namespace {
         meta::set_finalizers(&mut marked, &finalizers)
             .map_err(|e| ApiError::internal(e.to_string()))?;

@@ -19,6 +19,12 @@ use crate::registry::{DefaultStrategy, Strategy};
 
 /// The strategy of a resource.
 pub fn for_resource(info: &ResourceInfo) -> &'static dyn Strategy {
+    if k1s_apimachinery::catalog::is_custom(info) {
+        return match crate::apiextensions::lookup(info) {
+            Some(served) => served.strategy,
+            None => &DefaultStrategy,
+        };
+    }
     match (info.group, info.resource) {
         ("", "namespaces") => &core::Namespaces,
         ("", "pods") => &core::Pods,
@@ -65,6 +71,9 @@ pub fn for_resource(info: &ResourceInfo) -> &'static dyn Strategy {
         }
         ("autoscaling", "horizontalpodautoscalers") => &other::HorizontalPodAutoscalers,
         ("events.k8s.io", "events") => &core::Events,
+        ("apiextensions.k8s.io", "customresourcedefinitions") => {
+            &crate::apiextensions::crd::CustomResourceDefinitions
+        }
         _ => &DefaultStrategy,
     }
 }

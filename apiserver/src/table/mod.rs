@@ -13,6 +13,7 @@ macro_rules! cells {
 
 mod columns;
 mod core;
+pub mod custom;
 mod docs;
 mod format;
 mod misc;

@@ -1,0 +1,404 @@
+//! The CustomResourceDefinition strategy: v1 defaults, status reset and `storedVersions` on
+//! create/update, and the important rules of upstream's CRD validation (names, versions, exactly
+//! one storage version, structural schemas required).
+
+use k1s_apimachinery::FieldError;
+use k1s_apimachinery::validation::{is_dns1035_label, is_dns1123_subdomain};
+use serde_json::{Value, json};
+
+use crate::registry::Strategy;
+
+/// Finalizer that holds a deleted CRD until its custom resources are gone.
+pub const CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
+
+pub struct CustomResourceDefinitions;
+
+impl Strategy for CustomResourceDefinitions {
+    fn default(&self, obj: &mut Value) {
+        let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
+            return;
+        };
+        if let Some(names) = spec.get_mut("names").and_then(Value::as_object_mut) {
+            let kind = names
+                .get("kind")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            if names
+                .get("singular")
+                .and_then(Value::as_str)
+                .is_none_or(str::is_empty)
+            {
+                names.insert("singular".into(), json!(kind.to_lowercase()));
+            }
+            if !kind.is_empty()
+                && names
+                    .get("listKind")
+                    .and_then(Value::as_str)
+                    .is_none_or(str::is_empty)
+            {
+                names.insert("listKind".into(), json!(format!("{kind}List")));
+            }
+        }
+        if !spec.get("conversion").is_some_and(Value::is_object) {
+            spec.insert("conversion".into(), json!({"strategy": "None"}));
+        }
+    }
+
+    fn prepare_for_create(&self, obj: &mut Value) {
+        obj["status"] = json!({
+            "acceptedNames": {"kind": "", "plural": ""},
+            "conditions": [],
+            "storedVersions": [],
+        });
+        add_storage_version(obj);
+    }
+
+    fn prepare_for_update(&self, new: &mut Value, _old: &Value) {
+        add_storage_version(new);
+    }
+
+    fn tracks_generation(&self, _: &k1s_apimachinery::catalog::ResourceInfo) -> bool {
+        true
+    }
+
+    fn validate(&self, obj: &Value) -> Vec<FieldError> {
+        validate(obj)
+    }
+
+    fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        let mut errs = validate(new);
+        let established = is_condition_true(old, "Established");
+        let immutable = |errs: &mut Vec<FieldError>, pointer: &str, field: &str| {
+            let (n, o) = (new.pointer(pointer), old.pointer(pointer));
+            if n != o {
+                errs.push(FieldError::invalid(
+                    field,
+                    n.cloned().unwrap_or(Value::Null),
+                    "field is immutable",
+                ));
+            }
+        };
+        if established {
+            immutable(&mut errs, "/spec/scope", "spec.scope");
+            immutable(&mut errs, "/spec/names/kind", "spec.names.kind");
+        }
+        immutable(&mut errs, "/spec/group", "spec.group");
+        immutable(&mut errs, "/spec/names/plural", "spec.names.plural");
+        if let Some(stored) = new
+            .pointer("/status/storedVersions")
+            .and_then(Value::as_array)
+        {
+            let versions = version_names(new);
+            for (i, v) in stored.iter().enumerate() {
+                if let Some(name) = v.as_str()
+                    && !versions.iter().any(|x| x == name)
+                {
+                    errs.push(FieldError::invalid(
+                        format!("status.storedVersions[{i}]"),
+                        name,
+                        "must appear in spec.versions",
+                    ));
+                }
+            }
+        }
+        errs
+    }
+}
+
+/// Whether a CRD has condition `type` with status True.
+pub fn is_condition_true(crd: &Value, ty: &str) -> bool {
+    crd.pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .is_some_and(|cs| cs.iter().any(|c| c["type"] == ty && c["status"] == "True"))
+}
+
+fn version_names(crd: &Value) -> Vec<String> {
+    crd.pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .map(|vs| {
+            vs.iter()
+                .filter_map(|v| v["name"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The version marked `storage: true`, if exactly one is.
+pub fn storage_version(crd: &Value) -> Option<String> {
+    let vs = crd.pointer("/spec/versions").and_then(Value::as_array)?;
+    let mut storage = vs.iter().filter(|v| v["storage"] == true);
+    let first = storage.next()?;
+    if storage.next().is_some() {
+        return None;
+    }
+    first["name"].as_str().map(str::to_string)
+}
+
+fn add_storage_version(obj: &mut Value) {
+    let Some(v) = storage_version(obj) else {
+        return;
+    };
+    if !obj["status"].is_object() {
+        obj["status"] = json!({});
+    }
+    let stored = &mut obj["status"]["storedVersions"];
+    if !stored.is_array() {
+        *stored = json!([]);
+    }
+    if let Some(list) = stored.as_array_mut()
+        && !list.iter().any(|x| x == &json!(v))
+    {
+        list.push(json!(v));
+    }
+}
+
+fn validate(obj: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let spec = &obj["spec"];
+    let group = spec["group"].as_str().unwrap_or_default();
+    let plural = spec.pointer("/names/plural").and_then(Value::as_str);
+    let name = obj.pointer("/metadata/name").and_then(Value::as_str);
+    if let Some(name) = name
+        && !name.is_empty()
+        && Some(name.to_string()) != plural.map(|p| format!("{p}.{group}"))
+    {
+        errs.push(FieldError::invalid(
+            "metadata.name",
+            name,
+            "must be spec.names.plural+\".\"+spec.group",
+        ));
+    }
+    if group.is_empty() {
+        errs.push(FieldError::required("spec.group", ""));
+    } else if let msgs @ [_, ..] = is_dns1123_subdomain(group).as_slice() {
+        errs.push(FieldError::invalid("spec.group", group, msgs.join(",")));
+    } else if !group.contains('.') {
+        errs.push(FieldError::invalid(
+            "spec.group",
+            group,
+            "should be a domain with at least one dot",
+        ));
+    }
+    match spec["scope"].as_str().unwrap_or_default() {
+        "" => errs.push(FieldError::required("spec.scope", "")),
+        "Cluster" | "Namespaced" => {}
+        other => errs.push(FieldError::not_supported(
+            "spec.scope",
+            other,
+            &["Cluster", "Namespaced"],
+        )),
+    }
+    validate_names(&spec["names"], "spec.names", true, &mut errs);
+    validate_versions(spec, &mut errs);
+    if let Some(conv) = spec.get("conversion").filter(|c| c.is_object()) {
+        match conv["strategy"].as_str().unwrap_or_default() {
+            "None" => {}
+            "Webhook" => errs.push(FieldError::forbidden(
+                "spec.conversion.strategy",
+                "Webhook conversion is not supported by this server",
+            )),
+            other => errs.push(FieldError::not_supported(
+                "spec.conversion.strategy",
+                other,
+                &["None", "Webhook"],
+            )),
+        }
+    }
+    if spec["preserveUnknownFields"] == true {
+        errs.push(FieldError::invalid(
+            "spec.preserveUnknownFields",
+            true,
+            "cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead",
+        ));
+    }
+    errs
+}
+
+fn validate_names(names: &Value, path: &str, required: bool, errs: &mut Vec<FieldError>) {
+    let get = |k: &str| names[k].as_str().unwrap_or_default();
+    if required {
+        for k in ["plural", "singular", "kind", "listKind"] {
+            if get(k).is_empty() {
+                errs.push(FieldError::required(format!("{path}.{k}"), ""));
+            }
+        }
+    }
+    for k in ["plural", "singular"] {
+        let v = get(k);
+        if let msgs @ [_, ..] = is_dns1035_label(v).as_slice()
+            && !v.is_empty()
+        {
+            errs.push(FieldError::invalid(
+                format!("{path}.{k}"),
+                v,
+                msgs.join(","),
+            ));
+        }
+    }
+    for k in ["kind", "listKind"] {
+        let v = get(k);
+        if let msgs @ [_, ..] = is_dns1035_label(&v.to_lowercase()).as_slice()
+            && !v.is_empty()
+        {
+            errs.push(FieldError::invalid(
+                format!("{path}.{k}"),
+                v,
+                format!(
+                    "may have mixed case, but should otherwise match: {}",
+                    msgs.join(",")
+                ),
+            ));
+        }
+    }
+    for list in ["shortNames", "categories"] {
+        for (i, v) in names[list]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .enumerate()
+        {
+            if let msgs @ [_, ..] = is_dns1035_label(v).as_slice() {
+                errs.push(FieldError::invalid(
+                    format!("{path}.{list}[{i}]"),
+                    v,
+                    msgs.join(","),
+                ));
+            }
+        }
+    }
+    if !get("kind").is_empty() && get("kind") == get("listKind") {
+        errs.push(FieldError::invalid(
+            format!("{path}.listKind"),
+            get("listKind"),
+            "kind and listKind may not be the same",
+        ));
+    }
+}
+
+fn validate_versions(spec: &Value, errs: &mut Vec<FieldError>) {
+    let versions = spec["versions"].as_array().cloned().unwrap_or_default();
+    if versions.is_empty() {
+        errs.push(FieldError::required(
+            "spec.versions",
+            "must have exactly one version marked as storage version",
+        ));
+        return;
+    }
+    let mut seen = Vec::new();
+    let mut storage = 0;
+    for (i, v) in versions.iter().enumerate() {
+        let path = format!("spec.versions[{i}]");
+        let name = v["name"].as_str().unwrap_or_default();
+        if v["storage"] == true {
+            storage += 1;
+        }
+        if seen.contains(&name) {
+            errs.push(FieldError::invalid(
+                "spec.versions",
+                Value::Array(versions.clone()),
+                "must contain unique version names",
+            ));
+        }
+        seen.push(name);
+        if let msgs @ [_, ..] = is_dns1035_label(name).as_slice() {
+            errs.push(FieldError::invalid(
+                format!("{path}.name"),
+                name,
+                msgs.join(","),
+            ));
+        }
+        let schema = v.pointer("/schema/openAPIV3Schema");
+        match schema {
+            None | Some(Value::Null) => errs.push(FieldError::required(
+                format!("{path}.schema.openAPIV3Schema"),
+                "schemas are required",
+            )),
+            Some(s) => {
+                let status = v.pointer("/subresources/status").is_some();
+                super::structural::check(
+                    s,
+                    &format!("{path}.schema.openAPIV3Schema"),
+                    status,
+                    errs,
+                );
+            }
+        }
+        validate_subresources(v, &path, errs);
+        for (j, c) in v["additionalPrinterColumns"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            let cpath = format!("{path}.additionalPrinterColumns[{j}]");
+            if c["name"].as_str().is_none_or(str::is_empty) {
+                errs.push(FieldError::required(format!("{cpath}.name"), ""));
+            }
+            match c["type"].as_str().unwrap_or_default() {
+                "" => errs.push(FieldError::required(format!("{cpath}.type"), "")),
+                "integer" | "number" | "string" | "boolean" | "date" => {}
+                other => errs.push(FieldError::not_supported(
+                    format!("{cpath}.type"),
+                    other,
+                    &["boolean", "date", "integer", "number", "string"],
+                )),
+            }
+            if c["jsonPath"].as_str().is_none_or(str::is_empty) {
+                errs.push(FieldError::required(format!("{cpath}.JSONPath"), ""));
+            }
+        }
+    }
+    if storage != 1 {
+        errs.push(FieldError::invalid(
+            "spec.versions",
+            Value::Array(versions),
+            "must have exactly one version marked as storage version",
+        ));
+    }
+}
+
+fn validate_subresources(v: &Value, path: &str, errs: &mut Vec<FieldError>) {
+    let Some(scale) = v.pointer("/subresources/scale").filter(|s| s.is_object()) else {
+        return;
+    };
+    let spath = format!("{path}.subresources.scale");
+    for (key, required) in [
+        ("specReplicasPath", true),
+        ("statusReplicasPath", true),
+        ("labelSelectorPath", false),
+    ] {
+        match scale[key].as_str() {
+            None | Some("") if required => {
+                errs.push(FieldError::required(format!("{spath}.{key}"), ""));
+            }
+            Some(p) if !p.is_empty() && !p.starts_with('.') => errs.push(FieldError::invalid(
+                format!("{spath}.{key}"),
+                p,
+                "should be a json path under either .spec or .status",
+            )),
+            _ => {}
+        }
+    }
+    if let Some(p) = scale["specReplicasPath"].as_str()
+        && p.starts_with('.')
+        && !p.starts_with(".spec.")
+    {
+        errs.push(FieldError::invalid(
+            format!("{spath}.specReplicasPath"),
+            p,
+            "should be a json path under .spec",
+        ));
+    }
+    if let Some(p) = scale["statusReplicasPath"].as_str()
+        && p.starts_with('.')
+        && !p.starts_with(".status.")
+    {
+        errs.push(FieldError::invalid(
+            format!("{spath}.statusReplicasPath"),
+            p,
+            "should be a json path under .status",
+        ));
+    }
+}
