@@ -343,10 +343,12 @@ async fn run_server(args: ServerArgs) -> anyhow::Result<()> {
         .context("starting the API server")?;
     // The controller-manager in process: its clients enter the server's filter chain after TLS,
     // each controller as its own service account.
-    let entry = server.in_process_service(UserInfo::new(
-        "system:kube-controller-manager",
-        vec!["system:authenticated".into()],
-    ));
+    let entry = server
+        .in_process_service(UserInfo::new(
+            "system:kube-controller-manager",
+            vec!["system:authenticated".into()],
+        ))
+        .with_user_agent(&component_user_agent("kube-controller-manager"));
     let clients: k1s_controller_manager::ClientSource = Arc::new(move |sa: Option<&str>| {
         let service = match sa {
             Some(sa) => entry.as_user(UserInfo::service_account("kube-system", sa)),
@@ -373,10 +375,12 @@ async fn run_server(args: ServerArgs) -> anyhow::Result<()> {
     // The scheduler in process, as `system:kube-scheduler`.
     let scheduler = (!args.disable_scheduler).then(|| {
         let client = kube::Client::new(
-            server.in_process_service(UserInfo::new(
-                "system:kube-scheduler",
-                vec!["system:authenticated".into()],
-            )),
+            server
+                .in_process_service(UserInfo::new(
+                    "system:kube-scheduler",
+                    vec!["system:authenticated".into()],
+                ))
+                .with_user_agent(&component_user_agent("kube-scheduler")),
             "default",
         );
         let options = k1s_scheduler::Options {
@@ -391,10 +395,12 @@ async fn run_server(args: ServerArgs) -> anyhow::Result<()> {
     });
     // Simulated nodes in process, each acting as `system:node:<name>`.
     let nodes = (args.nodes > 0).then(|| {
-        let entry = server.in_process_service(UserInfo::new(
-            "system:node:k1s-node-0",
-            vec!["system:nodes".into(), "system:authenticated".into()],
-        ));
+        let entry = server
+            .in_process_service(UserInfo::new(
+                "system:node:k1s-node-0",
+                vec!["system:nodes".into(), "system:authenticated".into()],
+            ))
+            .with_user_agent(&component_user_agent("kubelet"));
         let clients: k1s_simnode::ClientFor = Arc::new(move |name: &str| {
             kube::Client::new(
                 entry.as_user(UserInfo::new(
@@ -557,4 +563,20 @@ fn main() -> anyhow::Result<()> {
         Command::Node(args) => runtime.block_on(run_nodes(args)),
         Command::Bench(args) => runtime.block_on(k1s_bench::run(args)),
     }
+}
+
+/// The `User-Agent` of an in-process component, shaped as upstream's
+/// (`kube-controller-manager/v1.33.0 (linux/amd64) kubernetes/k1s`): the field manager of its
+/// writes is the part before the first '/'.
+fn component_user_agent(component: &str) -> String {
+    format!(
+        "{component}/{} ({}/{}) kubernetes/k1s",
+        k1s_apiserver::openapi::KUBERNETES_VERSION,
+        std::env::consts::OS,
+        match std::env::consts::ARCH {
+            "x86_64" => "amd64",
+            "aarch64" => "arm64",
+            other => other,
+        }
+    )
 }

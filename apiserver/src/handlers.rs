@@ -729,7 +729,11 @@ async fn server_side_apply(
             "{}, Kind={}",
             v.get("apiVersion").and_then(Value::as_str).map_or_else(
                 || "/".to_string(),
-                |a| if a.contains('/') { a.to_string() } else { format!("/{a}") }
+                |a| if a.contains('/') {
+                    a.to_string()
+                } else {
+                    format!("/{a}")
+                }
             ),
             v.get("kind").and_then(Value::as_str).unwrap_or_default()
         )
@@ -743,9 +747,14 @@ async fn server_side_apply(
         )));
     }
     let own_type = crate::openapi::schemas().definition_for(info.group, info.version, info.kind);
-    let json_body = serde_json::from_slice::<Value>(body).is_ok().then_some(body);
+    let json_body = serde_json::from_slice::<Value>(body)
+        .is_ok()
+        .then_some(body);
     warnings.extend(field_validation::check(
-        validation, own_type, &mut config, json_body,
+        validation,
+        own_type,
+        &mut config,
+        json_body,
     )?);
     let mut config = check_body(info, target.namespace, Some(name), config)?;
     if meta::name(&config).is_none_or(str::is_empty) {
@@ -773,16 +782,29 @@ async fn server_side_apply(
         )
         .await;
     match result {
-        Ok(applied) => Ok(object_response(StatusCode::OK, info, applied, output, include)),
+        Ok(applied) => Ok(object_response(
+            StatusCode::OK,
+            info,
+            applied,
+            output,
+            include,
+        )),
         Err(e) if e.is_not_found() && subname.is_none() => {
             let mut obj = apply::apply(&tracking, None, &config, force)?;
             if let Some(ns) = target.namespace.filter(|_| info.namespaced) {
-                meta::set_namespace(&mut obj, ns).map_err(|e| ApiError::bad_request(e.to_string()))?;
+                meta::set_namespace(&mut obj, ns)
+                    .map_err(|e| ApiError::bad_request(e.to_string()))?;
             }
             rbac_write_check(ctx, user, info, target.namespace, &obj, None)?;
             type_check(info, &obj)?;
             let created = create_object(ctx, info, target, strategy, obj, &write, warnings).await?;
-            Ok(object_response(StatusCode::CREATED, info, created, output, include))
+            Ok(object_response(
+                StatusCode::CREATED,
+                info,
+                created,
+                output,
+                include,
+            ))
         }
         Err(e) => Err(e),
     }

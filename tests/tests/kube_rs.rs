@@ -272,7 +272,9 @@ async fn configmap_crud_selectors_and_patches() {
     assert_eq!(status.code, 409, "{status:?}");
     assert_eq!(status.reason, "Conflict", "{status:?}");
     assert!(
-        status.message.starts_with("Apply failed with 1 conflict: conflict with "),
+        status
+            .message
+            .starts_with("Apply failed with 1 conflict: conflict with "),
         "{status:?}"
     );
     assert_eq!(

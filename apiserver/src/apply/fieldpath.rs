@@ -142,11 +142,7 @@ impl Set {
                     self.members.insert(last.clone());
                 }
             }
-            [first, rest @ ..] => self
-                .children
-                .entry(first.clone())
-                .or_default()
-                .insert(rest),
+            [first, rest @ ..] => self.children.entry(first.clone()).or_default().insert(rest),
         }
     }
 

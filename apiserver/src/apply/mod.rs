@@ -6,9 +6,9 @@
 pub mod fieldpath;
 pub mod managers;
 pub mod schema;
-pub mod walk;
 #[cfg(test)]
 mod tests;
+pub mod walk;
 
 use std::sync::Arc;
 
@@ -127,7 +127,11 @@ pub fn manager_for(field_manager: Option<&str>, user_agent: Option<&str>) -> Str
     if let Some(m) = field_manager.filter(|m| !m.is_empty()) {
         return m.to_string();
     }
-    let prefix = user_agent.unwrap_or_default().split('/').next().unwrap_or_default();
+    let prefix = user_agent
+        .unwrap_or_default()
+        .split('/')
+        .next()
+        .unwrap_or_default();
     let mut out = String::new();
     for c in prefix.chars().filter(|c| is_printable(*c)) {
         if out.len() + c.len_utf8() > FIELD_MANAGER_MAX_LENGTH {
@@ -177,7 +181,9 @@ fn now() -> String {
 /// keeps the live ones; `[]` or `[{}]` resets them; other sent entries replace the live ones
 /// unless they cannot be decoded.
 fn live_or_new(t: &FieldTracking, old: Option<&Value>, requested: Option<&Value>) -> Managed {
-    let live = || managers::decode(old.and_then(|o| o.pointer("/metadata/managedFields"))).unwrap_or_default();
+    let live = || {
+        managers::decode(old.and_then(|o| o.pointer("/metadata/managedFields"))).unwrap_or_default()
+    };
     if !t.subresource.is_empty() {
         return live();
     }
@@ -251,7 +257,12 @@ fn update_others(
 /// Records an Update operation (create, update, patch) in `new`'s managedFields: the fields it
 /// changed become its manager's (merged into that manager's earlier entry, time refreshed),
 /// and nobody else's. `requested` is the managedFields the client sent, if any.
-pub fn track_update(t: &FieldTracking, old: Option<&Value>, new: &mut Value, requested: Option<&Value>) {
+pub fn track_update(
+    t: &FieldTracking,
+    old: Option<&Value>,
+    new: &mut Value,
+    requested: Option<&Value>,
+) {
     let mut managed = live_or_new(t, old, requested);
     take_managed_fields(new);
     let cmp = t.filtered_compare(old, new);
@@ -357,7 +368,11 @@ fn prune(merged: &Value, managed: &Managed, last: &Set, ty: &Ty<'_>) -> Value {
     let owned = walk::ensure_named_fields(&owned, ty);
     let merged_set = walk::ensure_named_fields(&walk::to_field_set(merged, *ty), ty);
     let pruned_set = walk::ensure_named_fields(&walk::to_field_set(&pruned, *ty), ty);
-    let pruned = walk::remove_items(merged, &merged_set.difference(&pruned_set.union(&owned)), ty);
+    let pruned = walk::remove_items(
+        merged,
+        &merged_set.difference(&pruned_set.union(&owned)),
+        ty,
+    );
     // Add back items left dangling (not in the last applied set).
     let pruned_set = walk::ensure_named_fields(&walk::to_field_set(&pruned, *ty), ty);
     walk::remove_items(

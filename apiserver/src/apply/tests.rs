@@ -83,7 +83,12 @@ fn obj(fields: Value) -> Value {
     o
 }
 
-fn apply_as(live: Option<&Value>, manager: &str, config: Value, force: bool) -> Result<Value, ApiError> {
+fn apply_as(
+    live: Option<&Value>,
+    manager: &str,
+    config: Value,
+    force: bool,
+) -> Result<Value, ApiError> {
     apply(&tracking(manager), live, &obj(config), force)
 }
 
@@ -145,8 +150,14 @@ fn set_algebra() {
         a.union(&b).to_fields_v1(),
         json!({"f:a": {}, "f:b": {"f:c": {}, "f:d": {}}, "f:e": {}})
     );
-    assert_eq!(a.difference(&b).to_fields_v1(), json!({"f:a": {}, "f:b": {"f:d": {}}}));
-    assert_eq!(a.intersection(&b).to_fields_v1(), json!({"f:b": {"f:c": {}}}));
+    assert_eq!(
+        a.difference(&b).to_fields_v1(),
+        json!({"f:a": {}, "f:b": {"f:d": {}}})
+    );
+    assert_eq!(
+        a.intersection(&b).to_fields_v1(),
+        json!({"f:b": {"f:c": {}}})
+    );
     assert!(a.difference(&a).is_empty());
 }
 
@@ -204,7 +215,10 @@ fn reapplying_without_a_field_removes_it() {
     let o = apply_as(None, "a", json!({"numeric": 1, "string": "s"}), false).unwrap();
     let o = apply_as(Some(&o), "a", json!({"numeric": 2}), false).unwrap();
     assert_eq!(without_meta(&o), json!({"numeric": 2}));
-    assert_eq!(set_of(&o, "a", Operation::Apply), Some(json!({"f:numeric": {}})));
+    assert_eq!(
+        set_of(&o, "a", Operation::Apply),
+        Some(json!({"f:numeric": {}}))
+    );
 }
 
 #[test]
@@ -213,7 +227,10 @@ fn conflicting_appliers_and_force() {
     let o = apply_as(None, "a", json!({"numeric": 1, "string": "s"}), false).unwrap();
     let e = apply_as(Some(&o), "b", json!({"numeric": 2}), false).unwrap_err();
     assert_eq!((e.code, e.reason), (409, Reason::Conflict));
-    assert_eq!(e.message, "Apply failed with 1 conflict: conflict with \"a\": .numeric");
+    assert_eq!(
+        e.message,
+        "Apply failed with 1 conflict: conflict with \"a\": .numeric"
+    );
     let causes = &e.to_status_json()["details"]["causes"];
     assert_eq!(
         causes,
@@ -222,8 +239,14 @@ fn conflicting_appliers_and_force() {
     // Force takes the field over.
     let o = apply_as(Some(&o), "b", json!({"numeric": 2}), true).unwrap();
     assert_eq!(o["numeric"], 2);
-    assert_eq!(set_of(&o, "a", Operation::Apply), Some(json!({"f:string": {}})));
-    assert_eq!(set_of(&o, "b", Operation::Apply), Some(json!({"f:numeric": {}})));
+    assert_eq!(
+        set_of(&o, "a", Operation::Apply),
+        Some(json!({"f:string": {}}))
+    );
+    assert_eq!(
+        set_of(&o, "b", Operation::Apply),
+        Some(json!({"f:numeric": {}}))
+    );
     // "a" dropping the field it lost does not remove it: "b" owns it.
     let o = apply_as(Some(&o), "a", json!({"string": "s"}), false).unwrap();
     assert_eq!(o["numeric"], 2);
@@ -233,8 +256,14 @@ fn conflicting_appliers_and_force() {
 fn same_value_is_shared_not_a_conflict() {
     let o = apply_as(None, "a", json!({"numeric": 1}), false).unwrap();
     let o = apply_as(Some(&o), "b", json!({"numeric": 1}), false).unwrap();
-    assert_eq!(set_of(&o, "a", Operation::Apply), Some(json!({"f:numeric": {}})));
-    assert_eq!(set_of(&o, "b", Operation::Apply), Some(json!({"f:numeric": {}})));
+    assert_eq!(
+        set_of(&o, "a", Operation::Apply),
+        Some(json!({"f:numeric": {}}))
+    );
+    assert_eq!(
+        set_of(&o, "b", Operation::Apply),
+        Some(json!({"f:numeric": {}}))
+    );
     // One of two owners stops applying it: it stays.
     let o = apply_as(Some(&o), "a", json!({"string": "x"}), false).unwrap();
     assert_eq!(o["numeric"], 1);
@@ -293,8 +322,20 @@ fn sets_merge_per_value() {
 #[test]
 fn keyed_lists_merge_per_item() {
     // smd multiple_appliers_test with an associative list: items are merged by key.
-    let o = apply_as(None, "a", json!({"items": [{"name": "x", "value": 1}]}), false).unwrap();
-    let o = apply_as(Some(&o), "b", json!({"items": [{"name": "y", "value": 2}]}), false).unwrap();
+    let o = apply_as(
+        None,
+        "a",
+        json!({"items": [{"name": "x", "value": 1}]}),
+        false,
+    )
+    .unwrap();
+    let o = apply_as(
+        Some(&o),
+        "b",
+        json!({"items": [{"name": "y", "value": 2}]}),
+        false,
+    )
+    .unwrap();
     assert_eq!(
         o["items"],
         json!([{"name": "x", "value": 1}, {"name": "y", "value": 2}])
@@ -308,10 +349,18 @@ fn keyed_lists_merge_per_item() {
     )
     .unwrap();
     // The configuration's order wins for the items it names (upstream's merge order).
-    assert_eq!(o["items"][1], json!({"name": "x", "value": 1, "extra": "e"}));
+    assert_eq!(
+        o["items"][1],
+        json!({"name": "x", "value": 1, "extra": "e"})
+    );
     // Changing a's value conflicts, with upstream's key path.
-    let e = apply_as(Some(&o), "b", json!({"items": [{"name": "x", "value": 9}]}), false)
-        .unwrap_err();
+    let e = apply_as(
+        Some(&o),
+        "b",
+        json!({"items": [{"name": "x", "value": 9}]}),
+        false,
+    )
+    .unwrap_err();
     assert!(
         e.message.ends_with(".items[name=\"x\"].value"),
         "{}",
@@ -327,30 +376,60 @@ fn keyed_lists_merge_per_item() {
 
 #[test]
 fn strategic_merge_keys_make_keyed_lists() {
-    let o = apply_as(None, "a", json!({"smpItems": [{"name": "x", "value": 1}]}), false).unwrap();
+    let o = apply_as(
+        None,
+        "a",
+        json!({"smpItems": [{"name": "x", "value": 1}]}),
+        false,
+    )
+    .unwrap();
     let o = apply_as(Some(&o), "b", json!({"smpItems": [{"name": "y"}]}), false).unwrap();
-    assert_eq!(o["smpItems"], json!([{"name": "x", "value": 1}, {"name": "y"}]));
+    assert_eq!(
+        o["smpItems"],
+        json!([{"name": "x", "value": 1}, {"name": "y"}])
+    );
 }
 
 #[test]
 fn atomic_lists_and_maps_are_replaced_whole() {
-    let o = apply_as(None, "a", json!({"atomicList": ["1", "2"], "selector": {"a": "1"}}), false)
-        .unwrap();
+    let o = apply_as(
+        None,
+        "a",
+        json!({"atomicList": ["1", "2"], "selector": {"a": "1"}}),
+        false,
+    )
+    .unwrap();
     let e = apply_as(Some(&o), "b", json!({"atomicList": ["3"]}), false).unwrap_err();
     assert!(e.message.ends_with(": .atomicList"), "{}", e.message);
     let e = apply_as(Some(&o), "b", json!({"selector": {"b": "2"}}), false).unwrap_err();
     assert!(e.message.ends_with(": .selector"), "{}", e.message);
-    let o = apply_as(Some(&o), "b", json!({"atomicList": ["3"], "selector": {"b": "2"}}), true)
-        .unwrap();
+    let o = apply_as(
+        Some(&o),
+        "b",
+        json!({"atomicList": ["3"], "selector": {"b": "2"}}),
+        true,
+    )
+    .unwrap();
     assert_eq!(o["atomicList"], json!(["3"]));
     assert_eq!(o["selector"], json!({"b": "2"}));
 }
 
 #[test]
 fn granular_maps_merge_per_key() {
-    let o = apply_as(None, "a", json!({"labels": {"a": "1"}, "inner": {"a": "x"}}), false).unwrap();
-    let o = apply_as(Some(&o), "b", json!({"labels": {"b": "2"}, "inner": {"b": "y"}}), false)
-        .unwrap();
+    let o = apply_as(
+        None,
+        "a",
+        json!({"labels": {"a": "1"}, "inner": {"a": "x"}}),
+        false,
+    )
+    .unwrap();
+    let o = apply_as(
+        Some(&o),
+        "b",
+        json!({"labels": {"b": "2"}, "inner": {"b": "y"}}),
+        false,
+    )
+    .unwrap();
     assert_eq!(o["labels"], json!({"a": "1", "b": "2"}));
     assert_eq!(o["inner"], json!({"a": "x", "b": "y"}));
     // "a" stops applying its label and its struct field: they go, b's stay.
@@ -383,8 +462,17 @@ fn schemaless_values_are_deduced() {
 
 #[test]
 fn status_is_not_owned_through_the_main_resource() {
-    let o = apply_as(None, "a", json!({"numeric": 1, "status": {"phase": "x"}}), false).unwrap();
-    assert_eq!(set_of(&o, "a", Operation::Apply), Some(json!({"f:numeric": {}})));
+    let o = apply_as(
+        None,
+        "a",
+        json!({"numeric": 1, "status": {"phase": "x"}}),
+        false,
+    )
+    .unwrap();
+    assert_eq!(
+        set_of(&o, "a", Operation::Apply),
+        Some(json!({"f:numeric": {}}))
+    );
 }
 
 #[test]
@@ -392,7 +480,8 @@ fn applying_to_an_object_nobody_manages_makes_before_first_apply() {
     let live = obj(json!({"numeric": 1, "string": "s"}));
     let e = apply_as(Some(&live), "a", json!({"numeric": 2}), false).unwrap_err();
     assert!(
-        e.message.contains("conflict with \"before-first-apply\" using example.com/v1"),
+        e.message
+            .contains("conflict with \"before-first-apply\" using example.com/v1"),
         "{}",
         e.message
     );
@@ -400,8 +489,13 @@ fn applying_to_an_object_nobody_manages_makes_before_first_apply() {
 
 #[test]
 fn apply_refuses_managed_fields_in_the_config() {
-    let e = apply_as(None, "a", json!({"metadata": {"name": "t", "managedFields": []}}), false)
-        .unwrap_err();
+    let e = apply_as(
+        None,
+        "a",
+        json!({"metadata": {"name": "t", "managedFields": []}}),
+        false,
+    )
+    .unwrap_err();
     assert_eq!(e.code, 400);
     assert_eq!(e.message, "metadata.managedFields must be nil");
 }
@@ -448,12 +542,23 @@ fn clients_may_set_or_reset_managed_fields() {
                        "fieldsType": "FieldsV1", "fieldsV1": {"f:numeric": {}}}]);
     let mut o3 = o.clone();
     track_update(&t, Some(&o), &mut o3, Some(&sent));
-    assert_eq!(set_of(&o3, "m", Operation::Apply), Some(json!({"f:numeric": {}})));
+    assert_eq!(
+        set_of(&o3, "m", Operation::Apply),
+        Some(json!({"f:numeric": {}}))
+    );
     assert_eq!(set_of(&o3, "x", Operation::Update), None);
     // Entries that cannot be decoded keep the live ones.
     let mut o4 = o.clone();
-    track_update(&t, Some(&o), &mut o4, Some(&json!([{"operation": "Bogus"}])));
-    assert_eq!(o4["metadata"]["managedFields"], o["metadata"]["managedFields"]);
+    track_update(
+        &t,
+        Some(&o),
+        &mut o4,
+        Some(&json!([{"operation": "Bogus"}])),
+    );
+    assert_eq!(
+        o4["metadata"]["managedFields"],
+        o["metadata"]["managedFields"]
+    );
 }
 
 #[test]
@@ -559,7 +664,11 @@ fn update_entries_are_capped_into_ancient_changes() {
         json!({"f:f0": {}, "f:f1": {}, "f:f2": {}})
     );
     assert_eq!(ancient.time.as_deref(), Some("2024-01-01T00:00:02Z"));
-    assert!(!managed.keys().any(|id| id.manager == "m00" || id.manager == "m02"));
+    assert!(
+        !managed
+            .keys()
+            .any(|id| id.manager == "m00" || id.manager == "m02")
+    );
 }
 
 #[test]
@@ -570,9 +679,18 @@ fn entries_are_written_in_upstream_order() {
         api_version: "v1".into(),
         time: Some(t.into()),
     };
-    managed.insert(ManagerId::new("z", Operation::Update, "v1", ""), entry("2024-01-01T00:00:00Z"));
-    managed.insert(ManagerId::new("y", Operation::Update, "v1", "status"), entry("2023-01-01T00:00:00Z"));
-    managed.insert(ManagerId::new("x", Operation::Apply, "v1", ""), entry("2025-01-01T00:00:00Z"));
+    managed.insert(
+        ManagerId::new("z", Operation::Update, "v1", ""),
+        entry("2024-01-01T00:00:00Z"),
+    );
+    managed.insert(
+        ManagerId::new("y", Operation::Update, "v1", "status"),
+        entry("2023-01-01T00:00:00Z"),
+    );
+    managed.insert(
+        ManagerId::new("x", Operation::Apply, "v1", ""),
+        entry("2025-01-01T00:00:00Z"),
+    );
     let list = managers::encode(&managed);
     let names: Vec<&str> = list
         .as_array()
@@ -587,8 +705,14 @@ fn entries_are_written_in_upstream_order() {
 
 #[test]
 fn managers_from_user_agents_and_their_validation() {
-    assert_eq!(manager_for(None, Some("kubectl/v1.33.0 (linux/amd64) kubernetes/abc")), "kubectl");
-    assert_eq!(manager_for(Some("kubectl-edit"), Some("kubectl/v1.33.0")), "kubectl-edit");
+    assert_eq!(
+        manager_for(None, Some("kubectl/v1.33.0 (linux/amd64) kubernetes/abc")),
+        "kubectl"
+    );
+    assert_eq!(
+        manager_for(Some("kubectl-edit"), Some("kubectl/v1.33.0")),
+        "kubectl-edit"
+    );
     assert_eq!(manager_for(Some(""), Some("kube-rs/0.1")), "kube-rs");
     assert_eq!(manager_for(None, None), "");
     assert_eq!(manager_for(None, Some(&"a".repeat(200))).len(), 128);
@@ -596,7 +720,10 @@ fn managers_from_user_agents_and_their_validation() {
     assert!(validate_field_manager(&"a".repeat(128)).is_empty());
     let errs = validate_field_manager(&"a".repeat(129));
     assert_eq!(errs.len(), 1);
-    assert_eq!(errs[0].to_string(), "fieldManager: Too long: may not be more than 128 bytes");
+    assert_eq!(
+        errs[0].to_string(),
+        "fieldManager: Too long: may not be more than 128 bytes"
+    );
     let errs = validate_field_manager("a\u{7}");
     assert_eq!(
         errs[0].to_string(),

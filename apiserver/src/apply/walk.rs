@@ -27,7 +27,10 @@ fn walk_of<'a>(ty: &Ty<'a>, sample: Option<&Value>) -> Walk<'a> {
         s @ Shape::Struct { atomic: false, .. } => Walk::Fields(s),
         Shape::Struct { .. } => Walk::Leaf,
         Shape::List { kind, .. } if kind == ListKind::Atomic => Walk::Leaf,
-        Shape::List { kind: ListKind::Map(k), .. } if k.is_empty() => Walk::Leaf,
+        Shape::List {
+            kind: ListKind::Map(k),
+            ..
+        } if k.is_empty() => Walk::Leaf,
         Shape::List { elem, kind } => Walk::Items(elem, kind),
         Shape::Deduced => match sample {
             Some(Value::Object(_)) => Walk::Fields(Shape::Deduced),
@@ -158,7 +161,12 @@ fn field_set(v: &Value, ty: &Ty<'_>, path: &mut Path, set: &mut Set) {
 /// (a create), declared struct fields new in `rhs` are not themselves "added": upstream
 /// compares against the kind's zero value, whose struct fields exist (its maps and lists are
 /// nil, so they are added).
-pub fn compare(lhs: Option<&Value>, rhs: Option<&Value>, ty: Ty<'_>, zero_structs: bool) -> Comparison {
+pub fn compare(
+    lhs: Option<&Value>,
+    rhs: Option<&Value>,
+    ty: Ty<'_>,
+    zero_structs: bool,
+) -> Comparison {
     let mut c = Comparison::default();
     let mut w = Comparer { c: &mut c };
     w.walk(lhs, rhs, &ty, &mut Vec::new(), zero_structs, false);
@@ -256,9 +264,7 @@ impl Comparer<'_> {
         match (lhs, rhs) {
             // In the zero object, struct fields exist and so do the required (not omitempty)
             // ones, as null; optional maps and lists do not (Go leaves them nil).
-            (None, _) if !(in_zero && (is_struct || required)) => {
-                self.c.added.insert(path)
-            }
+            (None, _) if !(in_zero && (is_struct || required)) => self.c.added.insert(path),
             (Some(_), None) => self.c.removed.insert(path),
             _ => {}
         }
