@@ -183,10 +183,10 @@ pub fn cap_updates(managed: &mut Managed) {
         let bucket = ManagerId::new(ANCIENT_CHANGES, Operation::Update, &version, "");
         match first_of_version.get(&version) {
             Some(first) => {
-                if !managed.contains_key(&bucket) {
-                    if let Some(f) = managed.remove(first) {
-                        managed.insert(bucket.clone(), f);
-                    }
+                if !managed.contains_key(&bucket)
+                    && let Some(f) = managed.remove(first)
+                {
+                    managed.insert(bucket.clone(), f);
                 }
                 if let Some(b) = managed.get_mut(&bucket) {
                     b.set = entry.set.union(&b.set);

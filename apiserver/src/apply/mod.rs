@@ -342,10 +342,10 @@ pub fn apply(
     };
     let cmp = t.filtered_compare(Some(&live_v), &result);
     update_others(&mut managed, &cmp, Some(&applier), force).map_err(conflict_error)?;
-    if result != live_v || previous_time.is_none() {
-        if let Some(e) = managed.get_mut(&applier) {
-            e.time = Some(now());
-        }
+    if (result != live_v || previous_time.is_none())
+        && let Some(e) = managed.get_mut(&applier)
+    {
+        e.time = Some(now());
     }
     managers::cap_updates(&mut managed);
     if !result.get("metadata").is_some_and(Value::is_object) {
@@ -416,8 +416,10 @@ fn conflict_error(conflicts: Conflicts) -> ApiError {
         lines.join("\n")
     };
     let n = causes.len();
-    let mut details = StatusDetails::default();
-    details.causes = causes;
+    let details = StatusDetails {
+        causes,
+        ..Default::default()
+    };
     ApiError::new(
         409,
         Reason::Conflict,

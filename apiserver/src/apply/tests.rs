@@ -2,6 +2,8 @@
 //! documented merge cases (multiple appliers, sets, keyed lists, atomic values, ownership
 //! transfer with force, removal of fields no longer applied).
 
+#![allow(clippy::unwrap_used)]
+
 use std::sync::Arc;
 
 use serde_json::{Value, json};

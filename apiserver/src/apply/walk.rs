@@ -26,7 +26,10 @@ fn walk_of<'a>(ty: &Ty<'a>, sample: Option<&Value>) -> Walk<'a> {
         Shape::Scalar => Walk::Leaf,
         s @ Shape::Struct { atomic: false, .. } => Walk::Fields(s),
         Shape::Struct { .. } => Walk::Leaf,
-        Shape::List { kind, .. } if kind == ListKind::Atomic => Walk::Leaf,
+        Shape::List {
+            kind: ListKind::Atomic,
+            ..
+        } => Walk::Leaf,
         Shape::List {
             kind: ListKind::Map(k),
             ..
