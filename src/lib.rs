@@ -62,10 +62,12 @@ impl ControlPlane {
         let (stop_components, stopped) = tokio::sync::watch::channel(false);
         let mut components = Vec::new();
         if let Some(mut cm_options) = cm_options {
-            let entry = server.in_process_service(UserInfo::new(
-                "system:kube-controller-manager",
-                vec!["system:authenticated".into()],
-            ));
+            let entry = server
+                .in_process_service(UserInfo::new(
+                    "system:kube-controller-manager",
+                    vec!["system:authenticated".into()],
+                ))
+                .with_user_agent(&component_user_agent("kube-controller-manager"));
             let clients: k1s_controller_manager::ClientSource =
                 Arc::new(move |sa: Option<&str>| {
                     let service = match sa {
@@ -97,10 +99,12 @@ impl ControlPlane {
         }
         if let Some(options) = options.scheduler {
             let client = kube::Client::new(
-                server.in_process_service(UserInfo::new(
-                    "system:kube-scheduler",
-                    vec!["system:authenticated".into()],
-                )),
+                server
+                    .in_process_service(UserInfo::new(
+                        "system:kube-scheduler",
+                        vec!["system:authenticated".into()],
+                    ))
+                    .with_user_agent(&component_user_agent("kube-scheduler")),
                 "default",
             );
             components.push(tokio::spawn(k1s_scheduler::run(
@@ -111,10 +115,12 @@ impl ControlPlane {
         }
         if let Some(options) = options.nodes.filter(|o| !o.names.is_empty()) {
             let node_groups = vec!["system:nodes".into(), "system:authenticated".into()];
-            let entry = server.in_process_service(UserInfo::new(
-                format!("system:node:{}", options.names[0]),
-                node_groups.clone(),
-            ));
+            let entry = server
+                .in_process_service(UserInfo::new(
+                    format!("system:node:{}", options.names[0]),
+                    node_groups.clone(),
+                ))
+                .with_user_agent(&component_user_agent("kubelet"));
             let clients: k1s_simnode::ClientFor = Arc::new(move |name: &str| {
                 kube::Client::new(
                     entry.as_user(UserInfo::new(
@@ -173,4 +179,20 @@ impl Drop for ControlPlane {
         }
         self.server.stop_now();
     }
+}
+
+/// The `User-Agent` of an in-process component, shaped as upstream's
+/// (`kube-controller-manager/v1.33.0 (linux/amd64) kubernetes/k1s`): the field manager of its
+/// writes is the part before the first '/'.
+fn component_user_agent(component: &str) -> String {
+    format!(
+        "{component}/{} ({}/{}) kubernetes/k1s",
+        k1s_apiserver::openapi::KUBERNETES_VERSION,
+        std::env::consts::OS,
+        match std::env::consts::ARCH {
+            "x86_64" => "amd64",
+            "aarch64" => "arm64",
+            other => other,
+        }
+    )
 }

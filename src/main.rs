@@ -123,7 +123,6 @@ async fn run_migrate(args: MigrateArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-
 #[derive(clap::Args)]
 struct InitArgs {
     /// Where the store and the kubeconfig files go. Default: ~/.k1s

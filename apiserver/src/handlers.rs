@@ -16,6 +16,7 @@ use k1s_apimachinery::status::{StatusDetails, success_status_json};
 use k1s_apimachinery::{ApiError, GroupResource, meta};
 use serde_json::{Value, json};
 
+use crate::apply;
 use crate::context::ApiContext;
 use crate::encoding::{self, Output};
 use crate::field_validation;
@@ -154,6 +155,7 @@ async fn serve(
             .is_mutating()
             .then(|| admission.clone() as std::sync::Arc<dyn crate::registry::Admission>),
         requester: Some(user.clone()),
+        managed_fields: Default::default(),
     };
     let result = serve_verb(
         ctx,
@@ -208,6 +210,11 @@ async fn serve_verb(
     let validation = field_validation::mode(query.get("fieldValidation").map(String::as_str))?;
     let own_type = crate::openapi::schemas().definition_for(info.group, info.version, info.kind);
     let json_body = (encoding::content_type(headers) != "application/yaml").then_some(&body[..]);
+    let tracked = |sub: &str, mut write: WriteOptions| -> WriteOptions {
+        write.managed_fields =
+            crate::registry::ManagedFieldsMode::Track(field_tracking(info, headers, query, sub));
+        write
+    };
     match req.verb {
         Verb::Get => {
             let obj = ctx.registry.get(target, name).await?;
@@ -290,26 +297,14 @@ async fn serve_verb(
                     &format!("create {other}"),
                 )),
                 None => {
+                    check_field_manager(query, "CreateOptions")?;
                     warnings.extend(check_fields(&mut obj, own_type, json_body)?);
-                    let mut obj = check_body(info, target.namespace, None, obj)?;
+                    let obj = check_body(info, target.namespace, None, obj)?;
                     rbac_write_check(ctx, user, info, target.namespace, &obj, None)?;
                     type_check(info, &obj)?;
-                    crate::conversion::to_storage(info, &mut obj);
-                    if is_service(info) {
-                        ctx.services
-                            .allocate(&ctx.registry, target, &mut obj)
-                            .await?;
-                    }
-                    let result = ctx
-                        .registry
-                        .create(target, strategy, obj.clone(), &write)
-                        .await;
-                    if is_service(info) && (result.is_err() || write.dry_run) {
-                        ctx.services.release(&obj).await;
-                    }
-                    let mut created = result?;
-                    warnings.extend(strategy.warnings_on_create(&created));
-                    crate::conversion::to_version(info, &mut created);
+                    let write = tracked("", write);
+                    let created =
+                        create_object(ctx, info, target, strategy, obj, &write, warnings).await?;
                     Ok(object_response(
                         StatusCode::CREATED,
                         info,
@@ -322,6 +317,11 @@ async fn serve_verb(
         }
         Verb::Update => {
             let mut obj = decode_body(headers, &body)?;
+            check_field_manager(query, "UpdateOptions")?;
+            let write = match subname {
+                None | Some("status") | Some("scale") => tracked(subname.unwrap_or(""), write),
+                Some(_) => write,
+            };
             let updated = match subname {
                 Some("scale") => {
                     let scale = obj;
@@ -368,6 +368,18 @@ async fn serve_verb(
             let ct = encoding::content_type(headers);
             let patch_type = PatchType::from_content_type(&ct)
                 .ok_or_else(|| patch::unsupported_patch_type(true))?;
+            check_patch_options(query, patch_type)?;
+            if patch_type == PatchType::Apply && subname != Some("scale") {
+                return server_side_apply(
+                    ctx, user, info, target, strategy, query, &body, write, name, subname,
+                    validation, warnings, &output, include,
+                )
+                .await;
+            }
+            let write = match subname {
+                None | Some("status") | Some("scale") => tracked(subname.unwrap_or(""), write),
+                Some(_) => write,
+            };
             let schema = crate::openapi::schemas();
             let scale = subname == Some("scale");
             let root_type = if scale {
@@ -629,6 +641,210 @@ fn set_pod_scheduled(pod: &mut Value) {
         Some(c) if c["status"] == "True" => {}
         Some(c) => *c = fresh,
         None => list.push(fresh),
+    }
+}
+
+/// Who a client write is recorded for, and the kind's schema (`subresource`: "", "status" or
+/// "scale").
+fn field_tracking(
+    info: &ResourceInfo,
+    headers: &HeaderMap,
+    query: &Query,
+    subresource: &str,
+) -> std::sync::Arc<apply::FieldTracking> {
+    let user_agent = headers
+        .get(http::header::USER_AGENT)
+        .and_then(|v| v.to_str().ok());
+    let reset = match subresource {
+        "status" => apply::Reset::Spec,
+        _ if info.has_status() => apply::Reset::Status,
+        _ => apply::Reset::None,
+    };
+    std::sync::Arc::new(apply::FieldTracking {
+        manager: apply::manager_for(query.get("fieldManager").map(String::as_str), user_agent),
+        group: info.group.to_string(),
+        version: info.version.to_string(),
+        kind: info.kind.to_string(),
+        subresource: subresource.to_string(),
+        reset,
+        types: apply::schema::builtin(),
+    })
+}
+
+/// Upstream's checks of `fieldManager` on a create or update (`CreateOptions`, `UpdateOptions`).
+fn check_field_manager(query: &Query, options_kind: &str) -> Result<(), ApiError> {
+    let errs = apply::validate_field_manager(query.get("fieldManager").map_or("", String::as_str));
+    if errs.is_empty() {
+        return Ok(());
+    }
+    Err(ApiError::invalid(options_kind, "meta.k8s.io", "", errs))
+}
+
+/// Upstream's `ValidatePatchOptions`: apply needs a `fieldManager`; `force` is for apply only.
+fn check_patch_options(query: &Query, patch_type: PatchType) -> Result<(), ApiError> {
+    let manager = query.get("fieldManager").map_or("", String::as_str);
+    let mut errs = Vec::new();
+    if patch_type != PatchType::Apply {
+        if query.contains_key("force") {
+            errs.push(k1s_apimachinery::FieldError::forbidden(
+                "force",
+                "may not be specified for non-apply patch",
+            ));
+        }
+    } else if manager.is_empty() {
+        errs.push(k1s_apimachinery::FieldError::required(
+            "fieldManager",
+            "is required for apply patch",
+        ));
+    }
+    errs.extend(apply::validate_field_manager(manager));
+    if errs.is_empty() {
+        return Ok(());
+    }
+    Err(ApiError::invalid("PatchOptions", "meta.k8s.io", "", errs))
+}
+
+/// Stores a new object: service IP allocation around the registry's create, warnings, and
+/// the answer in the request's version.
+async fn create_object(
+    ctx: &ApiContext,
+    info: &'static ResourceInfo,
+    target: Target<'_>,
+    strategy: &'static dyn crate::registry::Strategy,
+    mut obj: Value,
+    write: &WriteOptions,
+    warnings: &mut Vec<String>,
+) -> Result<Value, ApiError> {
+    crate::conversion::to_storage(info, &mut obj);
+    if is_service(info) {
+        ctx.services
+            .allocate(&ctx.registry, target, &mut obj)
+            .await?;
+    }
+    let result = ctx
+        .registry
+        .create(target, strategy, obj.clone(), write)
+        .await;
+    if is_service(info) && (result.is_err() || write.dry_run) {
+        ctx.services.release(&obj).await;
+    }
+    let mut created = result?;
+    warnings.extend(strategy.warnings_on_create(&created));
+    crate::conversion::to_version(info, &mut created);
+    Ok(created)
+}
+
+/// Server-side apply (`application/apply-patch+yaml`): merges the configuration into the
+/// object for the `fieldManager`, or creates the object when it does not exist (201).
+#[allow(clippy::too_many_arguments)]
+async fn server_side_apply(
+    ctx: &ApiContext,
+    user: &crate::reviews::UserInfo,
+    info: &'static ResourceInfo,
+    target: Target<'_>,
+    strategy: &'static dyn crate::registry::Strategy,
+    query: &Query,
+    body: &[u8],
+    mut write: WriteOptions,
+    name: &str,
+    subname: Option<&str>,
+    validation: field_validation::Mode,
+    warnings: &mut Vec<String>,
+    output: &Output,
+    include: table::IncludeObject,
+) -> Result<Response, ApiError> {
+    if body.len() > encoding::MAX_BODY_BYTES {
+        return Err(ApiError::request_entity_too_large("limit is 3145728"));
+    }
+    let mut config = encoding::decode_yaml(body)?;
+    if !config.is_object() {
+        return Err(ApiError::bad_request(
+            "error decoding YAML: the applied configuration must be an object",
+        ));
+    }
+    let gvk_of = |v: &Value| {
+        format!(
+            "{}, Kind={}",
+            v.get("apiVersion").and_then(Value::as_str).map_or_else(
+                || "/".to_string(),
+                |a| if a.contains('/') {
+                    a.to_string()
+                } else {
+                    format!("/{a}")
+                }
+            ),
+            v.get("kind").and_then(Value::as_str).unwrap_or_default()
+        )
+    };
+    if meta::api_version(&config) != Some(info.api_version().as_str())
+        || meta::kind(&config) != Some(info.kind)
+    {
+        return Err(ApiError::bad_request(format!(
+            "invalid object type: {}",
+            gvk_of(&config)
+        )));
+    }
+    let own_type = crate::openapi::schemas().definition_for(info.group, info.version, info.kind);
+    let json_body = serde_json::from_slice::<Value>(body)
+        .is_ok()
+        .then_some(body);
+    warnings.extend(field_validation::check(
+        validation,
+        own_type,
+        &mut config,
+        json_body,
+    )?);
+    let mut config = check_body(info, target.namespace, Some(name), config)?;
+    if meta::name(&config).is_none_or(str::is_empty) {
+        meta::set_name(&mut config, name).map_err(|e| ApiError::bad_request(e.to_string()))?;
+    }
+    let sub = subname.unwrap_or("");
+    let headers = HeaderMap::new();
+    let tracking = field_tracking(info, &headers, query, sub);
+    let force = query.get("force").is_some_and(|f| f == "true");
+    write.managed_fields = crate::registry::ManagedFieldsMode::Applied;
+    let result = ctx
+        .registry
+        .update(
+            target,
+            strategy,
+            name,
+            subname.filter(|s| *s == "status"),
+            &write,
+            |old| {
+                let new = apply::apply(&tracking, Some(old), &config, force)?;
+                type_check(info, &new)?;
+                rbac_write_check(ctx, user, info, target.namespace, &new, Some(old))?;
+                Ok(new)
+            },
+        )
+        .await;
+    match result {
+        Ok(applied) => Ok(object_response(
+            StatusCode::OK,
+            info,
+            applied,
+            output,
+            include,
+        )),
+        Err(e) if e.is_not_found() && subname.is_none() => {
+            let mut obj = apply::apply(&tracking, None, &config, force)?;
+            if let Some(ns) = target.namespace.filter(|_| info.namespaced) {
+                meta::set_namespace(&mut obj, ns)
+                    .map_err(|e| ApiError::bad_request(e.to_string()))?;
+            }
+            rbac_write_check(ctx, user, info, target.namespace, &obj, None)?;
+            type_check(info, &obj)?;
+            let created = create_object(ctx, info, target, strategy, obj, &write, warnings).await?;
+            Ok(object_response(
+                StatusCode::CREATED,
+                info,
+                created,
+                output,
+                include,
+            ))
+        }
+        Err(e) => Err(e),
     }
 }
 

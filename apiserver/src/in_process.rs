@@ -25,6 +25,9 @@ const IN_PROCESS_PEER: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHO
 pub struct InProcessService {
     chain: Arc<Chain>,
     identity: Arc<Identity>,
+    /// Sent as `User-Agent` when a request has none: upstream components name themselves so
+    /// (`kube-controller-manager/v1.33.0 ...`), and field managers are named after it.
+    user_agent: Option<http::HeaderValue>,
 }
 
 impl InProcessService {
@@ -32,6 +35,7 @@ impl InProcessService {
         InProcessService {
             chain,
             identity: Arc::new(Identity::InProcess(user)),
+            user_agent: None,
         }
     }
 }
@@ -39,7 +43,18 @@ impl InProcessService {
 impl InProcessService {
     /// The same entry acting as another user.
     pub fn as_user(&self, user: UserInfo) -> InProcessService {
-        InProcessService::new(self.chain.clone(), user)
+        InProcessService {
+            identity: Arc::new(Identity::InProcess(user)),
+            ..self.clone()
+        }
+    }
+
+    /// The same entry with a default `User-Agent` (an invalid header value is ignored).
+    pub fn with_user_agent(&self, user_agent: &str) -> InProcessService {
+        InProcessService {
+            user_agent: http::HeaderValue::from_str(user_agent).ok(),
+            ..self.clone()
+        }
     }
 }
 
@@ -64,7 +79,12 @@ where
         Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, req: http::Request<B>) -> Self::Future {
+    fn call(&mut self, mut req: http::Request<B>) -> Self::Future {
+        if let Some(ua) = &self.user_agent {
+            req.headers_mut()
+                .entry(http::header::USER_AGENT)
+                .or_insert_with(|| ua.clone());
+        }
         let chain = self.chain.clone();
         let identity = self.identity.clone();
         Box::pin(async move {

@@ -4,6 +4,7 @@ pub mod admission;
 pub mod admit;
 pub mod allocator;
 pub mod apiextensions;
+pub mod apply;
 pub mod audit;
 pub mod auth;
 pub mod authentication;

@@ -260,7 +260,7 @@ async fn configmap_crud_selectors_and_patches() {
     let data = patched.data.clone().unwrap_or_default();
     assert_eq!(data.get("extra"), None);
     assert_eq!(data.get("s").map(String::as_str), Some("2"));
-    // server-side apply is not supported yet: 415 Unsupported Media Type
+    // server-side apply of a key another manager set (by update) is a conflict
     let status = api_error(
         api.patch(
             "a",
@@ -269,7 +269,14 @@ async fn configmap_crud_selectors_and_patches() {
         )
         .await,
     );
-    assert_eq!(status.code, 415, "{status:?}");
+    assert_eq!(status.code, 409, "{status:?}");
+    assert_eq!(status.reason, "Conflict", "{status:?}");
+    assert!(
+        status
+            .message
+            .starts_with("Apply failed with 1 conflict: conflict with "),
+        "{status:?}"
+    );
     assert_eq!(
         api.get("a")
             .await

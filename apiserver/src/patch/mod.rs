@@ -52,7 +52,7 @@ pub enum PatchType {
     Merge,
     /// `application/strategic-merge-patch+json`: Kubernetes' schema-driven merge patch.
     StrategicMerge,
-    /// `application/apply-patch+yaml`: server-side apply (not supported yet).
+    /// `application/apply-patch+yaml`: server-side apply (see `crate::apply`).
     Apply,
 }
 
@@ -106,7 +106,8 @@ pub fn unsupported_patch_type(strategic: bool) -> ApiError {
 /// (e.g. `io.k8s.api.core.v1.Pod`); `None` for custom resources, which refuse strategic merge
 /// patch with 415 as upstream does. Errors are the `Status` the request should fail with:
 /// 400 for a body that cannot be decoded, 422 when a JSON patch operation fails or the result
-/// is not an object, 413 for too many JSON patch operations, 415 for server-side apply.
+/// is not an object, 413 for too many JSON patch operations, 415 for server-side apply (which
+/// the handler does itself, with `crate::apply`).
 pub fn apply_patch(
     patch_type: PatchType,
     original: &Value,
@@ -122,13 +123,14 @@ pub fn apply_patch(
             };
             strategic::apply(original, patch, schema, root)
         }
+        // Server-side apply is the handler's (crate::apply); only the scale subresource,
+        // which it does not apply to, gets here.
         PatchType::Apply => Err(ApiError::new(
             415,
             Reason::UnsupportedMediaType,
             format!(
-                "server-side apply ({APPLY_PATCH}) is not supported by this server yet; use \
-                 client-side apply (kubectl apply without --server-side) or another patch type \
-                 - accepted media types include: {}",
+                "server-side apply ({APPLY_PATCH}) of this subresource is not supported by this \
+                 server; use another patch type - accepted media types include: {}",
                 accepted_media_types(schema.is_some()).join(", ")
             ),
         )),

@@ -6,7 +6,7 @@
 
 mod cache;
 pub mod informer;
-mod object;
+pub(crate) mod object;
 pub mod strategy;
 pub mod subresource;
 mod watch;
@@ -34,6 +34,20 @@ pub struct WriteOptions {
     pub admission: Option<Arc<dyn Admission>>,
     /// The user a client write is made for (None for the server's own writes).
     pub requester: Option<crate::auth::UserInfo>,
+    /// How the write keeps `metadata.managedFields`.
+    pub managed_fields: ManagedFieldsMode,
+}
+
+/// What a write does with `metadata.managedFields`.
+#[derive(Clone, Debug, Default)]
+pub enum ManagedFieldsMode {
+    /// The server's own writes: the object keeps the managedFields it had.
+    #[default]
+    Preserve,
+    /// A client's create, update or patch: recorded as an Update operation of its manager.
+    Track(Arc<crate::apply::FieldTracking>),
+    /// Server-side apply: the object carries the managedFields the apply computed.
+    Applied,
 }
 
 impl std::fmt::Debug for WriteOptions {
@@ -321,7 +335,25 @@ impl Registry {
         if generated {
             object::generate_name(&mut obj)?;
         }
+        let requested_fields = obj
+            .get_mut("metadata")
+            .and_then(Value::as_object_mut)
+            .and_then(|m| m.remove("managedFields"));
         object::prepare_create(t, strategy, &mut obj, opts.requester.as_ref())?;
+        match &opts.managed_fields {
+            ManagedFieldsMode::Preserve => {}
+            ManagedFieldsMode::Track(tracking) => {
+                crate::apply::track_update(tracking, None, &mut obj, requested_fields.as_ref());
+            }
+            ManagedFieldsMode::Applied => {
+                if let (Some(m), Some(f)) = (
+                    obj.get_mut("metadata").and_then(Value::as_object_mut),
+                    requested_fields,
+                ) {
+                    m.insert("managedFields".into(), f);
+                }
+            }
+        }
         // Admission's NamespaceLifecycle makes the same check for client writes.
         if let Some(ns) = t
             .namespace
@@ -419,7 +451,30 @@ impl Registry {
                     )],
                 ));
             }
+            let requested_fields = desired
+                .get_mut("metadata")
+                .and_then(Value::as_object_mut)
+                .and_then(|m| m.remove("managedFields"));
             let mut new = object::prepare_update(t, strategy, desired, &old, subresource)?;
+            match &opts.managed_fields {
+                ManagedFieldsMode::Track(tracking) => crate::apply::track_update(
+                    tracking,
+                    Some(&old),
+                    &mut new,
+                    requested_fields.as_ref(),
+                ),
+                mode => {
+                    let kept = match mode {
+                        ManagedFieldsMode::Applied => requested_fields,
+                        _ => old.pointer("/metadata/managedFields").cloned(),
+                    };
+                    if let (Some(m), Some(f)) =
+                        (new.get_mut("metadata").and_then(Value::as_object_mut), kept)
+                    {
+                        m.insert("managedFields".into(), f);
+                    }
+                }
+            }
             if let Some(a) = &opts.admission {
                 a.mutate(Operation::Update, &mut new, Some(&old)).await?;
             }

@@ -269,7 +269,7 @@ fn merge_patch_malformed_bodies_are_400() {
 }
 
 #[test]
-fn apply_is_415() {
+fn apply_is_not_a_patch_here() {
     let schema = TestSchema::new();
     for schema in [
         None,
@@ -278,7 +278,7 @@ fn apply_is_415() {
         let e = apply_patch(PatchType::Apply, &pod(), b"kind: Pod", schema).unwrap_err();
         assert_eq!((e.code, e.reason), (415, Reason::UnsupportedMediaType));
         assert!(e.message.starts_with(
-            "server-side apply (application/apply-patch+yaml) is not supported by this server yet"
+            "server-side apply (application/apply-patch+yaml) of this subresource is not supported"
         ));
         assert_eq!(e.to_status_json()["reason"], json!("UnsupportedMediaType"));
     }
