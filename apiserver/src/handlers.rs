@@ -667,7 +667,14 @@ fn field_tracking(
         kind: info.kind.to_string(),
         subresource: subresource.to_string(),
         reset,
-        types: apply::schema::builtin(),
+        types: if k1s_apimachinery::catalog::is_custom(info) {
+            // A custom resource merges by its CRD's schema.
+            std::sync::Arc::new(apply::schema::CustomResource(
+                crate::apiextensions::schema_for_gvk(&info.gvk()),
+            ))
+        } else {
+            apply::schema::builtin()
+        },
     })
 }
 

@@ -305,3 +305,120 @@ async fn kube_rs_patch_apply_with_conflicts() {
         "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch"
     );
 }
+
+const GADGETS: &str = r#"
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gadgets.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: gadgets, singular: gadget, kind: Gadget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              ports:
+                type: array
+                x-kubernetes-list-type: map
+                x-kubernetes-list-map-keys: [name]
+                items:
+                  type: object
+                  required: [name]
+                  properties:
+                    name: {type: string}
+                    port: {type: integer}
+              tags:
+                type: array
+                items: {type: string}
+"#;
+
+/// A Gadget with these ports and, when `tags` is not empty, these tags.
+fn gadget(ports: &str, tags: &str) -> String {
+    let tags = if tags.is_empty() {
+        String::new()
+    } else {
+        format!("  tags: [{tags}]\n")
+    };
+    format!(
+        "apiVersion: example.com/v1\nkind: Gadget\nmetadata:\n  name: g\n  namespace: {NS}\nspec:\n  ports: [{ports}]\n{tags}"
+    )
+}
+
+/// A custom resource merges by its CRD's schema: a list-type map keeps every manager's items,
+/// an untyped list (atomic) is one manager's, and conflicts name the CR's fields.
+#[test]
+fn custom_resources_apply_by_their_schema() {
+    let c = TestCluster::start();
+    c.apply(&namespace_yaml(NS));
+    c.apply(GADGETS);
+    c.kubectl_ok(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/gadgets.example.com",
+        "--timeout=30s",
+    ]);
+    let apply = ["apply", "--server-side"];
+    ok(
+        &apply,
+        apply_ss(
+            &c,
+            &gadget("{name: a, port: 1}", "x"),
+            &["--field-manager=one"],
+        ),
+    );
+    ok(
+        &apply,
+        apply_ss(
+            &c,
+            &gadget("{name: b, port: 2}", ""),
+            &["--field-manager=two"],
+        ),
+    );
+    let g = get_json(&c, &["gadget", "g"]);
+    let names: Vec<&str> = g["spec"]["ports"]
+        .as_array()
+        .expect("ports")
+        .iter()
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    assert_eq!(names, ["a", "b"], "both managers' keyed items stay: {g}");
+    let two = entry(&g, "two", "Apply").expect("two's entry");
+    assert!(
+        two["fieldsV1"]["f:spec"]["f:ports"]
+            .get(r#"k:{"name":"b"}"#)
+            .is_some(),
+        "{two}"
+    );
+    // `tags` has no list type, so it is atomic: another value from two conflicts with one's.
+    let out = apply_ss(
+        &c,
+        &gadget("{name: b, port: 2}", "y"),
+        &["--field-manager=two"],
+    );
+    let err = fails(&apply, out);
+    assert!(err.contains(".spec.tags"), "{err}");
+    // One's port conflicts for two until forced.
+    let out = apply_ss(
+        &c,
+        &gadget("{name: a, port: 9}", ""),
+        &["--field-manager=two"],
+    );
+    let err = fails(&apply, out);
+    assert!(err.contains(r#".spec.ports[name="a"].port"#), "{err}");
+    let forced = ["--field-manager=two", "--force-conflicts"];
+    ok(
+        &apply,
+        apply_ss(&c, &gadget("{name: a, port: 9}", ""), &forced),
+    );
+    let g = get_json(&c, &["gadget", "g"]);
+    assert_eq!(g["spec"]["ports"][0]["port"], 9, "{g}");
+}

@@ -23,6 +23,21 @@ pub fn builtin() -> std::sync::Arc<dyn TypeSource> {
     BUILTIN.clone()
 }
 
+/// One custom resource version's `openAPIV3Schema` (it has no `$ref`s): its list types, map
+/// types and keys steer the merge as upstream's CRD schemas do; `None` when the version has
+/// none, so every value is deduced from its form (maps granular, lists atomic).
+pub struct CustomResource(pub Option<Value>);
+
+impl TypeSource for CustomResource {
+    fn root(&self, _group: &str, _version: &str, _kind: &str) -> Option<&Value> {
+        self.0.as_ref()
+    }
+
+    fn definition(&self, _name: &str) -> Option<&Value> {
+        None
+    }
+}
+
 impl TypeSource for Builtin {
     fn root(&self, group: &str, version: &str, kind: &str) -> Option<&Value> {
         let schemas = crate::openapi::schemas();

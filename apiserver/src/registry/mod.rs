@@ -492,7 +492,9 @@ impl Registry {
                 // The last finalizer is gone: the object goes, and the caller sees its final state.
                 match self.store.delete(&key, Some(current.mod_revision)).await {
                     Ok(d) => return object::stored(t.info, new, d.revision),
-                    Err(k1s_storage::Error::Conflict { .. }) if client_rv.is_none() => continue,
+                    // Someone wrote in between: start again from the fresh object, where a
+                    // client's resourceVersion precondition is checked again (GuaranteedUpdate).
+                    Err(k1s_storage::Error::Conflict { .. }) => continue,
                     Err(e) => return Err(from_store(e, &gr, name)),
                 }
             }
@@ -502,7 +504,7 @@ impl Registry {
                 .await
             {
                 Ok(kv) => return object::decode(t.info, &kv),
-                Err(k1s_storage::Error::Conflict { .. }) if client_rv.is_none() => continue,
+                Err(k1s_storage::Error::Conflict { .. }) => continue,
                 Err(e) => return Err(from_store(e, &gr, name)),
             }
         }
