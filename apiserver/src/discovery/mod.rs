@@ -290,40 +290,6 @@ pub fn storage_version_hash(group: &str, version: &str, kind: &str) -> String {
     base64::engine::general_purpose::STANDARD.encode(&digest[..8])
 }
 
-/// Kubernetes version priority, as upstream's `CompareKubeAwareVersionStrings`: `Greater`
-/// means `a` is preferred. GA beats beta beats alpha, then the higher major, then the higher
-/// pre-release number (`v2` > `v1` > `v10beta3` > `v1beta1` > `v1alpha1`); strings that are not
-/// Kubernetes versions come after all that are, in ascending lexical order.
-pub fn compare_kube_aware_versions(a: &str, b: &str) -> Ordering {
-    if a == b {
-        return Ordering::Equal;
-    }
-    match (parse_kube_version(a), parse_kube_version(b)) {
-        (None, None) => b.cmp(a),
-        (None, Some(_)) => Ordering::Less,
-        (Some(_), None) => Ordering::Greater,
-        (Some((ma, ta, na)), Some((mb, tb, nb))) => ta.cmp(&tb).then(ma.cmp(&mb)).then(na.cmp(&nb)),
-    }
-}
-
-/// `v<major>[(alpha|beta)<n>]` -> (major, stability: alpha 0 / beta 1 / GA 2, n).
-fn parse_kube_version(v: &str) -> Option<(u64, u8, u64)> {
-    let rest = v.strip_prefix('v')?;
-    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-    let major: u64 = rest.get(..digits)?.parse().ok()?;
-    let rest = rest.get(digits..)?;
-    if rest.is_empty() {
-        return Some((major, 2, 0));
-    }
-    let (stability, n) = if let Some(n) = rest.strip_prefix("beta") {
-        (1, n)
-    } else if let Some(n) = rest.strip_prefix("alpha") {
-        (0, n)
-    } else {
-        return None;
-    };
-    if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    Some((major, stability, n.parse().ok()?))
-}
+/// Kubernetes version priority, as upstream's `CompareKubeAwareVersionStrings` (`Greater`
+/// means `a` is preferred); one definition, shared with the run-time catalog.
+pub use k1s_apimachinery::catalog::dynamic::compare_versions as compare_kube_aware_versions;
