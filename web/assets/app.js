@@ -535,7 +535,11 @@ async function detailPage(p, plural, namespace, name) {
   // Owned objects as a picture: a Deployment's ReplicaSets (by revision) and their Pods
   // (coloured by phase and readiness, with their node); a ReplicaSet's, StatefulSet's,
   // DaemonSet's or Job's Pods. Redrawn on every change of the owner, so a rollout moves live.
+  // Owner events come in bursts; only the newest load may draw, or an older, slower
+  // load would paint stale counts over a newer one.
+  let dependentsLoad = 0;
   const loadDependents = async () => {
+    const load = ++dependentsLoad;
     const owns = { Deployment: 'replicasets', ReplicaSet: 'pods', StatefulSet: 'pods', DaemonSet: 'pods', Job: 'pods', CronJob: 'jobs' }[res.kind];
     if (!owns || !namespace) return;
     const owned = async (plural, uid) => (await getJSON(basePath(kinds.get(plural), namespace), { signal: p.abort.signal }))
@@ -555,6 +559,7 @@ async function detailPage(p, plural, namespace, name) {
           Number(b.metadata.annotations?.['deployment.kubernetes.io/revision'] || 0) - Number(a.metadata.annotations?.['deployment.kubernetes.io/revision'] || 0));
         groups = await Promise.all(children.map(async c => [c, owns === 'replicasets' ? await owned('pods', c.metadata.uid) : []]));
       }
+      if (load !== dependentsLoad) return;
       fill(deps, h('h2', {}, owns === 'pods' ? 'Pods' : owns === 'jobs' ? 'Jobs' : 'ReplicaSets → Pods → Nodes'),
         groups.map(([c, pods]) => h('div', { class: 'owned' },
           c ? h('div', { class: 'owner' }, h('a', { href: objectHash(kinds.get(owns), namespace, c.metadata.name) }, c.metadata.name),
@@ -563,7 +568,7 @@ async function detailPage(p, plural, namespace, name) {
             c.spec?.template?.spec?.containers ? h('span', { class: 'muted' }, ' ' + c.spec.template.spec.containers.map(x => x.image).join(', ')) : null,
             c.status?.succeeded != null || c.status?.failed != null ? h('span', { class: 'muted' }, ` succeeded ${c.status.succeeded || 0}, failed ${c.status.failed || 0}`) : null) : null,
           h('div', { class: 'pods' }, pods.map(podBox)))));
-    } catch (e) { if (!p.abort.signal.aborted) fill(deps, errorBox(e)); }
+    } catch (e) { if (!p.abort.signal.aborted && load === dependentsLoad) fill(deps, errorBox(e)); }
   };
 
   const loadEvents = async () => {
