@@ -1,6 +1,7 @@
 //! Objects every cluster has from its first start, as upstream's post-start hooks keep them: the
 //! system namespaces, the `kubernetes` Service with its Endpoints and EndpointSlice, the system
-//! PriorityClasses and the `extension-apiserver-authentication` ConfigMap.
+//! PriorityClasses, the API Priority and Fairness configuration and the
+//! `extension-apiserver-authentication` ConfigMap.
 
 use std::net::IpAddr;
 
@@ -8,6 +9,7 @@ use k1s_apimachinery::ApiError;
 use k1s_apimachinery::catalog;
 use serde_json::{Value, json};
 
+use crate::bootstrap_flowcontrol;
 use crate::registry::{Registry, Target, WriteOptions, now_rfc3339};
 use crate::strategies;
 
@@ -67,6 +69,22 @@ pub async fn ensure(
         "/data",
     )
     .await?;
+    // priority-and-fairness-config-producer: mandatory objects keep their spec, suggested ones
+    // are created when missing.
+    let levels = target("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations", None)?;
+    let schemas = target("flowcontrol.apiserver.k8s.io", "flowschemas", None)?;
+    for obj in bootstrap_flowcontrol::mandatory_levels() {
+        put_if_changed(registry, levels, obj, "/spec").await?;
+    }
+    for obj in bootstrap_flowcontrol::suggested_levels() {
+        put_if_missing(registry, levels, obj).await?;
+    }
+    for obj in bootstrap_flowcontrol::mandatory_schemas() {
+        put_if_changed(registry, schemas, obj, "/spec").await?;
+    }
+    for obj in bootstrap_flowcontrol::suggested_schemas() {
+        put_if_missing(registry, schemas, obj).await?;
+    }
     // metrics.k8s.io is served in process; its APIService is there as a metrics-server install's.
     create_if_missing(
         registry,
@@ -131,6 +149,12 @@ async fn create_if_missing(registry: &Registry, t: Target<'_>, obj: Value) -> Re
         Err(e) if e.is_already_exists() => Ok(()),
         Err(e) => Err(e),
     }
+}
+
+/// Writes `obj` as given (status included) when no object of its name exists.
+async fn put_if_missing(registry: &Registry, t: Target<'_>, obj: Value) -> Result<(), ApiError> {
+    // Every stored object of that name has the same name: only a missing one is written.
+    put_if_changed(registry, t, obj, "/metadata/name").await
 }
 
 /// Writes `obj` unless the stored one already has the same value at `pointer`. Servers sharing

@@ -10,6 +10,7 @@ pub mod auth;
 pub mod authentication;
 pub mod authorization;
 pub mod bootstrap;
+pub mod bootstrap_flowcontrol;
 pub mod chain;
 pub mod context;
 pub mod conversion;

@@ -262,6 +262,43 @@ fn system_priority_classes_and_the_authentication_config_map_exist_at_start() {
         "jsonpath={.data.client-ca-file}",
     ]);
     assert!(ca.starts_with("-----BEGIN CERTIFICATE-----"), "{ca}");
+
+    // API Priority and Fairness: upstream's mandatory and suggested configuration.
+    let levels = c.kubectl_ok(&[
+        "get",
+        "prioritylevelconfigurations",
+        "-o",
+        "jsonpath={range .items[*]}{.metadata.name}={.spec.type}/{.spec.limited.nominalConcurrencyShares};{end}",
+    ]);
+    for want in [
+        "exempt=Exempt/;",
+        "catch-all=Limited/5;",
+        "global-default=Limited/20;",
+        "workload-low=Limited/100;",
+    ] {
+        assert!(levels.contains(want), "{want} in {levels}");
+    }
+    let schemas = c.kubectl_ok(&["get", "flowschemas"]);
+    let rows: Vec<Vec<&str>> = schemas
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    let row = |name: &str| {
+        rows.iter()
+            .find(|r| r.first() == Some(&name))
+            .unwrap_or_else(|| panic!("no flowschema {name} in {schemas}"))
+            .clone()
+    };
+    assert_eq!(row("exempt")[1..3], ["exempt", "1"], "{schemas}");
+    assert_eq!(row("catch-all")[1..4], ["catch-all", "10000", "ByUser"], "{schemas}");
+    assert_eq!(
+        row("kube-controller-manager")[1..4],
+        ["workload-high", "800", "ByNamespace"],
+        "{schemas}"
+    );
+    // The MISSINGPL column comes from the Dangling condition.
+    assert_eq!(row("probes").last(), Some(&"False"), "{schemas}");
+    assert_eq!(rows.len(), 14, "{schemas}");
 }
 
 #[test]

@@ -172,6 +172,10 @@ pub(super) static GROUPS: &[ApiGroupInfo] = &[
         name: "discovery.k8s.io",
         versions: &["v1"],
     },
+    ApiGroupInfo {
+        name: "flowcontrol.apiserver.k8s.io",
+        versions: &["v1"],
+    },
 ];
 
 /// Every built-in (group, version, resource) served, grouped by group/version in the order of
@@ -657,4 +661,27 @@ pub(super) static RESOURCES: &[ResourceInfo] = &[
         "EndpointSlice",
         true,
     ),
+    // ---- flowcontrol.apiserver.k8s.io/v1
+    res(
+        "flowcontrol.apiserver.k8s.io",
+        "v1",
+        "flowschemas",
+        "flowschema",
+        "FlowSchema",
+        false,
+    )
+    .subs(&[status!("flowcontrol.apiserver.k8s.io", "v1", "FlowSchema")]),
+    res(
+        "flowcontrol.apiserver.k8s.io",
+        "v1",
+        "prioritylevelconfigurations",
+        "prioritylevelconfiguration",
+        "PriorityLevelConfiguration",
+        false,
+    )
+    .subs(&[status!(
+        "flowcontrol.apiserver.k8s.io",
+        "v1",
+        "PriorityLevelConfiguration"
+    )]),
 ];

@@ -16,7 +16,7 @@ fn entries_are_unique_by_gvr_and_gvk() {
         assert!(gvrs.insert(r.gvr()), "duplicate {}", r.gvr());
         assert!(gvks.insert(r.gvk()), "duplicate {}", r.gvk());
     }
-    assert_eq!(resources().len(), 55);
+    assert_eq!(resources().len(), 57);
 }
 
 #[test]
@@ -295,8 +295,8 @@ fn groups_and_versions() {
     assert_eq!(names[1], "apiregistration.k8s.io");
     assert_eq!(names[2], "apps");
     assert_eq!(names[3], "events.k8s.io");
-    assert_eq!(names.len(), 19);
-    assert_eq!(api_groups().count(), 18);
+    assert_eq!(names.len(), 20);
+    assert_eq!(api_groups().count(), 19);
     assert_eq!(versions_of("autoscaling"), ["v2", "v1"]);
     assert_eq!(preferred_version("autoscaling"), Some("v2"));
     assert_eq!(preferred_version(""), Some("v1"));

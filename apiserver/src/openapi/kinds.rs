@@ -57,8 +57,8 @@ macro_rules! with_kinds {
     ($m:ident, $($arg:ident),*) => {{
         use k8s_openapi::api::{
             admissionregistration, apps, authentication, authorization, autoscaling, batch,
-            certificates, coordination, core, discovery, events, networking, node, policy, rbac,
-            scheduling, storage,
+            certificates, coordination, core, discovery, events, flowcontrol, networking, node,
+            policy, rbac, scheduling, storage,
         };
         use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions;
         use k8s_openapi::apimachinery::pkg::apis::meta;
@@ -123,6 +123,8 @@ macro_rules! with_kinds {
         coordination::v1::Lease,
         node::v1::RuntimeClass,
         discovery::v1::EndpointSlice,
+        flowcontrol::v1::FlowSchema,
+        flowcontrol::v1::PriorityLevelConfiguration,
         meta::v1::APIGroup,
         meta::v1::APIGroupList,
         meta::v1::APIResourceList,

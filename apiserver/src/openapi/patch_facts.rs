@@ -411,6 +411,28 @@ pub(super) static PACKAGES: &[Package] = &[
         ],
     ),
     (
+        "io.k8s.api.flowcontrol.v1",
+        &[],
+        &[
+            ("FlowSchemaSpec", "rules", ATOMIC),
+            ("FlowSchemaStatus", "conditions", map_list(&["type"]).patch("merge", "type")),
+            ("NonResourcePolicyRule", "nonResourceURLs", SET),
+            ("NonResourcePolicyRule", "verbs", SET),
+            ("PolicyRulesWithSubjects", "nonResourceRules", ATOMIC),
+            ("PolicyRulesWithSubjects", "resourceRules", ATOMIC),
+            ("PolicyRulesWithSubjects", "subjects", ATOMIC),
+            (
+                "PriorityLevelConfigurationStatus",
+                "conditions",
+                map_list(&["type"]).patch("merge", "type"),
+            ),
+            ("ResourcePolicyRule", "apiGroups", SET),
+            ("ResourcePolicyRule", "namespaces", SET),
+            ("ResourcePolicyRule", "resources", SET),
+            ("ResourcePolicyRule", "verbs", SET),
+        ],
+    ),
+    (
         "io.k8s.api.certificates.v1",
         &[],
         &[

@@ -33,7 +33,9 @@ pub fn start(ctx: ControllerContext) {
         return;
     };
     let namespaces = ctx.factory.informer::<Namespace>();
-    let config_maps = ctx.factory.informer::<ConfigMap>();
+    let config_maps = ctx
+        .factory
+        .informer_selected::<ConfigMap>(&format!("metadata.name={CONFIG_MAP_NAME}"));
     let queue = ctx.queue();
     namespaces.add_handler(enqueue_live_namespaces(queue.clone()));
     {

@@ -286,10 +286,28 @@ impl SharedInformerFactory {
     where
         K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
     {
-        let name = format!("{}/{}", K::api_version(&()), K::plural(&()));
+        self.informer_selected::<K>("")
+    }
+
+    /// The informer of a built-in kind narrowed by a field selector (e.g.
+    /// `metadata.name=kube-root-ca.crt`): the server filters the watch, so a controller that
+    /// follows one well-known object neither decodes nor caches every other object of its kind.
+    pub fn informer_selected<K>(&self, field_selector: &str) -> Arc<Informer<K>>
+    where
+        K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    {
+        let mut name = format!("{}/{}", K::api_version(&()), K::plural(&()));
+        if !field_selector.is_empty() {
+            name = format!("{name}?fieldSelector={field_selector}");
+        }
+        let config = watcher::Config::default().any_semantic();
+        let config = match field_selector {
+            "" => config,
+            selector => config.fields(selector),
+        };
         self.get_or_create(name, || {
             let api: Api<K> = Api::all(self.client.clone());
-            Box::new(move || watcher(api.clone()))
+            Box::new(move || watcher(api.clone(), config.clone()))
         })
     }
 
@@ -304,7 +322,7 @@ impl SharedInformerFactory {
             // An `Api` of PartialObjectMeta asks the server for metadata only.
             let api: Api<PartialObjectMeta<DynamicObject>> =
                 Api::all_with(self.client.clone(), resource);
-            Box::new(move || watcher(api.clone()))
+            Box::new(move || watcher(api.clone(), watcher::Config::default().any_semantic()))
         })
     }
 
@@ -337,12 +355,13 @@ impl SharedInformerFactory {
     }
 }
 
-fn watcher<K>(api: Api<K>) -> BoxStream<'static, watcher::Result<Event<K>>>
+/// A list + watch with `config`; callers ask for `any_semantic()`: the first list is served from
+/// the watch cache (resourceVersion=0), as client-go's reflector does.
+fn watcher<K>(api: Api<K>, config: watcher::Config) -> BoxStream<'static, watcher::Result<Event<K>>>
 where
     K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
 {
-    // The first list is served from the watch cache (resourceVersion=0), as client-go's reflector.
-    kube::runtime::watcher(api, watcher::Config::default().any_semantic())
+    kube::runtime::watcher(api, config)
         .map_err(|e| {
             tracing::debug!(error = %e, "watch stream error");
             e

@@ -27,7 +27,11 @@ struct Signer {
 }
 
 pub fn start(ctx: ControllerContext) {
-    let config_maps = ctx.factory.informer::<ConfigMap>();
+    let config_maps = ctx.factory.informer_selected::<ConfigMap>(&format!(
+        "metadata.namespace={},metadata.name={}",
+        discovery::CLUSTER_INFO_NAMESPACE,
+        discovery::CLUSTER_INFO_NAME
+    ));
     let secrets = ctx.factory.informer::<Secret>();
     let queue = ctx.queue();
     {
