@@ -64,6 +64,24 @@ pub struct EventRecorder {
     component: String,
     host: String,
     correlator: Arc<Mutex<Correlator>>,
+    /// With a limit: the queue of one writer task that records in order at a limited rate.
+    queue: Option<tokio::sync::mpsc::Sender<Pending>>,
+}
+
+/// A write limit, as a kubelet's (`eventRecordQPS`, `eventBurst`, and client-go's broadcaster
+/// queue of `maxQueuedEvents`, whose overflow is dropped).
+#[derive(Clone, Copy, Debug)]
+pub struct EventLimit {
+    pub qps: f64,
+    pub burst: u32,
+    pub queue: usize,
+}
+
+struct Pending {
+    object: ObjectReference,
+    type_: String,
+    reason: String,
+    message: String,
 }
 
 /// A reference to any object, for `involvedObject`.
@@ -94,11 +112,56 @@ impl EventRecorder {
             component: component.to_string(),
             host: host.to_string(),
             correlator: Arc::default(),
+            queue: None,
         }
+    }
+
+    /// A recorder whose events are written in order by one task, at most `limit.qps` a second
+    /// (bursts of `limit.burst`), dropping what overflows its queue. Call inside a runtime.
+    pub fn limited(client: Client, component: &str, host: &str, limit: EventLimit) -> Self {
+        let writer = EventRecorder::new(client, component, host);
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<Pending>(limit.queue.max(1));
+        let mut recorder = writer.clone();
+        recorder.queue = Some(tx);
+        tokio::spawn(async move {
+            let burst = f64::from(limit.burst.max(1));
+            let (mut tokens, mut at) = (burst, Instant::now());
+            while let Some(p) = rx.recv().await {
+                let now = Instant::now();
+                tokens = (tokens + now.saturating_duration_since(at).as_secs_f64() * limit.qps)
+                    .min(burst);
+                at = now;
+                if tokens < 1.0 && limit.qps > 0.0 {
+                    tokio::time::sleep(Duration::from_secs_f64((1.0 - tokens) / limit.qps)).await;
+                    tokens = 1.0;
+                    at = Instant::now();
+                }
+                tokens -= 1.0;
+                if let Err(e) = writer
+                    .record(&p.object, &p.type_, &p.reason, &p.message)
+                    .await
+                {
+                    tracing::debug!(error = %e, reason = p.reason, "event not recorded");
+                }
+            }
+        });
+        recorder
     }
 
     /// Records an event about `object` in the background.
     pub fn event(&self, object: &ObjectReference, type_: &str, reason: &str, message: &str) {
+        if let Some(queue) = &self.queue {
+            let pending = Pending {
+                object: object.clone(),
+                type_: type_.to_string(),
+                reason: reason.to_string(),
+                message: message.to_string(),
+            };
+            if queue.try_send(pending).is_err() {
+                tracing::debug!(reason, "event queue full; event dropped");
+            }
+            return;
+        }
         let recorder = self.clone();
         let (object, type_, reason, message) = (
             object.clone(),
