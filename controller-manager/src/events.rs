@@ -69,12 +69,53 @@ pub struct EventRecorder {
 }
 
 /// A write limit, as a kubelet's (`eventRecordQPS`, `eventBurst`, and client-go's broadcaster
-/// queue of `maxQueuedEvents`, whose overflow is dropped).
-#[derive(Clone, Copy, Debug)]
+/// queue of `maxQueuedEvents`, whose overflow is dropped). Recorders given clones of one
+/// limit share its rate (a process's simulated nodes share one budget).
+#[derive(Clone, Debug)]
 pub struct EventLimit {
-    pub qps: f64,
-    pub burst: u32,
+    pub rate: Arc<EventRate>,
     pub queue: usize,
+}
+
+/// A token bucket: `qps` a second, bursts of `burst`.
+#[derive(Debug)]
+pub struct EventRate {
+    qps: f64,
+    burst: f64,
+    bucket: Mutex<(f64, Instant)>,
+}
+
+impl EventRate {
+    pub fn new(qps: f64, burst: u32) -> Arc<Self> {
+        let burst = f64::from(burst.max(1));
+        Arc::new(EventRate {
+            qps,
+            burst,
+            bucket: Mutex::new((burst, Instant::now())),
+        })
+    }
+
+    /// Waits for a token.
+    async fn take(&self) {
+        loop {
+            let wait = {
+                let mut b = self
+                    .bucket
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                let now = Instant::now();
+                let tokens = (b.0 + now.saturating_duration_since(b.1).as_secs_f64() * self.qps)
+                    .min(self.burst);
+                *b = (tokens, now);
+                if tokens >= 1.0 || self.qps <= 0.0 {
+                    b.0 -= 1.0;
+                    return;
+                }
+                Duration::from_secs_f64((1.0 - tokens) / self.qps)
+            };
+            tokio::time::sleep(wait).await;
+        }
+    }
 }
 
 struct Pending {
@@ -124,19 +165,8 @@ impl EventRecorder {
         let mut recorder = writer.clone();
         recorder.queue = Some(tx);
         tokio::spawn(async move {
-            let burst = f64::from(limit.burst.max(1));
-            let (mut tokens, mut at) = (burst, Instant::now());
             while let Some(p) = rx.recv().await {
-                let now = Instant::now();
-                tokens = (tokens + now.saturating_duration_since(at).as_secs_f64() * limit.qps)
-                    .min(burst);
-                at = now;
-                if tokens < 1.0 && limit.qps > 0.0 {
-                    tokio::time::sleep(Duration::from_secs_f64((1.0 - tokens) / limit.qps)).await;
-                    tokens = 1.0;
-                    at = Instant::now();
-                }
-                tokens -= 1.0;
+                limit.rate.take().await;
                 if let Err(e) = writer
                     .record(&p.object, &p.type_, &p.reason, &p.message)
                     .await
@@ -284,6 +314,24 @@ impl EventRecorder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn a_shared_rate_allows_its_burst_then_qps() {
+        let rate = EventRate::new(50.0, 100);
+        let start = Instant::now();
+        for _ in 0..100 {
+            rate.take().await;
+        }
+        assert_eq!(start.elapsed(), Duration::ZERO, "the burst is free");
+        for _ in 0..50 {
+            rate.take().await;
+        }
+        let waited = start.elapsed();
+        assert!(
+            waited >= Duration::from_millis(990) && waited <= Duration::from_millis(1010),
+            "50 more at 50/s take a second: {waited:?}"
+        );
+    }
 
     #[tokio::test(start_paused = true)]
     async fn the_spam_filter_allows_a_burst_of_25_then_one_per_5_minutes() {

@@ -1,25 +1,32 @@
 //! The simulated kubelet's events, in upstream 1.33's words (`pkg/kubelet/events/event.go`,
 //! `images/image_manager.go`, `kuberuntime/kuberuntime_container.go`, `prober/prober.go`):
 //! core/v1 Events from `source.component: kubelet`, `source.host: <node>` about the pod with
-//! the container's `fieldPath`, written through a per-node recorder limited as the kubelet's
-//! `eventRecordQPS` 50 / `eventBurst` 100 with client-go's 1,000-event queue.
+//! the container's `fieldPath`, written in order through a per-node recorder with client-go's
+//! 1,000-event queue, at the kubelet's `eventRecordQPS` 50 / `eventBurst` 100 shared by all the
+//! nodes of a process (100 simulated nodes must not write as 100 kubelets would).
 
 use std::collections::HashSet;
 use std::sync::Mutex;
 
 use k1s_controller_manager::events::{
-    EventLimit, EventRecorder, NORMAL, WARNING, object_reference,
+    EventLimit, EventRate, EventRecorder, NORMAL, WARNING, object_reference,
 };
 use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 
 use crate::podstatus::{Happening, digest};
 
 /// The kubelet's defaults (`eventRecordQPS`, `eventBurst`; client-go's `maxQueuedEvents`).
-pub const EVENT_LIMIT: EventLimit = EventLimit {
-    qps: 50.0,
-    burst: 100,
-    queue: 1000,
-};
+pub const EVENT_QPS: f64 = 50.0;
+pub const EVENT_BURST: u32 = 100;
+pub const EVENT_QUEUE: usize = 1000;
+
+/// The event budget of a process's simulated nodes.
+pub fn event_limit() -> EventLimit {
+    EventLimit {
+        rate: EventRate::new(EVENT_QPS, EVENT_BURST),
+        queue: EVENT_QUEUE,
+    }
+}
 
 /// One event, ready to record.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -217,9 +224,9 @@ pub fn record(recorder: &EventRecorder, pod: &Pod, events: Vec<KubeletEvent>) {
     }
 }
 
-/// The kubelet's recorder for one node.
-pub fn recorder(client: kube::Client, node: &str) -> EventRecorder {
-    EventRecorder::limited(client, "kubelet", node, EVENT_LIMIT)
+/// The kubelet's recorder for one node, within the process's budget `limit`.
+pub fn recorder(client: kube::Client, node: &str, limit: &EventLimit) -> EventRecorder {
+    EventRecorder::limited(client, "kubelet", node, limit.clone())
 }
 
 #[cfg(test)]

@@ -47,6 +47,10 @@ pub struct Options {
     pub pod_workers: usize,
     /// The kubelet's `nodeLeaseDurationSeconds` (40); the Lease is renewed every quarter of it.
     pub lease_duration_seconds: i32,
+    /// The kubelet's `--kube-reserved` and `--system-reserved` (`cpu=100m,memory=256Mi`):
+    /// allocatable is capacity minus both.
+    pub kube_reserved: String,
+    pub system_reserved: String,
 }
 
 impl Default for Options {
@@ -59,6 +63,8 @@ impl Default for Options {
             cluster_cidr: "10.244.0.0/16".into(),
             pod_workers: 8,
             lease_duration_seconds: node::LEASE_DURATION_SECONDS,
+            kube_reserved: String::new(),
+            system_reserved: String::new(),
         }
     }
 }
@@ -113,6 +119,7 @@ pub async fn run(
         return Ok(());
     }
     let cluster = Cidr::parse(&options.cluster_cidr)?;
+    node::allocatable(&options)?;
     // Which /24s other nodes hold (a node identity may not list nodes: then ours are planned
     // alone, keeping any CIDR a Node of ours already has).
     let first = clients(&options.names[0]);
@@ -161,10 +168,11 @@ pub async fn run(
             n.run(stored, &options, shutdown).await
         }));
     }
+    let limit = kubeletevents::event_limit();
     let kubelet = Arc::new(Kubelet {
         recorders: nodes
             .iter()
-            .map(|n| kubeletevents::recorder(n.client.clone(), &n.name))
+            .map(|n| kubeletevents::recorder(n.client.clone(), &n.name, &limit))
             .collect(),
         images: nodes.iter().map(|_| Images::default()).collect(),
         nodes: nodes.clone(),
