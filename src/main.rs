@@ -499,6 +499,13 @@ struct NodeShape {
     /// The nodes' Lease duration (the kubelet's nodeLeaseDurationSeconds), renewed every quarter.
     #[arg(long, default_value_t = 40)]
     node_lease_duration_seconds: i32,
+    /// Resources reserved for Kubernetes daemons on each node (`cpu=100m,memory=256Mi`, the
+    /// kubelet's --kube-reserved): allocatable is capacity minus this and --system-reserved.
+    #[arg(long, default_value = "")]
+    kube_reserved: String,
+    /// Resources reserved for the OS on each node (the kubelet's --system-reserved).
+    #[arg(long, default_value = "")]
+    system_reserved: String,
 }
 
 impl NodeShape {
@@ -510,6 +517,8 @@ impl NodeShape {
             pods: self.node_pods,
             cluster_cidr: self.cluster_cidr,
             lease_duration_seconds: self.node_lease_duration_seconds,
+            kube_reserved: self.kube_reserved,
+            system_reserved: self.system_reserved,
             ..Default::default()
         }
     }

@@ -64,6 +64,65 @@ pub struct EventRecorder {
     component: String,
     host: String,
     correlator: Arc<Mutex<Correlator>>,
+    /// With a limit: the queue of one writer task that records in order at a limited rate.
+    queue: Option<tokio::sync::mpsc::Sender<Pending>>,
+}
+
+/// A write limit, as a kubelet's (`eventRecordQPS`, `eventBurst`, and client-go's broadcaster
+/// queue of `maxQueuedEvents`, whose overflow is dropped). Recorders given clones of one
+/// limit share its rate (a process's simulated nodes share one budget).
+#[derive(Clone, Debug)]
+pub struct EventLimit {
+    pub rate: Arc<EventRate>,
+    pub queue: usize,
+}
+
+/// A token bucket: `qps` a second, bursts of `burst`.
+#[derive(Debug)]
+pub struct EventRate {
+    qps: f64,
+    burst: f64,
+    bucket: Mutex<(f64, Instant)>,
+}
+
+impl EventRate {
+    pub fn new(qps: f64, burst: u32) -> Arc<Self> {
+        let burst = f64::from(burst.max(1));
+        Arc::new(EventRate {
+            qps,
+            burst,
+            bucket: Mutex::new((burst, Instant::now())),
+        })
+    }
+
+    /// Waits for a token.
+    async fn take(&self) {
+        loop {
+            let wait = {
+                let mut b = self
+                    .bucket
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                let now = Instant::now();
+                let tokens = (b.0 + now.saturating_duration_since(b.1).as_secs_f64() * self.qps)
+                    .min(self.burst);
+                *b = (tokens, now);
+                if tokens >= 1.0 || self.qps <= 0.0 {
+                    b.0 -= 1.0;
+                    return;
+                }
+                Duration::from_secs_f64((1.0 - tokens) / self.qps)
+            };
+            tokio::time::sleep(wait).await;
+        }
+    }
+}
+
+struct Pending {
+    object: ObjectReference,
+    type_: String,
+    reason: String,
+    message: String,
 }
 
 /// A reference to any object, for `involvedObject`.
@@ -94,11 +153,45 @@ impl EventRecorder {
             component: component.to_string(),
             host: host.to_string(),
             correlator: Arc::default(),
+            queue: None,
         }
+    }
+
+    /// A recorder whose events are written in order by one task, at most `limit.qps` a second
+    /// (bursts of `limit.burst`), dropping what overflows its queue. Call inside a runtime.
+    pub fn limited(client: Client, component: &str, host: &str, limit: EventLimit) -> Self {
+        let writer = EventRecorder::new(client, component, host);
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<Pending>(limit.queue.max(1));
+        let mut recorder = writer.clone();
+        recorder.queue = Some(tx);
+        tokio::spawn(async move {
+            while let Some(p) = rx.recv().await {
+                limit.rate.take().await;
+                if let Err(e) = writer
+                    .record(&p.object, &p.type_, &p.reason, &p.message)
+                    .await
+                {
+                    tracing::debug!(error = %e, reason = p.reason, "event not recorded");
+                }
+            }
+        });
+        recorder
     }
 
     /// Records an event about `object` in the background.
     pub fn event(&self, object: &ObjectReference, type_: &str, reason: &str, message: &str) {
+        if let Some(queue) = &self.queue {
+            let pending = Pending {
+                object: object.clone(),
+                type_: type_.to_string(),
+                reason: reason.to_string(),
+                message: message.to_string(),
+            };
+            if queue.try_send(pending).is_err() {
+                tracing::debug!(reason, "event queue full; event dropped");
+            }
+            return;
+        }
         let recorder = self.clone();
         let (object, type_, reason, message) = (
             object.clone(),
@@ -221,6 +314,24 @@ impl EventRecorder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn a_shared_rate_allows_its_burst_then_qps() {
+        let rate = EventRate::new(50.0, 100);
+        let start = Instant::now();
+        for _ in 0..100 {
+            rate.take().await;
+        }
+        assert_eq!(start.elapsed(), Duration::ZERO, "the burst is free");
+        for _ in 0..50 {
+            rate.take().await;
+        }
+        let waited = start.elapsed();
+        assert!(
+            waited >= Duration::from_millis(990) && waited <= Duration::from_millis(1010),
+            "50 more at 50/s take a second: {waited:?}"
+        );
+    }
 
     #[tokio::test(start_paused = true)]
     async fn the_spam_filter_allows_a_burst_of_25_then_one_per_5_minutes() {

@@ -5,8 +5,10 @@
 //! (one field-selected watch per node, as its own identity) into one cache and one work queue.
 
 pub mod cidr;
+pub mod kubeletevents;
 pub mod node;
 pub mod podstatus;
+pub mod probes;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
@@ -14,6 +16,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use k1s_controller_manager::controller::{Action, Error, Reconciler, spawn_workers};
+use k1s_controller_manager::events::EventRecorder;
 use k1s_controller_manager::metrics::Metrics;
 use k1s_controller_manager::workqueue::{RateLimiter, WorkQueue};
 use k8s_openapi::api::core::v1::{Node, Pod};
@@ -22,6 +25,7 @@ use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
 
 use crate::cidr::{Cidr, IpPool};
+use crate::kubeletevents::Images;
 use crate::node::SimNode;
 use crate::podstatus::{PodEnv, now_seconds};
 
@@ -43,6 +47,10 @@ pub struct Options {
     pub pod_workers: usize,
     /// The kubelet's `nodeLeaseDurationSeconds` (40); the Lease is renewed every quarter of it.
     pub lease_duration_seconds: i32,
+    /// The kubelet's `--kube-reserved` and `--system-reserved` (`cpu=100m,memory=256Mi`):
+    /// allocatable is capacity minus both.
+    pub kube_reserved: String,
+    pub system_reserved: String,
 }
 
 impl Default for Options {
@@ -55,6 +63,8 @@ impl Default for Options {
             cluster_cidr: "10.244.0.0/16".into(),
             pod_workers: 8,
             lease_duration_seconds: node::LEASE_DURATION_SECONDS,
+            kube_reserved: String::new(),
+            system_reserved: String::new(),
         }
     }
 }
@@ -109,6 +119,7 @@ pub async fn run(
         return Ok(());
     }
     let cluster = Cidr::parse(&options.cluster_cidr)?;
+    node::allocatable(&options)?;
     // Which /24s other nodes hold (a node identity may not list nodes: then ours are planned
     // alone, keeping any CIDR a Node of ours already has).
     let first = clients(&options.names[0]);
@@ -157,7 +168,13 @@ pub async fn run(
             n.run(stored, &options, shutdown).await
         }));
     }
+    let limit = kubeletevents::event_limit();
     let kubelet = Arc::new(Kubelet {
+        recorders: nodes
+            .iter()
+            .map(|n| kubeletevents::recorder(n.client.clone(), &n.name, &limit))
+            .collect(),
+        images: nodes.iter().map(|_| Images::default()).collect(),
         nodes: nodes.clone(),
         by_name: nodes
             .iter()
@@ -197,10 +214,15 @@ struct State {
     /// Pod IPs in use per node index, and which pod holds each (key → node index, IP).
     pools: HashMap<usize, IpPool>,
     ips: HashMap<String, (usize, String)>,
+    /// Pods whose containers were told to stop (`Killing` recorded): key → uid.
+    stopping: HashMap<String, String>,
 }
 
 struct Kubelet {
     nodes: Vec<Arc<SimNode>>,
+    /// Per node: the kubelet's event recorder and the images its runtime holds.
+    recorders: Vec<EventRecorder>,
+    images: Vec<Images>,
     by_name: HashMap<String, usize>,
     state: Mutex<State>,
 }
@@ -339,6 +361,7 @@ impl Kubelet {
         if st.pods.contains_key(k) {
             return;
         }
+        st.stopping.remove(k);
         if let Some((index, ip)) = st.ips.remove(k)
             && let Some(pool) = st.pools.get_mut(&index)
         {
@@ -351,7 +374,7 @@ impl Kubelet {
         node: &SimNode,
         pod: &Pod,
         status: k8s_openapi::api::core::v1::PodStatus,
-    ) -> Result<(), Error> {
+    ) -> Result<bool, Error> {
         let mut updated = pod.clone();
         updated.status = Some(status);
         let api: Api<Pod> = Api::namespaced(
@@ -363,9 +386,11 @@ impl Kubelet {
             .replace_status(name, &PostParams::default(), &updated)
             .await
         {
-            Ok(_) => Ok(()),
+            Ok(_) => Ok(true),
             // A newer pod (or none) is on its way through the watch.
-            Err(e) if matches!(&e, kube::Error::Api(s) if s.code == 409 || s.code == 404) => Ok(()),
+            Err(e) if matches!(&e, kube::Error::Api(s) if s.code == 409 || s.code == 404) => {
+                Ok(false)
+            }
             Err(e) => Err(e.into()),
         }
     }
@@ -433,6 +458,12 @@ impl Reconciler for Kubelet {
         }
         let now = now_seconds();
         if let Some(deleted) = &pod.metadata.deletion_timestamp {
+            // The containers are told to stop once (`Killing`), when the deletion is first seen.
+            let uid = pod.metadata.uid.clone().unwrap_or_default();
+            let first = self.lock().stopping.insert(k.to_string(), uid.clone()) != Some(uid);
+            if first {
+                kubeletevents::record(&self.recorders[index], &pod, kubeletevents::killing(&pod));
+            }
             let grace = pod.metadata.deletion_grace_period_seconds.unwrap_or(0);
             let terminal = matches!(
                 pod.status.as_ref().and_then(|s| s.phase.as_deref()),
@@ -463,8 +494,16 @@ impl Reconciler for Kubelet {
             return Ok(Action::RequeueAfter(Duration::from_secs(10)));
         };
         let desired = podstatus::desired(&pod, &env, now);
-        if status_value(&Some(desired.status.clone())) != status_value(&pod.status) {
-            self.write_status(&node, &pod, desired.status).await?;
+        if status_value(&Some(desired.status.clone())) != status_value(&pod.status)
+            && self.write_status(&node, &pod, desired.status).await?
+        {
+            // Recorded once the status that shows them is written (a conflict recomputes them).
+            let events = desired
+                .happenings
+                .iter()
+                .flat_map(|h| kubeletevents::events_for(&pod, h, &self.images[index]))
+                .collect();
+            kubeletevents::record(&self.recorders[index], &pod, events);
         }
         Ok(match desired.wake {
             Some(at) => {

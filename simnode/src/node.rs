@@ -98,6 +98,49 @@ pub fn healthy_conditions(now: Timestamp, old: Option<&[NodeCondition]>) -> Vec<
     .collect()
 }
 
+/// A `name=quantity,...` list (`--kube-reserved`), summed into `into` in nano-units.
+fn add_reserved(list: &str, into: &mut BTreeMap<String, i128>) -> Result<(), String> {
+    for pair in list.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (name, q) = pair
+            .split_once('=')
+            .ok_or_else(|| format!("reserved resource {pair:?} is not name=quantity"))?;
+        let nanos = k1s_scheduler::resources::parse_nanos(q)
+            .filter(|n| *n >= 0)
+            .ok_or_else(|| format!("reserved {name}: {q:?} is not a non-negative quantity"))?;
+        *into.entry(name.trim().to_string()).or_default() += nanos;
+    }
+    Ok(())
+}
+
+/// A nano-unit amount as the API server would print it (`3900m`, `7901200Ki`, `110`).
+fn format_nanos(nanos: i128) -> String {
+    let nanos = nanos.max(0);
+    if nanos % 1_000_000_000 == 0 {
+        let v = nanos / 1_000_000_000;
+        if v != 0 && v % 1024 == 0 {
+            return format!("{}Ki", v / 1024);
+        }
+        return v.to_string();
+    }
+    format!("{}m", (nanos + 999_999) / 1_000_000)
+}
+
+/// Allocatable: capacity minus `--kube-reserved` and `--system-reserved` (upstream's
+/// `GetNodeAllocatableAbsolute`, without eviction thresholds), never below zero.
+pub fn allocatable(options: &Options) -> Result<BTreeMap<String, Quantity>, String> {
+    let mut reserved = BTreeMap::new();
+    add_reserved(&options.kube_reserved, &mut reserved)?;
+    add_reserved(&options.system_reserved, &mut reserved)?;
+    let mut out = quantities(options);
+    for (name, amount) in reserved {
+        if let Some(q) = out.get_mut(&name) {
+            let capacity = k1s_scheduler::resources::parse_nanos(&q.0).unwrap_or(0);
+            *q = Quantity(format_nanos(capacity - amount));
+        }
+    }
+    Ok(out)
+}
+
 impl SimNode {
     pub fn labels(&self) -> BTreeMap<String, String> {
         [
@@ -121,9 +164,11 @@ impl SimNode {
     ) -> NodeStatus {
         let id = digest(&self.name);
         let capacity = quantities(options);
+        // The flags were checked when the nodes started.
+        let allocatable = allocatable(options).unwrap_or_else(|_| capacity.clone());
         NodeStatus {
-            capacity: Some(capacity.clone()),
-            allocatable: Some(capacity),
+            capacity: Some(capacity),
+            allocatable: Some(allocatable),
             conditions: Some(healthy_conditions(
                 now,
                 old.and_then(|s| s.conditions.as_deref()),
@@ -463,5 +508,47 @@ impl SimNode {
             have.iter()
                 .any(|h| h.type_ == w.type_ && h.status == w.status && h.reason == w.reason)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allocatable_is_capacity_minus_reserved() {
+        let options = Options {
+            kube_reserved: "cpu=100m,memory=256Mi".into(),
+            system_reserved: "cpu=0.5, memory=100Mi,pods=10,nvidia.com/gpu=1".into(),
+            ..Default::default()
+        };
+        let a = allocatable(&options).expect("valid flags");
+        assert_eq!(a["cpu"].0, "3400m");
+        assert_eq!(a["memory"].0, "8024064Ki", "8Gi - 356Mi");
+        assert_eq!(a["pods"].0, "100");
+        assert!(
+            !a.contains_key("nvidia.com/gpu"),
+            "only resources the node has"
+        );
+        assert_eq!(
+            allocatable(&Options::default()).expect("valid")["cpu"].0,
+            "4"
+        );
+        let more = Options {
+            kube_reserved: "cpu=5".into(),
+            ..Default::default()
+        };
+        assert_eq!(
+            allocatable(&more).expect("valid")["cpu"].0,
+            "0",
+            "never below zero"
+        );
+        for bad in ["cpu", "cpu=lots", "memory=-1Gi"] {
+            let o = Options {
+                system_reserved: bad.into(),
+                ..Default::default()
+            };
+            assert!(allocatable(&o).is_err(), "{bad}");
+        }
     }
 }

@@ -12,6 +12,8 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
+use crate::probes;
+
 pub const RUN_SECONDS: &str = "sim.k1s.io/run-seconds";
 pub const EXIT_CODE: &str = "sim.k1s.io/exit-code";
 /// Seconds the containers take to stop once the pod is deleted (default 0: at once; never more
@@ -49,11 +51,43 @@ pub struct PodEnv {
     pub pod_ip: String,
 }
 
-/// What the status should be now, and when to look again (a container's exit or restart).
+/// What the status should be now, when to look again (a container's exit or restart, a probe),
+/// and what happened on the way there (the kubelet's events, once the status is written).
 #[derive(Debug)]
 pub struct Desired {
     pub status: PodStatus,
     pub wake: Option<Timestamp>,
+    pub happenings: Vec<Happening>,
+}
+
+/// Something the kubelet reports with events (`crate::kubeletevents` words them).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Happening {
+    /// A container was (re)started: its image made present, the container created and started.
+    Started {
+        container: String,
+        init: bool,
+        image: String,
+        pull_policy: Option<String>,
+    },
+    /// A container exited and waits in crash-loop back-off before its restart.
+    BackOff { container: String, init: bool },
+    /// The liveness probe failed `failures` times in a row: the container is killed.
+    LivenessFailed {
+        container: String,
+        failures: i64,
+        output: String,
+        restart: bool,
+    },
+}
+
+fn started_happening(c: &Container, init: bool) -> Happening {
+    Happening::Started {
+        container: c.name.clone(),
+        init,
+        image: c.image.clone().unwrap_or_default(),
+        pull_policy: c.image_pull_policy.clone(),
+    }
 }
 
 /// The time truncated to seconds (what the API stores), so repeated computations compare equal.
@@ -196,14 +230,66 @@ fn fresh_status(pod: &Pod, c: &Container, restarts: i32, state: ContainerState) 
 }
 
 /// How a regular container's life goes on, given its last status.
-struct Life {
+struct Life<'a> {
     run: Option<i64>,
     code: i32,
-    /// Whether the container restarts after exiting with the code.
-    restarts: bool,
+    /// The pod's restart policy.
+    policy: &'a str,
+    pod_ip: &'a str,
 }
 
-/// One container's status now; `wake` is lowered to its next change.
+impl Life<'_> {
+    /// Whether a container that exited with `code` restarts.
+    fn restarts(&self, code: i32) -> bool {
+        match self.policy {
+            "Never" => false,
+            "OnFailure" => code != 0,
+            _ => true,
+        }
+    }
+}
+
+/// A running container's `ready` and `started` now; `soon` learns when they change.
+fn probed(
+    c: &Container,
+    s: &mut ContainerStatus,
+    start: Timestamp,
+    now: Timestamp,
+    soon: &mut impl FnMut(Timestamp),
+) {
+    let started = probes::started_at(c, start);
+    let ready = probes::ready_at(c, start);
+    s.started = Some(now >= started);
+    s.ready = now >= ready;
+    for at in [started, ready] {
+        if at > now {
+            soon(at);
+        }
+    }
+}
+
+/// When a container started at `start` stops by itself, with its exit code: its run time
+/// passes (`sim.k1s.io/run-seconds`) or its failing liveness probe kills it, whichever is first.
+fn end_of_run(
+    pod: &Pod,
+    c: &Container,
+    life: &Life,
+    start: Timestamp,
+) -> Option<(Timestamp, i32, Option<probes::LivenessKill>)> {
+    let exit = life
+        .run
+        .map(|run| (start + SignedDuration::from_secs(run), life.code));
+    let kill = probes::liveness_kill(pod, c, start);
+    match (exit, kill) {
+        (Some((at, code)), Some(k)) if at <= k.at => Some((at, code, None)),
+        (_, Some(k)) => Some((k.at, probes::KILLED_EXIT_CODE, Some(k))),
+        (Some((at, code)), None) => Some((at, code, None)),
+        (None, None) => None,
+    }
+}
+
+/// One container's status now; `wake` is lowered to its next change and `happened` learns
+/// what the kubelet reports about it.
 fn step(
     pod: &Pod,
     c: &Container,
@@ -211,6 +297,7 @@ fn step(
     life: &Life,
     now: Timestamp,
     wake: &mut Option<Timestamp>,
+    happened: &mut Vec<Happening>,
 ) -> ContainerStatus {
     let mut soon = |t: Timestamp| {
         if wake.is_none_or(|w| t < w) {
@@ -219,28 +306,46 @@ fn step(
     };
     let Some(old) = old.filter(|o| o.state.is_some()) else {
         // A container that exits at once (run-seconds 0) is reported on the next pass.
-        if let Some(run) = life.run {
-            soon(now + SignedDuration::from_secs(run));
+        if let Some(end) = end_of_run(pod, c, life, now) {
+            soon(end.0);
         }
-        return fresh_status(pod, c, 0, running(now));
+        happened.push(started_happening(c, false));
+        let mut s = fresh_status(pod, c, 0, running(now));
+        probed(c, &mut s, now, now, &mut soon);
+        return s;
     };
     let state = old.state.clone().unwrap_or_default();
     if let Some(r) = &state.running {
         let started = r.started_at.as_ref().map_or(now, |t| t.0);
-        let Some(run) = life.run else {
-            return old.clone();
+        let mut s = old.clone();
+        let Some((end, code, kill)) = end_of_run(pod, c, life, started) else {
+            probed(c, &mut s, started, now, &mut soon);
+            return s;
         };
-        let end = started + SignedDuration::from_secs(run);
         if now < end {
             soon(end);
-            return old.clone();
+            probed(c, &mut s, started, now, &mut soon);
+            return s;
         }
         let id = old.container_id.clone().unwrap_or_default();
-        let done = terminated(life.code, started, end, &id);
-        let mut s = old.clone();
+        let done = terminated(code, started, end, &id);
         s.ready = false;
         s.started = Some(false);
-        if life.restarts {
+        let restarts = life.restarts(code);
+        if let Some(k) = kill {
+            let output = c
+                .liveness_probe
+                .as_ref()
+                .map(|p| probes::failure_output(p, life.pod_ip))
+                .unwrap_or_default();
+            happened.push(Happening::LivenessFailed {
+                container: c.name.clone(),
+                failures: k.failures,
+                output,
+                restart: restarts,
+            });
+        }
+        if restarts {
             let delay = backoff(old.restart_count);
             let restart_at = end + SignedDuration::from_secs(delay);
             s.last_state = Some(done);
@@ -258,8 +363,12 @@ fn step(
                 ..Default::default()
             });
             if now >= restart_at {
-                return step(pod, c, Some(&s), life, now, wake);
+                return step(pod, c, Some(&s), life, now, wake, happened);
             }
+            happened.push(Happening::BackOff {
+                container: c.name.clone(),
+                init: false,
+            });
             soon(restart_at);
         } else {
             s.state = Some(done);
@@ -275,7 +384,10 @@ fn step(
             .map(|t| t.0);
         let Some(finished) = finished else {
             // Waiting without a previous run (not ours): start it.
-            return fresh_status(pod, c, old.restart_count, running(now));
+            happened.push(started_happening(c, false));
+            let mut s = fresh_status(pod, c, old.restart_count, running(now));
+            probed(c, &mut s, now, now, &mut soon);
+            return s;
         };
         let restart_at = finished + SignedDuration::from_secs(backoff(old.restart_count));
         if now < restart_at {
@@ -285,9 +397,11 @@ fn step(
         let count = old.restart_count + 1;
         let mut s = fresh_status(pod, c, count, running(now));
         s.last_state = old.last_state.clone();
-        if let Some(run) = life.run {
-            soon(now + SignedDuration::from_secs(run));
+        if let Some(end) = end_of_run(pod, c, life, now) {
+            soon(end.0);
         }
+        probed(c, &mut s, now, now, &mut soon);
+        happened.push(started_happening(c, false));
         return s;
     }
     old.clone()
@@ -326,19 +440,20 @@ pub fn desired(pod: &Pod, env: &PodEnv, now: Timestamp) -> Desired {
     let life = Life {
         run,
         code,
-        restarts: match policy {
-            "Never" => false,
-            "OnFailure" => code != 0,
-            _ => true,
-        },
+        policy,
+        pod_ip: &env.pod_ip,
     };
     let mut wake = None;
+    let mut happenings = Vec::new();
     let started_at = old.start_time.as_ref().map_or(now, |t| t.0);
 
     // Init containers ran (and exited 0) when the pod started; sidecars keep running.
     let mut init_statuses = Vec::new();
     for c in spec.init_containers.iter().flatten() {
         let prev = find(old.init_container_statuses.as_ref(), &c.name);
+        if prev.is_none() {
+            happenings.push(started_happening(c, true));
+        }
         let s = match prev {
             Some(p) => p.clone(),
             None if is_sidecar(c) => fresh_status(pod, c, 0, running(started_at)),
@@ -356,7 +471,7 @@ pub fn desired(pod: &Pod, env: &PodEnv, now: Timestamp) -> Desired {
     let mut statuses = Vec::new();
     for c in &spec.containers {
         let prev = find(old.container_statuses.as_ref(), &c.name);
-        statuses.push(step(pod, c, prev, &life, now, &mut wake));
+        statuses.push(step(pod, c, prev, &life, now, &mut wake, &mut happenings));
     }
     let all_stopped = !statuses.is_empty() && statuses.iter().all(|s| is_terminated(s).is_some());
     let phase = if all_stopped {
@@ -501,7 +616,11 @@ pub fn desired(pod: &Pod, env: &PodEnv, now: Timestamp) -> Desired {
         container_statuses: Some(statuses),
         ..old
     };
-    Desired { status, wake }
+    Desired {
+        status,
+        wake,
+        happenings,
+    }
 }
 
 /// The status once the kubelet has stopped every container of a pod being deleted: containers

@@ -331,6 +331,123 @@ fn restarts_follow_the_policy_with_back_off() {
     assert_eq!(s.phase.as_deref(), Some("Running"));
 }
 
+fn started(container: &str, init: bool) -> Happening {
+    Happening::Started {
+        container: container.into(),
+        init,
+        image: "busybox".into(),
+        pull_policy: None,
+    }
+}
+
+#[test]
+fn happenings_follow_starts_and_back_off() {
+    let mut p = pod("Always", &[(RUN_SECONDS, "2"), (EXIT_CODE, "1")]);
+    p.spec.as_mut().expect("test value").init_containers = Some(vec![container("init")]);
+    assert_eq!(
+        advance(&mut p, t(0)).happenings,
+        [started("init", true), started("c", false)],
+        "init containers first"
+    );
+    assert_eq!(advance(&mut p, t(1)).happenings, [], "nothing new");
+    assert_eq!(advance(&mut p, t(2)).happenings, [started("c", false)]);
+    assert_eq!(
+        advance(&mut p, t(4)).happenings,
+        [Happening::BackOff {
+            container: "c".into(),
+            init: false
+        }]
+    );
+    assert_eq!(advance(&mut p, t(14)).happenings, [started("c", false)]);
+}
+
+#[test]
+fn probes_delay_ready_and_started() {
+    let mut p = pod("Always", &[]);
+    let c = &mut p.spec.as_mut().expect("test value").containers[0];
+    c.readiness_probe = Some(k8s_openapi::api::core::v1::Probe {
+        initial_delay_seconds: Some(3),
+        period_seconds: Some(2),
+        ..Default::default()
+    });
+    c.startup_probe = Some(k8s_openapi::api::core::v1::Probe {
+        period_seconds: Some(1),
+        initial_delay_seconds: Some(1),
+        ..Default::default()
+    });
+    let d = advance(&mut p, t(0));
+    let c = &d.status.container_statuses.as_ref().expect("test value")[0];
+    assert_eq!((c.started, c.ready), (Some(false), false));
+    assert!(state(&d.status).running.is_some());
+    assert_eq!(d.wake, Some(t(1)), "the startup probe passes first");
+    assert_eq!(cond(&d.status, "Ready").status, "False");
+    let d = advance(&mut p, t(1));
+    let c = &d.status.container_statuses.as_ref().expect("test value")[0];
+    assert_eq!((c.started, c.ready), (Some(true), false));
+    assert_eq!(d.wake, Some(t(4)), "readiness at the first tick after 3 s");
+    let d = advance(&mut p, t(4));
+    let c = &d.status.container_statuses.as_ref().expect("test value")[0];
+    assert_eq!((c.started, c.ready), (Some(true), true));
+    assert_eq!(cond(&d.status, "Ready").status, "True");
+    assert_eq!(d.wake, None);
+}
+
+#[test]
+fn a_failing_liveness_probe_restarts_the_container() {
+    let mut p = pod("Always", &[(probes::LIVENESS_FAIL_AFTER, "1")]);
+    p.spec.as_mut().expect("test value").containers[0].liveness_probe =
+        Some(k8s_openapi::api::core::v1::Probe {
+            period_seconds: Some(1),
+            failure_threshold: Some(2),
+            ..Default::default()
+        });
+    advance(&mut p, t(0));
+    // Probes fail at 1 and 2: killed at 2 and restarted at once (no back-off yet).
+    let d = advance(&mut p, t(2));
+    assert_eq!(
+        d.happenings,
+        [
+            Happening::LivenessFailed {
+                container: "c".into(),
+                failures: 2,
+                output: String::new(),
+                restart: true,
+            },
+            started("c", false)
+        ]
+    );
+    let c = &d.status.container_statuses.as_ref().expect("test value")[0];
+    assert_eq!(c.restart_count, 1);
+    let last = c
+        .last_state
+        .as_ref()
+        .and_then(|l| l.terminated.as_ref())
+        .expect("test value");
+    assert_eq!(
+        (last.exit_code, last.reason.as_deref()),
+        (137, Some("Error"))
+    );
+    // Killed again at 4: back-off 10 s.
+    let d = advance(&mut p, t(4));
+    let waiting = state(&d.status).waiting.as_ref().expect("test value");
+    assert_eq!(waiting.reason.as_deref(), Some("CrashLoopBackOff"));
+    assert_eq!(d.wake, Some(t(14)));
+    let d = advance(&mut p, t(14));
+    let c = &d.status.container_statuses.as_ref().expect("test value")[0];
+    assert_eq!(c.restart_count, 2);
+    // Never: the pod fails.
+    let mut p = pod("Never", &[(probes::LIVENESS_FAIL_AFTER, "0")]);
+    p.spec.as_mut().expect("test value").containers[0].liveness_probe =
+        Some(k8s_openapi::api::core::v1::Probe::default());
+    advance(&mut p, t(0));
+    let d = advance(&mut p, t(20));
+    assert_eq!(d.status.phase.as_deref(), Some("Failed"));
+    assert!(matches!(
+        &d.happenings[0],
+        Happening::LivenessFailed { restart: false, .. }
+    ));
+}
+
 #[test]
 fn stopping_a_deleted_pod_ends_it() {
     let mut p = pod("Always", &[]);

@@ -1,0 +1,188 @@
+//! The simulated kubelet as kubectl sees it, black-box: a pod's life in `kubectl events`
+//! (Scheduled, Pulling, Pulled, Created, Started from `kubelet` on the node), a readiness probe's
+//! initial delay holding Ready, a failing liveness probe (`sim.k1s.io/liveness-fail-after-seconds`)
+//! restarting the container into CrashLoopBackOff, and `Killing` on graceful deletion.
+
+use std::time::Duration;
+
+use k1s_tests::{TestCluster, wait_until};
+use serde_json::Value;
+
+const WAIT: Duration = Duration::from_secs(40);
+
+fn json(c: &TestCluster, args: &[&str]) -> Value {
+    let out = c.kubectl_ok(args);
+    serde_json::from_str(&out).expect("kubectl printed JSON")
+}
+
+fn pod(c: &TestCluster, name: &str) -> Value {
+    json(c, &["get", "pod", name, "-o", "json"])
+}
+
+/// The pod's events as (reason, component, host, fieldPath, message), oldest first by name
+/// (`<pod>.<hex nanoseconds>`).
+fn events(c: &TestCluster, name: &str) -> Vec<[String; 5]> {
+    let list = json(
+        c,
+        &[
+            "get",
+            "events",
+            "--field-selector",
+            &format!("involvedObject.name={name}"),
+            "-o",
+            "json",
+        ],
+    );
+    let s = |v: &Value| v.as_str().unwrap_or_default().to_string();
+    list["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .map(|e| {
+            [
+                s(&e["reason"]),
+                s(&e["source"]["component"]),
+                s(&e["source"]["host"]),
+                s(&e["involvedObject"]["fieldPath"]),
+                s(&e["message"]),
+            ]
+        })
+        .collect()
+}
+
+fn condition(p: &Value, type_: &str) -> Value {
+    p["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["type"] == type_)
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+fn time(v: &Value) -> k8s_openapi::jiff::Timestamp {
+    v.as_str()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("not a time: {v}"))
+}
+
+#[test]
+fn the_simulated_kubelet_reports_events_probes_and_restarts() {
+    let c = TestCluster::start();
+
+    // 1. A pod's life in `kubectl events`, in order, from the kubelet on its node.
+    c.apply(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n  namespace: default\nspec:\n  containers:\n  - name: web\n    image: nginx\n",
+    );
+    wait_until(WAIT, "web Ready", || {
+        (condition(&pod(&c, "web"), "Ready")["status"] == "True").then_some(())
+    });
+    let want = ["Scheduled", "Pulling", "Pulled", "Created", "Started"];
+    let table = wait_until(WAIT, "web's five events in kubectl events", || {
+        let out = c.kubectl_ok(&["events", "--for", "pod/web"]);
+        let reasons: Vec<&str> = out
+            .lines()
+            .skip(1)
+            .filter_map(|l| l.split_whitespace().find(|w| want.contains(w)))
+            .collect();
+        (reasons == want).then_some(out)
+    });
+    assert!(table.contains("Pulling image \"nginx\""), "{table}");
+    assert!(table.contains("Created container: web"), "{table}");
+    assert!(table.contains("Started container web"), "{table}");
+    let evs = events(&c, "web");
+    let node = pod(&c, "web")["spec"]["nodeName"]
+        .as_str()
+        .expect("bound")
+        .to_string();
+    for e in evs.iter().filter(|e| e[0] != "Scheduled") {
+        assert_eq!(e[1], "kubelet", "{e:?}");
+        assert_eq!(e[2], node, "{e:?}");
+        assert_eq!(e[3], "spec.containers{web}", "{e:?}");
+    }
+    let pulled = evs.iter().find(|e| e[0] == "Pulled").expect("Pulled");
+    assert!(
+        pulled[4].starts_with("Successfully pulled image \"nginx\" in "),
+        "{pulled:?}"
+    );
+    let described = c.kubectl_ok(&["describe", "pod", "web"]);
+    assert!(
+        described.contains("kubelet") && described.contains("Started container web"),
+        "{described}"
+    );
+
+    // 2. A readiness probe's initial delay holds Ready; an IfNotPresent image is already there.
+    c.apply(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: slow\n  namespace: default\nspec:\n  containers:\n  - name: app\n    image: nginx\n    imagePullPolicy: IfNotPresent\n    readinessProbe:\n      initialDelaySeconds: 3\n      periodSeconds: 1\n      httpGet:\n        port: 80\n",
+    );
+    let running = wait_until(WAIT, "slow's container running", || {
+        let p = pod(&c, "slow");
+        p["status"]["containerStatuses"][0]["state"]["running"]
+            .is_object()
+            .then_some(p)
+    });
+    let started_at =
+        time(&running["status"]["containerStatuses"][0]["state"]["running"]["startedAt"]);
+    let ready = wait_until(WAIT, "slow Ready", || {
+        let cond = condition(&pod(&c, "slow"), "Ready");
+        (cond["status"] == "True").then_some(cond)
+    });
+    let delay = time(&ready["lastTransitionTime"]).duration_since(started_at);
+    assert!(
+        delay >= k8s_openapi::jiff::SignedDuration::from_secs(3),
+        "Ready {delay:?} after the start, before the initial delay"
+    );
+    let evs = events(&c, "slow");
+    assert!(
+        evs.iter()
+            .any(|e| e[0] == "Pulled"
+                && e[4] == "Container image \"nginx\" already present on machine"),
+        "{evs:?}"
+    );
+
+    // 3. A failing liveness probe restarts the container, into CrashLoopBackOff.
+    c.apply(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: sick\n  namespace: default\n  annotations:\n    sim.k1s.io/liveness-fail-after-seconds: \"1\"\nspec:\n  containers:\n  - name: app\n    image: nginx\n    livenessProbe:\n      periodSeconds: 1\n      failureThreshold: 1\n      httpGet:\n        port: 80\n",
+    );
+    wait_until(WAIT, "sick in CrashLoopBackOff", || {
+        let s = &pod(&c, "sick")["status"]["containerStatuses"][0];
+        (s["state"]["waiting"]["reason"] == "CrashLoopBackOff").then_some(())
+    });
+    let status = wait_until(WAIT, "sick restarted twice", || {
+        let s = pod(&c, "sick")["status"]["containerStatuses"][0].clone();
+        (s["restartCount"].as_i64().unwrap_or(0) >= 2).then_some(s)
+    });
+    let last = &status["lastState"]["terminated"];
+    assert_eq!(last["reason"], "Error", "{status}");
+    assert_eq!(last["exitCode"], 137, "{status}");
+    let evs = events(&c, "sick");
+    let has = |reason: &str, message: &str| evs.iter().any(|e| e[0] == reason && e[4] == message);
+    assert!(
+        has(
+            "Unhealthy",
+            "Liveness probe failed: HTTP probe failed with statuscode: 500"
+        ),
+        "{evs:?}"
+    );
+    assert!(
+        has(
+            "Killing",
+            "Container app failed liveness probe, will be restarted"
+        ),
+        "{evs:?}"
+    );
+    assert!(
+        evs.iter().any(|e| e[0] == "BackOff"
+            && e[4].starts_with("Back-off restarting failed container app in pod sick_default(")),
+        "{evs:?}"
+    );
+
+    // 4. A graceful deletion stops the containers: `Killing`.
+    c.kubectl_ok(&["delete", "pod", "web", "--wait=false"]);
+    wait_until(WAIT, "web's Killing event", || {
+        events(&c, "web")
+            .iter()
+            .any(|e| e[0] == "Killing" && e[4] == "Stopping container web")
+            .then_some(())
+    });
+}
