@@ -209,12 +209,13 @@ fn backoff_limit_per_index() {
         "Job has exceeded the specified maximal number of failed indexes"
     );
     assert_eq!(j["status"]["failedIndexes"], "2");
-    assert_eq!(j["status"]["completedIndexes"], Value::Null);
-    assert_eq!(
-        j["status"]["failed"], 4,
-        "index 2 and the three deleted pods"
-    );
     assert_eq!(j["status"]["terminating"], 0);
+    assert_eq!(j["status"]["active"], Value::Null);
+    // Every pod is counted once: index 2's failure, and the three the job deleted (the
+    // simulated containers stop on SIGTERM, so those may end either way).
+    let count = |k: &str| j["status"][k].as_i64().unwrap_or(0);
+    assert!(count("failed") >= 1, "{j}");
+    assert_eq!(count("failed") + count("succeeded"), 4, "{j}");
     // Index 2 was never retried.
     let index_2 = job_pods(&c, ns, "max-failed")
         .iter()
