@@ -261,6 +261,8 @@ fn validate_job_spec(obj: &Value) -> Vec<FieldError> {
         "activeDeadlineSeconds",
         "backoffLimit",
         "ttlSecondsAfterFinished",
+        "backoffLimitPerIndex",
+        "maxFailedIndexes",
     ] {
         if let Some(v) = spec.get(field).filter(|v| !v.is_null()) {
             let ok = v.as_i64().is_some_and(|n| {
@@ -307,6 +309,7 @@ fn validate_job_spec(obj: &Value) -> Vec<FieldError> {
             &["NonIndexed", "Indexed"],
         )),
     }
+    errs.extend(validate_per_index(spec));
     errs.extend(validate_selector(obj, true));
     let has_failure_policy = spec.get("podFailurePolicy").is_some_and(|v| !v.is_null());
     errs.extend(validate_restart_policy(
@@ -328,6 +331,98 @@ fn validate_job_spec(obj: &Value) -> Vec<FieldError> {
         obj.pointer("/spec/template/spec"),
         "spec.template.spec",
     ));
+    errs
+}
+
+/// Upstream's rules for `backoffLimitPerIndex` / `maxFailedIndexes` (Indexed Jobs only, with
+/// caps that bound `status.failedIndexes`), and that a `FailIndex` rule needs the former.
+fn validate_per_index(spec: &Value) -> Vec<FieldError> {
+    const MAX_FAILED_INDEXES: i64 = 100_000;
+    const COMPLETIONS_SOFT_LIMIT: i64 = 100_000;
+    const LIMIT_FOR_HIGH_COMPLETIONS: i64 = 10_000;
+    let mut errs = Vec::new();
+    let int = |f: &str| spec.get(f).and_then(Value::as_i64);
+    let per_index = int("backoffLimitPerIndex");
+    let max_failed = int("maxFailedIndexes");
+    let completions = int("completions");
+    let parallelism = int("parallelism");
+    if max_failed.is_some() && per_index.is_none() {
+        errs.push(FieldError::required(
+            "spec.backoffLimitPerIndex",
+            "when maxFailedIndexes is specified",
+        ));
+    }
+    if spec.get("completionMode").and_then(Value::as_str) == Some("Indexed") {
+        if let (Some(c), Some(m)) = (completions, max_failed)
+            && m > c
+        {
+            errs.push(FieldError::invalid(
+                "spec.maxFailedIndexes",
+                m,
+                "must be less than or equal to completions",
+            ));
+        }
+        if let Some(m) = max_failed.filter(|m| *m > MAX_FAILED_INDEXES) {
+            errs.push(FieldError::invalid(
+                "spec.maxFailedIndexes",
+                m,
+                format!("must be less than or equal to {MAX_FAILED_INDEXES}"),
+            ));
+        }
+        if completions.is_some_and(|c| c > COMPLETIONS_SOFT_LIMIT) && per_index.is_some() {
+            if max_failed.is_none() {
+                errs.push(FieldError::required(
+                    "spec.maxFailedIndexes",
+                    format!("must be specified when completions is above {COMPLETIONS_SOFT_LIMIT}"),
+                ));
+            }
+            let detail = format!(
+                "must be less than or equal to {LIMIT_FOR_HIGH_COMPLETIONS} when completions are above {COMPLETIONS_SOFT_LIMIT} and used with backoff limit per index"
+            );
+            if let Some(p) = parallelism.filter(|p| *p > LIMIT_FOR_HIGH_COMPLETIONS) {
+                errs.push(FieldError::invalid("spec.parallelism", p, detail.clone()));
+            }
+            if let Some(m) = max_failed.filter(|m| *m > LIMIT_FOR_HIGH_COMPLETIONS) {
+                errs.push(FieldError::invalid("spec.maxFailedIndexes", m, detail));
+            }
+        }
+    } else {
+        for (field, v) in [
+            ("backoffLimitPerIndex", per_index),
+            ("maxFailedIndexes", max_failed),
+        ] {
+            if let Some(v) = v {
+                errs.push(FieldError::invalid(
+                    format!("spec.{field}"),
+                    v,
+                    "requires indexed completion mode",
+                ));
+            }
+        }
+    }
+    let rules = spec
+        .pointer("/podFailurePolicy/rules")
+        .and_then(Value::as_array);
+    for (i, rule) in rules.into_iter().flatten().enumerate() {
+        let path = format!("spec.podFailurePolicy.rules[{i}].action");
+        match rule.get("action").and_then(Value::as_str) {
+            None | Some("") => errs.push(FieldError::required(
+                path,
+                r#"valid values: ["Count" "FailIndex" "FailJob" "Ignore"]"#,
+            )),
+            Some("FailIndex") if per_index.is_none() => errs.push(FieldError::invalid(
+                path,
+                "FailIndex",
+                "requires the backoffLimitPerIndex to be set",
+            )),
+            Some("Count" | "FailIndex" | "FailJob" | "Ignore") => {}
+            Some(other) => errs.push(FieldError::not_supported(
+                path,
+                other,
+                &["Count", "FailIndex", "FailJob", "Ignore"],
+            )),
+        }
+    }
     errs
 }
 

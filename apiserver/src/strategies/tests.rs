@@ -300,6 +300,73 @@ fn workload_and_other_defaults_follow_upstreams_cases() {
 }
 
 #[test]
+fn job_backoff_limit_per_index_validation_as_upstream() {
+    // (extra spec fields, expected errors) from upstream's TestValidateJob cases.
+    let cases: Vec<(Value, Vec<&str>)> = vec![
+        (
+            json!({ "completionMode": "Indexed", "completions": 3, "backoffLimitPerIndex": 1,
+                "maxFailedIndexes": 3 }),
+            vec![],
+        ),
+        (
+            json!({ "completionMode": "NonIndexed", "backoffLimitPerIndex": 1 }),
+            vec!["spec.backoffLimitPerIndex: Invalid value: 1: requires indexed completion mode"],
+        ),
+        (
+            json!({ "completionMode": "Indexed", "completions": 3, "maxFailedIndexes": 1 }),
+            vec!["spec.backoffLimitPerIndex: Required value: when maxFailedIndexes is specified"],
+        ),
+        (
+            json!({ "completionMode": "Indexed", "completions": 3, "backoffLimitPerIndex": -1 }),
+            vec![
+                "spec.backoffLimitPerIndex: Invalid value: -1: must be greater than or equal to 0",
+            ],
+        ),
+        (
+            json!({ "completionMode": "Indexed", "completions": 3, "backoffLimitPerIndex": 1,
+                "maxFailedIndexes": 4 }),
+            vec![
+                "spec.maxFailedIndexes: Invalid value: 4: must be less than or equal to completions",
+            ],
+        ),
+        (
+            json!({ "completionMode": "Indexed", "completions": 100_001, "parallelism": 10_001,
+                "backoffLimitPerIndex": 1 }),
+            vec![
+                "spec.maxFailedIndexes: Required value: must be specified when completions is above 100000",
+                "spec.parallelism: Invalid value: 10001: must be less than or equal to 10000 when completions are above 100000 and used with backoff limit per index",
+            ],
+        ),
+        (
+            json!({ "completionMode": "Indexed", "completions": 100_001, "parallelism": 1,
+                "backoffLimitPerIndex": 1, "maxFailedIndexes": 100_001 }),
+            vec![
+                "spec.maxFailedIndexes: Invalid value: 100001: must be less than or equal to 100000",
+                "spec.maxFailedIndexes: Invalid value: 100001: must be less than or equal to 10000 when completions are above 100000 and used with backoff limit per index",
+            ],
+        ),
+        (
+            json!({ "completionMode": "Indexed", "completions": 3, "podReplacementPolicy": "Failed",
+                "podFailurePolicy": { "rules": [{ "action": "FailIndex",
+                "onExitCodes": { "operator": "In", "values": [1] } }] } }),
+            vec![
+                "spec.podFailurePolicy.rules[0].action: Invalid value: \"FailIndex\": requires the backoffLimitPerIndex to be set",
+            ],
+        ),
+    ];
+    for (extra, want) in cases {
+        let mut spec = json!({ "manualSelector": true, "selector": { "matchLabels": { "a": "b" } },
+            "template": { "metadata": { "labels": { "a": "b" } }, "spec": { "restartPolicy": "Never",
+            "containers": [{ "name": "c", "image": "i" }] } } });
+        for (k, v) in extra.as_object().into_iter().flatten() {
+            spec[k] = v.clone();
+        }
+        let job = json!({ "metadata": { "name": "j", "uid": "u" }, "spec": spec });
+        assert_eq!(errors("batch", "v1", "jobs", &job), want, "{extra}");
+    }
+}
+
+#[test]
 fn validation_reports_upstreams_field_errors() {
     let job = json!({ "metadata": { "name": "j", "uid": "u" }, "spec": { "manualSelector": true,
         "selector": { "matchLabels": { "a": "b" } },

@@ -3,7 +3,9 @@
 //! `maxUnavailable` and percentage `minAvailable`, else the matching pods), `desiredHealthy`,
 //! `currentHealthy` (ready pods not being deleted nor recently evicted), `disruptionsAllowed`,
 //! the `DisruptionAllowed` condition, and `disruptedPods` entries dropped once their pod is
-//! deleted or two minutes have passed.
+//! deleted or two minutes have passed (a `NotDeleted` event on a pod that outlived its entry).
+//! It also resets a stale `DisruptionTarget=True` pod condition (set by an eviction whose pod
+//! was never deleted) to False after two minutes, as upstream's syncStalePodDisruption.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -26,6 +28,11 @@ use crate::informer::{Delta, Store, key_of, split_key};
 
 /// Upstream's DeletionTimeout: how long an evicted pod may take to be deleted.
 const DELETION_TIMEOUT: Duration = Duration::from_secs(2 * 60);
+/// Upstream's DefaultStalePodDisruptionTimeout: how long a `DisruptionTarget=True` condition
+/// may stay on a pod that is not being deleted.
+const STALE_POD_DISRUPTION_TIMEOUT: Duration = Duration::from_secs(2 * 60);
+/// Queue keys of pods whose stale `DisruptionTarget` condition is due to be reset.
+const STALE_PREFIX: &str = "stale-pod:";
 
 struct Disruption {
     client: Client,
@@ -54,6 +61,14 @@ pub fn start(ctx: ControllerContext) {
             let mut objs = vec![d.object().clone()];
             if let Delta::Updated { old, .. } = d {
                 objs.push(old.clone());
+            }
+            if !matches!(d, Delta::Deleted(_))
+                && let Some(wait) = stale_disruption_wait(d.object(), jiff::Timestamp::now())
+            {
+                queue.add_after(
+                    format!("{STALE_PREFIX}{}", key_of(d.object().as_ref())),
+                    wait,
+                );
             }
             for pod in objs {
                 let ns = pod.metadata.namespace.as_deref().unwrap_or_default();
@@ -217,8 +232,34 @@ impl Disruption {
     }
 }
 
+/// Upstream's nonTerminatingPodHasStaleDisruptionCondition: a pod not being deleted nor
+/// terminal with `DisruptionTarget=True` not set by the kubelet; how long until it is stale.
+fn stale_disruption_wait(pod: &Pod, now: jiff::Timestamp) -> Option<Duration> {
+    if pod.metadata.deletion_timestamp.is_some() {
+        return None;
+    }
+    let status = pod.status.as_ref()?;
+    if matches!(status.phase.as_deref(), Some("Succeeded" | "Failed")) {
+        return None;
+    }
+    let cond = status
+        .conditions
+        .iter()
+        .flatten()
+        .find(|c| c.type_ == "DisruptionTarget")?;
+    if cond.status != "True" || cond.reason.as_deref() == Some("TerminationByKubelet") {
+        return None;
+    }
+    let since = cond.last_transition_time.as_ref().map_or(now, |t| t.0);
+    let waited = Duration::try_from(now.duration_since(since)).unwrap_or_default();
+    Some(STALE_POD_DISRUPTION_TIMEOUT.saturating_sub(waited))
+}
+
 impl Reconciler for Disruption {
     async fn reconcile(&self, key: &str) -> Result<Action, Error> {
+        if let Some(pod_key) = key.strip_prefix(STALE_PREFIX) {
+            return self.clear_stale_disruption(pod_key).await;
+        }
         let Some(pdb) = self.pdbs.get(key) else {
             return Ok(Action::Done);
         };
@@ -267,7 +308,16 @@ impl Reconciler for Disruption {
                         ),
                     );
                 }
-                let (disrupted, recheck) = disrupted_pods(&old, &pods, now);
+                let (disrupted, recheck, not_deleted) = disrupted_pods(&old, &pods, now);
+                for pod in not_deleted {
+                    // Upstream names the PDB as namespace/namespace; kept as it is.
+                    self.recorder.event(
+                        &object_reference(pod.as_ref()),
+                        "Warning",
+                        "NotDeleted",
+                        &format!("Pod was expected by PDB {ns}/{ns} to be deleted but it wasn't"),
+                    );
+                }
                 let healthy = i32::try_from(
                     pods.iter()
                         .filter(|p| {
@@ -321,6 +371,49 @@ impl Reconciler for Disruption {
 }
 
 impl Disruption {
+    /// Resets a stale `DisruptionTarget` condition to False (no reason or message, a new
+    /// transition time: upstream's UpdatePodCondition), or waits until it is stale.
+    async fn clear_stale_disruption(&self, pod_key: &str) -> Result<Action, Error> {
+        let Some(pod) = self.pods.get(pod_key) else {
+            return Ok(Action::Done);
+        };
+        let now = jiff::Timestamp::now();
+        let Some(wait) = stale_disruption_wait(&pod, now) else {
+            return Ok(Action::Done);
+        };
+        if !wait.is_zero() {
+            return Ok(Action::RequeueAfter(wait));
+        }
+        let mut updated = pod.as_ref().clone();
+        let Some(cond) = updated
+            .status
+            .as_mut()
+            .and_then(|s| s.conditions.as_mut())
+            .and_then(|cs| cs.iter_mut().find(|c| c.type_ == "DisruptionTarget"))
+        else {
+            return Ok(Action::Done);
+        };
+        *cond = k8s_openapi::api::core::v1::PodCondition {
+            type_: "DisruptionTarget".into(),
+            status: "False".into(),
+            last_transition_time: Some(Time(now)),
+            observed_generation: cond.observed_generation,
+            ..Default::default()
+        };
+        let api: Api<Pod> = Api::namespaced(
+            self.client.clone(),
+            pod.metadata.namespace.as_deref().unwrap_or_default(),
+        );
+        match api
+            .replace_status(&pod.name_any(), &PostParams::default(), &updated)
+            .await
+        {
+            Ok(_) => Ok(Action::Done),
+            Err(e) if crate::controller::is_not_found(&e) => Ok(Action::Done),
+            Err(e) => Err(e.into()),
+        }
+    }
+
     async fn write(
         &self,
         ns: &str,
@@ -374,16 +467,18 @@ fn go_selector(
 }
 
 /// Upstream's buildDisruptedPodMap: entries whose pod still exists, is not being deleted, and
-/// was evicted less than two minutes ago; and when the earliest of them expires.
+/// was evicted less than two minutes ago; when the earliest of them expires; and the pods
+/// whose entry expired without their deletion.
 fn disrupted_pods(
     status: &PodDisruptionBudgetStatus,
     pods: &[Arc<Pod>],
     now: jiff::Timestamp,
-) -> (BTreeMap<String, Time>, Option<Duration>) {
+) -> (BTreeMap<String, Time>, Option<Duration>, Vec<Arc<Pod>>) {
     let mut kept = BTreeMap::new();
     let mut recheck: Option<Duration> = None;
+    let mut not_deleted = Vec::new();
     let Some(entries) = &status.disrupted_pods else {
-        return (kept, None);
+        return (kept, None, not_deleted);
     };
     for (pod_name, at) in entries {
         let Some(pod) = pods.iter().find(|p| p.name_any() == *pod_name) else {
@@ -394,13 +489,14 @@ fn disrupted_pods(
         }
         let expires = at.0 + jiff::SignedDuration::try_from(DELETION_TIMEOUT).unwrap_or_default();
         if expires < now {
+            not_deleted.push(pod.clone());
             continue;
         }
         kept.insert(pod_name.clone(), at.clone());
         let left = Duration::try_from(expires.duration_since(now)).unwrap_or_default();
         recheck = Some(recheck.map_or(left, |r| r.min(left)));
     }
-    (kept, recheck)
+    (kept, recheck, not_deleted)
 }
 
 /// Sets the `DisruptionAllowed` condition as meta.SetStatusCondition does (the transition
@@ -538,11 +634,75 @@ mod tests {
             pod("old", false),
             pod("deleting", true),
         ];
-        let (kept, recheck) = disrupted_pods(&status, &pods, now);
+        let (kept, recheck, not_deleted) = disrupted_pods(&status, &pods, now);
         assert_eq!(
             kept.keys().cloned().collect::<Vec<_>>(),
             vec!["fresh".to_string()]
         );
         assert_eq!(recheck, Some(Duration::from_secs(90)));
+        assert_eq!(
+            not_deleted.iter().map(|p| p.name_any()).collect::<Vec<_>>(),
+            ["old"]
+        );
+    }
+
+    #[test]
+    fn stale_disruption_target_conditions() {
+        // upstream TestUpdatePodDisruptionCondition / nonTerminatingPodHasStaleDisruptionCondition
+        let now: jiff::Timestamp = "2026-01-01T00:10:00Z".parse().expect("ts");
+        let pod = |phase: &str, status: &str, reason: &str, at: &str, deleting: bool| -> Pod {
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "p", "namespace": "ns",
+                    "deletionTimestamp": if deleting { Some("2026-01-01T00:09:00Z") } else { None }},
+                "status": {"phase": phase, "conditions": [{"type": "DisruptionTarget",
+                    "status": status, "reason": reason, "lastTransitionTime": at}]}
+            }))
+            .expect("pod")
+        };
+        let recent = "2026-01-01T00:09:30Z";
+        let old = "2026-01-01T00:07:00Z";
+        let cases = [
+            (
+                pod("Running", "True", "EvictionByEvictionAPI", recent, false),
+                Some(90),
+            ),
+            (
+                pod("Running", "True", "EvictionByEvictionAPI", old, false),
+                Some(0),
+            ),
+            (
+                pod("Pending", "True", "PreemptionByScheduler", old, false),
+                Some(0),
+            ),
+            // Set by the kubelet, being deleted, terminal, or already False: never stale.
+            (
+                pod("Running", "True", "TerminationByKubelet", old, false),
+                None,
+            ),
+            (
+                pod("Running", "True", "EvictionByEvictionAPI", old, true),
+                None,
+            ),
+            (
+                pod("Failed", "True", "EvictionByEvictionAPI", old, false),
+                None,
+            ),
+            (
+                pod("Succeeded", "True", "EvictionByEvictionAPI", old, false),
+                None,
+            ),
+            (pod("Running", "False", "", old, false), None),
+        ];
+        for (i, (p, want)) in cases.iter().enumerate() {
+            assert_eq!(
+                stale_disruption_wait(p, now),
+                want.map(Duration::from_secs),
+                "case {i}"
+            );
+        }
+        let plain: Pod = serde_json::from_value(serde_json::json!({"metadata": {"name": "p"},
+            "status": {"phase": "Running"}}))
+        .expect("pod");
+        assert_eq!(stale_disruption_wait(&plain, now), None);
     }
 }

@@ -302,9 +302,117 @@ fn success_policy_met(job: &Job, succeeded: &BTreeSet<i32>, completions: i32) ->
     None
 }
 
+/// The per-index failure counts (counted, ignored) a new pod of an index carries: those of the
+/// failed pod it replaces plus that pod's own failure (upstream's getNewIndexFailureCounts).
+fn next_failure_counts(job: &Job, replaced: Option<&Pod>) -> (i32, i32) {
+    let Some(p) = replaced else {
+        return (0, 0);
+    };
+    let failed = indexed::count_annotation(p, indexed::INDEX_FAILURE_COUNT);
+    let ignored = indexed::count_annotation(p, indexed::INDEX_IGNORED_FAILURE_COUNT);
+    let policy = job
+        .spec
+        .as_ref()
+        .and_then(|s| s.pod_failure_policy.as_ref());
+    if policy.is_some() && policy::evaluate(policy, p) == policy::Outcome::Ignore {
+        (failed, ignored.saturating_add(1))
+    } else {
+        (failed.saturating_add(1), ignored)
+    }
+}
+
+/// Upstream's isIndexFailed: a failed pod fails its index when a `FailIndex` rule matches it,
+/// or when its failure counts and the index's earlier counted failures exceed the limit.
+fn is_index_failed(
+    spec: &k8s_openapi::api::batch::v1::JobSpec,
+    pod: &Pod,
+    limit: i32,
+    only_replace_failed: bool,
+) -> bool {
+    if !is_pod_failed(pod, only_replace_failed) {
+        return false;
+    }
+    let counted = match spec.pod_failure_policy.as_ref() {
+        Some(p) => match policy::evaluate(Some(p), pod) {
+            policy::Outcome::FailIndex => return true,
+            policy::Outcome::Ignore => false,
+            _ => true,
+        },
+        None => true,
+    };
+    counted && indexed::count_annotation(pod, indexed::INDEX_FAILURE_COUNT) >= limit
+}
+
+/// Per index, the failed pod to keep (its finalizer) until the replacement is created: the one
+/// with the most failures, the latest finished on a tie (upstream's
+/// getPodsWithDelayedDeletionPerIndex). `failed` are the failed pods of pending indexes.
+fn delayed_deletions<'a>(failed: impl Iterator<Item = &'a Arc<Pod>>) -> HashMap<i32, Arc<Pod>> {
+    let absolute = |p: &Pod| {
+        indexed::count_annotation(p, indexed::INDEX_FAILURE_COUNT).saturating_add(
+            indexed::count_annotation(p, indexed::INDEX_IGNORED_FAILURE_COUNT),
+        )
+    };
+    let mut out: HashMap<i32, Arc<Pod>> = HashMap::new();
+    for p in failed {
+        let Some(ix) = indexed::of_pod(p) else {
+            continue;
+        };
+        let replace = match out.get(&ix) {
+            Some(last) => {
+                absolute(last) <= absolute(p) && policy::finish_time(p) >= policy::finish_time(last)
+            }
+            None => true,
+        };
+        if replace {
+            out.insert(ix, p.clone());
+        }
+    }
+    out
+}
+
+/// Of the pending indexes, those whose per-index backoff has passed, and (when none has) the
+/// shortest wait (upstream's getPodCreationInfoForIndependentIndexes): after the index's n-th
+/// failure (counted or ignored) the delay is 10 s doubling, from the failed pod's finish.
+fn indexes_ready_now(
+    pending: &[i32],
+    delayed: &HashMap<i32, Arc<Pod>>,
+    now: jiff::Timestamp,
+) -> (Vec<i32>, Option<Duration>) {
+    let mut ready = Vec::new();
+    let mut shortest: Option<Duration> = None;
+    for ix in pending {
+        let left = delayed.get(ix).and_then(|p| {
+            let failures = indexed::count_annotation(p, indexed::INDEX_FAILURE_COUNT)
+                .saturating_add(indexed::count_annotation(
+                    p,
+                    indexed::INDEX_IGNORED_FAILURE_COUNT,
+                ))
+                .saturating_add(1);
+            let at = policy::finish_time(p).unwrap_or(now);
+            let delay = policy::backoff(u32::try_from(failures).unwrap_or(u32::MAX));
+            let until = at
+                .checked_add(jiff::SignedDuration::try_from(delay).ok()?)
+                .ok()?;
+            Duration::try_from(until.duration_since(now))
+                .ok()
+                .filter(|d| !d.is_zero())
+        });
+        match left {
+            None => ready.push(*ix),
+            Some(d) => shortest = Some(shortest.map_or(d, |s| s.min(d))),
+        }
+    }
+    if ready.is_empty() {
+        (ready, shortest)
+    } else {
+        (ready, None)
+    }
+}
+
 /// The pods a job's template makes: finalizer, and for an Indexed job its index (annotation,
-/// label, hostname, `JOB_COMPLETION_INDEX`) and `<job>-<index>-` names.
-fn pod_for(job: &Job, index: Option<i32>) -> Option<Pod> {
+/// label, hostname, `JOB_COMPLETION_INDEX`) and `<job>-<index>-` names; with
+/// `backoffLimitPerIndex`, the index's failure counts (`counts`).
+fn pod_for(job: &Job, index: Option<i32>, counts: Option<(i32, i32)>) -> Option<Pod> {
     let spec = job.spec.as_ref()?;
     let name = job.name_any();
     let prefix = match index {
@@ -322,10 +430,20 @@ fn pod_for(job: &Job, index: Option<i32>) -> Option<Pod> {
         finalizers.push(TRACKING_FINALIZER.into());
     }
     if let Some(ix) = index {
-        pod.metadata
+        let annotations = pod
+            .metadata
             .annotations
-            .get_or_insert_with(Default::default)
-            .insert(COMPLETION_INDEX.into(), ix.to_string());
+            .get_or_insert_with(Default::default);
+        annotations.insert(COMPLETION_INDEX.into(), ix.to_string());
+        if let Some((failed, ignored)) = counts {
+            annotations.insert(indexed::INDEX_FAILURE_COUNT.into(), failed.to_string());
+            if ignored > 0 {
+                annotations.insert(
+                    indexed::INDEX_IGNORED_FAILURE_COUNT.into(),
+                    ignored.to_string(),
+                );
+            }
+        }
         pod.metadata
             .labels
             .get_or_insert_with(Default::default)
@@ -340,7 +458,8 @@ fn pod_for(job: &Job, index: Option<i32>) -> Option<Pod> {
                 value_from: Some(EnvVarSource {
                     field_ref: Some(ObjectFieldSelector {
                         api_version: None,
-                        field_path: format!("metadata.annotations['{COMPLETION_INDEX}']"),
+                        // PodIndexLabel (GA in 1.32): the env var reads the label.
+                        field_path: format!("metadata.labels['{COMPLETION_INDEX}']"),
                     }),
                     ..Default::default()
                 }),
@@ -609,6 +728,43 @@ impl JobController {
                 })
             });
         let finishing = interim.is_some();
+        // backoffLimitPerIndex: the failed indexes, and per pending index the failed pod whose
+        // finalizer stays until its replacement (carrying the failure counts) exists.
+        let per_index_limit = spec.backoff_limit_per_index.filter(|_| indexed);
+        let (failed_ix, delayed) = match per_index_limit {
+            Some(limit) => {
+                let valid = |p: &Pod| indexed::of_pod(p).filter(|i| *i < completions_n);
+                let mut failed_ix = indexed::parse(status.failed_indexes.as_deref(), completions_n);
+                let mut done = succeeded_ix.clone();
+                for p in pods.iter().filter(|p| has_finalizer(p)) {
+                    let Some(ix) = valid(p) else { continue };
+                    if pod_phase(p) == "Succeeded" {
+                        done.insert(ix);
+                    }
+                    if is_index_failed(&spec, p, limit, only_replace_failed) {
+                        failed_ix.insert(ix);
+                    }
+                }
+                let active_ix: BTreeSet<i32> = pods
+                    .iter()
+                    .filter(|p| is_pod_active(p))
+                    .filter_map(|p| indexed::of_pod(p))
+                    .collect();
+                let delayed = delayed_deletions(pods.iter().filter(|p| {
+                    has_finalizer(p)
+                        && !expected_rm.contains(p.metadata.uid.as_deref().unwrap_or_default())
+                        && is_pod_failed(p, only_replace_failed)
+                        && valid(p).is_some_and(|ix| {
+                            !done.contains(&ix)
+                                && !failed_ix.contains(&ix)
+                                && !active_ix.contains(&ix)
+                        })
+                }));
+                (failed_ix, delayed)
+            }
+            None => (BTreeSet::new(), HashMap::new()),
+        };
+        let mut delayed_failures = 0;
         let mut to_strip: Vec<Arc<Pod>> = Vec::new();
         let mut new_failures: Vec<Option<jiff::Timestamp>> = Vec::new();
         let mut new_success = false;
@@ -622,8 +778,23 @@ impl JobController {
             if !(matches!(phase, "Succeeded" | "Failed") || considered_failed || finishing) {
                 continue;
             }
-            to_strip.push(pod.clone());
             let ix = indexed::of_pod(pod);
+            if !finishing
+                && phase != "Succeeded"
+                && ix
+                    .and_then(|i| delayed.get(&i))
+                    .is_some_and(|d| d.metadata.uid == pod.metadata.uid)
+            {
+                // Counted once its replacement exists (upstream's canRemoveFinalizer); until
+                // then it still counts towards backoffLimit.
+                if policy::evaluate(spec.pod_failure_policy.as_ref(), pod)
+                    != policy::Outcome::Ignore
+                {
+                    delayed_failures += 1;
+                }
+                continue;
+            }
+            to_strip.push(pod.clone());
             if phase == "Succeeded" && !unc_fail.contains(&uid) {
                 if indexed {
                     if let Some(ix) = ix.filter(|i| *i < completions_n)
@@ -669,7 +840,8 @@ impl JobController {
             *r
         };
 
-        let total_failed = failed + i32::try_from(unc_fail.len()).unwrap_or(i32::MAX);
+        let total_failed =
+            failed + i32::try_from(unc_fail.len()).unwrap_or(i32::MAX) + delayed_failures;
         let total_succeeded = if indexed {
             i32::try_from(succeeded_ix.len()).unwrap_or(i32::MAX)
         } else {
@@ -729,6 +901,22 @@ impl JobController {
                 ));
             } else if let Some(l) = deadline_left {
                 requeue = Duration::try_from(l).ok();
+            }
+        }
+        if interim.is_none() && per_index_limit.is_some() {
+            let n_failed = i32::try_from(failed_ix.len()).unwrap_or(i32::MAX);
+            if spec.max_failed_indexes.is_some_and(|max| n_failed > max) {
+                interim = Some((
+                    "FailureTarget",
+                    "MaxFailedIndexesExceeded".into(),
+                    "Job has exceeded the specified maximal number of failed indexes".into(),
+                ));
+            } else if n_failed > 0 && n_failed.saturating_add(total_succeeded) >= completions_n {
+                interim = Some((
+                    "FailureTarget",
+                    "FailedIndexes".into(),
+                    "Job has failed indexes".into(),
+                ));
             }
         }
 
@@ -803,8 +991,11 @@ impl JobController {
             } else {
                 let occupied = active + if only_replace_failed { terminating } else { 0 };
                 if occupied < want {
+                    // Without backoffLimitPerIndex one backoff for the whole job; with it, each
+                    // index waits after its own failures (below).
                     let wait = record
                         .last_failure
+                        .filter(|_| per_index_limit.is_none())
                         .map(|at| {
                             let until = at
                                 .checked_add(
@@ -824,8 +1015,10 @@ impl JobController {
                         let diff = usize::try_from(want - occupied)
                             .unwrap_or(0)
                             .min(MAX_CREATE_DELETE_PER_SYNC);
+                        let mut counts = HashMap::new();
                         let indexes: Vec<Option<i32>> = if indexed {
                             let mut taken = succeeded_ix.clone();
+                            taken.extend(failed_ix.iter().copied());
                             for p in pods.iter().filter(|p| {
                                 is_pod_active(p) || (only_replace_failed && is_terminating(p))
                             }) {
@@ -833,14 +1026,30 @@ impl JobController {
                                     taken.insert(ix);
                                 }
                             }
-                            indexed::first_pending(&taken, diff, completions_n)
-                                .into_iter()
-                                .map(Some)
-                                .collect()
+                            let mut pending = indexed::first_pending(&taken, diff, completions_n);
+                            if per_index_limit.is_some() {
+                                let (ready, left) = indexes_ready_now(&pending, &delayed, now);
+                                if let Some(left) = left {
+                                    requeue = Some(requeue.map_or(left, |r| r.min(left)));
+                                }
+                                pending = ready;
+                                for ix in &pending {
+                                    counts.insert(
+                                        *ix,
+                                        next_failure_counts(
+                                            &job,
+                                            delayed.get(ix).map(AsRef::as_ref),
+                                        ),
+                                    );
+                                }
+                            }
+                            pending.into_iter().map(Some).collect()
                         } else {
                             vec![None; diff]
                         };
-                        active += self.create_pods(key, &job, &job_ref, &ns, indexes).await?;
+                        active += self
+                            .create_pods(key, &job, &job_ref, &ns, indexes, &counts)
+                            .await?;
                     }
                 }
             }
@@ -882,6 +1091,10 @@ impl JobController {
         if indexed {
             let text = indexed::format(&succeeded_ix);
             status.completed_indexes = (!text.is_empty()).then_some(text);
+            if per_index_limit.is_some() {
+                // Present (possibly empty) whenever backoffLimitPerIndex is set, as upstream.
+                status.failed_indexes = Some(indexed::format(&failed_ix));
+            }
             status.succeeded = (total_succeeded > 0).then_some(total_succeeded);
         }
         status.uncounted_terminated_pods = Some(uncounted_of(&unc_succ, &unc_fail));
@@ -1010,6 +1223,7 @@ impl JobController {
         job_ref: &k8s_openapi::api::core::v1::ObjectReference,
         ns: &str,
         indexes: Vec<Option<i32>>,
+        counts: &HashMap<i32, (i32, i32)>,
     ) -> Result<i32, Error> {
         if indexes.is_empty() {
             return Ok(0);
@@ -1026,7 +1240,7 @@ impl JobController {
             rest = later;
             let results = futures::future::join_all(now.iter().map(|ix| {
                 let api = api.clone();
-                let pod = pod_for(job, *ix);
+                let pod = pod_for(job, *ix, ix.and_then(|i| counts.get(&i).copied()));
                 async move {
                     match pod {
                         Some(pod) => api.create(&PostParams::default(), &pod).await.map(Some),
@@ -1110,7 +1324,7 @@ mod tests {
                 "template": {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
             }
         }));
-        let pod = pod_for(&j, Some(2)).expect("pod");
+        let pod = pod_for(&j, Some(2), None).expect("pod");
         assert_eq!(pod.metadata.generate_name.as_deref(), Some("pi-2-"));
         assert_eq!(
             pod.annotations().get(COMPLETION_INDEX).map(String::as_str),
@@ -1128,7 +1342,7 @@ mod tests {
             pod.metadata.finalizers,
             Some(vec![TRACKING_FINALIZER.to_string()])
         );
-        let plain = pod_for(&j, None).expect("pod");
+        let plain = pod_for(&j, None, None).expect("pod");
         assert_eq!(plain.metadata.generate_name.as_deref(), Some("pi-"));
         assert!(plain.annotations().get(COMPLETION_INDEX).is_none());
     }
@@ -1172,6 +1386,178 @@ mod tests {
             success_policy_met(&j, &s(&[2, 3, 4]), 5).as_deref(),
             Some("Matched rules at index 1")
         );
+    }
+
+    /// A pod of an Indexed job: index, phase, failure-count annotations, finish time.
+    fn ix_pod(
+        uid: &str,
+        ix: i32,
+        phase: &str,
+        counts: Option<(i32, i32)>,
+        finished: &str,
+    ) -> Arc<Pod> {
+        let mut ann = serde_json::json!({ COMPLETION_INDEX: ix.to_string() });
+        if let Some((f, i)) = counts {
+            ann[indexed::INDEX_FAILURE_COUNT] = f.to_string().into();
+            ann[indexed::INDEX_IGNORED_FAILURE_COUNT] = i.to_string().into();
+        }
+        Arc::new(
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": uid, "namespace": "ns", "uid": uid, "annotations": ann,
+                    "finalizers": [TRACKING_FINALIZER]},
+                "status": {"phase": phase, "containerStatuses": [{
+                    "name": "c", "image": "i", "imageID": "", "ready": false, "restartCount": 0,
+                    "state": {"terminated": {"exitCode": if phase == "Failed" { 1 } else { 0 },
+                        "finishedAt": finished}}
+                }]}
+            }))
+            .expect("pod"),
+        )
+    }
+
+    fn per_index_job(limit: i32, rules: serde_json::Value) -> Job {
+        job(serde_json::json!({
+            "metadata": {"name": "pi", "namespace": "ns", "uid": "u"},
+            "spec": {
+                "completionMode": "Indexed", "completions": 3, "backoffLimitPerIndex": limit,
+                "podFailurePolicy": if rules.is_null() { serde_json::Value::Null } else { serde_json::json!({"rules": rules}) },
+                "template": {"spec": {"containers": [{"name": "c", "image": "i"}]}}
+            }
+        }))
+    }
+
+    #[test]
+    fn index_fails_once_its_failures_exceed_the_limit() {
+        // upstream TestSyncJobWithJobBackoffLimitPerIndex: with backoffLimitPerIndex=1 the
+        // first failure (count 0) is retried, the second (count 1) fails the index.
+        let j = per_index_job(1, serde_json::Value::Null);
+        let spec = j.spec.as_ref().expect("spec");
+        let t = "2026-01-01T00:00:00Z";
+        assert!(!is_index_failed(
+            spec,
+            &ix_pod("a", 0, "Failed", Some((0, 0)), t),
+            1,
+            false
+        ));
+        assert!(is_index_failed(
+            spec,
+            &ix_pod("b", 0, "Failed", Some((1, 0)), t),
+            1,
+            false
+        ));
+        // No annotation counts as 0; a running pod never fails its index.
+        assert!(!is_index_failed(
+            spec,
+            &ix_pod("c", 0, "Failed", None, t),
+            1,
+            false
+        ));
+        assert!(!is_index_failed(
+            spec,
+            &ix_pod("d", 0, "Running", Some((5, 0)), t),
+            1,
+            false
+        ));
+        // backoffLimitPerIndex=0: the first failure fails the index.
+        assert!(is_index_failed(
+            spec,
+            &ix_pod("e", 0, "Failed", Some((0, 0)), t),
+            0,
+            false
+        ));
+    }
+
+    #[test]
+    fn fail_index_and_ignore_rules() {
+        let t = "2026-01-01T00:00:00Z";
+        let fail_index = per_index_job(
+            5,
+            serde_json::json!([{"action": "FailIndex", "onExitCodes": {"operator": "In", "values": [1]}}]),
+        );
+        let spec = fail_index.spec.as_ref().expect("spec");
+        assert!(is_index_failed(
+            spec,
+            &ix_pod("a", 0, "Failed", Some((0, 0)), t),
+            5,
+            true
+        ));
+        let ignore = per_index_job(
+            0,
+            serde_json::json!([{"action": "Ignore", "onExitCodes": {"operator": "In", "values": [1]}}]),
+        );
+        let spec = ignore.spec.as_ref().expect("spec");
+        // An ignored failure never fails the index, whatever the counts.
+        assert!(!is_index_failed(
+            spec,
+            &ix_pod("b", 0, "Failed", Some((3, 0)), t),
+            0,
+            true
+        ));
+        // ... and the replacement counts it as ignored.
+        let failed = ix_pod("c", 0, "Failed", Some((0, 2)), t);
+        assert_eq!(next_failure_counts(&ignore, Some(&failed)), (0, 3));
+        let plain = per_index_job(2, serde_json::Value::Null);
+        assert_eq!(next_failure_counts(&plain, Some(&failed)), (1, 2));
+        assert_eq!(next_failure_counts(&plain, None), (0, 0));
+        let pod = pod_for(&plain, Some(1), Some((1, 0))).expect("pod");
+        let ann = pod.annotations();
+        assert_eq!(
+            ann.get(indexed::INDEX_FAILURE_COUNT).map(String::as_str),
+            Some("1")
+        );
+        assert!(!ann.contains_key(indexed::INDEX_IGNORED_FAILURE_COUNT));
+        let pod = pod_for(&plain, Some(1), Some((0, 2))).expect("pod");
+        assert_eq!(
+            pod.annotations()
+                .get(indexed::INDEX_IGNORED_FAILURE_COUNT)
+                .map(String::as_str),
+            Some("2")
+        );
+    }
+
+    #[test]
+    fn the_latest_failed_pod_of_an_index_waits_for_its_replacement() {
+        let a = ix_pod("a", 0, "Failed", Some((0, 0)), "2026-01-01T00:00:00Z");
+        let b = ix_pod("b", 0, "Failed", Some((1, 0)), "2026-01-01T00:00:10Z");
+        let c = ix_pod("c", 2, "Failed", Some((0, 1)), "2026-01-01T00:00:05Z");
+        let d = ix_pod("d", 2, "Failed", Some((1, 0)), "2026-01-01T00:00:01Z");
+        let pods = [a.clone(), b.clone(), c.clone(), d.clone()];
+        let delayed = delayed_deletions(pods.iter());
+        assert_eq!(delayed.len(), 2);
+        assert_eq!(delayed[&0].metadata.uid.as_deref(), Some("b"));
+        // Same absolute count, but d finished earlier: c stays.
+        assert_eq!(delayed[&2].metadata.uid.as_deref(), Some("c"));
+        let reversed = [b, a];
+        assert_eq!(
+            delayed_deletions(reversed.iter())[&0]
+                .metadata
+                .uid
+                .as_deref(),
+            Some("b")
+        );
+    }
+
+    #[test]
+    fn per_index_backoff_delays_only_the_failing_index() {
+        let finished: jiff::Timestamp = "2026-01-01T00:00:00Z".parse().expect("ts");
+        // Index 0's pod failed once before (count 1): its replacement waits 20 s.
+        let failed = ix_pod("a", 0, "Failed", Some((1, 0)), "2026-01-01T00:00:00Z");
+        let delayed: HashMap<i32, Arc<Pod>> = [(0, failed)].into_iter().collect();
+        let at = |secs: i64| {
+            finished
+                .checked_add(jiff::SignedDuration::from_secs(secs))
+                .expect("ts")
+        };
+        assert_eq!(
+            indexes_ready_now(&[0, 1], &delayed, at(5)),
+            (vec![1], None),
+            "index 1 has no failure: created now"
+        );
+        assert_eq!(
+            indexes_ready_now(&[0], &delayed, at(5)),
+            (vec![], Some(Duration::from_secs(15)))
+        );
+        assert_eq!(indexes_ready_now(&[0], &delayed, at(20)), (vec![0], None));
     }
 
     #[test]

@@ -1,11 +1,16 @@
 //! Sets of completion indexes as upstream's indexed_job_utils.go writes them in
-//! `status.completedIndexes` / `status.failedIndexes`: sorted, comma-separated, runs of
-//! consecutive indexes written as `first-last`.
+//! `status.completedIndexes` / `status.failedIndexes` (sorted, comma-separated, runs of three
+//! or more consecutive indexes written as `first-last`), and the per-index failure counts that
+//! pods of a Job with `backoffLimitPerIndex` carry in their annotations.
 
 use std::collections::BTreeSet;
 
 /// The annotation (and label) carrying a pod's completion index.
 pub const COMPLETION_INDEX: &str = "batch.kubernetes.io/job-completion-index";
+/// Failures of earlier pods of the same index that counted towards `backoffLimitPerIndex`.
+pub const INDEX_FAILURE_COUNT: &str = "batch.kubernetes.io/job-index-failure-count";
+/// Failures of earlier pods of the same index that a pod failure policy `Ignore` rule matched.
+pub const INDEX_IGNORED_FAILURE_COUNT: &str = "batch.kubernetes.io/job-index-ignored-failure-count";
 
 /// Parses `1,3-5` into its indexes, keeping only those below `completions` (upstream ignores
 /// out-of-range and malformed parts).
@@ -30,8 +35,8 @@ pub fn parse(text: Option<&str>, completions: i32) -> BTreeSet<i32> {
     out
 }
 
-/// Formats indexes as upstream: `0,2-4,7` (two consecutive indexes are `0-1`, as upstream's
-/// orderedIntervals.String writes any interval whose ends differ).
+/// Formats indexes as upstream's orderedIntervals.String: `0,2-4,7`; an interval of just two
+/// indexes is written `5,6`, not `5-6`.
 pub fn format(indexes: &BTreeSet<i32>) -> String {
     let mut parts: Vec<String> = Vec::new();
     let mut iter = indexes.iter().copied().peekable();
@@ -43,6 +48,8 @@ pub fn format(indexes: &BTreeSet<i32>) -> String {
         }
         if first == last {
             parts.push(first.to_string());
+        } else if last == first + 1 {
+            parts.push(format!("{first},{last}"));
         } else {
             parts.push(format!("{first}-{last}"));
         }
@@ -59,6 +66,19 @@ pub fn of_pod(pod: &k8s_openapi::api::core::v1::Pod) -> Option<i32> {
         .parse::<i32>()
         .ok()
         .filter(|i| *i >= 0)
+}
+
+/// A non-negative int32 annotation of the pod: 0 when absent, malformed, negative or too big
+/// (upstream's parseIndexFailureCountAnnotation, which distrusts values users may have set).
+pub fn count_annotation(pod: &k8s_openapi::api::core::v1::Pod, key: &str) -> i32 {
+    pod.metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(key))
+        .and_then(|v| v.parse::<i64>().ok())
+        .and_then(|v| i32::try_from(v).ok())
+        .filter(|v| *v >= 0)
+        .unwrap_or(0)
 }
 
 /// The first `count` indexes below `completions` not in `taken`.
@@ -79,9 +99,11 @@ mod tests {
             ("", 5, &[], ""),
             ("1", 5, &[1], "1"),
             ("1,3-5", 10, &[1, 3, 4, 5], "1,3-5"),
-            ("0-1", 5, &[0, 1], "0-1"),
+            ("0-1", 5, &[0, 1], "0,1"),
             ("0,1,2", 5, &[0, 1, 2], "0-2"),
-            ("3-7", 5, &[3, 4], "3-4"),
+            ("3-7", 5, &[3, 4], "3,4"),
+            ("1,2,4-5,7-9", 10, &[1, 2, 4, 5, 7, 8, 9], "1,2,4,5,7-9"),
+            ("0-2,3-4", 10, &[0, 1, 2, 3, 4], "0-4"),
             ("x,2,5-a,4", 5, &[2, 4], "2,4"),
             ("9", 5, &[], ""),
         ];
@@ -91,6 +113,28 @@ mod tests {
             assert_eq!(format(&got), *formatted, "{text}");
         }
         assert!(parse(None, 3).is_empty());
+    }
+
+    #[test]
+    fn failure_counts_distrust_bad_values() {
+        let pod = |v: &str| -> k8s_openapi::api::core::v1::Pod {
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"annotations": {INDEX_FAILURE_COUNT: v}}
+            }))
+            .expect("pod")
+        };
+        // upstream's TestGetIndexFailureCount cases
+        for (v, want) in [
+            ("3", 3),
+            ("0", 0),
+            ("-1", 0),
+            ("abc", 0),
+            ("2147483647", i32::MAX),
+            ("2147483648", 0),
+        ] {
+            assert_eq!(count_annotation(&pod(v), INDEX_FAILURE_COUNT), want, "{v}");
+        }
+        assert_eq!(count_annotation(&pod("3"), INDEX_IGNORED_FAILURE_COUNT), 0);
     }
 
     #[test]

@@ -47,25 +47,26 @@ pub fn evaluate(policy: Option<&PodFailurePolicy>, pod: &Pod) -> Outcome {
                 )
             })
         } else if let Some(patterns) = &rule.on_pod_conditions {
-            patterns.iter().find_map(|p| {
-                let want = if p.status.is_empty() {
-                    "True"
-                } else {
-                    p.status.as_str()
-                };
-                let has = pod
-                    .status
-                    .as_ref()
-                    .and_then(|s| s.conditions.as_ref())
-                    .into_iter()
-                    .flatten()
-                    .any(|c| c.type_ == p.type_ && c.status == want);
-                has.then(|| {
-                    format!(
-                        "Pod {ns}/{name} has condition {} matching {} rule at index {index}",
-                        p.type_, rule.action
-                    )
-                })
+            // The pod's conditions in order, each against every pattern (upstream's
+            // matchOnPodConditions): the message names the first pod condition that matches.
+            let conditions = pod.status.as_ref().and_then(|s| s.conditions.as_ref());
+            conditions.into_iter().flatten().find_map(|c| {
+                patterns
+                    .iter()
+                    .any(|p| {
+                        let want = if p.status.is_empty() {
+                            "True"
+                        } else {
+                            p.status.as_str()
+                        };
+                        c.type_ == p.type_ && c.status == want
+                    })
+                    .then(|| {
+                        format!(
+                            "Pod {ns}/{name} has condition {} matching {} rule at index {index}",
+                            c.type_, rule.action
+                        )
+                    })
             })
         } else {
             None
@@ -82,16 +83,16 @@ pub fn evaluate(policy: Option<&PodFailurePolicy>, pod: &Pod) -> Outcome {
     Outcome::Count
 }
 
-/// The first terminated container (init containers first) with a non-zero exit code that the
-/// requirement matches.
+/// The first terminated container with a non-zero exit code that the requirement matches:
+/// regular containers first, then init containers (upstream's matchOnExitCodes).
 fn matching_container<'a>(
     pod: &'a Pod,
     req: &PodFailurePolicyOnExitCodesRequirement,
 ) -> Option<&'a ContainerStatus> {
     let status = pod.status.as_ref()?;
     let lists = [
-        status.init_container_statuses.as_deref(),
         status.container_statuses.as_deref(),
+        status.init_container_statuses.as_deref(),
     ];
     lists.into_iter().flatten().flatten().find(|c| {
         let Some(t) = c.state.as_ref().and_then(|s| s.terminated.as_ref()) else {
@@ -125,43 +126,51 @@ pub fn backoff(failures: u32) -> Duration {
         .min(MAX_BACKOFF)
 }
 
-/// When a failed pod finished: its last container's `finishedAt`, else its `Ready` or
-/// `DisruptionTarget` condition's transition, else its deletion time.
+/// When a failed pod finished (upstream's getFinishedTime): the latest `finishedAt` when every
+/// container has terminated, else when `Ready` turned False, else its deletion time less the
+/// grace period, else its creation.
 pub fn finish_time(pod: &Pod) -> Option<jiff::Timestamp> {
     let status = pod.status.as_ref();
-    let finished = status
-        .into_iter()
-        .flat_map(|s| {
-            s.container_statuses
-                .iter()
-                .flatten()
-                .chain(s.init_container_statuses.iter().flatten())
-        })
-        .filter_map(|c| {
-            c.state
-                .as_ref()?
-                .terminated
-                .as_ref()?
-                .finished_at
-                .as_ref()
-                .map(|t| t.0)
-        })
-        .max();
-    if finished.is_some() {
-        return finished;
-    }
-    let conditions = status.and_then(|s| s.conditions.as_ref());
-    for t in ["DisruptionTarget", "Ready"] {
-        if let Some(at) = conditions
-            .into_iter()
-            .flatten()
-            .find(|c| c.type_ == t)
-            .and_then(|c| c.last_transition_time.as_ref())
+    let containers = status.and_then(|s| s.container_statuses.as_deref());
+    let mut finished: Option<jiff::Timestamp> = None;
+    let mut all_terminated = true;
+    for c in containers.into_iter().flatten() {
+        match c
+            .state
+            .as_ref()
+            .and_then(|s| s.terminated.as_ref())
+            .and_then(|t| t.finished_at.as_ref())
         {
-            return Some(at.0);
+            Some(at) => finished = Some(finished.map_or(at.0, |f| f.max(at.0))),
+            None => {
+                all_terminated = false;
+                break;
+            }
         }
     }
-    pod.metadata.deletion_timestamp.as_ref().map(|t| t.0)
+    if all_terminated && let Some(at) = finished {
+        return Some(at);
+    }
+    let ready_false = status
+        .and_then(|s| s.conditions.as_ref())
+        .into_iter()
+        .flatten()
+        .find(|c| c.type_ == "Ready")
+        .filter(|c| c.status == "False")
+        .and_then(|c| c.last_transition_time.as_ref());
+    if let Some(at) = ready_false {
+        return Some(at.0);
+    }
+    if let Some(deleted) = &pod.metadata.deletion_timestamp {
+        let grace = pod.metadata.deletion_grace_period_seconds.unwrap_or(0);
+        return Some(
+            deleted
+                .0
+                .checked_sub(jiff::SignedDuration::from_secs(grace))
+                .unwrap_or(deleted.0),
+        );
+    }
+    pod.metadata.creation_timestamp.as_ref().map(|t| t.0)
 }
 
 #[cfg(test)]
@@ -204,6 +213,69 @@ mod tests {
 
     fn policy(rules: serde_json::Value) -> PodFailurePolicy {
         serde_json::from_value(serde_json::json!({ "rules": rules })).expect("policy")
+    }
+
+    #[test]
+    fn containers_before_init_containers_and_pod_conditions_in_pod_order() {
+        let mut pod = failed_pod(&[("main", 3)], &[("B", "True"), ("A", "True")]);
+        if let Some(s) = pod.status.as_mut() {
+            s.init_container_statuses = Some(vec![
+                serde_json::from_value(serde_json::json!({
+                    "name": "init", "image": "i", "imageID": "", "ready": false, "restartCount": 0,
+                    "state": {"terminated": {"exitCode": 3}}
+                }))
+                .expect("status"),
+            ]);
+        }
+        let p = policy(serde_json::json!([
+            {"action": "FailJob", "onExitCodes": {"operator": "In", "values": [3]}},
+        ]));
+        assert_eq!(
+            evaluate(Some(&p), &pod),
+            Outcome::FailJob(
+                "Container main for pod ns/p failed with exit code 3 matching FailJob rule at index 0".into()
+            )
+        );
+        let p = policy(serde_json::json!([
+            {"action": "FailJob", "onPodConditions": [{"type": "A"}, {"type": "B"}]},
+        ]));
+        assert_eq!(
+            evaluate(Some(&p), &pod),
+            Outcome::FailJob("Pod ns/p has condition B matching FailJob rule at index 0".into())
+        );
+    }
+
+    #[test]
+    fn finish_time_as_upstream() {
+        let pod = |json: serde_json::Value| -> Pod { serde_json::from_value(json).expect("pod") };
+        let ts = |s: &str| s.parse::<jiff::Timestamp>().expect("ts");
+        // All containers terminated: the latest finishedAt.
+        let p = pod(
+            serde_json::json!({"metadata": {}, "status": {"containerStatuses": [
+                {"name": "a", "image": "i", "imageID": "", "ready": false, "restartCount": 0,
+                 "state": {"terminated": {"exitCode": 1, "finishedAt": "2026-01-01T00:00:05Z"}}},
+                {"name": "b", "image": "i", "imageID": "", "ready": false, "restartCount": 0,
+                 "state": {"terminated": {"exitCode": 0, "finishedAt": "2026-01-01T00:00:09Z"}}}
+            ]}}),
+        );
+        assert_eq!(finish_time(&p), Some(ts("2026-01-01T00:00:09Z")));
+        // One still running: Ready=False's transition.
+        let p = pod(serde_json::json!({"metadata": {}, "status": {
+            "conditions": [{"type": "Ready", "status": "False", "lastTransitionTime": "2026-01-01T00:01:00Z"}],
+            "containerStatuses": [
+            {"name": "a", "image": "i", "imageID": "", "ready": false, "restartCount": 0,
+             "state": {"terminated": {"exitCode": 1, "finishedAt": "2026-01-01T00:00:05Z"}}},
+            {"name": "b", "image": "i", "imageID": "", "ready": false, "restartCount": 0,
+             "state": {"running": {}}}
+        ]}}));
+        assert_eq!(finish_time(&p), Some(ts("2026-01-01T00:01:00Z")));
+        // Deleted: deletion time less the grace period; else the creation time.
+        let p = pod(serde_json::json!({"metadata": {
+            "deletionTimestamp": "2026-01-01T00:02:00Z", "deletionGracePeriodSeconds": 30,
+            "creationTimestamp": "2026-01-01T00:00:00Z"}}));
+        assert_eq!(finish_time(&p), Some(ts("2026-01-01T00:01:30Z")));
+        let p = pod(serde_json::json!({"metadata": {"creationTimestamp": "2026-01-01T00:00:00Z"}}));
+        assert_eq!(finish_time(&p), Some(ts("2026-01-01T00:00:00Z")));
     }
 
     #[test]
