@@ -171,9 +171,9 @@ fn quota_status_follows_usage() {
         "objects",
         "-n",
         "q2",
-        "--type=merge",
+        "--type=json",
         "-p",
-        r#"{"spec":{"hard":{"secrets":"10","services":"5","configmaps":"7"}}}"#,
+        r#"[{"op":"replace","path":"/spec/hard","value":{"secrets":"10","services":"5","configmaps":"7"}}]"#,
     ]);
     wait_until(WAIT, "status.hard to follow spec.hard", || {
         (c.kubectl_ok(&[
