@@ -267,13 +267,12 @@ pub fn usage(group: &str, resource: &str, obj: &Value) -> ResourceList {
     let mut out = ResourceList::new();
     out.insert(count_name(group, resource), one);
     match (group, resource) {
-        ("", "pods") => {
-            // `count/pods` follows every stored pod; `pods` and compute only live ones.
-            if !is_terminal_pod(obj) {
-                let (requests, limits) = pod_totals(obj);
-                add_into(&mut out, &pod_compute_usage(&requests, &limits));
-            }
+        // `count/pods` follows every stored pod; `pods` and compute only live ones.
+        ("", "pods") if !is_terminal_pod(obj) => {
+            let (requests, limits) = pod_totals(obj);
+            add_into(&mut out, &pod_compute_usage(&requests, &limits));
         }
+        ("", "pods") => {}
         ("", "services") => {
             out.insert("services".into(), one);
             let ports = obj
