@@ -364,6 +364,9 @@ struct ControllerFlags {
     /// How far back the autoscaler looks before scaling down, a Go duration (default 5m0s).
     #[arg(long, value_parser = go_duration)]
     horizontal_pod_autoscaler_downscale_stabilization: Option<std::time::Duration>,
+    /// How often every ResourceQuota's usage is recalculated in full, a Go duration (default 5m0s).
+    #[arg(long, value_parser = go_duration)]
+    resource_quota_sync_period: Option<std::time::Duration>,
 }
 
 fn go_duration(s: &str) -> Result<std::time::Duration, String> {
@@ -382,6 +385,7 @@ impl ControllerFlags {
             node_monitor_grace_period: self.node_monitor_grace_period,
             hpa_sync_period: self.horizontal_pod_autoscaler_sync_period,
             hpa_downscale_stabilization: self.horizontal_pod_autoscaler_downscale_stabilization,
+            resource_quota_sync_period: self.resource_quota_sync_period,
             root_ca_pem,
             ..Default::default()
         }

@@ -1,10 +1,13 @@
-//! Shared API machinery: group/version/kind names, the built-in kind catalog, selectors and `Status` errors.
+//! Shared API machinery: group/version/kind names, the built-in kind catalog, selectors, `Status`
+//! errors, resource quantities and the quota usage arithmetic shared by admission and controller.
 
 pub mod catalog;
 pub mod cron;
 mod gofmt;
 pub mod gvk;
 pub mod meta;
+pub mod quantity;
+pub mod quota;
 pub mod selector;
 pub mod status;
 pub mod validation;

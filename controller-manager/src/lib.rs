@@ -86,6 +86,9 @@ pub struct Options {
     pub hpa_sync_period: Option<Duration>,
     /// `--horizontal-pod-autoscaler-downscale-stabilization` (upstream: 5 minutes).
     pub hpa_downscale_stabilization: Option<Duration>,
+    /// `--resource-quota-sync-period`: how often every quota is recalculated in full
+    /// (upstream: 5 minutes).
+    pub resource_quota_sync_period: Option<Duration>,
     /// `--cluster-signing-cert-file` / `--cluster-signing-key-file`: the CA csrsigning issues
     /// certificates with (csrsigning does not run without them).
     pub cluster_signing_cert_file: Option<std::path::PathBuf>,
@@ -110,6 +113,7 @@ impl Default for Options {
             node_monitor_grace_period: Duration::from_secs(40),
             hpa_sync_period: None,
             hpa_downscale_stabilization: None,
+            resource_quota_sync_period: None,
             cluster_signing_cert_file: None,
             cluster_signing_key_file: None,
             cluster_signing_duration: Duration::from_secs(365 * 24 * 3600),

@@ -2,32 +2,14 @@
 //! containers of new Pods, and enforces `min`, `max` and `maxLimitRequestRatio` per Container,
 //! per Pod and per PersistentVolumeClaim, with upstream's messages.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use k1s_apimachinery::ApiError;
 use serde_json::{Map, Value};
 
 use super::quantity::Quantity;
 use super::{AdmissionRequest, Operation};
-
-pub type ResourceList = BTreeMap<String, Quantity>;
-
-/// A resource list (`{cpu: "1", memory: "1Gi"}`); malformed entries are skipped (validation
-/// reports them).
-pub fn resource_list(v: Option<&Value>) -> ResourceList {
-    let mut out = ResourceList::new();
-    for (k, v) in v.and_then(Value::as_object).into_iter().flatten() {
-        let q = match v {
-            Value::String(s) => Quantity::parse(s),
-            Value::Number(n) => Quantity::parse(&n.to_string()),
-            _ => None,
-        };
-        if let Some(q) = q {
-            out.insert(k.clone(), q);
-        }
-    }
-    out
-}
+pub use k1s_apimachinery::quota::{ResourceList, container_resources, pod_totals, resource_list};
 
 /// One `spec.limits[]` item with upstream's LimitRangeItem defaulting applied.
 struct Item {
@@ -210,13 +192,6 @@ pub fn aggregate(errs: &[String]) -> Option<String> {
     }
 }
 
-fn container_resources(c: &Value) -> (ResourceList, ResourceList) {
-    (
-        resource_list(c.pointer("/resources/requests")),
-        resource_list(c.pointer("/resources/limits")),
-    )
-}
-
 fn validate_pod(items: &[Item], pod: &Value, errs: &mut Vec<String>) {
     for item in items {
         match item.kind.as_str() {
@@ -255,61 +230,6 @@ fn validate_pvc(items: &[Item], pvc: &Value, errs: &mut Vec<String>) {
                 )),
                 Some(_) => {}
             }
-        }
-    }
-}
-
-/// A pod's effective requests and limits: the sum of its containers, at least the largest init
-/// container, plus overhead.
-pub fn pod_totals(pod: &Value) -> (ResourceList, ResourceList) {
-    let mut requests = ResourceList::new();
-    let mut limits = ResourceList::new();
-    for c in super::containers(pod, "containers") {
-        let (r, l) = container_resources(c);
-        add_into(&mut requests, &r);
-        add_into(&mut limits, &l);
-    }
-    let mut init_requests = ResourceList::new();
-    let mut init_limits = ResourceList::new();
-    let mut sidecar_requests = ResourceList::new();
-    let mut sidecar_limits = ResourceList::new();
-    for c in super::containers(pod, "initContainers") {
-        let (r, l) = container_resources(c);
-        if c.get("restartPolicy").and_then(Value::as_str) == Some("Always") {
-            add_into(&mut requests, &r);
-            add_into(&mut limits, &l);
-            add_into(&mut sidecar_requests, &r);
-            add_into(&mut sidecar_limits, &l);
-        } else {
-            let mut r2 = sidecar_requests.clone();
-            add_into(&mut r2, &r);
-            let mut l2 = sidecar_limits.clone();
-            add_into(&mut l2, &l);
-            max_into(&mut init_requests, &r2);
-            max_into(&mut init_limits, &l2);
-        }
-    }
-    max_into(&mut requests, &init_requests);
-    max_into(&mut limits, &init_limits);
-    let overhead = resource_list(pod.pointer("/spec/overhead"));
-    add_into(&mut requests, &overhead);
-    if !limits.is_empty() {
-        add_into(&mut limits, &overhead);
-    }
-    (requests, limits)
-}
-
-pub fn add_into(into: &mut ResourceList, other: &ResourceList) {
-    for (k, v) in other {
-        let sum = into.get(k).map_or(*v, |cur| cur.add(v));
-        into.insert(k.clone(), sum);
-    }
-}
-
-fn max_into(into: &mut ResourceList, other: &ResourceList) {
-    for (k, v) in other {
-        if into.get(k).is_none_or(|cur| cur < v) {
-            into.insert(k.clone(), *v);
         }
     }
 }

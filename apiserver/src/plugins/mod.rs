@@ -8,7 +8,8 @@
 mod lifecycle;
 mod limitranger;
 mod noderestriction;
-pub mod quantity;
+/// The exact resource quantity lives in apimachinery (the quota controller shares it).
+pub use k1s_apimachinery::quantity;
 mod quota;
 mod serviceaccount;
 mod simple;

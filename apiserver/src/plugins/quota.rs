@@ -3,9 +3,12 @@
 //! would be exceeded, and charges `status.used` of every matching quota with a
 //! compare-and-swap update before the object is written, so concurrent writes never overshoot.
 //!
-//! k1s has no quota controller recalculating usage, so this plugin also seeds missing
-//! `status.used` entries by counting what is stored, mirrors `spec.hard` into `status.hard`, and
-//! releases an object's usage when it is deleted.
+//! The usage arithmetic is `k1s_apimachinery::quota`, shared with the resourcequota controller,
+//! which recalculates `status.used` from what exists. Beyond upstream, this plugin also seeds
+//! missing `status.used` entries by counting what is stored, mirrors `spec.hard` into
+//! `status.hard`, and releases an object's usage when it is deleted, so quota works at once
+//! and without a controller; the controller counts the same way (objects marked for deletion
+//! no longer count).
 
 use std::collections::BTreeMap;
 
@@ -13,7 +16,8 @@ use k1s_apimachinery::ApiError;
 use k1s_apimachinery::catalog::ResourceInfo;
 use serde_json::{Map, Value};
 
-use super::limitranger::{ResourceList, add_into, pod_totals, resource_list};
+use k1s_apimachinery::quota::{self as arith, ResourceList, add_into, resource_list};
+
 use super::quantity::Quantity;
 use super::{AdmissionRequest, Operation};
 use crate::registry::{Registry, Target, WriteOptions};
@@ -25,224 +29,6 @@ pub struct Charge {
     namespace: String,
     quota: String,
     delta: ResourceList,
-}
-
-/// Object-count names upstream keeps besides `count/<resource>`.
-const LEGACY_COUNTS: [&str; 7] = [
-    "pods",
-    "services",
-    "configmaps",
-    "secrets",
-    "persistentvolumeclaims",
-    "replicationcontrollers",
-    "resourcequotas",
-];
-
-fn ignored(info: &ResourceInfo) -> bool {
-    matches!(
-        info.group,
-        "authorization.k8s.io" | "authentication.k8s.io" | "events.k8s.io"
-    ) || (info.group.is_empty() && matches!(info.resource, "events" | "namespaces"))
-}
-
-fn count_name(info: &ResourceInfo) -> String {
-    if info.group.is_empty() {
-        format!("count/{}", info.resource)
-    } else {
-        format!("count/{}.{}", info.resource, info.group)
-    }
-}
-
-/// Whether the evaluator of `info` tracks quota resource `name`.
-fn covers(info: &ResourceInfo, name: &str) -> bool {
-    if name == count_name(info) {
-        return true;
-    }
-    match (info.group, info.resource) {
-        ("", "pods") => {
-            matches!(name, "pods" | "cpu" | "memory" | "ephemeral-storage")
-                || name.starts_with("requests.")
-                || name.starts_with("limits.")
-        }
-        ("", "services") => matches!(
-            name,
-            "services" | "services.nodeports" | "services.loadbalancers"
-        ),
-        ("", "persistentvolumeclaims") => {
-            matches!(name, "persistentvolumeclaims" | "requests.storage")
-                || name.contains(".storageclass.storage.k8s.io/")
-        }
-        ("", r) => LEGACY_COUNTS.contains(&r) && name == r,
-        _ => false,
-    }
-}
-
-fn is_terminal_pod(pod: &Value) -> bool {
-    matches!(
-        super::str_at(pod, &["status", "phase"]),
-        Some("Succeeded" | "Failed")
-    )
-}
-
-/// The usage an object contributes (upstream's evaluators' UsageFunc).
-pub fn usage(info: &ResourceInfo, obj: &Value) -> ResourceList {
-    let one = Quantity::from_int(1);
-    let mut out = ResourceList::new();
-    out.insert(count_name(info), one);
-    match (info.group, info.resource) {
-        ("", "pods") => {
-            if is_terminal_pod(obj) {
-                return out;
-            }
-            out.insert("pods".into(), one);
-            let (requests, limits) = pod_totals(obj);
-            for (k, v) in requests {
-                match k.as_str() {
-                    "cpu" | "memory" | "ephemeral-storage" => {
-                        out.insert(k.clone(), v);
-                        out.insert(format!("requests.{k}"), v);
-                    }
-                    _ => {
-                        out.insert(format!("requests.{k}"), v);
-                    }
-                }
-            }
-            for (k, v) in limits {
-                if matches!(k.as_str(), "cpu" | "memory" | "ephemeral-storage")
-                    || k.starts_with("hugepages-")
-                {
-                    out.insert(format!("limits.{k}"), v);
-                }
-            }
-        }
-        ("", "services") => {
-            out.insert("services".into(), one);
-            let ports = obj
-                .pointer("/spec/ports")
-                .and_then(Value::as_array)
-                .map_or(0, Vec::len) as i64;
-            match super::str_at(obj, &["spec", "type"]) {
-                Some("NodePort") => {
-                    out.insert("services.nodeports".into(), Quantity::from_int(ports));
-                }
-                Some("LoadBalancer") => {
-                    let allocate = obj
-                        .pointer("/spec/allocateLoadBalancerNodePorts")
-                        .and_then(Value::as_bool)
-                        .unwrap_or(true);
-                    let n = if allocate { ports } else { 0 };
-                    out.insert("services.nodeports".into(), Quantity::from_int(n));
-                    out.insert("services.loadbalancers".into(), one);
-                }
-                _ => {}
-            }
-        }
-        ("", "persistentvolumeclaims") => {
-            out.insert("persistentvolumeclaims".into(), one);
-            let class = super::str_at(obj, &["spec", "storageClassName"]).unwrap_or("");
-            if !class.is_empty() {
-                out.insert(
-                    format!("{class}.storageclass.storage.k8s.io/persistentvolumeclaims"),
-                    one,
-                );
-            }
-            let requests = resource_list(obj.pointer("/spec/resources/requests"));
-            if let Some(storage) = requests.get("storage") {
-                out.insert("requests.storage".into(), *storage);
-                if !class.is_empty() {
-                    out.insert(
-                        format!("{class}.storageclass.storage.k8s.io/requests.storage"),
-                        *storage,
-                    );
-                }
-            }
-        }
-        ("", r) if LEGACY_COUNTS.contains(&r) => {
-            out.insert(r.to_string(), one);
-        }
-        _ => {}
-    }
-    out
-}
-
-/// Whether a quota's scopes select the object (only pods match scoped quotas).
-fn scopes_match(info: &ResourceInfo, quota: &Value, obj: &Value) -> bool {
-    let mut reqs: Vec<(String, String, Vec<String>)> = quota
-        .pointer("/spec/scopes")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .map(|s| (s.to_string(), "Exists".to_string(), Vec::new()))
-        .collect();
-    for e in quota
-        .pointer("/spec/scopeSelector/matchExpressions")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let values = e
-            .get("values")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .map(str::to_string)
-            .collect();
-        reqs.push((
-            super::str_at(e, &["scopeName"]).unwrap_or("").into(),
-            super::str_at(e, &["operator"]).unwrap_or("").into(),
-            values,
-        ));
-    }
-    if reqs.is_empty() {
-        return true;
-    }
-    if !(info.group.is_empty() && info.resource == "pods") {
-        return false;
-    }
-    reqs.iter().all(|(scope, op, values)| {
-        let matched = match scope.as_str() {
-            "Terminating" => obj
-                .pointer("/spec/activeDeadlineSeconds")
-                .and_then(Value::as_i64)
-                .is_some_and(|s| s >= 0),
-            "NotTerminating" => obj
-                .pointer("/spec/activeDeadlineSeconds")
-                .and_then(Value::as_i64)
-                .is_none_or(|s| s < 0),
-            "BestEffort" => is_best_effort(obj),
-            "NotBestEffort" => !is_best_effort(obj),
-            "CrossNamespacePodAffinity" => false,
-            "PriorityClass" => {
-                let class = super::str_at(obj, &["spec", "priorityClassName"]).unwrap_or("");
-                return match op.as_str() {
-                    "In" => values.iter().any(|v| v == class),
-                    "NotIn" => !values.iter().any(|v| v == class),
-                    "Exists" => !class.is_empty(),
-                    "DoesNotExist" => class.is_empty(),
-                    _ => false,
-                };
-            }
-            _ => false,
-        };
-        if op == "DoesNotExist" {
-            !matched
-        } else {
-            matched
-        }
-    })
-}
-
-fn is_best_effort(pod: &Value) -> bool {
-    ["containers", "initContainers"].iter().all(|f| {
-        super::containers(pod, f).iter().all(|c| {
-            ["requests", "limits"].iter().all(|k| {
-                let list = resource_list(c.pointer(&format!("/resources/{k}")));
-                !list.contains_key("cpu") && !list.contains_key("memory")
-            })
-        })
-    })
 }
 
 /// Upstream's pod Constraints: quotas on cpu or memory need every container to state them.
@@ -313,7 +99,7 @@ async fn delta(
 ) -> Result<ResourceList, ApiError> {
     let info = req.info;
     match req.operation {
-        Operation::Create => Ok(usage(info, obj)),
+        Operation::Create => Ok(arith::usage(info.group, info.resource, obj)),
         Operation::Update => {
             let Some(old) = old else {
                 return Ok(ResourceList::new());
@@ -323,9 +109,9 @@ async fn delta(
             {
                 return Ok(ResourceList::new());
             }
-            let before = usage(info, old);
+            let before = arith::usage(info.group, info.resource, old);
             let mut out = ResourceList::new();
-            for (k, v) in usage(info, obj) {
+            for (k, v) in arith::usage(info.group, info.resource, obj) {
                 let prev = before.get(&k).copied().unwrap_or_else(Quantity::zero);
                 let d = v.sub(&prev);
                 out.insert(k, if d.is_negative() { Quantity::zero() } else { d });
@@ -350,7 +136,7 @@ async fn delta(
             {
                 return Ok(ResourceList::new());
             }
-            Ok(usage(info, &current)
+            Ok(arith::usage(info.group, info.resource, &current)
                 .into_iter()
                 .map(|(k, v)| (k, v.neg()))
                 .collect())
@@ -364,7 +150,10 @@ pub async fn admit(
     old: Option<&Value>,
 ) -> Result<Vec<Charge>, ApiError> {
     let ns = req.namespace().to_string();
-    if ns.is_empty() || req.subresource.is_some_and(|s| !s.is_empty()) || ignored(req.info) {
+    if ns.is_empty()
+        || req.subresource.is_some_and(|s| !s.is_empty())
+        || arith::ignored(req.info.group, req.info.resource)
+    {
         return Ok(Vec::new());
     }
     let delta = delta(req, obj, old).await?;
@@ -377,10 +166,11 @@ pub async fn admit(
         let hard = resource_list(q.pointer("/spec/hard"));
         let restricted: Vec<String> = hard
             .keys()
-            .filter(|k| covers(req.info, k))
+            .filter(|k| arith::covers(req.info.group, req.info.resource, k))
             .cloned()
             .collect();
-        if restricted.is_empty() || !scopes_match(req.info, q, obj) {
+        if restricted.is_empty() || !arith::scopes_match(req.info.group, req.info.resource, q, obj)
+        {
             continue;
         }
         let name = super::str_at(q, &["metadata", "name"])
@@ -434,23 +224,12 @@ async fn count_usage(
 ) -> Result<ResourceList, ApiError> {
     let mut total = ResourceList::new();
     for obj in super::list_all(registry, info, Some(ns)).await? {
-        if obj
-            .pointer("/metadata/deletionTimestamp")
-            .is_some_and(|t| !t.is_null())
-        {
+        if !arith::counts(&obj) {
             continue;
         }
-        add_into(&mut total, &usage(info, &obj));
+        add_into(&mut total, &arith::usage(info.group, info.resource, &obj));
     }
-    Ok(keys
-        .iter()
-        .map(|k| {
-            (
-                k.clone(),
-                total.get(k).copied().unwrap_or_else(Quantity::zero),
-            )
-        })
-        .collect())
+    Ok(arith::mask_with_zero(&total, keys))
 }
 
 /// Applies one charge (or its reversal) with a compare-and-swap retry loop on the quota.

@@ -11,6 +11,7 @@ pub mod deployment;
 pub mod disruption;
 pub mod endpoint;
 pub mod endpointslice;
+pub mod endpointslicemirroring;
 pub mod garbagecollector;
 pub mod history;
 pub mod job;
@@ -20,6 +21,7 @@ pub mod podautoscaler;
 pub mod podgc;
 pub mod replicaset;
 pub mod replication;
+pub mod resourcequota;
 pub mod rootcacertpublisher;
 pub mod service_pods;
 pub mod serviceaccount;
@@ -72,6 +74,14 @@ pub static DESCRIPTORS: &[ControllerDescriptor] = &[
         start: endpointslice::start,
     },
     ControllerDescriptor {
+        name: "endpointslice-mirroring-controller",
+        aliases: &["endpointslicemirroring"],
+        service_account: Some("endpointslicemirroring-controller"),
+        event_source: "endpointslice-mirroring-controller",
+        enabled_by_default: true,
+        start: endpointslicemirroring::start,
+    },
+    ControllerDescriptor {
         name: "garbage-collector-controller",
         aliases: &["garbagecollector", "garbage-collector"],
         service_account: Some("generic-garbage-collector"),
@@ -118,6 +128,14 @@ pub static DESCRIPTORS: &[ControllerDescriptor] = &[
         event_source: "clusterrole-aggregation-controller",
         enabled_by_default: true,
         start: clusterroleaggregation::start,
+    },
+    ControllerDescriptor {
+        name: "resourcequota-controller",
+        aliases: &["resourcequota"],
+        service_account: Some("resourcequota-controller"),
+        event_source: "resourcequota-controller",
+        enabled_by_default: true,
+        start: resourcequota::start,
     },
     ControllerDescriptor {
         name: "replicaset-controller",

@@ -170,6 +170,20 @@ fn controllers() -> Vec<(&'static str, Vec<PolicyRule>)> {
             ],
         ),
         (
+            "endpointslicemirroring-controller",
+            vec![
+                rule(READ, &[CORE], &["services", "endpoints"]),
+                rule(&["update"], &[CORE], &["services/finalizers"]),
+                rule(&["update"], &[CORE], &["endpoints/finalizers"]),
+                rule(
+                    &["get", "list", "watch", "create", "update", "delete"],
+                    &["discovery.k8s.io"],
+                    &["endpointslices"],
+                ),
+                events_rule(),
+            ],
+        ),
+        (
             "generic-garbage-collector",
             vec![
                 rule(

@@ -75,6 +75,7 @@ fn contains_the_named_objects_with_bootstrap_metadata() {
         "generic-garbage-collector",
         "endpoint-controller",
         "endpointslice-controller",
+        "endpointslicemirroring-controller",
         "service-account-controller",
         "node-controller",
         "resourcequota-controller",
