@@ -57,7 +57,9 @@ spec:
 "#;
 
 fn widget(name: &str, spec: &str) -> String {
-    format!("apiVersion: cel.example.com/v1\nkind: Widget\nmetadata:\n  name: {name}\nspec:\n{spec}")
+    format!(
+        "apiVersion: cel.example.com/v1\nkind: Widget\nmetadata:\n  name: {name}\nspec:\n{spec}"
+    )
 }
 
 fn refused(c: &TestCluster, args: &[&str], stdin: &str) -> String {
@@ -77,7 +79,10 @@ fn validation_rules_with_kubectl() {
     ]);
 
     // A valid object passes every rule.
-    c.apply(&widget("w1", "  replicas: 2\n  maxReplicas: 5\n  tier: gold\n  tags: [a, b]\n"));
+    c.apply(&widget(
+        "w1",
+        "  replicas: 2\n  maxReplicas: 5\n  tier: gold\n  tags: [a, b]\n",
+    ));
 
     // The message of a failing rule, with the node's path and type.
     let err = refused(
@@ -116,7 +121,9 @@ fn validation_rules_with_kubectl() {
         &widget("x1", "  replicas: 1\n  maxReplicas: 5\n"),
     );
     assert!(
-        err.contains(r#"The Widget "x1" is invalid: <nil>: Invalid value: "object": name must start with w"#),
+        err.contains(
+            r#"The Widget "x1" is invalid: <nil>: Invalid value: "object": name must start with w"#
+        ),
         "{err}"
     );
     // Nothing of the refused objects was stored.
@@ -125,10 +132,20 @@ fn validation_rules_with_kubectl() {
 
     // The transition rule: an increase is fine, a decrease is refused on update, patch included.
     c.kubectl_ok(&[
-        "patch", "widget", "w1", "--type=merge", "-p", r#"{"spec":{"replicas":3}}"#,
+        "patch",
+        "widget",
+        "w1",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"replicas":3}}"#,
     ]);
     let args = [
-        "patch", "widget", "w1", "--type=merge", "-p", r#"{"spec":{"replicas":1}}"#,
+        "patch",
+        "widget",
+        "w1",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"replicas":1}}"#,
     ];
     let err = fails(&args, c.kubectl(&args));
     assert!(
@@ -142,14 +159,22 @@ fn validation_rules_with_kubectl() {
     // Server-side apply goes through the same rules.
     let err = refused(
         &c,
-        &["apply", "--server-side", "-f", "-"],
-        &widget("w1", "  replicas: 2\n  maxReplicas: 5\n  tier: gold\n  tags: [a, b]\n"),
+        &["apply", "--server-side", "--force-conflicts", "-f", "-"],
+        &widget(
+            "w1",
+            "  replicas: 2\n  maxReplicas: 5\n  tier: gold\n  tags: [a, b]\n",
+        ),
     );
     assert!(err.contains("replicas may not decrease"), "{err}");
 
     // The status subresource runs the rules of status (upstream's e2e case).
     let args = [
-        "patch", "widget", "w1", "--subresource=status", "--type=merge", "-p",
+        "patch",
+        "widget",
+        "w1",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
         r#"{"status":{"health":"bad"}}"#,
     ];
     let err = fails(&args, c.kubectl(&args));
@@ -158,7 +183,12 @@ fn validation_rules_with_kubectl() {
         "{err}"
     );
     c.kubectl_ok(&[
-        "patch", "widget", "w1", "--subresource=status", "--type=merge", "-p",
+        "patch",
+        "widget",
+        "w1",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
         r#"{"status":{"health":"ok"}}"#,
     ]);
 }
@@ -196,7 +226,11 @@ spec:
         )
     };
     // upstream's e2e: a rule on a field that does not exist.
-    let err = refused(&c, &["apply", "-f", "-"], &crd("missing", "self.z == 100", ""));
+    let err = refused(
+        &c,
+        &["apply", "-f", "-"],
+        &crd("missing", "self.z == 100", ""),
+    );
     assert!(
         err.contains("spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Invalid value: \"self.z == 100\": compilation failed: ERROR: <input>:1:5: undefined field 'z'"),
         "{err}"
@@ -218,7 +252,11 @@ spec:
     let err = refused(
         &c,
         &["apply", "-f", "-"],
-        &crd("msgexpr", "self.x > 0", "              messageExpression: \"self.nope\""),
+        &crd(
+            "msgexpr",
+            "self.x > 0",
+            "              messageExpression: \"self.nope\"",
+        ),
     );
     assert!(
         err.contains("x-kubernetes-validations[0].messageExpression: Invalid value: \"self.nope\": messageExpression compilation failed"),
@@ -228,7 +266,11 @@ spec:
     let err = refused(
         &c,
         &["apply", "-f", "-"],
-        &crd("costly", "self.list.all(a, self.list.all(b, a != b || true))", ""),
+        &crd(
+            "costly",
+            "self.list.all(a, self.list.all(b, a != b || true))",
+            "",
+        ),
     );
     assert!(
         err.contains("x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget by factor of"),

@@ -59,10 +59,21 @@ static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| {
         ("min", "list.min()", 0, list_min),
         ("max", "list.max()", 0, list_max),
         ("indexOf", "list.indexOf(dyn)", 1, list_index_of),
-        ("lastIndexOf", "list.lastIndexOf(dyn)", 1, list_last_index_of),
+        (
+            "lastIndexOf",
+            "list.lastIndexOf(dyn)",
+            1,
+            list_last_index_of,
+        ),
     ];
     for (name, id, args, f) in lib {
-        if let Err(e) = env.add_member_overload(name, id, LIST_TYPE, (0..args).map(|_| DYN_TYPE).collect(), f) {
+        if let Err(e) = env.add_member_overload(
+            name,
+            id,
+            LIST_TYPE,
+            (0..args).map(|_| DYN_TYPE).collect(),
+            f,
+        ) {
             tracing::warn!("CEL function {id}: {e}");
         }
     }
@@ -180,17 +191,25 @@ fn list_max<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, Executi
 
 fn list_index_of<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
     let (list, rest) = list_arg(&args)?;
-    let needle = rest.first().ok_or_else(ExecutionError::missing_argument_or_target)?;
-    let i = list.iter().position(|v| v == needle).map_or(-1, |i| i as i64);
+    let needle = rest
+        .first()
+        .ok_or_else(ExecutionError::missing_argument_or_target)?;
+    let i = list
+        .iter()
+        .position(|v| v == needle)
+        .map_or(-1, |i| i as i64);
     owned(Cel::Int(i))
 }
 
-fn list_last_index_of<'b, 'v>(
-    args: Vec<CowVal<'b, 'v>>,
-) -> Result<CowVal<'b, 'v>, ExecutionError> {
+fn list_last_index_of<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
     let (list, rest) = list_arg(&args)?;
-    let needle = rest.first().ok_or_else(ExecutionError::missing_argument_or_target)?;
-    let i = list.iter().rposition(|v| v == needle).map_or(-1, |i| i as i64);
+    let needle = rest
+        .first()
+        .ok_or_else(ExecutionError::missing_argument_or_target)?;
+    let i = list
+        .iter()
+        .rposition(|v| v == needle)
+        .map_or(-1, |i| i as i64);
     owned(Cel::Int(i))
 }
 
@@ -295,11 +314,7 @@ fn to_cel(v: &Value, s: Option<&Value>) -> Cel {
         Value::Object(o) => {
             let mut m: HashMap<Key, Cel> = HashMap::with_capacity(o.len());
             for (k, x) in o {
-                let sub = s.and_then(|s| {
-                    props(s)
-                        .and_then(|p| p.get(k))
-                        .or_else(|| additional(s))
-                });
+                let sub = s.and_then(|s| props(s).and_then(|p| p.get(k)).or_else(|| additional(s)));
                 m.insert(Key::String(Arc::new(k.clone())), to_cel(x, sub));
             }
             Cel::Map(Map::from(m))
@@ -627,7 +642,8 @@ impl<'a> Checker<'a> {
                 let (step_ty, sc) = self.check(&c.loop_step);
                 let (result_ty, rsc) = self.check(&c.result);
                 self.scope.truncate(depth);
-                let builds_list = matches!(&c.accu_init.expr, Expr::List(l) if l.elements.is_empty());
+                let builds_list =
+                    matches!(&c.accu_init.expr, Expr::List(l) if l.elements.is_empty());
                 let out = if builds_list {
                     Ty::List(Box::new(Ty::Dyn), n)
                 } else if matches!(result_ty, Ty::Dyn) {
@@ -661,12 +677,14 @@ impl<'a> Checker<'a> {
             cost += c;
             arg_tys.push(t);
         }
-        let is_operator =
-            name.starts_with('_') || name.contains('@') || name.starts_with('!');
+        let is_operator = name.starts_with('_') || name.contains('@') || name.starts_with('!');
         if !is_operator && !FUNCTIONS.contains(&name) {
             let qualified = name.rsplit('.').next().unwrap_or(name);
             if !FUNCTIONS.contains(&qualified) {
-                self.error(id, format!("undeclared reference to '{name}' (in container '')"));
+                self.error(
+                    id,
+                    format!("undeclared reference to '{name}' (in container '')"),
+                );
             }
         }
         let receiver = target_ty.clone().or_else(|| arg_tys.first().cloned());
@@ -1114,7 +1132,9 @@ fn compile_rule(
         b.errs.push(FieldError::invalid(
             format!("{rpath}.rule"),
             text,
-            format!("oldSelf cannot be used on the uncorrelatable portion of the schema within {within}"),
+            format!(
+                "oldSelf cannot be used on the uncorrelatable portion of the schema within {within}"
+            ),
         ));
         ok = false;
     }
@@ -1412,11 +1432,7 @@ impl Validator {
                             "'no such overload': call arguments did not match a supported operator, function or macro signature for rule: {}",
                             rule.error_string()
                         ),
-                        _ => format!(
-                            "{} evaluating rule: {}",
-                            go_error(&e),
-                            rule.error_string()
-                        ),
+                        _ => format!("{} evaluating rule: {}", go_error(&e), rule.error_string()),
                     };
                     run.errs.push(FieldError::invalid(
                         shown_path(path),
@@ -1453,7 +1469,13 @@ impl Validator {
 }
 
 /// The message a messageExpression gives, or `None` to fall back to the message.
-fn message(p: &Program, self_val: &Cel, schema: &Value, sizes: Sizes, run: &mut Run) -> Option<String> {
+fn message(
+    p: &Program,
+    self_val: &Cel,
+    schema: &Value,
+    sizes: Sizes,
+    run: &mut Run,
+) -> Option<String> {
     let cost = actual_cost(p, schema, false, sizes);
     if cost > PER_CALL_LIMIT || cost > run.budget {
         return None;

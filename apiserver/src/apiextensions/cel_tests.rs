@@ -36,7 +36,10 @@ fn xy() -> Value {
 
 #[test]
 fn a_rule_on_a_missing_field_is_refused_with_the_position() {
-    let s = schema(json!([{"rule": "self.z == 100"}]), json!({"x": {"type": "integer"}}));
+    let s = schema(
+        json!([{"rule": "self.z == 100"}]),
+        json!({"x": {"type": "integer"}}),
+    );
     let (_, errs) = compile(&s, P);
     assert_eq!(errs.len(), 1, "{errs:?}");
     assert_eq!(
@@ -52,22 +55,62 @@ fn a_rule_on_a_missing_field_is_refused_with_the_position() {
 #[test]
 fn syntax_errors_undeclared_names_and_bad_options_are_refused() {
     let cases = [
-        (json!({"rule": "self.x >"}), "x-kubernetes-validations[0].rule", "compilation failed: ERROR: <input>:1:"),
-        (json!({"rule": "foo == 1"}), "x-kubernetes-validations[0].rule", "undeclared reference to 'foo'"),
-        (json!({"rule": "self.x.frobnicate()"}), "x-kubernetes-validations[0].rule", "undeclared reference to 'frobnicate'"),
-        (json!({"rule": ""}), "x-kubernetes-validations[0].rule", "rule is not specified"),
-        (json!({"rule": "true", "reason": "Bogus"}), "x-kubernetes-validations[0].reason", ""),
-        (json!({"rule": "true", "fieldPath": ".nope"}), "x-kubernetes-validations[0].fieldPath", "fieldPath must be a valid path"),
-        (json!({"rule": "true", "messageExpression": "self.nope"}), "x-kubernetes-validations[0].messageExpression", "messageExpression compilation failed: "),
-        (json!({"rule": "true", "message": "a\nb"}), "x-kubernetes-validations[0].message", "message must not contain line breaks"),
-        (json!({"rule": "self.x > 0", "optionalOldSelf": true}), "x-kubernetes-validations[0].optionalOldSelf", "may not be set if rule does not use oldSelf"),
+        (
+            json!({"rule": "self.x >"}),
+            "x-kubernetes-validations[0].rule",
+            "compilation failed: ERROR: <input>:1:",
+        ),
+        (
+            json!({"rule": "foo == 1"}),
+            "x-kubernetes-validations[0].rule",
+            "undeclared reference to 'foo'",
+        ),
+        (
+            json!({"rule": "self.x.frobnicate()"}),
+            "x-kubernetes-validations[0].rule",
+            "undeclared reference to 'frobnicate'",
+        ),
+        (
+            json!({"rule": ""}),
+            "x-kubernetes-validations[0].rule",
+            "rule is not specified",
+        ),
+        (
+            json!({"rule": "true", "reason": "Bogus"}),
+            "x-kubernetes-validations[0].reason",
+            "",
+        ),
+        (
+            json!({"rule": "true", "fieldPath": ".nope"}),
+            "x-kubernetes-validations[0].fieldPath",
+            "fieldPath must be a valid path",
+        ),
+        (
+            json!({"rule": "true", "messageExpression": "self.nope"}),
+            "x-kubernetes-validations[0].messageExpression",
+            "messageExpression compilation failed: ",
+        ),
+        (
+            json!({"rule": "true", "message": "a\nb"}),
+            "x-kubernetes-validations[0].message",
+            "message must not contain line breaks",
+        ),
+        (
+            json!({"rule": "self.x > 0", "optionalOldSelf": true}),
+            "x-kubernetes-validations[0].optionalOldSelf",
+            "may not be set if rule does not use oldSelf",
+        ),
     ];
     for (rule, field, detail) in cases {
         let s = schema(json!([rule.clone()]), xy());
         let (_, errs) = compile(&s, P);
         assert_eq!(errs.len(), 1, "{rule}: {errs:?}");
         assert!(errs[0].field.ends_with(field), "{rule}: {}", errs[0].field);
-        assert!(errs[0].detail.contains(detail), "{rule}: {}", errs[0].detail);
+        assert!(
+            errs[0].detail.contains(detail),
+            "{rule}: {}",
+            errs[0].detail
+        );
     }
 }
 
@@ -144,7 +187,11 @@ fn message_message_expression_reason_and_field_path() {
         ["spec Invalid replicas must be <= maxReplicas"]
     );
     assert_eq!(
-        eval(&s, json!({"spec": {"replicas": -1, "maxReplicas": 4}}), None),
+        eval(
+            &s,
+            json!({"spec": {"replicas": -1, "maxReplicas": 4}}),
+            None
+        ),
         ["spec Invalid replicas is -1, must be >= 0"]
     );
     assert_eq!(
@@ -168,9 +215,20 @@ fn transition_rules_run_on_update_only() {
         json!({"replicas": {"type": "integer"}}),
     );
     assert!(eval(&s, json!({"spec": {"replicas": 1}}), None).is_empty());
-    assert!(eval(&s, json!({"spec": {"replicas": 3}}), Some(json!({"spec": {"replicas": 2}}))).is_empty());
+    assert!(
+        eval(
+            &s,
+            json!({"spec": {"replicas": 3}}),
+            Some(json!({"spec": {"replicas": 2}}))
+        )
+        .is_empty()
+    );
     assert_eq!(
-        eval(&s, json!({"spec": {"replicas": 1}}), Some(json!({"spec": {"replicas": 2}}))),
+        eval(
+            &s,
+            json!({"spec": {"replicas": 1}}),
+            Some(json!({"spec": {"replicas": 2}}))
+        ),
         ["spec Invalid replicas may not decrease"]
     );
     // optionalOldSelf: runs on create too, with oldSelf an optional.
@@ -180,7 +238,11 @@ fn transition_rules_run_on_update_only() {
     );
     assert!(eval(&s, json!({"spec": {"replicas": 1}}), None).is_empty());
     assert_eq!(
-        eval(&s, json!({"spec": {"replicas": 1}}), Some(json!({"spec": {"replicas": 2}}))),
+        eval(
+            &s,
+            json!({"spec": {"replicas": 1}}),
+            Some(json!({"spec": {"replicas": 2}}))
+        ),
         ["spec Invalid no decrease"]
     );
 }
@@ -207,7 +269,13 @@ fn root_rules_see_name_and_generate_name_only() {
         "properties": {"spec": {"type": "object"}},
     });
     let v = compiled(&s);
-    assert!(v.validate(&json!({"metadata": {"name": "ok-1", "namespace": "d"}}), None).is_empty());
+    assert!(
+        v.validate(
+            &json!({"metadata": {"name": "ok-1", "namespace": "d"}}),
+            None
+        )
+        .is_empty()
+    );
     assert_eq!(
         messages(&v.validate(&json!({"metadata": {"name": "no"}}), None)),
         ["<nil> Invalid bad name"]
@@ -216,7 +284,10 @@ fn root_rules_see_name_and_generate_name_only() {
         &json!({"type": "object", "x-kubernetes-validations": [{"rule": "self.metadata.namespace == 'x'"}]}),
         P,
     );
-    assert!(errs[0].detail.contains("undefined field 'namespace'"), "{errs:?}");
+    assert!(
+        errs[0].detail.contains("undefined field 'namespace'"),
+        "{errs:?}"
+    );
 }
 
 #[test]
@@ -236,7 +307,11 @@ fn nested_rules_use_item_and_key_paths() {
         }}},
     });
     assert_eq!(
-        eval(&s, json!({"spec": {"items": [{"a": 1}, {"a": 11}], "m": {"k": "bad"}}}), None),
+        eval(
+            &s,
+            json!({"spec": {"items": [{"a": 1}, {"a": 11}], "m": {"k": "bad"}}}),
+            None
+        ),
         [
             "spec.items[1] Invalid small",
             "spec.m[k] Invalid failed rule: self != 'bad'",
@@ -268,7 +343,10 @@ fn rules_over_unbounded_data_exceed_the_estimated_budget() {
     // The rule, and the schema's total as upstream adds it.
     assert_eq!(errs.len(), 2, "{errs:?}");
     assert_eq!(errs[1].field, P);
-    assert_eq!(errs[0].error_type, k1s_apimachinery::status::FieldErrorType::Forbidden);
+    assert_eq!(
+        errs[0].error_type,
+        k1s_apimachinery::status::FieldErrorType::Forbidden
+    );
     assert!(
         errs[0].detail.starts_with("estimated rule cost exceeds budget by factor of more than 100x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength"),
         "{}",
@@ -302,7 +380,10 @@ fn evaluation_is_bounded_by_the_per_call_limit() {
     let big: Vec<i64> = (0..2000).collect();
     let errs = messages(&v.validate(&json!({"spec": {"a": big}}), None));
     assert_eq!(errs.len(), 1);
-    assert!(errs[0].contains("call cost exceeds limit for rule"), "{errs:?}");
+    assert!(
+        errs[0].contains("call cost exceeds limit for rule"),
+        "{errs:?}"
+    );
 }
 
 #[test]
