@@ -317,12 +317,26 @@ fn validate_versions(spec: &Value, errs: &mut Vec<FieldError>) {
             )),
             Some(s) => {
                 let status = v.pointer("/subresources/status").is_some();
+                let before = errs.len();
                 super::structural::check(
                     s,
                     &format!("{path}.schema.openAPIV3Schema"),
                     status,
                     errs,
                 );
+                // Rules compile only in a structural schema. Versions sharing one schema are
+                // one internal `spec.validation` upstream, and are reported once, there.
+                if errs.len() == before {
+                    let shared = versions
+                        .iter()
+                        .all(|o| o.pointer("/schema/openAPIV3Schema") == Some(s));
+                    if !shared {
+                        let p = format!("{path}.schema.openAPIV3Schema");
+                        errs.extend(super::cel::compile(s, &p).1);
+                    } else if i == 0 {
+                        errs.extend(super::cel::compile(s, "spec.validation.openAPIV3Schema").1);
+                    }
+                }
             }
         }
         validate_subresources(v, &path, errs);

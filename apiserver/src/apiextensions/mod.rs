@@ -3,6 +3,7 @@
 //! controllers upstream's apiextensions-apiserver runs: naming (`NamesAccepted`), establishing
 //! (`Established`) and the `customresourcecleanup` finalizer.
 
+pub mod cel;
 pub mod crd;
 mod formats;
 pub mod openapi;

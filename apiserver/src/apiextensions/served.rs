@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, RwLock};
 
 use k1s_apimachinery::catalog::ResourceInfo;
+use k1s_apimachinery::status::FieldErrorType;
 use k1s_apimachinery::{FieldError, GroupVersionKind};
 use serde_json::{Value, json};
 
@@ -97,6 +98,8 @@ pub fn schema_for_gvk(gvk: &GroupVersionKind) -> Option<Value> {
 pub struct CustomResourceStrategy {
     pub schema: Option<Schema>,
     pub status: bool,
+    /// The schema's `x-kubernetes-validations`, compiled once.
+    pub rules: Option<super::cel::Validator>,
 }
 
 /// Strategies by their definition, leaked once each so the registry can hold `&'static`.
@@ -119,6 +122,7 @@ pub(super) fn strategy_for(
     let leaked: &'static CustomResourceStrategy = Box::leak(Box::new(CustomResourceStrategy {
         schema: raw_schema.and_then(|s| Schema::parse(s).ok()),
         status,
+        rules: raw_schema.and_then(|s| super::cel::compile(s, "").0),
     }));
     all.insert(fingerprint, leaked);
     leaked
@@ -161,16 +165,46 @@ impl Strategy for CustomResourceStrategy {
     }
 
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
-        match &self.schema {
-            Some(s) => schema::validate(s, obj),
-            None => Vec::new(),
-        }
+        self.validate_with_rules(obj, None)
+    }
+
+    fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        self.validate_with_rules(new, Some(old))
     }
 
     fn tracks_generation(&self, _: &ResourceInfo) -> bool {
         // Custom resources always start at generation 1; updates bump it as above (or, with a
         // status subresource, on changes outside metadata and status).
         true
+    }
+}
+
+impl CustomResourceStrategy {
+    /// Schema validation, then the CEL rules unless the object's shape is already wrong
+    /// (upstream's hasBlockingErr: type errors and unsupported values stop the rules).
+    fn validate_with_rules(&self, obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
+        let mut errs = match &self.schema {
+            Some(s) => schema::validate(s, obj),
+            None => Vec::new(),
+        };
+        if let Some(rules) = &self.rules {
+            let blocking = errs.iter().any(|e| {
+                matches!(
+                    e.error_type,
+                    FieldErrorType::NotSupported | FieldErrorType::TypeInvalid
+                )
+            });
+            if blocking {
+                errs.push(FieldError::invalid(
+                    "<nil>",
+                    "null",
+                    "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
+                ));
+            } else {
+                errs.extend(rules.validate(obj, old));
+            }
+        }
+        errs
     }
 }
 
