@@ -1,9 +1,12 @@
 //! The event recorder, as client-go's record.EventRecorder with its correlator: core/v1 Events
 //! named `<object>.<hex nanoseconds>`; an identical event again bumps `count` and `lastTimestamp`
 //! of the existing one (a patch) instead of creating another; a per-source-and-object token
-//! bucket (burst 25, one more every 5 minutes) drops floods. Recording never blocks a reconcile.
+//! bucket (burst 25, one more every 5 minutes) drops floods; as upstream's EventAggregator, once
+//! 10 events of one object, type and reason that differ only in message come within 10 minutes,
+//! they are combined into one event (`(combined from similar events): <latest message>`) whose
+//! count grows. Recording never blocks a reconcile.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -21,6 +24,17 @@ const SPAM_BURST: f64 = 25.0;
 const SPAM_REFILL: Duration = Duration::from_secs(300);
 /// How many distinct events are remembered for de-duplication (upstream's LRU size is 4096).
 const CACHE_SIZE: usize = 4096;
+/// Upstream's aggregation: this many distinct messages within the interval are combined.
+const AGGREGATE_MAX_EVENTS: usize = 10;
+const AGGREGATE_INTERVAL: Duration = Duration::from_secs(600);
+const COMBINED_PREFIX: &str = "(combined from similar events): ";
+
+/// The distinct messages seen lately for one aggregate key.
+#[derive(Debug)]
+struct Similar {
+    messages: HashSet<String>,
+    last: Instant,
+}
 
 #[derive(Debug)]
 struct Seen {
@@ -33,9 +47,42 @@ struct Seen {
 struct Correlator {
     seen: HashMap<String, Seen>,
     buckets: HashMap<String, (f64, Instant)>,
+    similar: HashMap<String, Similar>,
 }
 
 impl Correlator {
+    /// Upstream's EventAggregate: the message to record and the key it is de-duplicated under,
+    /// the event's own (`<aggregate>/<message>`) or, once similar events pile up, the
+    /// aggregate key with a combined message.
+    fn aggregate(&mut self, aggregate_key: &str, message: &str, now: Instant) -> (String, String) {
+        if self.similar.len() > CACHE_SIZE {
+            self.similar.clear();
+        }
+        let record = self
+            .similar
+            .entry(aggregate_key.to_string())
+            .or_insert_with(|| Similar {
+                messages: HashSet::new(),
+                last: now,
+            });
+        if now.saturating_duration_since(record.last) > AGGREGATE_INTERVAL {
+            record.messages.clear();
+        }
+        record.last = now;
+        record.messages.insert(message.to_string());
+        if record.messages.len() < AGGREGATE_MAX_EVENTS {
+            return (message.to_string(), format!("{aggregate_key}/{message}"));
+        }
+        // Keep the set from growing past the threshold (upstream pops any one).
+        if let Some(any) = record.messages.iter().next().cloned() {
+            record.messages.remove(&any);
+        }
+        (
+            format!("{COMBINED_PREFIX}{message}"),
+            aggregate_key.to_string(),
+        )
+    }
+
     /// Takes a token for (source, object); false when the object's events are being dropped.
     fn allow(&mut self, key: &str, now: Instant) -> bool {
         if self.buckets.len() > CACHE_SIZE {
@@ -221,9 +268,9 @@ impl EventRecorder {
             object.name.as_deref().unwrap_or_default(),
             object.uid.as_deref().unwrap_or_default(),
         );
-        let event_key = format!("{object_key}/{type_}/{reason}/{message}");
+        let aggregate_key = format!("{object_key}/{type_}/{reason}");
         let now = jiff::Timestamp::now();
-        let previous = {
+        let (message, event_key, previous) = {
             let mut c = self
                 .correlator
                 .lock()
@@ -231,10 +278,14 @@ impl EventRecorder {
             if !c.allow(&object_key, Instant::now()) {
                 return Ok(());
             }
-            c.seen
+            let (message, event_key) = c.aggregate(&aggregate_key, message, Instant::now());
+            let previous = c
+                .seen
                 .get(&event_key)
-                .map(|s| (s.namespace.clone(), s.name.clone(), s.count + 1))
+                .map(|s| (s.namespace.clone(), s.name.clone(), s.count + 1));
+            (message, event_key, previous)
         };
+        let message = message.as_str();
         if let Some((namespace, name, count)) = previous {
             let api: Api<Event> = Api::namespaced(self.client.clone(), &namespace);
             let patch = serde_json::json!({
@@ -345,5 +396,33 @@ mod tests {
         tokio::time::advance(Duration::from_secs(300)).await;
         assert!(c.allow("obj", Instant::now()));
         assert!(!c.allow("obj", Instant::now()));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn ten_similar_events_are_combined_until_ten_minutes_pass() {
+        let mut c = Correlator::default();
+        let now = Instant::now();
+        for i in 0..9 {
+            let (message, key) = c.aggregate("obj/Warning/Failed", &format!("m{i}"), now);
+            assert_eq!(message, format!("m{i}"));
+            assert_eq!(key, format!("obj/Warning/Failed/m{i}"));
+        }
+        // The same message again is not a new one.
+        assert_eq!(
+            c.aggregate("obj/Warning/Failed", "m0", now).1,
+            "obj/Warning/Failed/m0"
+        );
+        for i in 9..12 {
+            let (message, key) = c.aggregate("obj/Warning/Failed", &format!("m{i}"), now);
+            assert_eq!(message, format!("(combined from similar events): m{i}"));
+            assert_eq!(key, "obj/Warning/Failed");
+        }
+        // Another reason is aggregated apart.
+        assert_eq!(c.aggregate("obj/Warning/Other", "m1", now).0, "m1");
+        tokio::time::advance(Duration::from_secs(601)).await;
+        assert_eq!(
+            c.aggregate("obj/Warning/Failed", "m20", Instant::now()).0,
+            "m20"
+        );
     }
 }
