@@ -71,7 +71,11 @@ pub async fn ensure(
     .await?;
     // priority-and-fairness-config-producer: mandatory objects keep their spec, suggested ones
     // are created when missing.
-    let levels = target("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations", None)?;
+    let levels = target(
+        "flowcontrol.apiserver.k8s.io",
+        "prioritylevelconfigurations",
+        None,
+    )?;
     let schemas = target("flowcontrol.apiserver.k8s.io", "flowschemas", None)?;
     for obj in bootstrap_flowcontrol::mandatory_levels() {
         put_if_changed(registry, levels, obj, "/spec").await?;

@@ -253,7 +253,10 @@ mod tests {
 
     #[test]
     fn every_schema_names_a_bootstrap_level_and_names_are_unique() {
-        let levels: Vec<Value> = mandatory_levels().into_iter().chain(suggested_levels()).collect();
+        let levels: Vec<Value> = mandatory_levels()
+            .into_iter()
+            .chain(suggested_levels())
+            .collect();
         let level_names: Vec<&str> = levels
             .iter()
             .filter_map(|l| l["metadata"]["name"].as_str())
@@ -266,7 +269,14 @@ mod tests {
         assert_eq!(schemas.len(), 13);
         let mut names = std::collections::BTreeSet::new();
         for s in &schemas {
-            assert!(names.insert(s["metadata"]["name"].as_str().unwrap_or_default().to_string()));
+            assert!(
+                names.insert(
+                    s["metadata"]["name"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string()
+                )
+            );
             let level = s["spec"]["priorityLevelConfiguration"]["name"].as_str();
             assert!(level.is_some_and(|l| level_names.contains(&l)), "{s}");
         }

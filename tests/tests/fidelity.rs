@@ -290,7 +290,11 @@ fn system_priority_classes_and_the_authentication_config_map_exist_at_start() {
             .clone()
     };
     assert_eq!(row("exempt")[1..3], ["exempt", "1"], "{schemas}");
-    assert_eq!(row("catch-all")[1..4], ["catch-all", "10000", "ByUser"], "{schemas}");
+    assert_eq!(
+        row("catch-all")[1..4],
+        ["catch-all", "10000", "ByUser"],
+        "{schemas}"
+    );
     assert_eq!(
         row("kube-controller-manager")[1..4],
         ["workload-high", "800", "ByNamespace"],
