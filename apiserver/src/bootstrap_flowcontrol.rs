@@ -7,8 +7,11 @@
 use serde_json::{Value, json};
 
 /// `(name, nominalConcurrencyShares, lendablePercent, queuing as (queues, handSize,
-/// queueLengthLimit))` of the suggested Limited priority levels, in upstream's order.
-const SUGGESTED_LEVELS: [(&str, i64, i64, (i64, i64, i64)); 6] = [
+/// queueLengthLimit))` of a suggested Limited priority level.
+type LimitedLevel = (&'static str, i64, i64, (i64, i64, i64));
+
+/// The suggested Limited priority levels, in upstream's order.
+const SUGGESTED_LEVELS: [LimitedLevel; 6] = [
     ("system", 30, 33, (64, 6, 50)),
     ("node-high", 40, 25, (64, 6, 50)),
     ("leader-election", 10, 0, (16, 4, 50)),
