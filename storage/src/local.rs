@@ -12,7 +12,7 @@
 //! snapshot and undo any newer change from the log, so nobody ever sees a write that could still
 //! be lost.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc as std_mpsc;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -634,12 +634,24 @@ impl Shared {
     /// it on the same key; a key's latest entry leaves it as its data record says.
     fn read_changes(&self, after: Revision, up_to: Revision) -> Result<Vec<LogRecord>> {
         let mut records = self.read_log(after, None)?;
-        'fill: for _ in 0..64 {
+        // A failed pass reads on past a key that was written meanwhile; that key's state then
+        // comes from its next entry, never from a data read again. So each key of the window
+        // can fail a pass at most once, and a busy store (many keys written while we read)
+        // needs up to that many passes: a fixed count gave up under load.
+        let window_keys = records
+            .iter()
+            .filter(|r| r.revision <= up_to)
+            .map(|r| &r.key)
+            .collect::<HashSet<_>>()
+            .len();
+        'fill: for _ in 0..window_keys + 64 {
             let mut state_after: HashMap<String, Option<KeyValue>> = HashMap::new();
             for rec in records.iter_mut().rev() {
                 if rec.kind == EventKind::Deleted {
                     rec.current = None;
-                } else if rec.current.is_none() {
+                } else if rec.current.is_none() && rec.revision <= up_to {
+                    // (Entries past `up_to` are dropped below: only their `prev` matters, and
+                    // reading their data would race with writes still landing.)
                     rec.current = match state_after.get(&rec.key) {
                         Some(state) => state.clone(),
                         None => match read_current(self.engine.as_ref(), &rec.key)? {
