@@ -229,19 +229,7 @@ fn pointer(json_path: &str) -> String {
 
 /// The autoscaling/v1 Scale of a custom resource.
 pub fn to_scale(paths: &ScalePaths, obj: &Value) -> Value {
-    let md = obj.get("metadata").cloned().unwrap_or_else(|| json!({}));
-    let mut metadata = serde_json::Map::new();
-    for k in [
-        "name",
-        "namespace",
-        "uid",
-        "resourceVersion",
-        "creationTimestamp",
-    ] {
-        if let Some(v) = md.get(k) {
-            metadata.insert(k.to_string(), v.clone());
-        }
-    }
+    let metadata = crate::registry::subresource::scale_metadata(obj);
     let mut status = json!({
         "replicas": obj.pointer(&pointer(&paths.status_replicas)).cloned().unwrap_or(json!(0)),
     });

@@ -5,21 +5,24 @@ use k1s_apimachinery::catalog::ResourceInfo;
 use k1s_apimachinery::selector::LabelSelector;
 use serde_json::{Value, json};
 
-/// The autoscaling/v1 Scale of an object with `spec.replicas`.
-pub fn to_scale(info: &ResourceInfo, obj: &Value) -> Value {
-    let md = obj.get("metadata").cloned().unwrap_or_else(|| json!({}));
-    let mut metadata = serde_json::Map::new();
-    for k in [
+/// The metadata a Scale carries over from its object (custom resources' Scales too).
+pub fn scale_metadata(obj: &Value) -> serde_json::Map<String, Value> {
+    let md = obj.get("metadata");
+    [
         "name",
         "namespace",
         "uid",
         "resourceVersion",
         "creationTimestamp",
-    ] {
-        if let Some(v) = md.get(k) {
-            metadata.insert(k.to_string(), v.clone());
-        }
-    }
+    ]
+    .into_iter()
+    .filter_map(|k| Some((k.to_string(), md?.get(k)?.clone())))
+    .collect()
+}
+
+/// The autoscaling/v1 Scale of an object with `spec.replicas`.
+pub fn to_scale(info: &ResourceInfo, obj: &Value) -> Value {
+    let metadata = scale_metadata(obj);
     let selector = match obj.pointer("/spec/selector") {
         // ReplicationControllers have a plain label map; the apps kinds a LabelSelector.
         Some(Value::Object(m)) if info.resource == "replicationcontrollers" => m
