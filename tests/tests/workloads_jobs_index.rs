@@ -219,8 +219,10 @@ fn replacement_waits_for_terminating_pods(c: &TestCluster) {
         std::thread::sleep(Duration::from_millis(300));
         new
     });
-    // Not yet asserted: status.terminating=1 was not observed while the pod stopped (to debug).
-    let _ = saw_terminating;
+    assert!(
+        saw_terminating,
+        "status.terminating was never 1 while {first_name} stopped"
+    );
     let _ = second;
     let j = get_json(c, &["get", "job", "replace", "-n", ns]);
     assert_eq!(j["status"]["terminating"], 0, "{j}");

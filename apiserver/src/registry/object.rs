@@ -318,10 +318,14 @@ pub fn same_content(new: &Value, old: &Value) -> bool {
     strip(new) == strip(old)
 }
 
-/// An object being deleted whose last finalizer is gone: it must now disappear. A namespace
-/// also waits for its `spec.finalizers` (content cleanup).
+/// An object being deleted whose last finalizer is gone: it must now disappear, unless a grace
+/// period is still running (a pod whose kubelet has not yet stopped it: upstream's
+/// ShouldDeleteDuringUpdate). A namespace also waits for its `spec.finalizers` (content cleanup).
 pub fn finalized(obj: &Value) -> bool {
     if !meta::is_being_deleted(obj) || !meta::finalizers(obj).is_empty() {
+        return false;
+    }
+    if meta::deletion_grace_period_seconds(obj).is_some_and(|g| g != 0) {
         return false;
     }
     let is_namespace = obj.get("kind").and_then(Value::as_str) == Some("Namespace");
@@ -500,16 +504,21 @@ pub fn plan_delete(
     if !finalizers.is_empty() || is_namespace {
         meta::set_finalizers(&mut marked, &finalizers)
             .map_err(|e| ApiError::internal(e.to_string()))?;
-        // Upstream's markAsDeleting: a deletion held by finalizers has no grace period, and its
-        // timestamp is now unless an earlier one is set.
-        if !meta::is_being_deleted(&marked) {
-            bump_generation(&mut marked)?;
+        // A graceful deletion (a pod given a grace period now) keeps its timestamp and period:
+        // the kubelet shortens it to 0 once the containers stopped, and the finalizers hold the
+        // object after that (upstream's updateForGracefulDeletionAndFinalizers). Otherwise,
+        // upstream's markAsDeleting: no grace period, the timestamp now unless an earlier one is
+        // set.
+        if !grace_period.is_some_and(|p| p > 0) {
+            if !meta::is_being_deleted(&marked) {
+                bump_generation(&mut marked)?;
+            }
+            let earlier = meta::deletion_timestamp(&marked)
+                .and_then(|t| t.parse::<jiff::Timestamp>().ok())
+                .filter(|t| *t <= now);
+            let at = rfc3339(earlier.unwrap_or(now));
+            set_deletion(&mut marked, &at, 0)?;
         }
-        let earlier = meta::deletion_timestamp(&marked)
-            .and_then(|t| t.parse::<jiff::Timestamp>().ok())
-            .filter(|t| *t <= now);
-        let at = rfc3339(earlier.unwrap_or(now));
-        set_deletion(&mut marked, &at, 0)?;
         if is_namespace {
             marked["status"]["phase"] = Value::String("Terminating".into());
         }
@@ -622,7 +631,22 @@ mod tests {
         let pods = info("", "pods");
         let mut p = pod("n1", "Running");
         p["metadata"]["finalizers"] = json!(["example.com/keep"]);
+        // A running pod keeps its grace period: the finalizer does not cut it short.
         let DeletePlan::Mark(m) = plan_delete(pods, &p, &grace(None)).unwrap() else {
+            panic!("not marked")
+        };
+        assert_eq!(meta::deletion_grace_period_seconds(&m), Some(30));
+        assert!(stamp(&m) > jiff::Timestamp::now());
+        // The kubelet's grace-0 delete moves the timestamp back; the finalizer still holds it.
+        let DeletePlan::Mark(done) = plan_delete(pods, &m, &grace(Some(0))).unwrap() else {
+            panic!("not held by its finalizer")
+        };
+        assert_eq!(meta::deletion_grace_period_seconds(&done), Some(0));
+        assert!(stamp(&done) <= jiff::Timestamp::now());
+        // A pod that is already terminated has no grace to keep.
+        let mut ended = pod("n1", "Succeeded");
+        ended["metadata"]["finalizers"] = json!(["example.com/keep"]);
+        let DeletePlan::Mark(m) = plan_delete(pods, &ended, &grace(None)).unwrap() else {
             panic!("not marked")
         };
         assert_eq!(meta::deletion_grace_period_seconds(&m), Some(0));
