@@ -1128,6 +1128,49 @@ fn partial_metadata(obj: &Value, version: &str) -> Value {
     })
 }
 
+/// The PartialObjectMetadata of an object as a view of its metadata: a watch serializes it
+/// without copying the metadata first (the garbage collector's and quota's informers receive
+/// one for every write).
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PartialMetadataRef<'a> {
+    kind: &'static str,
+    api_version: &'static str,
+    metadata: &'a Value,
+}
+
+impl<'a> PartialMetadataRef<'a> {
+    fn of(obj: &'a Value, version: &str) -> Self {
+        static EMPTY: std::sync::LazyLock<Value> = std::sync::LazyLock::new(|| json!({}));
+        PartialMetadataRef {
+            kind: "PartialObjectMetadata",
+            api_version: if version == "v1beta1" {
+                "meta.k8s.io/v1beta1"
+            } else {
+                "meta.k8s.io/v1"
+            },
+            metadata: obj.get("metadata").unwrap_or(&*EMPTY),
+        }
+    }
+}
+
+/// One JSON watch line, `{"type":..,"object":..}` and a newline, serialized from borrowed parts.
+fn watch_line(ev: &WatchEvent, object: &impl serde::Serialize) -> Vec<u8> {
+    #[derive(serde::Serialize)]
+    struct Line<'a, T> {
+        #[serde(rename = "type")]
+        type_: &'a str,
+        object: T,
+    }
+    let mut line = serde_json::to_vec(&Line {
+        type_: ev.type_name(),
+        object,
+    })
+    .unwrap_or_default();
+    line.push(b'\n');
+    line
+}
+
 fn table_version(v: &str) -> &'static str {
     if v == "v1beta1" {
         table::TABLE_V1BETA1
@@ -1243,18 +1286,19 @@ fn watch_response(
         })
         .map(move |ev: WatchEvent| {
             let _still_open = &open;
-            let object = match (&output, &ev) {
+            let line = match (&output, &ev) {
                 (
                     Output::Table(v),
                     WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o),
                 ) => {
                     let headers = std::mem::take(&mut first_table);
-                    if let Some(columns) = &custom {
+                    let now = jiff::Timestamp::now();
+                    let table = if let Some(columns) = &custom {
                         table::custom::object_table(
                             columns,
                             o,
                             include,
-                            jiff::Timestamp::now(),
+                            now,
                             table_version(v),
                             headers,
                         )
@@ -1264,27 +1308,26 @@ fn watch_response(
                             info.resource,
                             o,
                             include,
-                            jiff::Timestamp::now(),
+                            now,
                             table_version(v),
                             headers,
                         )
-                    }
+                    };
+                    watch_line(&ev, &table)
                 }
                 (
                     Output::Metadata(v),
                     WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o),
-                ) => partial_metadata(o, v),
-                _ => ev.object().clone(),
-            };
-            if proto {
-                // Length-prefixed protobuf WatchEvent frames, as upstream streams them.
-                if let Ok(frame) = crate::protobuf::encode_watch_event(ev.type_name(), &object) {
-                    return Ok::<_, std::convert::Infallible>(Bytes::from(frame));
+                ) => watch_line(&ev, &PartialMetadataRef::of(o, v)),
+                _ if proto => {
+                    // Length-prefixed protobuf WatchEvent frames, as upstream streams them.
+                    match crate::protobuf::encode_watch_event(ev.type_name(), ev.object()) {
+                        Ok(frame) => frame,
+                        Err(_) => watch_line(&ev, ev.object()),
+                    }
                 }
-            }
-            let mut line = serde_json::to_vec(&json!({ "type": ev.type_name(), "object": object }))
-                .unwrap_or_default();
-            line.push(b'\n');
+                _ => watch_line(&ev, ev.object()),
+            };
             Ok::<_, std::convert::Infallible>(Bytes::from(line))
         });
     let mut resp = Response::new(Body::from_stream(events));

@@ -509,7 +509,7 @@ pub fn plan_delete(
         // object after that (upstream's updateForGracefulDeletionAndFinalizers). Otherwise,
         // upstream's markAsDeleting: no grace period, the timestamp now unless an earlier one is
         // set.
-        if !grace_period.is_some_and(|p| p > 0) {
+        if grace_period.is_none_or(|p| p <= 0) {
             if !meta::is_being_deleted(&marked) {
                 bump_generation(&mut marked)?;
             }
