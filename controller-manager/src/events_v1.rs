@@ -277,11 +277,7 @@ impl EventRecorderV1 {
 }
 
 /// Runs `f` every `period` until the recorder is gone.
-fn spawn_every(
-    weak: Weak<Inner>,
-    period: Duration,
-    f: fn(Arc<Inner>) -> BoxFuture<'static, ()>,
-) {
+fn spawn_every(weak: Weak<Inner>, period: Duration, f: fn(Arc<Inner>) -> BoxFuture<'static, ()>) {
     tokio::spawn(async move {
         loop {
             tokio::time::sleep(period).await;
@@ -379,10 +375,15 @@ impl Inner {
     /// Upstream's finishSeries: series quiet for `FINISH_TIME` get their final count written
     /// and leave the cache; so do singletons that old (without a write).
     async fn finish_series(&self) {
-        let cutoff = (self.clock)() - FINISH_TIME;
+        let now = (self.clock)();
+        let cutoff = now
+            .checked_sub(jiff::SignedDuration::from_secs(FINISH_TIME.as_secs() as i64))
+            .unwrap_or(now);
         let finished: Vec<(String, Event)> = {
             let mut cache = self.cache();
-            cache.retain(|_, e| e.series.is_some() || e.event_time.as_ref().is_none_or(|t| t.0 >= cutoff));
+            cache.retain(|_, e| {
+                e.series.is_some() || e.event_time.as_ref().is_none_or(|t| t.0 >= cutoff)
+            });
             cache
                 .iter()
                 .filter(|(_, e)| {

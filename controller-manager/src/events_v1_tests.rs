@@ -117,8 +117,12 @@ impl Setup {
 #[tokio::test]
 async fn a_new_event_is_created_with_upstreams_fields() {
     let s = setup();
-    s.record(&pod_ref("p", "1"), "Preempted", "Preempted by pod x on node n")
-        .await;
+    s.record(
+        &pod_ref("p", "1"),
+        "Preempted",
+        "Preempted by pod x on node n",
+    )
+    .await;
     let calls = s.sink.calls();
     let [Call::Create(e)] = calls.as_slice() else {
         panic!("{calls:?}")
@@ -228,7 +232,8 @@ async fn a_series_whose_event_is_gone_is_created_and_failures_retry_as_upstream(
     assert_eq!(s.sink.calls().len(), 3);
     assert!(start.elapsed() >= Duration::from_secs(20));
     // A refusal is final.
-    s.sink.fail_next(vec![SinkError::Rejected("invalid".into())]);
+    s.sink
+        .fail_next(vec![SinkError::Rejected("invalid".into())]);
     s.record(&pod_ref("r", "1"), "Scheduled", "ok").await;
     assert_eq!(s.sink.calls().len(), 1);
     // So is AlreadyExists for a new event, but not for a series (the create raced the patch).
@@ -262,6 +267,10 @@ fn long_notes_are_cut_as_kube_scheduler_does() {
     assert_eq!(truncate_note("short"), "short");
     let long = "é".repeat(600);
     let cut = truncate_note(&long);
-    assert!(cut.len() <= NOTE_LENGTH_LIMIT && cut.ends_with(" ..."), "{}", cut.len());
+    assert!(
+        cut.len() <= NOTE_LENGTH_LIMIT && cut.ends_with(" ..."),
+        "{}",
+        cut.len()
+    );
     assert!(cut.len() > NOTE_LENGTH_LIMIT - 6);
 }

@@ -120,7 +120,10 @@ fn budget_violating_pods_are_reprieved_first() {
     // When both must go, the victims are still listed most important first.
     let big = PodInfo::new(prio("p", "2", 10, json!({})));
     let plan = run(&mut c, &big, &[pdb("x", 0, &[])]).unwrap();
-    assert_eq!((keys(&plan), plan.pdb_violations), (vec!["ns/y".into(), "ns/x".into()], 1));
+    assert_eq!(
+        (keys(&plan), plan.pdb_violations),
+        (vec!["ns/y".into(), "ns/x".into()], 1)
+    );
     assert_eq!(c.nodes["n1"].pods.len(), 2, "the cache is restored");
 }
 
@@ -179,13 +182,19 @@ fn a_pod_waits_while_its_preemption_victims_terminate() {
             json!({"status": {"nominatedNodeName": "n1"}}),
         ))
     };
-    let mut c = cache_of(&[small("n1")], &[("n1", terminating("PreemptionByScheduler"))]);
+    let mut c = cache_of(
+        &[small("n1")],
+        &[("n1", terminating("PreemptionByScheduler"))],
+    );
     assert_eq!(
         run(&mut c, &nominated("p"), &[]).unwrap_err(),
         TERMINATING_ON_NOMINATED
     );
     // Terminating for another reason: preemption goes ahead.
-    let mut c = cache_of(&[small("n1")], &[("n1", terminating("DeletionByTaintManager"))]);
+    let mut c = cache_of(
+        &[small("n1")],
+        &[("n1", terminating("DeletionByTaintManager"))],
+    );
     assert_eq!(run(&mut c, &nominated("p"), &[]).unwrap().node, "n1");
     // A nominated node that is gone does not hold the pod back.
     let mut c = cache_of(&[small("n2")], &[("n2", prio("w", "2", 1, json!({})))]);
@@ -195,10 +204,20 @@ fn a_pod_waits_while_its_preemption_victims_terminate() {
 #[test]
 fn lower_priority_nominations_on_the_chosen_node_are_cleared() {
     let mut c = cache_of(&[small("n1")], &[("n1", prio("v", "2", 1, json!({})))]);
-    c.nominate(Arc::new(PodInfo::new(prio("lesser", "1", 5, json!({})))), "n1");
-    c.nominate(Arc::new(PodInfo::new(prio("greater", "1", 50, json!({})))), "n1");
+    c.nominate(
+        Arc::new(PodInfo::new(prio("lesser", "1", 5, json!({})))),
+        "n1",
+    );
+    c.nominate(
+        Arc::new(PodInfo::new(prio("greater", "1", 50, json!({})))),
+        "n1",
+    );
     let p = PodInfo::new(prio("p", "1", 10, json!({})));
     let plan = run(&mut c, &p, &[]).unwrap();
-    let cleared: Vec<_> = plan.clear_nominations.iter().map(|p| p.key.clone()).collect();
+    let cleared: Vec<_> = plan
+        .clear_nominations
+        .iter()
+        .map(|p| p.key.clone())
+        .collect();
     assert_eq!(cleared, ["ns/lesser"]);
 }

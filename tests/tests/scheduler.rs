@@ -330,10 +330,9 @@ fn events_v1(c: &TestCluster, name: &str, reason: &str) -> Vec<Value> {
 }
 
 fn pods_per_node(c: &TestCluster, selector: &str) -> std::collections::BTreeMap<String, usize> {
-    let all: Value = serde_json::from_str(&c.kubectl_ok(&[
-        "get", "pods", "-l", selector, "-o", "json",
-    ]))
-    .unwrap();
+    let all: Value =
+        serde_json::from_str(&c.kubectl_ok(&["get", "pods", "-l", selector, "-o", "json"]))
+            .unwrap();
     let mut out = std::collections::BTreeMap::new();
     for p in all["items"].as_array().unwrap() {
         if let Some(n) = p["spec"]["nodeName"].as_str() {
@@ -364,15 +363,19 @@ fn default_spreading_and_events_k8s_io() {
         let per = pods_per_node(&c, "app=web");
         (per.values().sum::<usize>() == 6).then_some(per)
     });
-    let want: std::collections::BTreeMap<String, usize> =
-        [("s1", 2), ("s2", 2), ("s3", 2)].map(|(n, k)| (n.to_string(), k)).into();
+    let want: std::collections::BTreeMap<String, usize> = [("s1", 2), ("s2", 2), ("s3", 2)]
+        .map(|(n, k)| (n.to_string(), k))
+        .into();
     assert_eq!(spread, want);
 
     // A Scheduled event through events.k8s.io/v1, as kube-scheduler writes it.
     let pods: Value =
         serde_json::from_str(&c.kubectl_ok(&["get", "pods", "-l", "app=web", "-o", "json"]))
             .unwrap();
-    let first = pods["items"][0]["metadata"]["name"].as_str().unwrap().to_string();
+    let first = pods["items"][0]["metadata"]["name"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let ev = wait_until(WAIT, "a Scheduled event", || {
         events_v1(&c, &first, "Scheduled").into_iter().next()
     });
@@ -387,7 +390,10 @@ fn default_spreading_and_events_k8s_io() {
     assert_eq!(ev["action"], "Binding");
     assert_eq!(ev["type"], "Normal");
     assert_eq!(ev["regarding"]["kind"], "Pod");
-    assert!(ev["eventTime"].as_str().unwrap().contains('.'), "micro time: {ev}");
+    assert!(
+        ev["eventTime"].as_str().unwrap().contains('.'),
+        "micro time: {ev}"
+    );
     let node = pods["items"][0]["spec"]["nodeName"].as_str().unwrap();
     assert_eq!(
         ev["note"],
@@ -402,7 +408,13 @@ fn default_spreading_and_events_k8s_io() {
     });
     let series = wait_until(WAIT, "a FailedScheduling series", || {
         // Each node label change retries the pod.
-        c.kubectl_ok(&["label", "node", "s1", "--overwrite", &format!("retry={}", rand_suffix())]);
+        c.kubectl_ok(&[
+            "label",
+            "node",
+            "s1",
+            "--overwrite",
+            &format!("retry={}", rand_suffix()),
+        ]);
         events_v1(&c, "huge", "FailedScheduling")
             .into_iter()
             .find(|e| e["series"]["count"].as_i64().is_some_and(|n| n >= 2))
@@ -418,7 +430,12 @@ fn default_spreading_and_events_k8s_io() {
     );
     assert!(series["series"]["lastObservedTime"].is_string(), "{series}");
     // Both kubectl views show them.
-    let table = c.kubectl_ok(&["get", "events", "--field-selector", "involvedObject.name=huge"]);
+    let table = c.kubectl_ok(&[
+        "get",
+        "events",
+        "--field-selector",
+        "involvedObject.name=huge",
+    ]);
     assert!(table.contains("FailedScheduling"), "{table}");
     let listed = c.kubectl_ok(&["events", "--for", "pod/huge"]);
     assert!(listed.contains("FailedScheduling"), "{listed}");
@@ -454,10 +471,8 @@ fn preemption_spares_a_pod_its_disruption_budget_protects() {
         "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata:\n  name: guard\n  namespace: default\nspec:\n  minAvailable: 1\n  selector:\n    matchLabels: {app: guarded}\n",
     );
     wait_until(WAIT, "the budget's status", || {
-        let v: Value = serde_json::from_str(&c.kubectl_ok(&[
-            "get", "pdb", "guard", "-o", "json",
-        ]))
-        .ok()?;
+        let v: Value =
+            serde_json::from_str(&c.kubectl_ok(&["get", "pdb", "guard", "-o", "json"])).ok()?;
         (v["status"]["observedGeneration"].as_i64().is_some()
             && v["status"]["disruptionsAllowed"] == 0)
             .then_some(())
@@ -488,10 +503,15 @@ fn preemption_spares_a_pod_its_disruption_budget_protects() {
     assert_eq!(ev["related"]["name"], "preemptor");
     assert_eq!(ev["reportingController"], "default-scheduler");
     let guarded = get(&c, "guarded");
-    assert!(guarded["metadata"]["deletionTimestamp"].is_null(), "{guarded}");
+    assert!(
+        guarded["metadata"]["deletionTimestamp"].is_null(),
+        "{guarded}"
+    );
     // The FailedScheduling of that attempt says preemption is under way.
     let failed = wait_until(WAIT, "the preemptor's FailedScheduling event", || {
-        events_v1(&c, "preemptor", "FailedScheduling").into_iter().next()
+        events_v1(&c, "preemptor", "FailedScheduling")
+            .into_iter()
+            .next()
     });
     assert_eq!(failed["action"], "Scheduling");
 }

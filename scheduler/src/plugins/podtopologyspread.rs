@@ -243,9 +243,7 @@ pub fn score(
     let ignored: HashSet<usize> = feasible
         .iter()
         .enumerate()
-        .filter(|(_, ni)| {
-            require_all && !ni.node.as_deref().is_some_and(|n| has_all_keys(&cs, n))
-        })
+        .filter(|(_, ni)| require_all && !ni.node.as_deref().is_some_and(|n| has_all_keys(&cs, n)))
         .map(|(i, _)| i)
         .collect();
     let weights: Vec<f64> = cs

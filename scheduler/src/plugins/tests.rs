@@ -564,23 +564,23 @@ fn preemption_picks_lowest_priority_victims() {
     assert_eq!(c.nodes["n1"].pods.len(), 2, "the cache is restored");
     // Nothing of lower priority anywhere.
     let lowly = info(prio("q", "1", 0));
-    let msg = crate::preemption::preempt(&mut c, &lowly, &statuses, &none, &[], &mut rng()).unwrap_err();
+    let msg =
+        crate::preemption::preempt(&mut c, &lowly, &statuses, &none, &[], &mut rng()).unwrap_err();
     assert_eq!(
         msg,
         "0/2 nodes are available: 2 No preemption victims found for incoming pod."
     );
     let mut never = (*prio("r", "1", 10)).clone();
     never.spec.as_mut().unwrap().preemption_policy = Some("Never".into());
-    let msg =
-        crate::preemption::preempt(
-            &mut c,
-            &info(Arc::new(never)),
-            &statuses,
-            &none,
-            &[],
-            &mut rng(),
-        )
-        .unwrap_err();
+    let msg = crate::preemption::preempt(
+        &mut c,
+        &info(Arc::new(never)),
+        &statuses,
+        &none,
+        &[],
+        &mut rng(),
+    )
+    .unwrap_err();
     assert_eq!(msg, crate::preemption::POLICY_NEVER);
 }
 

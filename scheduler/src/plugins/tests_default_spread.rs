@@ -23,7 +23,9 @@ struct Fake {
 fn named<K: kube::Resource>(items: &[Arc<K>], ns: &str, name: &str) -> Option<Arc<K>> {
     items
         .iter()
-        .find(|o| o.meta().namespace.as_deref() == Some(ns) && o.meta().name.as_deref() == Some(name))
+        .find(|o| {
+            o.meta().namespace.as_deref() == Some(ns) && o.meta().name.as_deref() == Some(name)
+        })
         .cloned()
 }
 
@@ -148,10 +150,7 @@ fn the_system_defaults_spread_by_hostname_and_zone_and_score_zoneless_nodes() {
     // Weights ln(3 + 2) for 3 hosts and 3 zone values ("a", "b" and n3's missing one).
     // Raw: n1 = 2w + 2 + 2w + 4 = 12, n2 = 2 + 4 = 6, n3 = 2 (no zone term);
     // normalised 100 * (12 + 2 - s) / 12.
-    assert_eq!(
-        score(&c, &p, &feasible, Some(&web)).unwrap(),
-        [16, 66, 100]
-    );
+    assert_eq!(score(&c, &p, &feasible, Some(&web)).unwrap(), [16, 66, 100]);
     // Without a default selector the pod is not spread at all.
     assert_eq!(score(&c, &p, &feasible, None), None);
     // With own constraints, nodes missing the key are ignored (score 0).
@@ -192,7 +191,13 @@ fn default_spreading_places_a_replica_set_evenly() {
     }
     let per_node: Vec<usize> = ["a", "b", "c"]
         .iter()
-        .map(|n| c.nodes[*n].pods.iter().filter(|p| p.key.starts_with("ns/w")).count())
+        .map(|n| {
+            c.nodes[*n]
+                .pods
+                .iter()
+                .filter(|p| p.key.starts_with("ns/w"))
+                .count()
+        })
         .collect();
     assert_eq!(per_node, [2, 2, 2]);
     // Without the defaults all six stack on the emptiest node.
