@@ -5,7 +5,8 @@
 //! preemption; other schedulerNames left alone; and `k1s scheduler --kubeconfig` with leader
 //! election against a server started with `--disable-scheduler`. Also: a Deployment spread by
 //! the cluster-default topology constraints, the scheduler's events.k8s.io/v1 events (with a
-//! series for repeats), and preemption that spares a pod its PodDisruptionBudget protects.
+//! series for repeats), preemption that spares a pod its PodDisruptionBudget protects, and a
+//! simulated node whose pod CIDR is full failing the sandbox as a kubelet does.
 
 #![allow(clippy::unwrap_used)]
 
@@ -514,4 +515,54 @@ fn preemption_spares_a_pod_its_disruption_budget_protects() {
             .next()
     });
     assert_eq!(failed["action"], "Scheduling");
+}
+
+#[test]
+fn a_full_pod_cidr_fails_the_sandbox() {
+    // A /29 leaves five pod addresses on the one simulated node.
+    let c = TestCluster::start_with(StartOptions {
+        extra_args: vec![
+            "--nodes".into(),
+            "1".into(),
+            "--cluster-cidr".into(),
+            "10.9.0.0/29".into(),
+        ],
+        ..Default::default()
+    });
+    c.kubectl_ok(&[
+        "create",
+        "deployment",
+        "many",
+        "--image=registry.k8s.io/pause:3.10",
+        "--replicas=6",
+    ]);
+    let pending = wait_until(WAIT, "5 pods Running, one Pending", || {
+        let all: Value =
+            serde_json::from_str(&c.kubectl_ok(&["get", "pods", "-l", "app=many", "-o", "json"]))
+                .ok()?;
+        let items = all["items"].as_array()?;
+        let phase = |p: &&Value| {
+            p["status"]["phase"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        };
+        let running = items.iter().filter(|p| phase(p) == "Running").count();
+        let pending: Vec<&Value> = items
+            .iter()
+            .filter(|p| phase(p) == "Pending" && p["spec"]["nodeName"].is_string())
+            .collect();
+        (running == 5 && pending.len() == 1)
+            .then(|| pending[0]["metadata"]["name"].as_str().unwrap().to_string())
+    });
+    let ev = wait_event(&c, &pending, "FailedCreatePodSandBox");
+    assert_eq!(ev["type"], "Warning");
+    assert_eq!(ev["source"]["component"], "kubelet");
+    let msg = ev["message"].as_str().unwrap();
+    assert!(
+        msg.starts_with("Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network for sandbox \"")
+            && msg.ends_with("no IP addresses available in range set: 10.9.0.1-10.9.0.6"),
+        "{msg}"
+    );
+    assert!(get(&c, &pending)["status"]["podIP"].is_null());
 }
