@@ -8,7 +8,7 @@ use super::*;
 
 #[derive(Debug, Clone, PartialEq)]
 enum Call {
-    Create(Event),
+    Create(Box<Event>),
     Patch(String, String, Value),
 }
 
@@ -39,7 +39,7 @@ impl FakeSink {
 
 impl EventSink for Arc<FakeSink> {
     fn create(&self, event: Event) -> BoxFuture<'static, Result<Event, SinkError>> {
-        let r = self.answer(Call::Create(event.clone()), event);
+        let r = self.answer(Call::Create(Box::new(event.clone())), event);
         Box::pin(async move { r })
     }
     fn patch(
