@@ -395,13 +395,18 @@ impl Scheduler {
                 }
                 tracing::debug!(pod = %qp.key, error = %e, "binding rejected");
                 self.queue.retry(&qp);
+                // Upstream's note is the binder's error as the API server worded it.
+                let note = match &e {
+                    kube::Error::Api(s) => s.message.clone(),
+                    other => other.to_string(),
+                };
                 self.recorder.eventf(
                     &object_reference(pod.as_ref()),
                     None,
                     WARNING,
                     "FailedScheduling",
                     "Scheduling",
-                    &truncate_note(&format!("Binding rejected: {e}")),
+                    &truncate_note(&note),
                 );
             }
         }
