@@ -1,12 +1,14 @@
 //! The controller-manager: upstream's controllers on shared typed informers, speaking only the
 //! Kubernetes API through kube-rs (in process over the API server's in-process `Service`, or
 //! remotely over HTTPS). Shaped as client-go's: `informer` (shared informers and indexed caches),
-//! `workqueue`, `expectations`, `events`, `leaderelection`, `controller` (the worker loop), and
-//! one module per controller under `controllers/`, named as upstream's.
+//! `workqueue`, `expectations`, `events` (core/v1) and `events_v1` (events.k8s.io/v1),
+//! `leaderelection`, `controller` (the worker loop), and one module per controller under
+//! `controllers/`, named as upstream's.
 
 pub mod controller;
 pub mod controllers;
 pub mod events;
+pub mod events_v1;
 pub mod expectations;
 pub mod informer;
 pub mod leaderelection;
@@ -121,7 +123,7 @@ impl Default for Options {
     }
 }
 
-fn hostname() -> String {
+pub(crate) fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_string())
         .unwrap_or_else(|_| "localhost".into())

@@ -241,6 +241,16 @@ impl Cache {
         self.nominated.remove(key);
     }
 
+    /// Pods of lower priority than `pod` nominated to `node` (upstream's
+    /// getLowerPriorityNominatedPods).
+    pub fn nominated_below(&self, node: &str, pod: &PodInfo) -> Vec<Arc<PodInfo>> {
+        self.nominated
+            .values()
+            .filter(|(n, p)| n == node && p.key != pod.key && p.priority < pod.priority)
+            .map(|(_, p)| p.clone())
+            .collect()
+    }
+
     pub fn nominated_node(&self, key: &str) -> Option<&str> {
         self.nominated.get(key).map(|(n, _)| n.as_str())
     }

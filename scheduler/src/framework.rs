@@ -5,6 +5,8 @@
 
 use std::collections::BTreeMap;
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+
 use crate::cache::{Cache, NodeInfo, PodInfo};
 use crate::plugins::{self, NamespaceLookup, Status};
 
@@ -41,11 +43,13 @@ impl Rng {
     }
 }
 
-/// Picks a node for the pod, or says why none fits.
+/// Picks a node for the pod, or says why none fits. `default_spread`: the selector of the
+/// cluster's default topology spreading for this pod, if it has one.
 pub fn find_node(
     cache: &Cache,
     pod: &PodInfo,
     namespaces: NamespaceLookup<'_>,
+    default_spread: Option<&LabelSelector>,
     rng: &mut Rng,
 ) -> Result<String, NoFit> {
     if cache.order.is_empty() {
@@ -65,7 +69,7 @@ pub fn find_node(
         0 => Err(NoFit::Diagnosis(Diagnosis { statuses })),
         1 => Ok(feasible[0].name().to_string()),
         _ => {
-            let scores = plugins::score(cache, pod, &feasible, namespaces);
+            let scores = plugins::score(cache, pod, &feasible, namespaces, default_spread);
             Ok(feasible[select_host(&scores, rng)].name().to_string())
         }
     }

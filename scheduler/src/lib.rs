@@ -17,7 +17,7 @@ pub mod scheduler;
 use std::sync::Arc;
 
 use k1s_controller_manager::SharedInformerFactory;
-use k1s_controller_manager::events::EventRecorder;
+use k1s_controller_manager::events_v1::EventRecorderV1;
 use k1s_controller_manager::leaderelection::{LeaderElectionConfig, LeaderElector};
 
 /// Settings, with kube-scheduler's names where one exists.
@@ -41,12 +41,6 @@ impl Default for Options {
     }
 }
 
-fn hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_string())
-        .unwrap_or_else(|_| "localhost".into())
-}
-
 /// Schedules until `shutdown`; with leader election, only while holding the lease (losing it
 /// stops scheduling and campaigns again).
 pub async fn run(
@@ -68,7 +62,7 @@ pub async fn run(
         }
         let (stop, term) = tokio::sync::watch::channel(false);
         let factory = SharedInformerFactory::new(client.clone(), None, term.clone());
-        let recorder = EventRecorder::new(client.clone(), &options.scheduler_name, &hostname());
+        let recorder = EventRecorderV1::new(client.clone(), &options.scheduler_name);
         let sched = scheduler::Scheduler::new(
             client.clone(),
             &factory,

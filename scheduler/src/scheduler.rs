@@ -1,15 +1,21 @@
 //! The running scheduler: informer handlers feed the cache and the queue; one loop pops pods and
 //! runs the algorithm under the cache lock, assumes the chosen node and binds in the background
 //! (`POST pods/{name}/binding`, many in flight), or records why the pod does not fit (the
-//! PodScheduled condition via `pods/status`, a FailedScheduling event) and preempts.
+//! PodScheduled condition via `pods/status`, a FailedScheduling event) and preempts. Events go
+//! through events.k8s.io/v1 as kube-scheduler's (`reportingController` = the scheduler name).
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use k1s_controller_manager::SharedInformerFactory;
-use k1s_controller_manager::events::{EventRecorder, NORMAL, WARNING, object_reference};
+use k1s_controller_manager::events::{NORMAL, WARNING, object_reference};
+use k1s_controller_manager::events_v1::{EventRecorderV1, truncate_note};
 use k1s_controller_manager::informer::{Delta, Store, key_of};
-use k8s_openapi::api::core::v1::{Binding, Namespace, Node, ObjectReference, Pod};
+use k8s_openapi::api::apps::v1::{ReplicaSet, StatefulSet};
+use k8s_openapi::api::core::v1::{
+    Binding, Namespace, Node, ObjectReference, Pod, ReplicationController, Service,
+};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use kube::Client;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
@@ -18,6 +24,7 @@ use tokio::sync::Semaphore;
 
 use crate::cache::{Cache, PodInfo};
 use crate::framework::{self, NO_NODES, NoFit, Rng};
+use crate::plugins::podtopologyspread::{OwnerLookup, default_selector};
 use crate::preemption;
 use crate::queue::{QueuedPod, SchedulingQueue};
 
@@ -31,7 +38,9 @@ pub struct Scheduler {
     pub queue: SchedulingQueue,
     pods: Arc<Store<Pod>>,
     namespaces: Arc<Store<Namespace>>,
-    recorder: EventRecorder,
+    owners: Owners,
+    pdbs: Arc<Store<PodDisruptionBudget>>,
+    recorder: EventRecorderV1,
     rng: Mutex<Rng>,
     binds: Arc<Semaphore>,
 }
@@ -70,17 +79,51 @@ fn node_changed_usefully(old: &Node, new: &Node) -> bool {
             != new.status.as_ref().map(|s| &s.allocatable)
 }
 
+/// What default topology spreading looks pods' owners up in (upstream's listers).
+struct Owners {
+    services: Arc<Store<Service>>,
+    rcs: Arc<Store<ReplicationController>>,
+    replica_sets: Arc<Store<ReplicaSet>>,
+    stateful_sets: Arc<Store<StatefulSet>>,
+}
+
+impl OwnerLookup for Owners {
+    fn services(&self, namespace: &str) -> Vec<Arc<Service>> {
+        self.services.list_namespace(namespace)
+    }
+    fn replication_controller(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Option<Arc<ReplicationController>> {
+        self.rcs.get_named(Some(namespace), name)
+    }
+    fn replica_set(&self, namespace: &str, name: &str) -> Option<Arc<ReplicaSet>> {
+        self.replica_sets.get_named(Some(namespace), name)
+    }
+    fn stateful_set(&self, namespace: &str, name: &str) -> Option<Arc<StatefulSet>> {
+        self.stateful_sets.get_named(Some(namespace), name)
+    }
+}
+
 impl Scheduler {
     /// Registers the informers and handlers on `factory` (not started yet).
     pub fn new(
         client: Client,
         factory: &SharedInformerFactory,
         scheduler_name: String,
-        recorder: EventRecorder,
+        recorder: EventRecorderV1,
     ) -> Arc<Self> {
         let pods = factory.informer::<Pod>();
         let nodes = factory.informer::<Node>();
         let namespaces = factory.informer::<Namespace>();
+        let owners = Owners {
+            services: factory.informer::<Service>().store(),
+            rcs: factory.informer::<ReplicationController>().store(),
+            replica_sets: factory.informer::<ReplicaSet>().store(),
+            stateful_sets: factory.informer::<StatefulSet>().store(),
+        };
+        let pdbs = factory.informer::<PodDisruptionBudget>().store();
         let seed = jiff::Timestamp::now().as_nanosecond() as u64;
         let s = Arc::new(Scheduler {
             client,
@@ -89,6 +132,8 @@ impl Scheduler {
             queue: SchedulingQueue::default(),
             pods: pods.store(),
             namespaces: namespaces.store(),
+            owners,
+            pdbs,
             recorder,
             rng: Mutex::new(Rng::new(seed)),
             binds: Arc::new(Semaphore::new(MAX_BINDS_IN_FLIGHT)),
@@ -240,13 +285,15 @@ impl Scheduler {
         }
         let info = Arc::new(PodInfo::new(pod.clone()));
         let lookup = |n: &str| self.namespace(n);
+        // Read outside the cache lock: informer stores only.
+        let spread = default_selector(&pod, &self.owners);
         let outcome = {
             let mut cache = self.cache();
             let mut rng = self
                 .rng
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            match framework::find_node(&cache, &info, &lookup, &mut rng) {
+            match framework::find_node(&cache, &info, &lookup, spread.as_ref(), &mut rng) {
                 Ok(node) => {
                     let mut bound = (*pod).clone();
                     if let Some(spec) = bound.spec.as_mut() {
@@ -258,7 +305,15 @@ impl Scheduler {
                 Err(NoFit::NoNodes) => Err((NO_NODES.to_string(), None)),
                 Err(NoFit::Diagnosis(d)) => {
                     let n = d.statuses.len();
-                    match preemption::preempt(&mut cache, &info, &d.statuses, &lookup) {
+                    let pdbs = self.pdbs.list();
+                    match preemption::preempt(
+                        &mut cache,
+                        &info,
+                        &d.statuses,
+                        &lookup,
+                        &pdbs,
+                        &mut rng,
+                    ) {
                         Ok(plan) => {
                             cache.nominate(info.clone(), &plan.node);
                             Err((
@@ -322,10 +377,12 @@ impl Scheduler {
         match result {
             Ok(_) => {
                 self.queue.done(&qp.key);
-                self.recorder.event(
+                self.recorder.eventf(
                     &object_reference(pod.as_ref()),
+                    None,
                     NORMAL,
                     "Scheduled",
+                    "Binding",
                     &format!("Successfully assigned {ns}/{name} to {node}"),
                 );
             }
@@ -338,11 +395,18 @@ impl Scheduler {
                 }
                 tracing::debug!(pod = %qp.key, error = %e, "binding rejected");
                 self.queue.retry(&qp);
-                self.recorder.event(
+                // Upstream's note is the binder's error as the API server worded it.
+                let note = match &e {
+                    kube::Error::Api(s) => s.message.clone(),
+                    other => other.to_string(),
+                };
+                self.recorder.eventf(
                     &object_reference(pod.as_ref()),
+                    None,
                     WARNING,
                     "FailedScheduling",
-                    &format!("Binding rejected: {e}"),
+                    "Scheduling",
+                    &truncate_note(&note),
                 );
             }
         }
@@ -351,8 +415,14 @@ impl Scheduler {
     /// The pod's PodScheduled=False condition and event; with a preemption plan, the nominated
     /// node and the victims' deletion.
     async fn record_failure(&self, pod: &Pod, message: &str, plan: Option<preemption::Plan>) {
-        self.recorder
-            .event(&object_reference(pod), WARNING, "FailedScheduling", message);
+        self.recorder.eventf(
+            &object_reference(pod),
+            None,
+            WARNING,
+            "FailedScheduling",
+            "Scheduling",
+            &truncate_note(message),
+        );
         let existing = pod
             .status
             .as_ref()
@@ -399,8 +469,13 @@ impl Scheduler {
         let Some(plan) = plan else {
             return;
         };
+        let preemptor = object_reference(pod);
         for victim in plan.victims {
             let v = &victim.pod;
+            // Graceful deletion already under way: nothing to send (upstream skips it too).
+            if v.metadata.deletion_timestamp.is_some() {
+                continue;
+            }
             let vns = v.metadata.namespace.clone().unwrap_or_default();
             let vname = v.metadata.name.clone().unwrap_or_default();
             let vapi: Api<Pod> = Api::namespaced(self.client.clone(), &vns);
@@ -419,10 +494,12 @@ impl Scheduler {
                 )
                 .await;
             match vapi.delete(&vname, &DeleteParams::default()).await {
-                Ok(_) => self.recorder.event(
+                Ok(_) => self.recorder.eventf(
                     &object_reference(v.as_ref()),
+                    Some(&preemptor),
                     NORMAL,
                     "Preempted",
+                    "Preempting",
                     &format!(
                         "Preempted by pod {} on node {}",
                         pod.metadata.uid.as_deref().unwrap_or_default(),
@@ -430,6 +507,18 @@ impl Scheduler {
                     ),
                 ),
                 Err(e) => tracing::debug!(pod = %vname, error = %e, "victim not deleted"),
+            }
+        }
+        // Lower-priority pods nominated there may no longer fit: they look elsewhere.
+        for p in plan.clear_nominations {
+            let api: Api<Pod> = Api::namespaced(self.client.clone(), p.namespace());
+            let name = p.pod.metadata.name.as_deref().unwrap_or_default();
+            let patch = json!({"status": {"nominatedNodeName": null}});
+            if let Err(e) = api
+                .patch_status(name, &PatchParams::default(), &Patch::Strategic(&patch))
+                .await
+            {
+                tracing::debug!(pod = %name, error = %e, "nomination not cleared");
             }
         }
     }

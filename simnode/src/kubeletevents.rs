@@ -209,7 +209,26 @@ pub fn killing(pod: &Pod) -> Vec<KubeletEvent> {
         .collect()
 }
 
-/// Records the events about `pod` (a reference with the container's field path).
+/// The kubelet's `FailedCreatePodSandBox` when the node's pod CIDR has no address left: the
+/// error containerd passes on from the CNI's host-local IPAM, whose range is the CIDR's hosts.
+pub fn sandbox_failed(pod: &Pod, cidr: &crate::cidr::Cidr) -> KubeletEvent {
+    let size = 1u64 << (32 - u32::from(cidr.prefix.min(32)));
+    let host = |offset: u64| std::net::Ipv4Addr::from(cidr.base.wrapping_add(offset as u32));
+    let (first, last) = (host(1), host(size.saturating_sub(2)));
+    let sandbox = digest(pod.metadata.uid.as_deref().unwrap_or_default());
+    KubeletEvent {
+        field_path: String::new(),
+        type_: WARNING,
+        reason: "FailedCreatePodSandBox",
+        message: format!(
+            "Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup \
+             network for sandbox \"{sandbox}\": plugin type=\"host-local\" failed (add): failed \
+             to allocate for range 0: no IP addresses available in range set: {first}-{last}"
+        ),
+    }
+}
+
+/// Records the events about `pod` (a reference with the container's field path, if any).
 pub fn record(recorder: &EventRecorder, pod: &Pod, events: Vec<KubeletEvent>) {
     if events.is_empty() {
         return;
@@ -217,7 +236,7 @@ pub fn record(recorder: &EventRecorder, pod: &Pod, events: Vec<KubeletEvent>) {
     let base = object_reference(pod);
     for e in events {
         let object = ObjectReference {
-            field_path: Some(e.field_path),
+            field_path: Some(e.field_path).filter(|f| !f.is_empty()),
             ..base.clone()
         };
         recorder.event(&object, e.type_, e.reason, &e.message);
@@ -341,5 +360,21 @@ mod tests {
         let k = killing(&p);
         assert_eq!(k.len(), 1);
         assert_eq!(k[0].message, "Stopping container c");
+    }
+
+    #[test]
+    fn a_full_pod_cidr_fails_the_sandbox_as_containerd_says() {
+        let cidr = crate::cidr::Cidr::parse("10.244.3.0/24").expect("test value");
+        let e = sandbox_failed(&pod(), &cidr);
+        assert_eq!((e.type_, e.reason), (WARNING, "FailedCreatePodSandBox"));
+        assert!(e.field_path.is_empty(), "about the pod, not a container");
+        let sandbox = digest("u-1");
+        assert_eq!(sandbox.len(), 64);
+        assert_eq!(
+            e.message,
+            format!(
+                "Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network for sandbox \"{sandbox}\": plugin type=\"host-local\" failed (add): failed to allocate for range 0: no IP addresses available in range set: 10.244.3.1-10.244.3.254"
+            )
+        );
     }
 }

@@ -490,7 +490,11 @@ impl Reconciler for Kubelet {
             return Ok(Action::Done);
         }
         let Some(env) = self.env(k, index, &pod) else {
-            tracing::warn!(pod = %k, node = %node.name, "no pod IP left in the node's CIDR");
+            // As a kubelet whose CNI ran out of addresses: the sandbox fails, the pod stays
+            // Pending, and the attempt is repeated (the recorder counts the repeats).
+            tracing::debug!(pod = %k, node = %node.name, "no pod IP left in the node's CIDR");
+            let event = kubeletevents::sandbox_failed(&pod, &self.nodes[index].cidr);
+            kubeletevents::record(&self.recorders[index], &pod, vec![event]);
             return Ok(Action::RequeueAfter(Duration::from_secs(10)));
         };
         let desired = podstatus::desired(&pod, &env, now);

@@ -3,7 +3,10 @@
 //! upstream's FailedScheduling message for pods that fit nowhere; taints, nodeSelector, node
 //! affinity and pod anti-affinity deciding placement; a pending pod placed when a node arrives;
 //! preemption; other schedulerNames left alone; and `k1s scheduler --kubeconfig` with leader
-//! election against a server started with `--disable-scheduler`.
+//! election against a server started with `--disable-scheduler`. Also: a Deployment spread by
+//! the cluster-default topology constraints, the scheduler's events.k8s.io/v1 events (with a
+//! series for repeats), preemption that spares a pod its PodDisruptionBudget protects, and a
+//! simulated node whose pod CIDR is full failing the sandbox as a kubelet does.
 
 #![allow(clippy::unwrap_used)]
 
@@ -152,7 +155,8 @@ fn the_scheduler_places_pods_as_upstream() {
         format!("Successfully assigned default/plain to {n}")
     );
     assert_eq!(ev["type"], "Normal");
-    assert_eq!(ev["source"]["component"], "default-scheduler");
+    // Written through events.k8s.io/v1, so core/v1 shows the reporting component, no source.
+    assert_eq!(ev["reportingComponent"], "default-scheduler");
 
     // Too big for every node: upstream's message, on the condition and in a Warning event.
     pod(&c, "huge", "3", "", "");
@@ -305,4 +309,260 @@ fn k1s_scheduler_runs_against_a_server_without_one() {
     let (n, holder) = bound.unwrap();
     assert_eq!(n, "solo");
     assert!(!holder.is_empty());
+}
+
+/// The scheduler's events.k8s.io/v1 events about `name` with `reason`.
+fn events_v1(c: &TestCluster, name: &str, reason: &str) -> Vec<Value> {
+    let all: Value = serde_json::from_str(&c.kubectl_ok(&[
+        "get",
+        "events.v1.events.k8s.io",
+        "-A",
+        "-o",
+        "json",
+    ]))
+    .unwrap();
+    all["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["regarding"]["name"] == name && e["reason"] == reason)
+        .cloned()
+        .collect()
+}
+
+fn pods_per_node(c: &TestCluster, selector: &str) -> std::collections::BTreeMap<String, usize> {
+    let all: Value =
+        serde_json::from_str(&c.kubectl_ok(&["get", "pods", "-l", selector, "-o", "json"]))
+            .unwrap();
+    let mut out = std::collections::BTreeMap::new();
+    for p in all["items"].as_array().unwrap() {
+        if let Some(n) = p["spec"]["nodeName"].as_str() {
+            *out.entry(n.to_string()).or_insert(0) += 1;
+        }
+    }
+    out
+}
+
+#[test]
+fn default_spreading_and_events_k8s_io() {
+    let c = start(&[]);
+    for n in ["s1", "s2", "s3"] {
+        node(&c, n, "4", &[], &[]);
+    }
+    // s2 and s3 carry a pod requesting a CPU, so resource scores alone would stack every
+    // replica on s1; the default constraints (hostname, maxSkew 3) spread them.
+    pod(&c, "filler-2", "1", "", "  nodeName: s2\n");
+    pod(&c, "filler-3", "1", "", "  nodeName: s3\n");
+    c.kubectl_ok(&[
+        "create",
+        "deployment",
+        "web",
+        "--image=registry.k8s.io/pause:3.10",
+        "--replicas=6",
+    ]);
+    let spread = wait_until(WAIT, "6 replicas bound", || {
+        let per = pods_per_node(&c, "app=web");
+        (per.values().sum::<usize>() == 6).then_some(per)
+    });
+    let want: std::collections::BTreeMap<String, usize> = [("s1", 2), ("s2", 2), ("s3", 2)]
+        .map(|(n, k)| (n.to_string(), k))
+        .into();
+    assert_eq!(spread, want);
+
+    // A Scheduled event through events.k8s.io/v1, as kube-scheduler writes it.
+    let pods: Value =
+        serde_json::from_str(&c.kubectl_ok(&["get", "pods", "-l", "app=web", "-o", "json"]))
+            .unwrap();
+    let first = pods["items"][0]["metadata"]["name"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let ev = wait_until(WAIT, "a Scheduled event", || {
+        events_v1(&c, &first, "Scheduled").into_iter().next()
+    });
+    assert_eq!(ev["reportingController"], "default-scheduler");
+    assert!(
+        ev["reportingInstance"]
+            .as_str()
+            .unwrap()
+            .starts_with("default-scheduler-"),
+        "{ev}"
+    );
+    assert_eq!(ev["action"], "Binding");
+    assert_eq!(ev["type"], "Normal");
+    assert_eq!(ev["regarding"]["kind"], "Pod");
+    assert!(
+        ev["eventTime"].as_str().unwrap().contains('.'),
+        "micro time: {ev}"
+    );
+    let node = pods["items"][0]["spec"]["nodeName"].as_str().unwrap();
+    assert_eq!(
+        ev["note"],
+        format!("Successfully assigned default/{first} to {node}")
+    );
+
+    // A pod that fits nowhere: FailedScheduling with action Scheduling; retried attempts with
+    // the pod unchanged become a series on one event.
+    pod(&c, "huge", "64", "", "");
+    wait_until(WAIT, "a FailedScheduling event", || {
+        events_v1(&c, "huge", "FailedScheduling").into_iter().next()
+    });
+    let series = wait_until(WAIT, "a FailedScheduling series", || {
+        // Each node label change retries the pod.
+        c.kubectl_ok(&[
+            "label",
+            "node",
+            "s1",
+            "--overwrite",
+            &format!("retry={}", rand_suffix()),
+        ]);
+        events_v1(&c, "huge", "FailedScheduling")
+            .into_iter()
+            .find(|e| e["series"]["count"].as_i64().is_some_and(|n| n >= 2))
+    });
+    assert_eq!(series["action"], "Scheduling");
+    assert_eq!(series["type"], "Warning");
+    assert!(
+        series["note"]
+            .as_str()
+            .unwrap()
+            .starts_with("0/3 nodes are available: 3 Insufficient cpu."),
+        "{series}"
+    );
+    assert!(series["series"]["lastObservedTime"].is_string(), "{series}");
+    // Both kubectl views show them.
+    let table = c.kubectl_ok(&[
+        "get",
+        "events",
+        "--field-selector",
+        "involvedObject.name=huge",
+    ]);
+    assert!(table.contains("FailedScheduling"), "{table}");
+    let listed = c.kubectl_ok(&["events", "--for", "pod/huge"]);
+    assert!(listed.contains("FailedScheduling"), "{listed}");
+    assert!(listed.contains("(x"), "the series count shows: {listed}");
+}
+
+fn rand_suffix() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos()
+}
+
+#[test]
+fn preemption_spares_a_pod_its_disruption_budget_protects() {
+    let c = start(&[]);
+    for (name, value) in [("low", 10), ("high", 1000)] {
+        c.apply(&format!(
+            "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: {name}\nvalue: {value}\n"
+        ));
+    }
+    node(&c, "p1", "1", &[("pool", "p")], &["pool=p:NoSchedule"]);
+    node(&c, "p2", "1", &[("pool", "p")], &["pool=p:NoSchedule"]);
+    let pool = |class: &str, at: &str| {
+        format!(
+            "  priorityClassName: {class}\n  nodeName: {at}\n  tolerations:\n  - {{key: pool, operator: Exists}}\n"
+        )
+    };
+    pod(&c, "guarded", "800m", "app: guarded", &pool("low", "p1"));
+    pod(&c, "plain", "800m", "app: plain", &pool("low", "p2"));
+    // The budget wants the guarded pod kept: no disruption is allowed.
+    c.apply(
+        "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata:\n  name: guard\n  namespace: default\nspec:\n  minAvailable: 1\n  selector:\n    matchLabels: {app: guarded}\n",
+    );
+    wait_until(WAIT, "the budget's status", || {
+        let v: Value =
+            serde_json::from_str(&c.kubectl_ok(&["get", "pdb", "guard", "-o", "json"])).ok()?;
+        (v["status"]["observedGeneration"].as_i64().is_some()
+            && v["status"]["disruptionsAllowed"] == 0)
+            .then_some(())
+    });
+    // Everything else ties (same priority, size, count): the budget decides.
+    pod(
+        &c,
+        "preemptor",
+        "800m",
+        "",
+        "  priorityClassName: high\n  nodeSelector:\n    pool: p\n  tolerations:\n  - {key: pool, operator: Exists}\n",
+    );
+    wait_until(WAIT, "the preemptor to be nominated", || {
+        get(&c, "preemptor")["status"]["nominatedNodeName"]
+            .as_str()
+            .map(str::to_string)
+    });
+    assert_eq!(get(&c, "preemptor")["status"]["nominatedNodeName"], "p2");
+    let ev = wait_until(WAIT, "a Preempted event", || {
+        events_v1(&c, "plain", "Preempted").into_iter().next()
+    });
+    let uid = get(&c, "preemptor")["metadata"]["uid"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(ev["note"], format!("Preempted by pod {uid} on node p2"));
+    assert_eq!(ev["action"], "Preempting");
+    assert_eq!(ev["related"]["name"], "preemptor");
+    assert_eq!(ev["reportingController"], "default-scheduler");
+    let guarded = get(&c, "guarded");
+    assert!(
+        guarded["metadata"]["deletionTimestamp"].is_null(),
+        "{guarded}"
+    );
+    // The FailedScheduling of that attempt says preemption is under way.
+    let failed = wait_until(WAIT, "the preemptor's FailedScheduling event", || {
+        events_v1(&c, "preemptor", "FailedScheduling")
+            .into_iter()
+            .next()
+    });
+    assert_eq!(failed["action"], "Scheduling");
+}
+
+#[test]
+fn a_full_pod_cidr_fails_the_sandbox() {
+    // A /29 leaves five pod addresses on the one simulated node.
+    let c = TestCluster::start_with(StartOptions {
+        extra_args: vec![
+            "--nodes".into(),
+            "1".into(),
+            "--cluster-cidr".into(),
+            "10.9.0.0/29".into(),
+        ],
+        ..Default::default()
+    });
+    c.kubectl_ok(&[
+        "create",
+        "deployment",
+        "many",
+        "--image=registry.k8s.io/pause:3.10",
+        "--replicas=6",
+    ]);
+    let pending = wait_until(WAIT, "5 pods Running, one Pending", || {
+        let all: Value =
+            serde_json::from_str(&c.kubectl_ok(&["get", "pods", "-l", "app=many", "-o", "json"]))
+                .ok()?;
+        let items = all["items"].as_array()?;
+        let phase = |p: &&Value| {
+            p["status"]["phase"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        };
+        let running = items.iter().filter(|p| phase(p) == "Running").count();
+        let pending: Vec<&Value> = items
+            .iter()
+            .filter(|p| phase(p) == "Pending" && p["spec"]["nodeName"].is_string())
+            .collect();
+        (running == 5 && pending.len() == 1)
+            .then(|| pending[0]["metadata"]["name"].as_str().unwrap().to_string())
+    });
+    let ev = wait_event(&c, &pending, "FailedCreatePodSandBox");
+    assert_eq!(ev["type"], "Warning");
+    assert_eq!(ev["source"]["component"], "kubelet");
+    let msg = ev["message"].as_str().unwrap();
+    assert!(
+        msg.starts_with("Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network for sandbox \"")
+            && msg.ends_with("no IP addresses available in range set: 10.9.0.1-10.9.0.6"),
+        "{msg}"
+    );
+    assert!(get(&c, &pending)["status"]["podIP"].is_null());
 }

@@ -10,6 +10,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
 use crate::cache::{Cache, NodeInfo, PodInfo};
 use crate::helpers::{
@@ -345,12 +346,14 @@ pub fn default_normalize(scores: &mut [i64], reverse: bool) {
     }
 }
 
-/// The weighted total score of each feasible node.
+/// The weighted total score of each feasible node. `default_spread`: the selector the cluster's
+/// default topology spreading uses for this pod (`podtopologyspread::default_selector`).
 pub fn score(
     cache: &Cache,
     pod: &PodInfo,
     feasible: &[&NodeInfo],
     namespaces: NamespaceLookup<'_>,
+    default_spread: Option<&LabelSelector>,
 ) -> Vec<i64> {
     let n = feasible.len();
     let mut total = vec![0i64; n];
@@ -374,8 +377,8 @@ pub fn score(
         .collect();
     default_normalize(&mut s, true);
     add(&mut total, &s, WEIGHT_TAINT_TOLERATION);
-    // PodTopologySpread (ScheduleAnyway).
-    if let Some(s) = podtopologyspread::score(cache, &pod.pod, feasible) {
+    // PodTopologySpread (ScheduleAnyway, or the cluster defaults).
+    if let Some(s) = podtopologyspread::score(cache, &pod.pod, feasible, default_spread) {
         add(&mut total, &s, WEIGHT_SPREAD);
     }
     // InterPodAffinity (preferred terms, both ways).
@@ -400,3 +403,6 @@ pub fn node_labels(ni: &NodeInfo) -> &BTreeMap<String, String> {
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::type_complexity)]
 pub mod tests;
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests_default_spread;

@@ -2,12 +2,18 @@
 //! (`DoNotSchedule`) filter on skew = matching pods in the node's domain + self − the global
 //! minimum (0 when fewer domains than `minDomains`); soft ones (`ScheduleAnyway`) score nodes
 //! with fewer matching pods higher. Nodes count when they carry every constraint's key and pass
-//! `nodeAffinityPolicy` (default Honor) and `nodeTaintsPolicy` (default Ignore). The cluster-level
-//! default constraints upstream applies to pods of services and controllers are not applied.
+//! `nodeAffinityPolicy` (default Honor) and `nodeTaintsPolicy` (default Ignore). A pod with no
+//! constraints of its own is scored with the cluster defaults (`defaultingType: System`: maxSkew
+//! 3 per hostname, 5 per zone, ScheduleAnyway) over the selector of the Services,
+//! ReplicationController, ReplicaSet or StatefulSet it belongs to (`default_selector`); with
+//! those, nodes lacking a key are still scored by the keys they have.
 
 use std::collections::{HashMap, HashSet};
 
-use k8s_openapi::api::core::v1::{Node, Pod};
+use std::sync::Arc;
+
+use k8s_openapi::api::apps::v1::{ReplicaSet, StatefulSet};
+use k8s_openapi::api::core::v1::{Node, Pod, ReplicationController, Service};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
 
 use super::{MAX_NODE_SCORE, Status, Verdict, node_labels};
@@ -21,6 +27,7 @@ pub const ERR_CONSTRAINTS: &str = "node(s) didn't match pod topology spread cons
 pub const ERR_MISSING_LABEL: &str =
     "node(s) didn't match pod topology spread constraints (missing required label)";
 const HOSTNAME: &str = "kubernetes.io/hostname";
+const ZONE: &str = "topology.kubernetes.io/zone";
 
 #[derive(Clone, Debug)]
 pub struct Constraint {
@@ -108,15 +115,21 @@ fn count_matching(ni: &NodeInfo, namespace: &str, selector: &LabelSelector) -> i
         .count() as i64
 }
 
-/// Matching pods per domain value, per constraint, over the eligible nodes.
-fn domain_counts(cache: &Cache, pod: &Pod, cs: &[Constraint]) -> Vec<HashMap<String, i64>> {
+/// Matching pods per domain value, per constraint, over the eligible nodes (with
+/// `require_all`, only nodes carrying every constraint's key are eligible).
+fn domain_counts(
+    cache: &Cache,
+    pod: &Pod,
+    cs: &[Constraint],
+    require_all: bool,
+) -> Vec<HashMap<String, i64>> {
     let ns = pod.metadata.namespace.as_deref().unwrap_or_default();
     let mut counts = vec![HashMap::new(); cs.len()];
     for ni in cache.node_infos() {
         let Some(node) = ni.node.as_deref() else {
             continue;
         };
-        if !has_all_keys(cs, node) {
+        if require_all && !has_all_keys(cs, node) {
             continue;
         }
         let labels = labels_of_node(node);
@@ -146,7 +159,7 @@ pub fn prefilter(cache: &Cache, pod: &Pod) -> Option<FilterState> {
     if cs.is_empty() {
         return None;
     }
-    let counts = domain_counts(cache, pod, &cs);
+    let counts = domain_counts(cache, pod, &cs, true);
     let min = cs
         .iter()
         .zip(&counts)
@@ -185,9 +198,44 @@ pub fn filter(s: &FilterState, node: &Node) -> Verdict {
     Ok(())
 }
 
-/// Soft constraints' normalised scores for the feasible nodes (None: the pod has none).
-pub fn score(cache: &Cache, pod: &Pod, feasible: &[&NodeInfo]) -> Option<Vec<i64>> {
-    let cs = constraints(pod, false);
+/// Upstream's system default constraints over `selector` (both ScheduleAnyway).
+fn system_defaults(selector: &LabelSelector) -> Vec<Constraint> {
+    [(HOSTNAME, 3), (ZONE, 5)]
+        .into_iter()
+        .map(|(key, max_skew)| Constraint {
+            max_skew,
+            key: key.to_string(),
+            selector: selector.clone(),
+            min_domains: None,
+            honor_affinity: true,
+            honor_taints: false,
+        })
+        .collect()
+}
+
+fn has_own_constraints(pod: &Pod) -> bool {
+    pod.spec
+        .as_ref()
+        .and_then(|s| s.topology_spread_constraints.as_ref())
+        .is_some_and(|c| !c.is_empty())
+}
+
+/// Soft constraints' normalised scores for the feasible nodes (None: the pod has none). A pod
+/// without constraints of its own is scored by the system defaults over `default_selector`
+/// (see `default_selector`; None: it belongs to nothing, so it is not spread).
+pub fn score(
+    cache: &Cache,
+    pod: &Pod,
+    feasible: &[&NodeInfo],
+    default_selector: Option<&LabelSelector>,
+) -> Option<Vec<i64>> {
+    // Only the pod's own constraints need every key on a node (upstream: nodes without a zone
+    // label still get hostname spreading from the defaults).
+    let (cs, require_all) = if has_own_constraints(pod) {
+        (constraints(pod, false), true)
+    } else {
+        (system_defaults(default_selector?), false)
+    };
     if cs.is_empty() {
         return None;
     }
@@ -195,7 +243,7 @@ pub fn score(cache: &Cache, pod: &Pod, feasible: &[&NodeInfo]) -> Option<Vec<i64
     let ignored: HashSet<usize> = feasible
         .iter()
         .enumerate()
-        .filter(|(_, ni)| !ni.node.as_deref().is_some_and(|n| has_all_keys(&cs, n)))
+        .filter(|(_, ni)| require_all && !ni.node.as_deref().is_some_and(|n| has_all_keys(&cs, n)))
         .map(|(i, _)| i)
         .collect();
     let weights: Vec<f64> = cs
@@ -204,18 +252,19 @@ pub fn score(cache: &Cache, pod: &Pod, feasible: &[&NodeInfo]) -> Option<Vec<i64
             let size = if c.key == HOSTNAME {
                 feasible.len() - ignored.len()
             } else {
+                // A node lacking the key is the domain "" (upstream counts it so).
                 feasible
                     .iter()
                     .enumerate()
                     .filter(|(i, _)| !ignored.contains(i))
-                    .filter_map(|(_, ni)| node_labels(ni).get(&c.key))
+                    .map(|(_, ni)| node_labels(ni).get(&c.key).map_or("", String::as_str))
                     .collect::<HashSet<_>>()
                     .len()
             };
             ((size + 2) as f64).ln()
         })
         .collect();
-    let counts = domain_counts(cache, pod, &cs);
+    let counts = domain_counts(cache, pod, &cs, require_all);
     let raw: Vec<i64> = feasible
         .iter()
         .map(|ni| {
@@ -257,4 +306,75 @@ pub fn score(cache: &Cache, pod: &Pod, feasible: &[&NodeInfo]) -> Option<Vec<i64
             })
             .collect(),
     )
+}
+
+/// The objects a pod may belong to, for `default_selector` (the scheduler's informer caches).
+pub trait OwnerLookup {
+    fn services(&self, namespace: &str) -> Vec<Arc<Service>>;
+    fn replication_controller(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Option<Arc<ReplicationController>>;
+    fn replica_set(&self, namespace: &str, name: &str) -> Option<Arc<ReplicaSet>>;
+    fn stateful_set(&self, namespace: &str, name: &str) -> Option<Arc<StatefulSet>>;
+}
+
+/// Upstream's helper.DefaultSelector: the selectors of the Services selecting the pod, and of
+/// its controller when that is a ReplicationController, ReplicaSet or StatefulSet, combined
+/// (they all select the pod, so they cannot conflict). None when that selects nothing: such a
+/// pod gets no default constraints. Only needed for pods without constraints of their own.
+pub fn default_selector(pod: &Pod, owners: &dyn OwnerLookup) -> Option<LabelSelector> {
+    if has_own_constraints(pod) {
+        return None;
+    }
+    let ns = pod.metadata.namespace.as_deref().unwrap_or_default();
+    let labels = labels_of_pod(pod);
+    let mut match_labels = std::collections::BTreeMap::new();
+    let mut expressions: Vec<LabelSelectorRequirement> = Vec::new();
+    for svc in owners.services(ns) {
+        // A Service without a selector selects nothing (not everything).
+        let Some(sel) = svc.spec.as_ref().and_then(|s| s.selector.as_ref()) else {
+            continue;
+        };
+        if sel.iter().all(|(k, v)| labels.get(k) == Some(v)) {
+            match_labels.extend(sel.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+    }
+    let controller = pod
+        .metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .find(|o| o.controller == Some(true));
+    if let Some(o) = controller {
+        let (name, kind) = (o.name.as_str(), o.kind.as_str());
+        let owner_selector = match (o.api_version.as_str(), kind) {
+            ("v1", "ReplicationController") => owners
+                .replication_controller(ns, name)
+                .and_then(|rc| rc.spec.as_ref()?.selector.clone())
+                .map(|m| LabelSelector {
+                    match_labels: Some(m),
+                    match_expressions: None,
+                }),
+            ("apps/v1", "ReplicaSet") => owners
+                .replica_set(ns, name)
+                .and_then(|rs| rs.spec.as_ref().map(|s| s.selector.clone())),
+            ("apps/v1", "StatefulSet") => owners
+                .stateful_set(ns, name)
+                .and_then(|ss| ss.spec.as_ref().map(|s| s.selector.clone())),
+            _ => None,
+        };
+        if let Some(sel) = owner_selector {
+            match_labels.extend(sel.match_labels.unwrap_or_default());
+            expressions.extend(sel.match_expressions.unwrap_or_default());
+        }
+    }
+    if match_labels.is_empty() && expressions.is_empty() {
+        return None;
+    }
+    Some(LabelSelector {
+        match_labels: (!match_labels.is_empty()).then_some(match_labels),
+        match_expressions: (!expressions.is_empty()).then_some(expressions),
+    })
 }

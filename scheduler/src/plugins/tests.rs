@@ -22,7 +22,7 @@ pub fn pod(name: &str, extra: Value) -> Arc<Pod> {
     Arc::new(serde_json::from_value(p).unwrap())
 }
 
-fn merge(a: &mut Value, b: Value) {
+pub fn merge(a: &mut Value, b: Value) {
     match (a, b) {
         (Value::Object(a), Value::Object(b)) => {
             for (k, v) in b {
@@ -33,7 +33,7 @@ fn merge(a: &mut Value, b: Value) {
     }
 }
 
-fn cpu(c: &str) -> Value {
+pub fn cpu(c: &str) -> Value {
     json!({"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": c}}}]}})
 }
 
@@ -333,7 +333,7 @@ fn resource_scores() {
     assert_eq!(s, [100, 100]);
 }
 
-fn cache_of(nodes: &[Arc<Node>], pods: &[(&str, Arc<Pod>)]) -> Cache {
+pub fn cache_of(nodes: &[Arc<Node>], pods: &[(&str, Arc<Pod>)]) -> Cache {
     let mut c = Cache::default();
     for n in nodes {
         c.set_node(n.clone());
@@ -344,14 +344,14 @@ fn cache_of(nodes: &[Arc<Node>], pods: &[(&str, Arc<Pod>)]) -> Cache {
     c
 }
 
-fn zoned(name: &str, zone: Option<&str>) -> Arc<Node> {
+pub fn zoned(name: &str, zone: Option<&str>) -> Arc<Node> {
     match zone {
         Some(z) => node(name, json!({"metadata": {"labels": {"zone": z}}})),
         None => node(name, json!({})),
     }
 }
 
-fn app(name: &str, app: &str) -> Arc<Pod> {
+pub fn app(name: &str, app: &str) -> Arc<Pod> {
     pod(name, json!({"metadata": {"labels": {"app": app}}}))
 }
 
@@ -440,7 +440,7 @@ fn pod_topology_spread_score() {
          "labelSelector": {"matchLabels": {"app": "web"}}}]}}),
     );
     let feasible: Vec<&NodeInfo> = c.node_infos().collect();
-    let s = podtopologyspread::score(&c, &p, &feasible).unwrap();
+    let s = podtopologyspread::score(&c, &p, &feasible, None).unwrap();
     assert!(s[1] > s[0], "{s:?}");
     assert_eq!(s[1], 100);
 }
@@ -557,21 +557,33 @@ fn preemption_picks_lowest_priority_victims() {
             )
         })
         .collect();
-    let plan = crate::preemption::preempt(&mut c, &p, &statuses, &none).unwrap();
+    let plan = crate::preemption::preempt(&mut c, &p, &statuses, &none, &[], &mut rng()).unwrap();
     assert_eq!(plan.node, "n1");
     let victims: Vec<_> = plan.victims.iter().map(|v| v.key.clone()).collect();
     assert_eq!(victims, ["ns/low"]);
     assert_eq!(c.nodes["n1"].pods.len(), 2, "the cache is restored");
     // Nothing of lower priority anywhere.
     let lowly = info(prio("q", "1", 0));
-    let msg = crate::preemption::preempt(&mut c, &lowly, &statuses, &none).unwrap_err();
+    let msg =
+        crate::preemption::preempt(&mut c, &lowly, &statuses, &none, &[], &mut rng()).unwrap_err();
     assert_eq!(
         msg,
         "0/2 nodes are available: 2 No preemption victims found for incoming pod."
     );
     let mut never = (*prio("r", "1", 10)).clone();
     never.spec.as_mut().unwrap().preemption_policy = Some("Never".into());
-    let msg =
-        crate::preemption::preempt(&mut c, &info(Arc::new(never)), &statuses, &none).unwrap_err();
+    let msg = crate::preemption::preempt(
+        &mut c,
+        &info(Arc::new(never)),
+        &statuses,
+        &none,
+        &[],
+        &mut rng(),
+    )
+    .unwrap_err();
     assert_eq!(msg, crate::preemption::POLICY_NEVER);
+}
+
+pub fn rng() -> crate::framework::Rng {
+    crate::framework::Rng::new(7)
 }
