@@ -90,9 +90,9 @@ fn deny_warn_and_match_conditions_with_kubectl() {
     );
     assert!(!c.kubectl(&["get", "deployment", "nginx"]).status.success());
     c.kubectl_ok(&["create", "deployment", "small", "--image=nginx", "--replicas=2"]);
-    // Updates are checked too.
-    let scale = ["scale", "deployment", "small", "--replicas=9"];
-    let err = fails(&scale, c.kubectl(&scale));
+    // Updates are checked too (the policy names `deployments`, not `deployments/scale`).
+    let patch = ["patch", "deployment", "small", "-p", r#"{"spec":{"replicas":9}}"#];
+    let err = fails(&patch, c.kubectl(&patch));
     assert!(err.contains("denied request: failed expression"), "{err}");
     // The match condition exempts one user (impersonated, as admin may).
     c.kubectl_ok(&[
@@ -120,8 +120,11 @@ fn deny_warn_and_match_conditions_with_kubectl() {
             .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
             .find(|e| {
                 e["verb"] == "create"
-                    && e["objectRef"]["name"] == "warned"
+                    && e["objectRef"]["resource"] == "deployments"
                     && e["stage"] == "ResponseComplete"
+                    && e["annotations"]
+                        .get("validation.policy.admission.k8s.io/validation_failure")
+                        .is_some()
             })
     });
     let failure: serde_json::Value = serde_json::from_str(

@@ -1590,6 +1590,9 @@ fn show(v: &Cel) -> String {
 // ---------------------------------------------------------------------------------------------
 // Admission expressions (ValidatingAdmissionPolicy, webhook matchConditions)
 
+/// The schema root of admission expressions (they have none: every variable is dynamic).
+static NULL: Value = Value::Null;
+
 /// CEL values, for callers of admission expressions.
 pub use cel::Value as CelValue;
 
@@ -1688,7 +1691,7 @@ pub fn compile_expression(
         Err(_) => return Err("compilation failed: internal error".into()),
     };
     let mut checker = Checker {
-        root: &Value::Null,
+        root: &NULL,
         optional_old_self: false,
         sizes: Sizes::Schema,
         source: program.source_info(),
@@ -1779,7 +1782,7 @@ impl Expression {
     /// upstream's per-call limit fails, a budget overrun stops the evaluation.
     pub fn evaluate(&self, act: &Activation, budget: &mut f64) -> Result<Cel, EvalError> {
         let mut checker = Checker {
-            root: &Value::Null,
+            root: &NULL,
             optional_old_self: false,
             sizes: act.sizes,
             source: self.program.source_info(),

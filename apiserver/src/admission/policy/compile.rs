@@ -7,7 +7,7 @@ use k1s_apimachinery::selector::LabelSelector;
 use k1s_apimachinery::validation::{is_dns1035_label, is_dns1123_subdomain, is_qualified_name};
 use serde_json::Value;
 
-use super::super::conditions::{self, MAX_MATCH_CONDITIONS, MatchCondition};
+use super::super::conditions::{MAX_MATCH_CONDITIONS, MatchCondition};
 use super::super::webhook::{FailurePolicy, Rule, parse_rule};
 use crate::apiextensions::cel::{self, Expression};
 

@@ -174,11 +174,12 @@ impl PolicyDispatcher {
             state
                 .hooks
                 .iter()
-                .filter(|h| match &h.policy.match_constraints {
-                    Some(m) => matching::rules_match(m, attrs).is_some(),
-                    // A policy without constraints is broken: it reports per failurePolicy
-                    // on every request, as upstream's configuration errors do.
-                    None => true,
+                // A policy without constraints matches nothing (as upstream).
+                .filter(|h| {
+                    h.policy
+                        .match_constraints
+                        .as_ref()
+                        .is_some_and(|m| matching::rules_match(m, attrs).is_some())
                 })
                 .cloned()
                 .collect(),
@@ -272,16 +273,16 @@ async fn dispatch_one(
     denied: &mut Denied,
 ) -> Result<(), ApiError> {
     let policy = &hook.policy;
-    let how = match &policy.match_constraints {
-        Some(m) => match matching::matches(m, attrs, obj) {
-            Ok(Some(how)) => how,
-            Ok(None) => return Ok(()),
-            Err(e) => {
-                config_error(policy, None, e.message, denied);
-                return Ok(());
-            }
-        },
-        None => None,
+    let Some(constraints) = &policy.match_constraints else {
+        return Ok(());
+    };
+    let how = match matching::matches(constraints, attrs, obj) {
+        Ok(Some(how)) => how,
+        Ok(None) => return Ok(()),
+        Err(e) => {
+            config_error(policy, None, e.message, denied);
+            return Ok(());
+        }
     };
     if let Some(e) = &policy.configuration_error {
         config_error(policy, None, e, denied);
@@ -398,7 +399,9 @@ async fn collect_params(
     let (Some((api_version, kind)), Some(pref)) = (&policy.param_kind, &binding.param_ref) else {
         return Ok(vec![None]);
     };
-    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    let (group, version) = api_version
+        .split_once('/')
+        .unwrap_or(("", api_version.as_str()));
     let Some(info) = catalog::find_by_kind(group, version, kind) else {
         return Err(format!(
             "paramKind kind `{api_version}, Kind={kind}` not known"
