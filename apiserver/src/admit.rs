@@ -210,9 +210,7 @@ impl Admission for RequestAdmission {
         }
         let old = old.map(|o| self.in_request_version(o));
         let view = self.in_request_version(obj);
-        let (attrs, namespace) = self
-            .attributes_and_namespace(op, &view, old.as_ref())
-            .await;
+        let (attrs, namespace) = self.attributes_and_namespace(op, &view, old.as_ref()).await;
         let checked = async {
             if let Some(candidates) = &candidates {
                 let params = RegistryParams {
@@ -280,7 +278,11 @@ impl ParamSource for RegistryParams {
             label_selector: Some(selector.clone()),
             ..Default::default()
         };
-        Ok(self.registry.list(Target { info, namespace }, &q).await?.items)
+        Ok(self
+            .registry
+            .list(Target { info, namespace }, &q)
+            .await?
+            .items)
     }
 }
 

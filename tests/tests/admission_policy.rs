@@ -80,7 +80,13 @@ fn deny_warn_and_match_conditions_with_kubectl() {
         "{err}"
     );
     // Upstream's documented message, through `kubectl create deployment` too.
-    let args = ["create", "deployment", "nginx", "--image=nginx", "--replicas=6"];
+    let args = [
+        "create",
+        "deployment",
+        "nginx",
+        "--image=nginx",
+        "--replicas=6",
+    ];
     let err = fails(&args, c.kubectl(&args));
     assert!(
         err.contains(
@@ -89,21 +95,48 @@ fn deny_warn_and_match_conditions_with_kubectl() {
         "{err}"
     );
     assert!(!c.kubectl(&["get", "deployment", "nginx"]).status.success());
-    c.kubectl_ok(&["create", "deployment", "small", "--image=nginx", "--replicas=2"]);
+    c.kubectl_ok(&[
+        "create",
+        "deployment",
+        "small",
+        "--image=nginx",
+        "--replicas=2",
+    ]);
     // Updates are checked too (the policy names `deployments`, not `deployments/scale`).
-    let patch = ["patch", "deployment", "small", "-p", r#"{"spec":{"replicas":9}}"#];
+    let patch = [
+        "patch",
+        "deployment",
+        "small",
+        "-p",
+        r#"{"spec":{"replicas":9}}"#,
+    ];
     let err = fails(&patch, c.kubectl(&patch));
     assert!(err.contains("denied request: failed expression"), "{err}");
     // The match condition exempts one user (impersonated, as admin may).
     c.kubectl_ok(&[
-        "create", "deployment", "exempted", "--image=nginx", "--replicas=7", "--as=exempt",
+        "create",
+        "deployment",
+        "exempted",
+        "--image=nginx",
+        "--replicas=7",
+        "--as=exempt",
         "--as-group=system:masters",
     ]);
 
     // Warn + Audit instead of Deny: the create passes with kubectl's warning.
-    c.apply(&binding("demo-binding-test.example.com", "[Warn, Audit]", ""));
+    c.apply(&binding(
+        "demo-binding-test.example.com",
+        "[Warn, Audit]",
+        "",
+    ));
     let out = wait_until(Duration::from_secs(10), "the Warn binding", || {
-        let out = c.kubectl(&["create", "deployment", "warned", "--image=nginx", "--replicas=6"]);
+        let out = c.kubectl(&[
+            "create",
+            "deployment",
+            "warned",
+            "--image=nginx",
+            "--replicas=6",
+        ]);
         out.status.success().then_some(out)
     });
     assert!(
@@ -134,7 +167,10 @@ fn deny_warn_and_match_conditions_with_kubectl() {
     )
     .expect("JSON");
     assert_eq!(failure[0]["binding"], "demo-binding-test.example.com");
-    assert_eq!(failure[0]["validationActions"], serde_json::json!(["Warn", "Audit"]));
+    assert_eq!(
+        failure[0]["validationActions"],
+        serde_json::json!(["Warn", "Audit"])
+    );
 }
 
 const PARAM_POLICY: &str = r#"
@@ -195,7 +231,12 @@ fn params_namespace_selector_and_validation_errors() {
         "{err}"
     );
     c.kubectl_ok(&[
-        "create", "configmap", "replica-limit", "-n", "limits", "--from-literal=maxReplicas=3",
+        "create",
+        "configmap",
+        "replica-limit",
+        "-n",
+        "limits",
+        "--from-literal=maxReplicas=3",
     ]);
     let err = wait_until(Duration::from_secs(10), "the param to be used", || {
         let e = wait_refused(&c, "prod");
@@ -208,9 +249,25 @@ fn params_namespace_selector_and_validation_errors() {
         ),
         "{err}"
     );
-    c.kubectl_ok(&["create", "deployment", "ok", "-n", "prod", "--image=nginx", "--replicas=3"]);
+    c.kubectl_ok(&[
+        "create",
+        "deployment",
+        "ok",
+        "-n",
+        "prod",
+        "--image=nginx",
+        "--replicas=3",
+    ]);
     // The namespace selector leaves dev alone.
-    c.kubectl_ok(&["create", "deployment", "big", "-n", "dev", "--image=nginx", "--replicas=9"]);
+    c.kubectl_ok(&[
+        "create",
+        "deployment",
+        "big",
+        "-n",
+        "dev",
+        "--image=nginx",
+        "--replicas=9",
+    ]);
 
     // Bad policies and bindings are refused with upstream's field errors; nothing is stored.
     let bad = r#"
@@ -234,16 +291,14 @@ spec:
         err.contains("spec.validations[0].expression: Invalid value: \"object.spec.replicas <= params.max\": compilation failed: ERROR: <input>:1:25: undeclared reference to 'params' (in container '')"),
         "{err}"
     );
-    assert!(!c
-        .kubectl(&["get", "validatingadmissionpolicy", "bad.example.com"])
-        .status
-        .success());
+    assert!(
+        !c.kubectl(&["get", "validatingadmissionpolicy", "bad.example.com"])
+            .status
+            .success()
+    );
     let bad_binding = "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\nmetadata:\n  name: bad\nspec:\n  policyName: replica-limit.example.com\n  validationActions: [Deny, Warn]\n";
     let err = fails(&args, c.kubectl_stdin(&args, bad_binding));
-    assert!(
-        err.contains("must not contain both Deny and Warn"),
-        "{err}"
-    );
+    assert!(err.contains("must not contain both Deny and Warn"), "{err}");
     // Webhook configurations: match conditions must compile.
     let webhook = r#"
 apiVersion: admissionregistration.k8s.io/v1
@@ -305,7 +360,10 @@ webhooks:
         );
         (!out.status.success()).then(|| stderr(&out))
     });
-    assert!(err.contains("failed calling webhook \"unreachable.example.com\""), "{err}");
+    assert!(
+        err.contains("failed calling webhook \"unreachable.example.com\""),
+        "{err}"
+    );
     // Without the label the condition is false: the webhook is not called.
     c.kubectl_ok(&["create", "configmap", "unlabelled", "--from-literal=k=v"]);
 }

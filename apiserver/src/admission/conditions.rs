@@ -41,7 +41,10 @@ pub fn compile(
     let mut out = Vec::new();
     for c in conditions.and_then(Value::as_array).into_iter().flatten() {
         let name = c.get("name").and_then(Value::as_str).unwrap_or_default();
-        let text = c.get("expression").and_then(Value::as_str).unwrap_or_default();
+        let text = c
+            .get("expression")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         let expression = cel::compile_expression(text.trim(), declared, &[])
             .map_err(|e| format!("matchCondition '{name}': {e}"))?;
         out.push(MatchCondition {

@@ -1735,7 +1735,13 @@ fn selected_variables(e: &IdedExpr, out: &mut Vec<String>) {
             }
         }
         Expr::Comprehension(c) => {
-            for x in [&c.iter_range, &c.accu_init, &c.loop_cond, &c.loop_step, &c.result] {
+            for x in [
+                &c.iter_range,
+                &c.accu_init,
+                &c.loop_cond,
+                &c.loop_step,
+                &c.result,
+            ] {
                 selected_variables(x, out);
             }
         }

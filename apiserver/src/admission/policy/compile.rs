@@ -12,7 +12,12 @@ use super::super::webhook::{FailurePolicy, Rule, parse_rule};
 use crate::apiextensions::cel::{self, Expression};
 
 /// Upstream's policy reasons a validation may give.
-const REASONS: [&str; 4] = ["Forbidden", "Invalid", "RequestEntityTooLarge", "Unauthorized"];
+const REASONS: [&str; 4] = [
+    "Forbidden",
+    "Invalid",
+    "RequestEntityTooLarge",
+    "Unauthorized",
+];
 const ACTIONS: [&str; 3] = ["Audit", "Deny", "Warn"];
 const MAX_AUDIT_ANNOTATIONS: usize = 20;
 const MAX_VALUE_EXPRESSION_LEN: usize = 5 * 1024;
@@ -23,8 +28,20 @@ const MAX_VALUE_EXPRESSION_LEN: usize = 5 * 1024;
 fn declared(params: bool, variables: bool) -> &'static [&'static str] {
     match (params, variables) {
         (false, false) => &["object", "oldObject", "request", "namespaceObject"],
-        (true, false) => &["object", "oldObject", "request", "namespaceObject", "params"],
-        (false, true) => &["object", "oldObject", "request", "namespaceObject", "variables"],
+        (true, false) => &[
+            "object",
+            "oldObject",
+            "request",
+            "namespaceObject",
+            "params",
+        ],
+        (false, true) => &[
+            "object",
+            "oldObject",
+            "request",
+            "namespaceObject",
+            "variables",
+        ],
         (true, true) => &[
             "object",
             "oldObject",
@@ -133,14 +150,23 @@ fn has_newline(s: &str) -> bool {
     s.contains(['\n', '\r'])
 }
 
-fn selector(v: &Value, key: &str, path: &str, errs: &mut Vec<FieldError>) -> Result<LabelSelector, String> {
+fn selector(
+    v: &Value,
+    key: &str,
+    path: &str,
+    errs: &mut Vec<FieldError>,
+) -> Result<LabelSelector, String> {
     match v.get(key) {
         None | Some(Value::Null) => {
             errs.push(FieldError::required(format!("{path}.{key}"), ""));
             Ok(LabelSelector::everything())
         }
         Some(sel) => LabelSelector::from_json(sel).map_err(|e| {
-            errs.push(FieldError::invalid(format!("{path}.{key}"), sel.clone(), e.to_string()));
+            errs.push(FieldError::invalid(
+                format!("{path}.{key}"),
+                sel.clone(),
+                e.to_string(),
+            ));
             e.to_string()
         }),
     }
@@ -155,7 +181,10 @@ fn named_rules(v: &Value, key: &str, path: &str, errs: &mut Vec<FieldError>) -> 
             let resource_names = strings(r, "resourceNames");
             for (j, n) in resource_names.iter().enumerate() {
                 if resource_names[..j].contains(n) {
-                    errs.push(FieldError::duplicate(format!("{rpath}.resourceNames[{j}]"), n.as_str()));
+                    errs.push(FieldError::duplicate(
+                        format!("{rpath}.resourceNames[{j}]"),
+                        n.as_str(),
+                    ));
                 }
             }
             if list(r, "operations").is_empty() {
@@ -217,9 +246,16 @@ pub fn match_conditions(
     declared: &'static [&'static str],
     errs: &mut Vec<FieldError>,
 ) -> Vec<MatchCondition> {
-    let items = v.and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    let items = v
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
     if items.len() > MAX_MATCH_CONDITIONS {
-        errs.push(FieldError::too_many(path, Some(items.len()), Some(MAX_MATCH_CONDITIONS)));
+        errs.push(FieldError::too_many(
+            path,
+            Some(items.len()),
+            Some(MAX_MATCH_CONDITIONS),
+        ));
     }
     let mut names: Vec<&str> = Vec::new();
     let mut out = Vec::new();
@@ -294,7 +330,11 @@ fn param_kind(v: &Value, path: &str, errs: &mut Vec<FieldError>) -> (String, Str
         if !group.is_empty() {
             let e = is_dns1123_subdomain(group);
             if !e.is_empty() {
-                errs.push(FieldError::invalid(format!("{path}.apiVersion"), group, e.join(",")));
+                errs.push(FieldError::invalid(
+                    format!("{path}.apiVersion"),
+                    group,
+                    e.join(","),
+                ));
             }
         }
         if version.is_empty() {
@@ -306,7 +346,11 @@ fn param_kind(v: &Value, path: &str, errs: &mut Vec<FieldError>) -> (String, Str
         } else {
             let e = is_dns1035_label(version);
             if !e.is_empty() {
-                errs.push(FieldError::invalid(format!("{path}.apiVersion"), version, e.join(",")));
+                errs.push(FieldError::invalid(
+                    format!("{path}.apiVersion"),
+                    version,
+                    e.join(","),
+                ));
             }
         }
     }
@@ -318,7 +362,10 @@ fn param_kind(v: &Value, path: &str, errs: &mut Vec<FieldError>) -> (String, Str
             errs.push(FieldError::invalid(
                 format!("{path}.kind"),
                 kind,
-                format!("may have mixed case, but should otherwise match: {}", e.join(",")),
+                format!(
+                    "may have mixed case, but should otherwise match: {}",
+                    e.join(",")
+                ),
             ));
         }
     }
@@ -327,9 +374,27 @@ fn param_kind(v: &Value, path: &str, errs: &mut Vec<FieldError>) -> (String, Str
 
 fn is_cel_identifier(name: &str) -> bool {
     const RESERVED: &[&str] = &[
-        "true", "false", "null", "in", "as", "break", "const", "continue", "else", "for",
-        "function", "if", "import", "let", "loop", "package", "namespace", "return", "var",
-        "void", "while",
+        "true",
+        "false",
+        "null",
+        "in",
+        "as",
+        "break",
+        "const",
+        "continue",
+        "else",
+        "for",
+        "function",
+        "if",
+        "import",
+        "let",
+        "loop",
+        "package",
+        "namespace",
+        "return",
+        "var",
+        "void",
+        "while",
     ];
     let mut chars = name.chars();
     chars
@@ -357,7 +422,11 @@ pub fn compile_policy(obj: &Value) -> (Policy, Vec<FieldError>) {
         Some("Fail") => FailurePolicy::Fail,
         Some("Ignore") => FailurePolicy::Ignore,
         Some(other) => {
-            errs.push(FieldError::not_supported("spec.failurePolicy", other, &["Fail", "Ignore"]));
+            errs.push(FieldError::not_supported(
+                "spec.failurePolicy",
+                other,
+                &["Fail", "Ignore"],
+            ));
             FailurePolicy::Fail
         }
     };
@@ -373,7 +442,10 @@ pub fn compile_policy(obj: &Value) -> (Policy, Vec<FieldError>) {
         Some(m) => {
             let mr = match_resources(m, "spec.matchConstraints", &mut errs);
             if mr.resource_rules.is_empty() {
-                errs.push(FieldError::required("spec.matchConstraints.resourceRules", ""));
+                errs.push(FieldError::required(
+                    "spec.matchConstraints.resourceRules",
+                    "",
+                ));
             }
             Some(mr)
         }
@@ -392,7 +464,10 @@ pub fn compile_policy(obj: &Value) -> (Policy, Vec<FieldError>) {
         let path = format!("spec.variables[{i}]");
         let vname = s(v, "name").unwrap_or_default();
         if vname.trim().is_empty() {
-            errs.push(FieldError::required(format!("{path}.name"), "name is not specified"));
+            errs.push(FieldError::required(
+                format!("{path}.name"),
+                "name is not specified",
+            ));
         } else if !is_cel_identifier(vname) {
             errs.push(FieldError::invalid(
                 format!("{path}.name"),
@@ -406,7 +481,9 @@ pub fn compile_policy(obj: &Value) -> (Policy, Vec<FieldError>) {
                 format!("{path}.expression"),
                 "expression is not specified",
             ));
-        } else if let Some(e) = expression(text, format!("{path}.expression"), vars, &names, &mut errs) {
+        } else if let Some(e) =
+            expression(text, format!("{path}.expression"), vars, &names, &mut errs)
+        {
             variables.push(Variable {
                 name: vname.to_string(),
                 expression: e,
@@ -435,24 +512,25 @@ pub fn compile_policy(obj: &Value) -> (Policy, Vec<FieldError>) {
         } else {
             expression(text, format!("{path}.expression"), vars, &names, &mut errs)
         };
-        let message_compiled = if !message_expression.is_empty() && message_expression.trim().is_empty() {
-            errs.push(FieldError::invalid(
-                format!("{path}.messageExpression"),
-                message_expression,
-                "must be non-empty if specified",
-            ));
-            None
-        } else if message_expression.trim().is_empty() {
-            None
-        } else {
-            expression(
-                message_expression,
-                format!("{path}.messageExpression"),
-                vars,
-                &names,
-                &mut errs,
-            )
-        };
+        let message_compiled =
+            if !message_expression.is_empty() && message_expression.trim().is_empty() {
+                errs.push(FieldError::invalid(
+                    format!("{path}.messageExpression"),
+                    message_expression,
+                    "must be non-empty if specified",
+                ));
+                None
+            } else if message_expression.trim().is_empty() {
+                None
+            } else {
+                expression(
+                    message_expression,
+                    format!("{path}.messageExpression"),
+                    vars,
+                    &names,
+                    &mut errs,
+                )
+            };
         if !message.is_empty() && message.trim().is_empty() {
             errs.push(FieldError::invalid(
                 format!("{path}.message"),
@@ -470,7 +548,11 @@ pub fn compile_policy(obj: &Value) -> (Policy, Vec<FieldError>) {
         if let Some(r) = reason
             && !REASONS.contains(&r)
         {
-            errs.push(FieldError::not_supported(format!("{path}.reason"), r, &REASONS));
+            errs.push(FieldError::not_supported(
+                format!("{path}.reason"),
+                r,
+                &REASONS,
+            ));
         }
         if let Some(expression) = compiled {
             validations.push(Validation {
@@ -519,7 +601,13 @@ pub fn compile_policy(obj: &Value) -> (Policy, Vec<FieldError>) {
             ));
             None
         } else {
-            expression(text, format!("{path}.valueExpression"), vars, &names, &mut errs)
+            expression(
+                text,
+                format!("{path}.valueExpression"),
+                vars,
+                &names,
+                &mut errs,
+            )
         };
         if keys.contains(&key) {
             errs.push(FieldError::duplicate(format!("{path}.key"), key));
@@ -563,14 +651,22 @@ pub fn compile_binding(obj: &Value) -> (Binding, Vec<FieldError>) {
         errs.push(FieldError::required("spec.policyName", ""));
     } else {
         for m in is_dns1123_subdomain(&policy_name) {
-            errs.push(FieldError::invalid("spec.policyName", policy_name.as_str(), m));
+            errs.push(FieldError::invalid(
+                "spec.policyName",
+                policy_name.as_str(),
+                m,
+            ));
         }
     }
     let param_ref = spec.get("paramRef").filter(|p| p.is_object()).map(|p| {
         let pname = s(p, "name").unwrap_or_default().to_string();
         let selector = p.get("selector").filter(|s| !s.is_null()).map(|sel| {
             LabelSelector::from_json(sel).map_err(|e| {
-                errs.push(FieldError::invalid("spec.paramRef.selector", sel.clone(), e.to_string()));
+                errs.push(FieldError::invalid(
+                    "spec.paramRef.selector",
+                    sel.clone(),
+                    e.to_string(),
+                ));
                 e.to_string()
             })
         });
@@ -612,7 +708,10 @@ pub fn compile_binding(obj: &Value) -> (Binding, Vec<FieldError>) {
         }
         let action = s(p, "parameterNotFoundAction").unwrap_or_default();
         match action {
-            "" => errs.push(FieldError::required("spec.paramRef.parameterNotFoundAction", "")),
+            "" => errs.push(FieldError::required(
+                "spec.paramRef.parameterNotFoundAction",
+                "",
+            )),
             "Deny" | "Allow" => {}
             other => errs.push(FieldError::not_supported(
                 "spec.paramRef.parameterNotFoundAction",
@@ -635,7 +734,11 @@ pub fn compile_binding(obj: &Value) -> (Binding, Vec<FieldError>) {
     for (i, a) in actions.iter().enumerate() {
         let path = format!("spec.validationActions[{i}]");
         if !ACTIONS.contains(&a.as_str()) {
-            errs.push(FieldError::not_supported(path.clone(), a.as_str(), &ACTIONS));
+            errs.push(FieldError::not_supported(
+                path.clone(),
+                a.as_str(),
+                &ACTIONS,
+            ));
         }
         if actions[..i].contains(a) {
             errs.push(FieldError::duplicate(path, a.as_str()));

@@ -96,7 +96,12 @@ impl<'p> Variables<'p> {
         )
     }
 
-    fn ensure(&mut self, i: usize, act: &mut Activation, budget: &mut f64) -> Result<(), EvalError> {
+    fn ensure(
+        &mut self,
+        i: usize,
+        act: &mut Activation,
+        budget: &mut f64,
+    ) -> Result<(), EvalError> {
         if self.values[i].is_some() {
             return Ok(());
         }

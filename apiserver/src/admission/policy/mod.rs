@@ -155,7 +155,10 @@ impl PolicyDispatcher {
     }
 
     fn snapshot(&self) -> Arc<State> {
-        self.state.read().map(|s| Arc::clone(&s)).unwrap_or_default()
+        self.state
+            .read()
+            .map(|s| Arc::clone(&s))
+            .unwrap_or_default()
     }
 
     /// True when some binding refers to an existing policy.
@@ -222,7 +225,10 @@ fn denial_error(
             "ValidatingAdmissionPolicy '{policy}' with binding '{b}' denied request: {}",
             d.message
         ),
-        None => format!("ValidatingAdmissionPolicy '{policy}' denied request: {}", d.message),
+        None => format!(
+            "ValidatingAdmissionPolicy '{policy}' denied request: {}",
+            d.message
+        ),
     };
     let gr = GroupResource::new(attrs.group.clone(), attrs.resource.clone());
     let mut err = ApiError::forbidden(&gr, &attrs.name, &message);
@@ -251,7 +257,11 @@ fn config_error(
     if policy.failure_policy == FailurePolicy::Ignore {
         return;
     }
-    let what = if binding.is_some() { "binding" } else { "policy" };
+    let what = if binding.is_some() {
+        "binding"
+    } else {
+        "policy"
+    };
     denied.push((
         policy.name.clone(),
         binding.map(|b| b.name.clone()),
@@ -310,7 +320,11 @@ async fn dispatch_one(
     };
     let mut annotations: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for binding in &hook.bindings {
-        match binding.match_resources.as_ref().map(|m| matching::matches(m, attrs, obj)) {
+        match binding
+            .match_resources
+            .as_ref()
+            .map(|m| matching::matches(m, attrs, obj))
+        {
             None | Some(Ok(Some(_))) => {}
             Some(Ok(None)) => continue,
             Some(Err(e)) => {
@@ -419,7 +433,9 @@ async fn collect_params(
             );
         }
     } else if !pref.namespace.is_empty() {
-        return Err("paramRef.namespace must not be provided for a cluster-scoped `paramKind`".into());
+        return Err(
+            "paramRef.namespace must not be provided for a cluster-scoped `paramKind`".into(),
+        );
     } else {
         None
     };
@@ -440,7 +456,9 @@ async fn collect_params(
         return Err("one of name or selector must be provided".into());
     };
     if found.is_empty() && pref.deny_when_missing {
-        return Err("no params found for policy binding with `Deny` parameterNotFoundAction".into());
+        return Err(
+            "no params found for policy binding with `Deny` parameterNotFoundAction".into(),
+        );
     }
     // Params are read in the storage version; expressions see the paramKind's version.
     for p in &mut found {

@@ -28,16 +28,16 @@ impl ParamSource for Params {
         namespace: Option<&str>,
         name: &str,
     ) -> Result<Option<Value>, ApiError> {
-        self.reads
-            .lock()
-            .unwrap()
-            .push(format!("{}/{}/{name}", info.resource, namespace.unwrap_or("")));
+        self.reads.lock().unwrap().push(format!(
+            "{}/{}/{name}",
+            info.resource,
+            namespace.unwrap_or("")
+        ));
         Ok(self
             .objects
             .iter()
             .find(|o| {
-                o["metadata"]["name"] == name
-                    && o["metadata"]["namespace"].as_str() == namespace
+                o["metadata"]["name"] == name && o["metadata"]["namespace"].as_str() == namespace
             })
             .cloned())
     }
@@ -115,8 +115,14 @@ async fn run(
     params: &Params,
 ) -> Result<PolicyOutcome, ApiError> {
     let c = d.candidates(a);
-    d.validate(&c, a, obj, Some(&json!({"metadata": {"name": "default"}})), params)
-        .await
+    d.validate(
+        &c,
+        a,
+        obj,
+        Some(&json!({"metadata": {"name": "default"}})),
+        params,
+    )
+    .await
 }
 
 fn dispatcher(policies: &[Value], bindings: &[Value]) -> PolicyDispatcher {
@@ -147,7 +153,11 @@ async fn deny_gives_upstreams_message_reason_and_code() {
     let details = err.details.unwrap();
     assert_eq!(details.kind, "deployments");
     assert_eq!(details.causes.len(), 1);
-    assert!(run(&d, &a, &deployment(5), &Params::default()).await.is_ok());
+    assert!(
+        run(&d, &a, &deployment(5), &Params::default())
+            .await
+            .is_ok()
+    );
 }
 
 #[tokio::test]
@@ -162,10 +172,15 @@ async fn warn_audit_message_expression_and_reason() {
     );
     let d = dispatcher(
         &[p],
-        &[binding("b", json!({"policyName": "p", "validationActions": ["Warn", "Audit"]}))],
+        &[binding(
+            "b",
+            json!({"policyName": "p", "validationActions": ["Warn", "Audit"]}),
+        )],
     );
     let a = attrs("Deployment", "deployments", "apps", "default", "nginx");
-    let out = run(&d, &a, &deployment(7), &Params::default()).await.unwrap();
+    let out = run(&d, &a, &deployment(7), &Params::default())
+        .await
+        .unwrap();
     assert_eq!(
         out.warnings,
         vec!["Validation failed for ValidatingAdmissionPolicy 'p' with binding 'b': replicas is 7"]
@@ -184,11 +199,20 @@ async fn warn_audit_message_expression_and_reason() {
             json!({"matchConstraints": deployments_rule(),
                    "validations": [{"expression": "false", "reason": "Forbidden", "message": "no"}]}),
         )],
-        &[binding("b", json!({"policyName": "p", "validationActions": ["Deny"]}))],
+        &[binding(
+            "b",
+            json!({"policyName": "p", "validationActions": ["Deny"]}),
+        )],
     );
-    let err = run(&d, &a, &deployment(1), &Params::default()).await.unwrap_err();
+    let err = run(&d, &a, &deployment(1), &Params::default())
+        .await
+        .unwrap_err();
     assert_eq!((err.code, err.reason), (403, Reason::Forbidden));
-    assert!(err.message.ends_with("denied request: no"), "{}", err.message);
+    assert!(
+        err.message.ends_with("denied request: no"),
+        "{}",
+        err.message
+    );
 }
 
 #[tokio::test]
@@ -213,7 +237,10 @@ async fn params_by_name_and_missing_params() {
     };
     assert!(run(&d, &a, &deployment(3), &params).await.is_ok());
     let err = run(&d, &a, &deployment(4), &params).await.unwrap_err();
-    assert!(err.message.contains("failed expression: object.spec.replicas <= int(params.data.max)"));
+    assert!(
+        err.message
+            .contains("failed expression: object.spec.replicas <= int(params.data.max)")
+    );
     // The param is looked up in the request's namespace.
     assert_eq!(params.reads.lock().unwrap()[0], "configmaps/default/limits");
     let other = attrs("Deployment", "deployments", "apps", "other", "nginx");
@@ -256,7 +283,11 @@ async fn params_by_selector_each_evaluated() {
     assert_eq!(out.warnings.len(), 1);
     assert!(out.warnings[0].ends_with(": max 2"));
     // Allow with nothing found: nothing to check.
-    assert!(run(&d, &a, &deployment(9), &Params::default()).await.is_ok());
+    assert!(
+        run(&d, &a, &deployment(9), &Params::default())
+            .await
+            .is_ok()
+    );
 }
 
 #[tokio::test]
@@ -272,14 +303,29 @@ async fn variables_are_lazy_and_match_conditions_filter() {
     );
     let d = dispatcher(
         &[p],
-        &[binding("b", json!({"policyName": "p", "validationActions": ["Deny"]}))],
+        &[binding(
+            "b",
+            json!({"policyName": "p", "validationActions": ["Deny"]}),
+        )],
     );
     let mut a = attrs("Deployment", "deployments", "apps", "default", "nginx");
     a.user.name = "alice".into();
-    assert!(run(&d, &a, &deployment(5), &Params::default()).await.is_ok());
-    assert!(run(&d, &a, &deployment(6), &Params::default()).await.is_err());
+    assert!(
+        run(&d, &a, &deployment(5), &Params::default())
+            .await
+            .is_ok()
+    );
+    assert!(
+        run(&d, &a, &deployment(6), &Params::default())
+            .await
+            .is_err()
+    );
     a.user.name = "admin".into();
-    assert!(run(&d, &a, &deployment(6), &Params::default()).await.is_ok());
+    assert!(
+        run(&d, &a, &deployment(6), &Params::default())
+            .await
+            .is_ok()
+    );
 }
 
 #[tokio::test]
@@ -288,14 +334,25 @@ async fn failure_policy_decides_on_errors() {
         json!({"failurePolicy": fp, "matchConstraints": deployments_rule(),
                "validations": [{"expression": "object.spec.missing == 1"}]})
     };
-    let b = binding("b", json!({"policyName": "p", "validationActions": ["Deny"]}));
+    let b = binding(
+        "b",
+        json!({"policyName": "p", "validationActions": ["Deny"]}),
+    );
     let a = attrs("Deployment", "deployments", "apps", "default", "nginx");
     let d = dispatcher(&[policy("p", spec("Ignore"))], std::slice::from_ref(&b));
-    assert!(run(&d, &a, &deployment(1), &Params::default()).await.is_ok());
-    let d = dispatcher(&[policy("p", spec("Fail"))], &[b]);
-    let err = run(&d, &a, &deployment(1), &Params::default()).await.unwrap_err();
     assert!(
-        err.message.contains("expression 'object.spec.missing == 1' resulted in error: no such key: missing"),
+        run(&d, &a, &deployment(1), &Params::default())
+            .await
+            .is_ok()
+    );
+    let d = dispatcher(&[policy("p", spec("Fail"))], &[b]);
+    let err = run(&d, &a, &deployment(1), &Params::default())
+        .await
+        .unwrap_err();
+    assert!(
+        err.message.contains(
+            "expression 'object.spec.missing == 1' resulted in error: no such key: missing"
+        ),
         "{}",
         err.message
     );
@@ -342,10 +399,16 @@ fn unbound_policies_cost_nothing() {
     assert!(!d.is_active());
     let d = dispatcher(
         &[replicas_policy()],
-        &[binding("b", json!({"policyName": "demo-policy.example.com", "validationActions": ["Deny"]}))],
+        &[binding(
+            "b",
+            json!({"policyName": "demo-policy.example.com", "validationActions": ["Deny"]}),
+        )],
     );
     assert!(d.is_active());
-    assert!(d.candidates(&attrs("ConfigMap", "configmaps", "", "default", "c")).is_empty());
+    assert!(
+        d.candidates(&attrs("ConfigMap", "configmaps", "", "default", "c"))
+            .is_empty()
+    );
 }
 
 fn fields(errs: &[k1s_apimachinery::FieldError]) -> Vec<String> {
@@ -379,11 +442,25 @@ fn policy_validation_reports_compile_errors_at_their_field() {
                "validations": [{"expression": "params.x == 1"}]}),
     );
     let shown = fields(&validate_policy(&p));
-    assert!(shown.iter().any(|e| e.contains("spec.variables[0].expression") && e.contains("undefined field 'b'")), "{shown:?}");
-    assert!(shown.iter().any(|e| e.contains("spec.validations[0].expression") && e.contains("undeclared reference to 'params'")), "{shown:?}");
+    assert!(
+        shown.iter().any(
+            |e| e.contains("spec.variables[0].expression") && e.contains("undefined field 'b'")
+        ),
+        "{shown:?}"
+    );
+    assert!(
+        shown
+            .iter()
+            .any(|e| e.contains("spec.validations[0].expression")
+                && e.contains("undeclared reference to 'params'")),
+        "{shown:?}"
+    );
     let empty = policy("p", json!({}));
     let shown = fields(&validate_policy(&empty));
-    assert!(shown.contains(&"spec.matchConstraints: Required value".to_string()), "{shown:?}");
+    assert!(
+        shown.contains(&"spec.matchConstraints: Required value".to_string()),
+        "{shown:?}"
+    );
     assert!(shown.contains(&"spec.validations: Required value: validations or auditAnnotations must contain at least one item".to_string()), "{shown:?}");
     assert!(validate_policy(&replicas_policy()).is_empty());
 }
@@ -403,11 +480,32 @@ fn binding_validation() {
         json!({"policyName": "p", "validationActions": ["Deny", "Warn", "Deny", "Log"],
                "paramRef": {"name": "x", "selector": {}}}),
     )));
-    assert!(shown.contains(&"spec.validationActions[2]: Duplicate value: \"Deny\"".to_string()), "{shown:?}");
-    assert!(shown.iter().any(|e| e.starts_with("spec.validationActions[3]: Unsupported value: \"Log\"")), "{shown:?}");
-    assert!(shown.iter().any(|e| e.contains("must not contain both Deny and Warn")), "{shown:?}");
-    assert!(shown.contains(&"spec.paramRef.name: Forbidden: name and selector are mutually exclusive".to_string()), "{shown:?}");
-    assert!(shown.contains(&"spec.paramRef.parameterNotFoundAction: Required value".to_string()), "{shown:?}");
+    assert!(
+        shown.contains(&"spec.validationActions[2]: Duplicate value: \"Deny\"".to_string()),
+        "{shown:?}"
+    );
+    assert!(
+        shown
+            .iter()
+            .any(|e| e.starts_with("spec.validationActions[3]: Unsupported value: \"Log\"")),
+        "{shown:?}"
+    );
+    assert!(
+        shown
+            .iter()
+            .any(|e| e.contains("must not contain both Deny and Warn")),
+        "{shown:?}"
+    );
+    assert!(
+        shown.contains(
+            &"spec.paramRef.name: Forbidden: name and selector are mutually exclusive".to_string()
+        ),
+        "{shown:?}"
+    );
+    assert!(
+        shown.contains(&"spec.paramRef.parameterNotFoundAction: Required value".to_string()),
+        "{shown:?}"
+    );
 }
 
 #[test]
@@ -436,22 +534,38 @@ fn webhook_match_conditions() {
     // Cluster-scoped requests have no request.namespace: an error, not a match.
     let cluster = attrs("Node", "nodes", "", "", "n");
     let act = conditions::webhook_activation(&cluster, &labelled);
-    assert!(matches!(conditions::evaluate(&conds, &act), MatchResult::Error(e) if e.contains("no such key")));
+    assert!(
+        matches!(conditions::evaluate(&conds, &act), MatchResult::Error(e) if e.contains("no such key"))
+    );
     // Validation: duplicates, too many, compile errors.
     let many: Vec<Value> = (0..65)
         .map(|i| json!({"name": format!("c{i}"), "expression": "true"}))
         .collect();
     let mut errs = Vec::new();
     match_conditions(Some(&Value::Array(many)), "m", WEBHOOK_VARIABLES, &mut errs);
-    assert_eq!(fields(&errs), vec!["m: Too many: 65: must have at most 64 items"]);
+    assert_eq!(
+        fields(&errs),
+        vec!["m: Too many: 65: must have at most 64 items"]
+    );
     let mut errs = Vec::new();
     match_conditions(
-        Some(&json!([{"name": "a", "expression": "true"}, {"name": "a", "expression": "params.x"}])),
+        Some(
+            &json!([{"name": "a", "expression": "true"}, {"name": "a", "expression": "params.x"}]),
+        ),
         "m",
         WEBHOOK_VARIABLES,
         &mut errs,
     );
     let shown = fields(&errs);
-    assert!(shown.iter().any(|e| e.starts_with("m[1].expression: Invalid value") && e.contains("undeclared reference to 'params'")), "{shown:?}");
-    assert!(shown.contains(&"m[1].name: Duplicate value: \"a\"".to_string()), "{shown:?}");
+    assert!(
+        shown
+            .iter()
+            .any(|e| e.starts_with("m[1].expression: Invalid value")
+                && e.contains("undeclared reference to 'params'")),
+        "{shown:?}"
+    );
+    assert!(
+        shown.contains(&"m[1].name: Duplicate value: \"a\"".to_string()),
+        "{shown:?}"
+    );
 }

@@ -43,8 +43,7 @@ use serde_json::Value;
 use crate::auth::UserInfo;
 
 pub use config::{
-    ClientTarget, FailurePolicy, Rule, Scope, SideEffects, Webhook, parse_configuration,
-    parse_rule,
+    ClientTarget, FailurePolicy, Rule, Scope, SideEffects, Webhook, parse_configuration, parse_rule,
 };
 pub(crate) use matching::{equivalents, in_version, namespace_matches, object_matches};
 pub use matching::{is_exempt_admission_configuration_resource, rule_matches};
