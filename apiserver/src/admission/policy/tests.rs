@@ -1,4 +1,5 @@
 //! Unit tests of ValidatingAdmissionPolicy validation, matching and dispatch.
+#![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
