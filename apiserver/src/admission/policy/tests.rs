@@ -570,3 +570,38 @@ fn webhook_match_conditions() {
         "{shown:?}"
     );
 }
+
+#[tokio::test]
+async fn delete_sees_the_old_object() {
+    let p = policy(
+        "p",
+        json!({"matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                   "operations": ["DELETE"], "resources": ["configmaps"]}]},
+               "validations": [{"expression": "object == null && !('keep' in oldObject.metadata.labels)",
+                                "message": "this ConfigMap is kept"}]}),
+    );
+    let d = dispatcher(
+        &[p],
+        &[binding(
+            "b",
+            json!({"policyName": "p", "validationActions": ["Deny"]}),
+        )],
+    );
+    let mut a = attrs("ConfigMap", "configmaps", "", "default", "c");
+    a.operation = Operation::Delete;
+    a.old_object = Some(json!({"metadata": {"name": "c", "labels": {"keep": "yes"}}}));
+    let err = run(&d, &a, &Value::Null, &Params::default())
+        .await
+        .unwrap_err();
+    assert!(
+        err.message
+            .ends_with("denied request: this ConfigMap is kept"),
+        "{}",
+        err.message
+    );
+    a.old_object = Some(json!({"metadata": {"name": "c", "labels": {}}}));
+    assert!(run(&d, &a, &Value::Null, &Params::default()).await.is_ok());
+    // Creates are not selected by the DELETE rule.
+    a.operation = Operation::Create;
+    assert!(d.candidates(&a).is_empty());
+}
