@@ -141,6 +141,15 @@ impl RequestAdmission {
         view
     }
 
+    /// Keeps a webhook or policy pass's warnings and audit annotations (also of a rejected
+    /// request: upstream records them before the denial).
+    fn record(&self, outcome: admission::AdmissionOutcome) {
+        self.warn(outcome.warnings);
+        if let Ok(mut a) = self.audit_annotations.lock() {
+            a.extend(outcome.audit_annotations);
+        }
+    }
+
     pub fn take_audit_annotations(&self) -> BTreeMap<String, String> {
         self.audit_annotations
             .lock()
@@ -177,10 +186,15 @@ impl Admission for RequestAdmission {
         let resolver = EndpointsResolver {
             registry: self.registry.clone(),
         };
-        let warnings = self.webhooks.mutate(&attrs, &mut view, &resolver).await?;
+        let mut outcome = admission::AdmissionOutcome::default();
+        let result = self
+            .webhooks
+            .mutate_detailed(&attrs, &mut view, &resolver, &mut outcome)
+            .await;
+        self.record(outcome);
+        result?;
         crate::conversion::to_storage(self.info, &mut view);
         *obj = view;
-        self.warn(warnings);
         Ok(())
     }
 
@@ -220,17 +234,22 @@ impl Admission for RequestAdmission {
                     .policies
                     .validate(candidates, &attrs, &view, namespace.as_deref(), &params)
                     .await?;
-                self.warn(outcome.warnings);
-                if let Ok(mut a) = self.audit_annotations.lock() {
-                    a.extend(outcome.audit_annotations);
-                }
+                self.record(admission::AdmissionOutcome {
+                    warnings: outcome.warnings,
+                    audit_annotations: outcome.audit_annotations,
+                });
             }
             if has_webhooks {
                 let resolver = EndpointsResolver {
                     registry: self.registry.clone(),
                 };
-                let warnings = self.webhooks.validate(&attrs, &view, &resolver).await?;
-                self.warn(warnings);
+                let mut outcome = admission::AdmissionOutcome::default();
+                let result = self
+                    .webhooks
+                    .validate_detailed(&attrs, &view, &resolver, &mut outcome)
+                    .await;
+                self.record(outcome);
+                result?;
             }
             Ok::<(), ApiError>(())
         }
