@@ -1,6 +1,7 @@
-//! Admission for one client write: built-in admission, then the admission webhooks, in
-//! upstream's order, behind the registry's `Admission` hook. Also the feed of webhook
-//! configurations and how a webhook Service is reached.
+//! Admission for one client write: built-in admission, then ValidatingAdmissionPolicies and
+//! the admission webhooks, in upstream's order, behind the registry's `Admission` hook. Also
+//! the feeds of webhook configurations and policies, how a webhook Service is reached and
+//! where policy params are read.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -11,6 +12,7 @@ use k1s_apimachinery::catalog::{self, ResourceInfo};
 use k1s_apimachinery::{ApiError, meta};
 use serde_json::Value;
 
+use crate::admission::policy::{ParamSource, PolicyDispatcher};
 use crate::admission::{self, AdmissionAttributes, ServiceResolver, WebhookDispatcher};
 use crate::auth::UserInfo;
 use crate::registry::informer::{self, Change};
@@ -20,6 +22,7 @@ use crate::registry::{Admission, Operation, Registry, Target};
 pub struct RequestAdmission {
     pub registry: Registry,
     pub webhooks: Arc<WebhookDispatcher>,
+    pub policies: Arc<PolicyDispatcher>,
     pub user: UserInfo,
     pub info: &'static ResourceInfo,
     pub subresource: Option<String>,
@@ -27,12 +30,15 @@ pub struct RequestAdmission {
     pub name: String,
     pub dry_run: bool,
     pub warnings: Mutex<Vec<String>>,
+    /// Audit annotations from admission (policies' `auditAnnotations` and Audit actions).
+    pub audit_annotations: Mutex<BTreeMap<String, String>>,
     /// Side effects (quota charges) of the latest validation, kept or undone by `settle`.
     pub admitted: tokio::sync::Mutex<Option<crate::plugins::Admitted>>,
 }
 
 impl RequestAdmission {
-    async fn attributes(
+    /// The request's attributes without the namespace's labels (enough for rule matching).
+    fn base_attributes(
         &self,
         op: Operation,
         obj: &Value,
@@ -42,11 +48,6 @@ impl RequestAdmission {
             .or_else(|| old.and_then(meta::name))
             .unwrap_or(&self.name)
             .to_string();
-        let namespace = self.namespace.clone().unwrap_or_default();
-        let namespace_labels = match &self.namespace {
-            Some(ns) => self.namespace_labels(ns).await,
-            None => Some(BTreeMap::new()),
-        };
         AdmissionAttributes {
             operation: match op {
                 Operation::Create => admission::Operation::Create,
@@ -58,22 +59,45 @@ impl RequestAdmission {
             kind: self.info.kind.to_string(),
             resource: self.info.resource.to_string(),
             subresource: self.subresource.clone().unwrap_or_default(),
-            namespace,
+            namespace: self.namespace.clone().unwrap_or_default(),
             name,
             user: self.user.clone(),
             old_object: old.cloned(),
             dry_run: self.dry_run,
-            namespace_labels,
+            namespace_labels: None,
             options: Value::Null,
             request_version: None,
             request_kind: None,
         }
     }
 
-    /// The labels of a namespace, or `None` if it does not exist.
-    async fn namespace_labels(&self, ns: &str) -> Option<BTreeMap<String, String>> {
-        let obj = self.registry.namespace(ns).await.ok()??;
-        Some(meta::labels(&obj))
+    async fn attributes(
+        &self,
+        op: Operation,
+        obj: &Value,
+        old: Option<&Value>,
+    ) -> AdmissionAttributes {
+        self.attributes_and_namespace(op, obj, old).await.0
+    }
+
+    /// The full attributes, and the request's Namespace object when it has one.
+    async fn attributes_and_namespace(
+        &self,
+        op: Operation,
+        obj: &Value,
+        old: Option<&Value>,
+    ) -> (AdmissionAttributes, Option<Arc<Value>>) {
+        let mut attrs = self.base_attributes(op, obj, old);
+        let namespace = match &self.namespace {
+            Some(ns) => self.registry.namespace(ns).await.ok().flatten(),
+            None => None,
+        };
+        attrs.namespace_labels = match (&self.namespace, &namespace) {
+            (None, _) => Some(BTreeMap::new()),
+            (Some(_), Some(ns)) => Some(meta::labels(ns)),
+            (Some(_), None) => None,
+        };
+        (attrs, namespace)
     }
 
     fn warn(&self, more: Vec<String>) {
@@ -117,6 +141,22 @@ impl RequestAdmission {
         view
     }
 
+    /// Keeps a webhook or policy pass's warnings and audit annotations (also of a rejected
+    /// request: upstream records them before the denial).
+    fn record(&self, outcome: admission::AdmissionOutcome) {
+        self.warn(outcome.warnings);
+        if let Ok(mut a) = self.audit_annotations.lock() {
+            a.extend(outcome.audit_annotations);
+        }
+    }
+
+    pub fn take_audit_annotations(&self) -> BTreeMap<String, String> {
+        self.audit_annotations
+            .lock()
+            .map(|mut a| std::mem::take(&mut *a))
+            .unwrap_or_default()
+    }
+
     pub fn take_warnings(&self) -> Vec<String> {
         self.warnings
             .lock()
@@ -146,10 +186,15 @@ impl Admission for RequestAdmission {
         let resolver = EndpointsResolver {
             registry: self.registry.clone(),
         };
-        let warnings = self.webhooks.mutate(&attrs, &mut view, &resolver).await?;
+        let mut outcome = admission::AdmissionOutcome::default();
+        let result = self
+            .webhooks
+            .mutate_detailed(&attrs, &mut view, &resolver, &mut outcome)
+            .await;
+        self.record(outcome);
+        result?;
         crate::conversion::to_storage(self.info, &mut view);
         *obj = view;
-        self.warn(warnings);
         Ok(())
     }
 
@@ -165,19 +210,52 @@ impl Admission for RequestAdmission {
             previous.rollback(&self.registry).await;
         }
         let admitted = crate::plugins::validate(&self.plugin_request(op), obj, old).await?;
-        if !self.webhooks.has_validating() {
+        let has_webhooks = self.webhooks.has_validating();
+        // Only a rule check when policies exist: no conversion or read for requests they skip.
+        let candidates = if self.policies.is_active() {
+            let light = self.base_attributes(op, obj, None);
+            Some(self.policies.candidates(&light)).filter(|c| !c.is_empty())
+        } else {
+            None
+        };
+        if !has_webhooks && candidates.is_none() {
             *held = Some(admitted);
             return Ok(());
         }
         let old = old.map(|o| self.in_request_version(o));
         let view = self.in_request_version(obj);
-        let attrs = self.attributes(op, &view, old.as_ref()).await;
-        let resolver = EndpointsResolver {
-            registry: self.registry.clone(),
-        };
-        match self.webhooks.validate(&attrs, &view, &resolver).await {
-            Ok(warnings) => {
-                self.warn(warnings);
+        let (attrs, namespace) = self.attributes_and_namespace(op, &view, old.as_ref()).await;
+        let checked = async {
+            if let Some(candidates) = &candidates {
+                let params = RegistryParams {
+                    registry: self.registry.clone(),
+                };
+                let outcome = self
+                    .policies
+                    .validate(candidates, &attrs, &view, namespace.as_deref(), &params)
+                    .await?;
+                self.record(admission::AdmissionOutcome {
+                    warnings: outcome.warnings,
+                    audit_annotations: outcome.audit_annotations,
+                });
+            }
+            if has_webhooks {
+                let resolver = EndpointsResolver {
+                    registry: self.registry.clone(),
+                };
+                let mut outcome = admission::AdmissionOutcome::default();
+                let result = self
+                    .webhooks
+                    .validate_detailed(&attrs, &view, &resolver, &mut outcome)
+                    .await;
+                self.record(outcome);
+                result?;
+            }
+            Ok::<(), ApiError>(())
+        }
+        .await;
+        match checked {
+            Ok(()) => {
                 *held = Some(admitted);
                 Ok(())
             }
@@ -186,6 +264,44 @@ impl Admission for RequestAdmission {
                 Err(e)
             }
         }
+    }
+}
+
+/// Reads policy params from the registry (only when a policy with a `paramKind` matches).
+pub struct RegistryParams {
+    pub registry: Registry,
+}
+
+#[async_trait]
+impl ParamSource for RegistryParams {
+    async fn get(
+        &self,
+        info: &'static ResourceInfo,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Option<Value>, ApiError> {
+        match self.registry.get(Target { info, namespace }, name).await {
+            Ok(v) => Ok(Some(v)),
+            Err(e) if e.is_not_found() => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn list(
+        &self,
+        info: &'static ResourceInfo,
+        namespace: Option<&str>,
+        selector: &k1s_apimachinery::selector::LabelSelector,
+    ) -> Result<Vec<Value>, ApiError> {
+        let q = crate::registry::ListQuery {
+            label_selector: Some(selector.clone()),
+            ..Default::default()
+        };
+        Ok(self
+            .registry
+            .list(Target { info, namespace }, &q)
+            .await?
+            .items)
     }
 }
 
@@ -294,6 +410,57 @@ pub fn feed_webhook_configurations(
                     webhooks.set_mutating_configurations(list);
                 } else {
                     webhooks.set_validating_configurations(list);
+                }
+                std::future::ready(())
+            },
+        ));
+    }
+}
+
+/// Keeps the policy dispatcher's policies and bindings in step with the API.
+pub fn feed_admission_policies(
+    registry: Registry,
+    policies: Arc<PolicyDispatcher>,
+    shutdown: tokio::sync::watch::Receiver<bool>,
+) {
+    for (resource, bindings) in [
+        ("validatingadmissionpolicies", false),
+        ("validatingadmissionpolicybindings", true),
+    ] {
+        let Some(info) = catalog::find("admissionregistration.k8s.io", "v1", resource) else {
+            continue;
+        };
+        let policies = policies.clone();
+        let mut objects: BTreeMap<String, Value> = BTreeMap::new();
+        let name = |o: &Value| meta::name(o).unwrap_or_default().to_string();
+        tokio::spawn(informer::run(
+            registry.clone(),
+            info,
+            shutdown.clone(),
+            move |change| {
+                match change {
+                    Change::Listed(items) => {
+                        objects = items.into_iter().map(|o| (name(&o), o)).collect()
+                    }
+                    Change::Upserted(o) => {
+                        // Status writes (typeChecking) change nothing that runs.
+                        let unchanged = objects
+                            .get(&name(&o))
+                            .is_some_and(|old| old.get("spec") == o.get("spec"));
+                        objects.insert(name(&o), (*o).clone());
+                        if unchanged {
+                            return std::future::ready(());
+                        }
+                    }
+                    Change::Deleted(o) => {
+                        objects.remove(&name(&o));
+                    }
+                }
+                let list: Vec<Value> = objects.values().cloned().collect();
+                if bindings {
+                    policies.set_bindings(&list);
+                } else {
+                    policies.set_policies(&list);
                 }
                 std::future::ready(())
             },

@@ -305,6 +305,15 @@ impl<'a> AuditTrail<'a> {
             return resp;
         };
         let code = resp.status().as_u16();
+        if let (Some(r), Some(a)) = (
+            &mut self.record,
+            resp.extensions()
+                .get::<crate::audit::AdmissionAnnotations>(),
+        ) {
+            for (k, v) in &a.0 {
+                r.add_annotation(k.clone(), v.clone());
+            }
+        }
         let mut resp = resp;
         let mut object = None;
         if self.level() == crate::audit::Level::RequestResponse && !long_running {

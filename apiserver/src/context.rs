@@ -14,6 +14,7 @@ pub struct ApiContext {
     pub services: Arc<crate::allocator::ServiceAllocator>,
     pub security: Arc<Security>,
     pub webhooks: Arc<crate::admission::WebhookDispatcher>,
+    pub policies: Arc<crate::admission::policy::PolicyDispatcher>,
 }
 
 /// What authentication and authorization need.

@@ -139,6 +139,7 @@ async fn serve(
     let admission = std::sync::Arc::new(crate::admit::RequestAdmission {
         registry: ctx.registry.clone(),
         webhooks: ctx.webhooks.clone(),
+        policies: ctx.policies.clone(),
         user: user.clone(),
         info,
         subresource: req.subresource.clone(),
@@ -146,6 +147,7 @@ async fn serve(
         name: name.to_string(),
         dry_run,
         warnings: Default::default(),
+        audit_annotations: Default::default(),
         admitted: Default::default(),
     });
     let write = WriteOptions {
@@ -177,7 +179,23 @@ async fn serve(
     .await;
     admission.settle(result.is_ok()).await;
     warnings.extend(admission.take_warnings());
-    result
+    let annotations = admission.take_audit_annotations();
+    if annotations.is_empty() {
+        return result;
+    }
+    // The audit layer of the chain records them with the request's event.
+    let annotations = crate::audit::AdmissionAnnotations(annotations);
+    match result {
+        Ok(mut resp) => {
+            resp.extensions_mut().insert(annotations);
+            Ok(resp)
+        }
+        Err(e) => {
+            let mut resp = error_response(&e);
+            resp.extensions_mut().insert(annotations);
+            Ok(resp)
+        }
+    }
 }
 
 /// One verb of a resource request, after the common checks.

@@ -287,6 +287,8 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
     let webhooks = Arc::new(crate::admission::WebhookDispatcher::new());
     webhooks.set_default_roots(vec![pki.ca_cert_der().clone()]);
     crate::admit::feed_webhook_configurations(registry.clone(), webhooks.clone(), stop_rx.clone());
+    let policies = Arc::new(crate::admission::policy::PolicyDispatcher::new());
+    crate::admit::feed_admission_policies(registry.clone(), policies.clone(), stop_rx.clone());
     crate::apiextensions::start(registry.clone(), stop_rx.clone());
     let authorizer = crate::authorization::start(&registry, stop_rx.clone())
         .await
@@ -344,6 +346,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         services: Arc::default(),
         security,
         webhooks: webhooks.clone(),
+        policies,
     };
     let router = Arc::new(Router::new(
         api.clone(),

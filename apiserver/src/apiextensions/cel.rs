@@ -365,6 +365,11 @@ struct Checker<'a> {
     scope: Vec<(String, Ty<'a>)>,
     errors: Vec<String>,
     uses_old_self: bool,
+    /// Top-level variables of an admission expression (`object`, `request`, ...), all dynamic;
+    /// empty for CRD rules, which see `self` and `oldSelf` instead.
+    declared: &'a [&'a str],
+    /// The names under `variables` an admission expression may select (policy composition).
+    variable_names: &'a [String],
 }
 
 const NAMESPACES: &[&str] = &["math", "strings", "lists", "optional", "base64", "cel"];
@@ -556,8 +561,9 @@ impl<'a> Checker<'a> {
                     return (t, 1.0);
                 }
                 match name.as_str() {
-                    "self" => (Ty::Node(self.root), 1.0),
-                    "oldSelf" => {
+                    n if self.declared.contains(&n) => (Ty::Dyn, 1.0),
+                    "self" if self.declared.is_empty() => (Ty::Node(self.root), 1.0),
+                    "oldSelf" if self.declared.is_empty() => {
                         self.uses_old_self = true;
                         if self.optional_old_self {
                             (Ty::Dyn, 1.0)
@@ -584,6 +590,13 @@ impl<'a> Checker<'a> {
                     return (Ty::Dyn, 1.0);
                 }
                 let (t, c) = self.check(&sel.operand);
+                if matches!(&sel.operand.expr, Expr::Ident(v) if v == "variables")
+                    && self.declared.contains(&"variables")
+                    && self.lookup("variables").is_none()
+                    && !self.variable_names.iter().any(|n| n == &sel.field)
+                {
+                    self.error(e.id, format!("undefined field '{}'", sel.field));
+                }
                 let out = self.select(e.id, t, &sel.field);
                 if sel.test {
                     (Ty::Scalar, c + 1.0)
@@ -1115,6 +1128,8 @@ fn compile_rule(
         scope: Vec::new(),
         errors: Vec::new(),
         uses_old_self: false,
+        declared: &[],
+        variable_names: &[],
     };
     let (_, cost) = checker.check(program.expression());
     if !checker.errors.is_empty() {
@@ -1166,6 +1181,8 @@ fn compile_rule(
                     scope: Vec::new(),
                     errors: Vec::new(),
                     uses_old_self: false,
+                    declared: &[],
+                    variable_names: &[],
                 };
                 checker.check(p.expression());
                 if checker.uses_old_self {
@@ -1500,6 +1517,8 @@ fn actual_cost(p: &Program, schema: &Value, optional_old_self: bool, sizes: Size
         scope: Vec::new(),
         errors: Vec::new(),
         uses_old_self: false,
+        declared: &[],
+        variable_names: &[],
     };
     checker.check(p.expression()).1
 }
@@ -1565,6 +1584,253 @@ fn show(v: &Cel) -> String {
         Cel::Float(f) => f.to_string(),
         Cel::String(s) => s.to_string(),
         other => format!("{other:?}"),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Admission expressions (ValidatingAdmissionPolicy, webhook matchConditions)
+
+/// The schema root of admission expressions (they have none: every variable is dynamic).
+static NULL: Value = Value::Null;
+
+/// CEL values, for callers of admission expressions.
+pub use cel::Value as CelValue;
+
+/// An admission expression compiled once: the same environment, checker and cost bounds as the
+/// CRD rules, with dynamically typed top-level variables instead of `self`.
+pub struct Expression {
+    text: String,
+    program: Program,
+    declared: &'static [&'static str],
+    /// The names this expression selects under `variables` (for lazy evaluation).
+    variables: Vec<String>,
+}
+
+impl std::fmt::Debug for Expression {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Expression").field(&self.text).finish()
+    }
+}
+
+/// Why an admission expression gave no value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EvalError {
+    /// The expression failed (upstream: `expression '<e>' resulted in error: <cause>`).
+    Failed(String),
+    /// The request's cost budget ran out: no further expression of this evaluation may run.
+    OutOfBudget,
+}
+
+/// The message upstream gives when an evaluation's budget runs out.
+pub const OUT_OF_BUDGET: &str =
+    "validation failed due to running out of cost budget, no further validation rules will be run";
+
+/// The runtime budget of one policy evaluation (upstream's RuntimeCELCostBudget).
+pub const ADMISSION_BUDGET: f64 = RUNTIME_BUDGET;
+
+/// The values an admission expression sees, converted from JSON once per request.
+pub struct Activation {
+    vars: Vec<(&'static str, Cel)>,
+    sizes: Sizes,
+}
+
+impl Activation {
+    /// Binds `name` to JSON values (`null` for an absent object, as upstream).
+    pub fn new(bindings: &[(&'static str, &Value)]) -> Self {
+        let (mut len, mut str_len) = (0, 0);
+        let vars = bindings
+            .iter()
+            .map(|(n, v)| {
+                measure(v, &mut len, &mut str_len);
+                (*n, to_cel(v, None))
+            })
+            .collect();
+        Activation {
+            vars,
+            sizes: Sizes::Actual {
+                len: len.max(1) as f64,
+                str_len: str_len.max(1) as f64,
+            },
+        }
+    }
+
+    /// Binds (or rebinds) one variable to a CEL value.
+    pub fn set(&mut self, name: &'static str, value: Cel) {
+        match self.vars.iter_mut().find(|(n, _)| *n == name) {
+            Some(slot) => slot.1 = value,
+            None => self.vars.push((name, value)),
+        }
+    }
+}
+
+/// A CEL map of named values (how `variables` is bound).
+pub fn cel_map(entries: impl IntoIterator<Item = (String, Cel)>) -> Cel {
+    let m: HashMap<Key, Cel> = entries
+        .into_iter()
+        .map(|(k, v)| (Key::String(Arc::new(k)), v))
+        .collect();
+    Cel::Map(Map::from(m))
+}
+
+/// Compiles an admission expression that may use the `declared` variables and, under
+/// `variables`, the names in `variable_names`. The error is upstream's detail
+/// (`compilation failed: ERROR: <input>:1:1: ...`).
+pub fn compile_expression(
+    text: &str,
+    declared: &'static [&'static str],
+    variable_names: &[String],
+) -> Result<Expression, String> {
+    let program = match catch_unwind(|| ENV.compile(text)) {
+        Ok(Ok(p)) => p,
+        Ok(Err(e)) => {
+            return Err(format!(
+                "compilation failed: {}",
+                format_parse_errors(text, &e)
+            ));
+        }
+        Err(_) => return Err("compilation failed: internal error".into()),
+    };
+    let mut checker = Checker {
+        root: &NULL,
+        optional_old_self: false,
+        sizes: Sizes::Schema,
+        source: program.source_info(),
+        scope: Vec::new(),
+        errors: Vec::new(),
+        uses_old_self: false,
+        declared,
+        variable_names,
+    };
+    checker.check(program.expression());
+    if !checker.errors.is_empty() {
+        return Err(format!("compilation failed: {}", checker.errors.join("\n")));
+    }
+    let mut variables = Vec::new();
+    selected_variables(program.expression(), &mut variables);
+    Ok(Expression {
+        text: text.to_string(),
+        program,
+        declared,
+        variables,
+    })
+}
+
+/// The fields selected from the identifier `variables` anywhere in `e`.
+fn selected_variables(e: &IdedExpr, out: &mut Vec<String>) {
+    match &e.expr {
+        Expr::Select(sel) => {
+            if matches!(&sel.operand.expr, Expr::Ident(v) if v == "variables")
+                && !out.contains(&sel.field)
+            {
+                out.push(sel.field.clone());
+            }
+            selected_variables(&sel.operand, out);
+        }
+        Expr::Call(c) => {
+            if let Some(t) = &c.target {
+                selected_variables(t, out);
+            }
+            for a in &c.args {
+                selected_variables(a, out);
+            }
+        }
+        Expr::Comprehension(c) => {
+            for x in [
+                &c.iter_range,
+                &c.accu_init,
+                &c.loop_cond,
+                &c.loop_step,
+                &c.result,
+            ] {
+                selected_variables(x, out);
+            }
+        }
+        Expr::List(l) => {
+            for x in &l.elements {
+                selected_variables(x, out);
+            }
+        }
+        Expr::Map(m) => {
+            for entry in &m.entries {
+                if let EntryExpr::MapEntry(me) = &entry.expr {
+                    selected_variables(&me.key, out);
+                    selected_variables(&me.value, out);
+                }
+            }
+        }
+        Expr::Struct(s) => {
+            for entry in &s.entries {
+                match &entry.expr {
+                    EntryExpr::StructField(f) => selected_variables(&f.value, out),
+                    EntryExpr::MapEntry(me) => {
+                        selected_variables(&me.key, out);
+                        selected_variables(&me.value, out);
+                    }
+                }
+            }
+        }
+        Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => {}
+    }
+}
+
+impl Expression {
+    /// The expression as written.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The names it selects under `variables`.
+    pub fn variables(&self) -> &[String] {
+        &self.variables
+    }
+
+    /// Evaluates against `act`, charging its cost bound to `budget` first: a call over
+    /// upstream's per-call limit fails, a budget overrun stops the evaluation.
+    pub fn evaluate(&self, act: &Activation, budget: &mut f64) -> Result<Cel, EvalError> {
+        let mut checker = Checker {
+            root: &NULL,
+            optional_old_self: false,
+            sizes: act.sizes,
+            source: self.program.source_info(),
+            scope: Vec::new(),
+            errors: Vec::new(),
+            uses_old_self: false,
+            declared: self.declared,
+            variable_names: &[],
+        };
+        let cost = checker.check(self.program.expression()).1;
+        if cost > PER_CALL_LIMIT {
+            return Err(EvalError::Failed(format!(
+                "expression '{}' resulted in error: operation cancelled: actual cost limit exceeded",
+                self.text
+            )));
+        }
+        if cost > *budget {
+            return Err(EvalError::OutOfBudget);
+        }
+        *budget -= cost;
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            let mut ctx = Context::with_env(Arc::clone(&ENV));
+            for (name, v) in &act.vars {
+                ctx.add_variable_from_value(*name, v.clone());
+            }
+            self.program.execute(&ctx)
+        }))
+        .unwrap_or_else(|_| {
+            Err(ExecutionError::InternalError(
+                "internal error evaluating expression".into(),
+            ))
+        });
+        result.map_err(|e| {
+            let cause = match &e {
+                ExecutionError::NoSuchOverload(_) => "no such overload".to_string(),
+                _ => go_error(&e),
+            };
+            EvalError::Failed(format!(
+                "expression '{}' resulted in error: {cause}",
+                self.text
+            ))
+        })
     }
 }
 

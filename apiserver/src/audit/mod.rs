@@ -27,6 +27,11 @@ pub use policy::{
 };
 pub use rotate::{MEGABYTE, RotatingFile};
 
+/// Audit annotations admission added to a request (a response extension the handler sets and
+/// the chain's audit layer records on the event).
+#[derive(Clone, Debug, Default)]
+pub struct AdmissionAnnotations(pub std::collections::BTreeMap<String, String>);
+
 impl RequestAudit {
     /// Writes the event for `stage` (if the policy keeps that stage) to `logger`.
     pub fn emit(&self, logger: &AuditLogger, stage: Stage) {

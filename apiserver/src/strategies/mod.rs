@@ -61,10 +61,12 @@ pub fn for_resource(info: &ResourceInfo) -> &'static dyn Strategy {
         ("admissionregistration.k8s.io", "mutatingwebhookconfigurations") => {
             &other::WebhookConfigurations { mutating: true }
         }
-        (
-            "admissionregistration.k8s.io",
-            "validatingadmissionpolicies" | "validatingadmissionpolicybindings",
-        ) => &other::AdmissionPolicies,
+        ("admissionregistration.k8s.io", "validatingadmissionpolicies") => {
+            &other::AdmissionPolicies { binding: false }
+        }
+        ("admissionregistration.k8s.io", "validatingadmissionpolicybindings") => {
+            &other::AdmissionPolicies { binding: true }
+        }
         ("discovery.k8s.io", "endpointslices") => &other::EndpointSlices,
         ("flowcontrol.apiserver.k8s.io", "flowschemas" | "prioritylevelconfigurations") => {
             &other::FlowControl

@@ -399,6 +399,20 @@ pub struct WebhookConfigurations {
     pub mutating: bool,
 }
 impl Strategy for WebhookConfigurations {
+    /// Only `matchConditions` are checked here (count, names, CEL compilation).
+    fn validate(&self, obj: &Value) -> Vec<FieldError> {
+        let mut errs = Vec::new();
+        let hooks = obj.get("webhooks").and_then(Value::as_array);
+        for (i, h) in hooks.into_iter().flatten().enumerate() {
+            crate::admission::policy::match_conditions(
+                h.get("matchConditions"),
+                &format!("webhooks[{i}].matchConditions"),
+                crate::admission::conditions::WEBHOOK_VARIABLES,
+                &mut errs,
+            );
+        }
+        errs
+    }
     fn default(&self, obj: &mut Value) {
         let hooks = obj.get_mut("webhooks").and_then(Value::as_array_mut);
         for h in hooks.into_iter().flatten() {
@@ -428,34 +442,44 @@ impl Strategy for WebhookConfigurations {
     }
 }
 
-/// ValidatingAdmissionPolicies and their bindings: match resources and failure policy.
-pub struct AdmissionPolicies;
+/// ValidatingAdmissionPolicies and their bindings: v1 defaults (failurePolicy Fail,
+/// matchPolicy Equivalent, `{}` selectors, rule scope `*`) and upstream's validation, which
+/// compiles every CEL expression (`admission::policy`).
+pub struct AdmissionPolicies {
+    pub binding: bool,
+}
 impl Strategy for AdmissionPolicies {
     fn default(&self, obj: &mut Value) {
         let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
             return;
         };
-        let is_policy = spec.contains_key("validations") || spec.contains_key("matchConstraints");
-        if is_policy {
+        if !self.binding {
             spec.entry("failurePolicy").or_insert(json!("Fail"));
         }
-        for key in ["matchConstraints", "matchResources"] {
-            if let Some(m) = spec.get_mut(key).and_then(Value::as_object_mut) {
-                m.entry("matchPolicy").or_insert(json!("Equivalent"));
-                m.entry("namespaceSelector").or_insert(json!({}));
-                m.entry("objectSelector").or_insert(json!({}));
-                for rules in ["resourceRules", "excludeResourceRules"] {
-                    let list = m.get_mut(rules).and_then(Value::as_array_mut);
-                    for r in list.into_iter().flatten() {
-                        if let Some(r) = r.as_object_mut() {
-                            r.entry("scope").or_insert(json!("*"));
-                        }
+        let key = if self.binding {
+            "matchResources"
+        } else {
+            "matchConstraints"
+        };
+        if let Some(m) = spec.get_mut(key).and_then(Value::as_object_mut) {
+            m.entry("matchPolicy").or_insert(json!("Equivalent"));
+            m.entry("namespaceSelector").or_insert(json!({}));
+            m.entry("objectSelector").or_insert(json!({}));
+            for rules in ["resourceRules", "excludeResourceRules"] {
+                let list = m.get_mut(rules).and_then(Value::as_array_mut);
+                for r in list.into_iter().flatten() {
+                    if let Some(r) = r.as_object_mut() {
+                        r.entry("scope").or_insert(json!("*"));
                     }
                 }
             }
         }
-        if let Some(p) = spec.get_mut("paramRef").and_then(Value::as_object_mut) {
-            p.entry("parameterNotFoundAction").or_insert(json!("Deny"));
+    }
+    fn validate(&self, obj: &Value) -> Vec<FieldError> {
+        if self.binding {
+            crate::admission::policy::validate_binding(obj)
+        } else {
+            crate::admission::policy::validate_policy(obj)
         }
     }
     fn tracks_generation(&self, _: &k1s_apimachinery::catalog::ResourceInfo) -> bool {

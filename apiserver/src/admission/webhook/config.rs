@@ -141,7 +141,9 @@ pub struct Webhook {
     pub reinvoke_if_needed: bool,
     pub target: Result<ClientTarget, String>,
     pub tls: Result<Arc<rustls::ClientConfig>, String>,
-    pub has_match_conditions: bool,
+    /// The compiled `matchConditions` (all must hold for the webhook to be called), or why
+    /// they do not compile.
+    pub match_conditions: Result<Vec<crate::admission::conditions::MatchCondition>, String>,
     /// `matchPolicy` other than `Exact` (the default is `Equivalent`).
     pub equivalent_match: bool,
 }
@@ -247,14 +249,15 @@ fn parse_webhook(
         equivalent_match: str_field(h, "matchPolicy") != Some("Exact"),
         target,
         tls,
-        has_match_conditions: h
-            .get("matchConditions")
-            .and_then(Value::as_array)
-            .is_some_and(|a| !a.is_empty()),
+        match_conditions: crate::admission::conditions::compile(
+            h.get("matchConditions"),
+            crate::admission::conditions::WEBHOOK_VARIABLES,
+        ),
     }
 }
 
-fn parse_rule(r: &Value) -> Rule {
+/// Parses a `RuleWithOperations` (scope defaults to `*`).
+pub fn parse_rule(r: &Value) -> Rule {
     let scope = match str_field(r, "scope") {
         None | Some("*") => Scope::All,
         Some("Cluster") => Scope::Cluster,
@@ -459,7 +462,7 @@ mod tests {
         assert!(b.namespace_selector.is_err());
         assert!(b.review_version.is_err());
         assert!(b.target.is_err());
-        assert!(b.has_match_conditions);
+        assert_eq!(b.match_conditions.as_ref().map(Vec::len), Ok(1));
     }
 
     #[test]

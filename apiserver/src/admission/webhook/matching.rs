@@ -7,8 +7,11 @@ use std::collections::BTreeMap;
 use k1s_apimachinery::{ApiError, GroupResource};
 use serde_json::Value;
 
+use k1s_apimachinery::selector::LabelSelector;
+
 use super::AdmissionAttributes;
-use super::config::{Rule, Scope, Webhook};
+use super::config::{FailurePolicy, Rule, Scope, Webhook};
+use crate::admission::conditions::{self, MatchResult};
 
 const ADMISSION_REGISTRATION: &str = "admissionregistration.k8s.io";
 
@@ -63,8 +66,8 @@ fn labels_of(obj: &Value) -> Option<&Value> {
 }
 
 /// Upstream's `MatchNamespaceSelector`: `(matches, error)`.
-fn namespace_matches(
-    hook: &Webhook,
+pub(crate) fn namespace_matches(
+    selector: &Result<LabelSelector, String>,
     attrs: &AdmissionAttributes,
     obj: &Value,
 ) -> (bool, Option<ApiError>) {
@@ -72,7 +75,7 @@ fn namespace_matches(
         // Cluster-scoped objects other than namespaces are never exempted.
         return (true, None);
     }
-    let selector = match &hook.namespace_selector {
+    let selector = match selector {
         Ok(s) => s,
         Err(e) => return (false, Some(ApiError::internal(e))),
     };
@@ -110,12 +113,12 @@ impl k1s_apimachinery::selector::Labels for StrMap<'_> {
 }
 
 /// Upstream's `MatchObjectSelector`: the new or the old object must match.
-fn object_matches(
-    hook: &Webhook,
+pub(crate) fn object_matches(
+    selector: &Result<LabelSelector, String>,
     attrs: &AdmissionAttributes,
     obj: &Value,
 ) -> (bool, Option<ApiError>) {
-    let selector = match &hook.object_selector {
+    let selector = match selector {
         Ok(s) => s,
         Err(e) => return (false, Some(ApiError::internal(e))),
     };
@@ -141,7 +144,7 @@ pub(super) fn should_call(
 
 /// The other served versions of the request's resource, as attributes of that version (for
 /// `matchPolicy: Equivalent`).
-fn equivalents(attrs: &AdmissionAttributes) -> Vec<AdmissionAttributes> {
+pub(crate) fn equivalents(attrs: &AdmissionAttributes) -> Vec<AdmissionAttributes> {
     k1s_apimachinery::catalog::versions_of(&attrs.group)
         .iter()
         .filter(|v| **v != attrs.version)
@@ -157,7 +160,7 @@ fn equivalents(attrs: &AdmissionAttributes) -> Vec<AdmissionAttributes> {
 }
 
 /// An object (or old object) in the version `attrs` names.
-pub(super) fn in_version(obj: &Value, attrs: &AdmissionAttributes) -> Value {
+pub(crate) fn in_version(obj: &Value, attrs: &AdmissionAttributes) -> Value {
     let mut out = obj.clone();
     if let Some(info) =
         k1s_apimachinery::catalog::find(&attrs.group, &attrs.version, &attrs.resource)
@@ -175,11 +178,11 @@ pub(super) fn matched(
     attrs: &AdmissionAttributes,
     obj: &Value,
 ) -> Result<Option<Option<AdmissionAttributes>>, ApiError> {
-    let (ns_match, ns_err) = namespace_matches(hook, attrs, obj);
+    let (ns_match, ns_err) = namespace_matches(&hook.namespace_selector, attrs, obj);
     if !ns_match && ns_err.is_none() {
         return Ok(None);
     }
-    let (obj_match, obj_err) = object_matches(hook, attrs, obj);
+    let (obj_match, obj_err) = object_matches(&hook.object_selector, attrs, obj);
     if !obj_match && obj_err.is_none() {
         return Ok(None);
     }
@@ -199,11 +202,48 @@ pub(super) fn matched(
     if let Some(e) = ns_err.or(obj_err) {
         return Err(e);
     }
-    if hook.has_match_conditions {
-        tracing::debug!(
-            webhook = %hook.name,
-            "matchConditions are not evaluated; calling the webhook"
-        );
+    match &hook.match_conditions {
+        Ok(conditions) if conditions.is_empty() => {}
+        Ok(conditions) => {
+            // The conditions see the object in the version the webhook is called with.
+            let (cattrs, cobj);
+            let (attrs, obj) = match &how {
+                None => (attrs, obj),
+                Some(eq) => {
+                    cobj = in_version(obj, eq);
+                    cattrs = AdmissionAttributes {
+                        old_object: attrs.old_object.as_ref().map(|o| in_version(o, eq)),
+                        ..eq.clone()
+                    };
+                    (&cattrs, &cobj)
+                }
+            };
+            let act = conditions::webhook_activation(attrs, obj);
+            match conditions::evaluate(conditions, &act) {
+                MatchResult::Matches => {}
+                MatchResult::Excluded(_) => return Ok(None),
+                MatchResult::Error(e) => match hook.failure_policy {
+                    FailurePolicy::Ignore => return Ok(None),
+                    FailurePolicy::Fail => {
+                        return Err(ApiError::forbidden(
+                            &GroupResource::new(attrs.group.clone(), attrs.resource.clone()),
+                            &attrs.name,
+                            e,
+                        ));
+                    }
+                },
+            }
+        }
+        Err(e) => {
+            if hook.failure_policy == FailurePolicy::Fail {
+                return Err(ApiError::forbidden(
+                    &GroupResource::new(attrs.group.clone(), attrs.resource.clone()),
+                    &attrs.name,
+                    e,
+                ));
+            }
+            return Ok(None);
+        }
     }
     Ok(Some(how))
 }

@@ -6,8 +6,8 @@
 //! Deliberate differences from upstream, for now:
 //! - `matchPolicy: Equivalent` maps between the versions k1s serves of one resource (the
 //!   autoscaling v1/v2 HorizontalPodAutoscalers): the webhook gets the object in its version.
-//! - `matchConditions` (CEL) are not evaluated: a webhook whose rules and selectors match is
-//!   called even when it lists match conditions (it can still allow the request itself).
+//! - `matchConditions` see `object`, `oldObject` and `request`; the `authorizer` variable is
+//!   not offered, so a condition using it does not compile.
 //! - Validating webhooks run in parallel; when several reject, the first rejection *in
 //!   configuration order* is returned (upstream returns whichever arrives first).
 //! - Re-invocation (`reinvocationPolicy: IfNeeded`) covers the webhooks only; k1s has no in-tree
@@ -43,8 +43,9 @@ use serde_json::Value;
 use crate::auth::UserInfo;
 
 pub use config::{
-    ClientTarget, FailurePolicy, Rule, Scope, SideEffects, Webhook, parse_configuration,
+    ClientTarget, FailurePolicy, Rule, Scope, SideEffects, Webhook, parse_configuration, parse_rule,
 };
+pub(crate) use matching::{equivalents, in_version, namespace_matches, object_matches};
 pub use matching::{is_exempt_admission_configuration_resource, rule_matches};
 pub use review::{
     AdmissionResponse, admission_review_request, parse_admission_review_response,
