@@ -288,6 +288,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
     webhooks.set_default_roots(vec![pki.ca_cert_der().clone()]);
     crate::admit::feed_webhook_configurations(registry.clone(), webhooks.clone(), stop_rx.clone());
     crate::apiextensions::start(registry.clone(), stop_rx.clone());
+    crate::identity_lease::start(registry.clone(), stop_rx.clone());
     let authorizer = crate::authorization::start(&registry, stop_rx.clone())
         .await
         .map_err(ServerError::Bootstrap)?;
