@@ -197,6 +197,7 @@ pub fn name_is_ip_address(name: &str, _prefix: bool) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[test]

@@ -45,8 +45,8 @@ pub struct ServiceAllocator {
     used: Mutex<Option<Used>>,
 }
 
-fn ip_of(v: &Value) -> Option<u32> {
-    v.as_str()?.parse::<Ipv4Addr>().ok().map(u32::from)
+fn ip_of(text: &str) -> Option<u32> {
+    text.parse::<Ipv4Addr>().ok().map(u32::from)
 }
 
 fn in_range(ip: u32) -> bool {
@@ -154,7 +154,7 @@ impl ServiceAllocator {
             used.ips.extend(names.iter().filter_map(|n| n.parse::<Ipv4Addr>().ok()).map(u32::from));
             for svc in &list.items {
                 let ip_text = text(svc, "/spec/clusterIP");
-                if let Some(ip) = ip_of(&json!(ip_text)) {
+                if let Some(ip) = ip_of(ip_text) {
                     used.ips.insert(ip);
                     // Services stored before IPAddresses existed get theirs now (upstream's
                     // repair loop does the same).
@@ -299,9 +299,9 @@ impl ServiceAllocator {
             return Err(e);
         }
         match ip {
-            Some((_, text)) => {
-                svc["spec"]["clusterIP"] = json!(text);
-                svc["spec"]["clusterIPs"] = json!([text]);
+            Some((_, addr)) => {
+                svc["spec"]["clusterIP"] = json!(addr);
+                svc["spec"]["clusterIPs"] = json!([addr]);
             }
             None => svc["spec"]["clusterIPs"] = json!(["None"]),
         }
@@ -325,7 +325,7 @@ impl ServiceAllocator {
     /// the IPAddress that held its ClusterIP (when it is still held for this Service).
     pub async fn release(&self, registry: &Registry, svc: &Value, delete_object: bool) {
         let ip_text = text(svc, "/spec/clusterIP");
-        let ip = ip_of(&json!(ip_text));
+        let ip = ip_of(ip_text);
         self.forget(ip, &node_ports(svc)).await;
         if delete_object && ip.is_some() {
             let ns = text(svc, "/metadata/namespace");
@@ -425,7 +425,9 @@ fn allocate_node_ports(used: &mut Used, svc: &mut Value) -> Result<(), ApiError>
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::registry::Strategy;
 
     #[test]
     fn ip_address_objects_name_their_service() {

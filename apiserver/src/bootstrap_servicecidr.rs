@@ -36,8 +36,9 @@ fn status_to_write(current: &Value) -> Option<Value> {
         return None;
     }
     if current.pointer("/spec/cidrs") != Some(&json!([SERVICE_CIDR])) {
+        let cidrs = current.pointer("/spec/cidrs").cloned().unwrap_or_default();
         tracing::warn!(
-            cidrs = %current.pointer("/spec/cidrs").cloned().unwrap_or(Value::Null),
+            %cidrs,
             expected = SERVICE_CIDR,
             "the default ServiceCIDR does not match this server's service range; delete it or change it back"
         );
@@ -101,6 +102,7 @@ pub async fn ensure(registry: &Registry, kubernetes_ip: &str) -> Result<(), ApiE
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[test]

@@ -194,7 +194,8 @@ pub fn start(registry: Registry, mut stop: watch::Receiver<bool>) {
         gc.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tokio::select! {
-                _ = stop.wait_for(|s| *s) => return,
+                // The guard `wait_for` returns is not Send: drop it inside the branch.
+                _ = async { stop.wait_for(|s| *s).await.map(|_| ()) } => return,
                 _ = renew.tick() => {
                     if let Err(e) = sync(&registry, &id, &holder, &host).await {
                         tracing::warn!(lease = %id, error = %e, "renewing the apiserver identity lease failed");
@@ -212,6 +213,7 @@ pub fn start(registry: Registry, mut stop: watch::Receiver<bool>) {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[test]
