@@ -108,9 +108,7 @@ impl Cidr {
     /// The address `offset` places past the first one (wrapping within the family).
     pub fn nth(&self, offset: u128) -> IpAddr {
         match self.addr {
-            IpAddr::V4(a) => IpAddr::V4(Ipv4Addr::from(
-                u32::from(a).wrapping_add(offset as u32),
-            )),
+            IpAddr::V4(a) => IpAddr::V4(Ipv4Addr::from(u32::from(a).wrapping_add(offset as u32))),
             IpAddr::V6(a) => IpAddr::V6(Ipv6Addr::from(u128::from(a).wrapping_add(offset))),
         }
     }
@@ -203,7 +201,14 @@ mod tests {
     #[test]
     fn ip_addresses_as_upstream() {
         // Cases from upstream's ip_test.go (IsValidIP).
-        for ok in ["1.2.3.4", "0.0.0.0", "255.255.255.255", "2001:db8::1", "::", "::1"] {
+        for ok in [
+            "1.2.3.4",
+            "0.0.0.0",
+            "255.255.255.255",
+            "2001:db8::1",
+            "::",
+            "::1",
+        ] {
             assert!(ip_errors(ok).is_empty(), "{ok}");
         }
         assert_eq!(ip_errors(""), [BAD_IP]);
@@ -211,7 +216,10 @@ mod tests {
         assert_eq!(ip_errors("1.2.3.4/32"), [BAD_IP]);
         assert_eq!(ip_errors("256.0.0.1"), [BAD_IP]);
         assert_eq!(ip_errors("010.002.003.004"), ["must not have leading 0s"]);
-        assert_eq!(ip_errors("::ffff:1.2.3.4"), ["must not be an IPv4-mapped IPv6 address"]);
+        assert_eq!(
+            ip_errors("::ffff:1.2.3.4"),
+            ["must not be an IPv4-mapped IPv6 address"]
+        );
         assert_eq!(
             ip_errors("2001:DB8::1"),
             ["must be in canonical form (\"2001:db8::1\")"]
@@ -224,10 +232,23 @@ mod tests {
 
     #[test]
     fn cidrs_as_upstream() {
-        for ok in ["10.96.0.0/12", "0.0.0.0/0", "1.2.3.4/32", "2001:db8::/64", "::/0"] {
+        for ok in [
+            "10.96.0.0/12",
+            "0.0.0.0/0",
+            "1.2.3.4/32",
+            "2001:db8::/64",
+            "::/0",
+        ] {
             assert!(cidr_errors(ok).is_empty(), "{ok}");
         }
-        for bad in ["", "10.0.0.0", "10.0.0.0/33", "2001:db8::/129", "a/b", "10.0.0.0/"] {
+        for bad in [
+            "",
+            "10.0.0.0",
+            "10.0.0.0/33",
+            "2001:db8::/129",
+            "a/b",
+            "10.0.0.0/",
+        ] {
             assert_eq!(cidr_errors(bad), [BAD_CIDR], "{bad}");
         }
         assert_eq!(

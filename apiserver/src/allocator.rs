@@ -150,8 +150,17 @@ impl ServiceAllocator {
                 next_port: *NODE_PORTS.start(),
                 ..Default::default()
             };
-            let names: HashSet<&str> = held.items.iter().map(|a| text(a, "/metadata/name")).collect();
-            used.ips.extend(names.iter().filter_map(|n| n.parse::<Ipv4Addr>().ok()).map(u32::from));
+            let names: HashSet<&str> = held
+                .items
+                .iter()
+                .map(|a| text(a, "/metadata/name"))
+                .collect();
+            used.ips.extend(
+                names
+                    .iter()
+                    .filter_map(|n| n.parse::<Ipv4Addr>().ok())
+                    .map(u32::from),
+            );
             for svc in &list.items {
                 let ip_text = text(svc, "/spec/clusterIP");
                 if let Some(ip) = ip_of(ip_text) {
@@ -456,7 +465,11 @@ mod tests {
         let mut taken = json!({ "metadata": { "name": "t" },
             "spec": { "ports": [{ "port": 80, "nodePort": 30005 }] } });
         let err = allocate_node_ports(&mut used, &mut taken).unwrap_err();
-        assert!(err.to_string().contains("provided port is already allocated"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("provided port is already allocated"),
+            "{err}"
+        );
         let mut outside = json!({ "metadata": { "name": "u" },
             "spec": { "ports": [{ "port": 80, "nodePort": 80 }] } });
         assert!(allocate_node_ports(&mut used, &mut outside).is_err());

@@ -145,7 +145,11 @@ pub async fn ensure(
     .await
 }
 
-pub(crate) async fn create_if_missing(registry: &Registry, t: Target<'_>, obj: Value) -> Result<(), ApiError> {
+pub(crate) async fn create_if_missing(
+    registry: &Registry,
+    t: Target<'_>,
+    obj: Value,
+) -> Result<(), ApiError> {
     let strategy = strategies::for_resource(t.info);
     match registry
         .create(t, strategy, obj, &WriteOptions::default())

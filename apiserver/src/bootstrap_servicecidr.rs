@@ -109,7 +109,11 @@ mod tests {
     fn default_service_cidr_is_valid_and_ready() {
         use crate::registry::Strategy;
         let obj = default_service_cidr();
-        assert!(crate::strategies::networking::ServiceCidrs.validate(&obj).is_empty());
+        assert!(
+            crate::strategies::networking::ServiceCidrs
+                .validate(&obj)
+                .is_empty()
+        );
         assert_eq!(obj["status"]["conditions"][0]["type"], "Ready");
         assert_eq!(obj["status"]["conditions"][0]["message"], READY_MESSAGE);
         // Already ready: nothing to write.

@@ -474,7 +474,10 @@ async fn serve_verb(
             opts.admission = write.admission.clone();
             let items = ctx.registry.delete_collection(target, &q, &opts).await?;
             if is_service(info) && !opts.dry_run {
-                for svc in items.iter().filter(|s| meta::deletion_timestamp(s).is_none()) {
+                for svc in items
+                    .iter()
+                    .filter(|s| meta::deletion_timestamp(s).is_none())
+                {
                     ctx.services.release(&ctx.registry, svc, true).await;
                 }
             }

@@ -94,7 +94,10 @@ fn new_lease(id: &str, holder: &str, host: &str, now: jiff::Timestamp) -> Value 
 /// heartbeat function sets them on every renewal); the holder stays as stored.
 fn renewed(current: &Value, host: &str, now: jiff::Timestamp) -> Value {
     let mut next = current.clone();
-    if !next.pointer("/metadata/labels").is_some_and(Value::is_object) {
+    if !next
+        .pointer("/metadata/labels")
+        .is_some_and(Value::is_object)
+    {
         next["metadata"]["labels"] = json!({});
     }
     next["metadata"]["labels"][IDENTITY_LABEL] = json!(KUBE_APISERVER);
@@ -260,6 +263,9 @@ mod tests {
         assert_eq!(renewed_lease["spec"]["holderIdentity"], "apiserver-x_1");
         renewed_lease["metadata"]["labels"] = Value::Null;
         let relabelled = renewed(&renewed_lease, "host", later);
-        assert_eq!(relabelled["metadata"]["labels"][IDENTITY_LABEL], KUBE_APISERVER);
+        assert_eq!(
+            relabelled["metadata"]["labels"][IDENTITY_LABEL],
+            KUBE_APISERVER
+        );
     }
 }

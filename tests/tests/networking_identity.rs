@@ -22,9 +22,17 @@ fn the_default_service_cidr_is_served_and_ready() {
     let c = TestCluster::start();
     let table = c.kubectl_ok(&["get", "servicecidr", "kubernetes"]);
     let mut lines = table.lines();
-    let header: Vec<&str> = lines.next().unwrap_or_default().split_whitespace().collect();
+    let header: Vec<&str> = lines
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
     assert_eq!(header, ["NAME", "CIDRS", "AGE"], "{table}");
-    let row: Vec<&str> = lines.next().unwrap_or_default().split_whitespace().collect();
+    let row: Vec<&str> = lines
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
     assert_eq!(row[..2], ["kubernetes", "10.96.0.0/12"], "{table}");
     let obj = json(&c.kubectl_ok(&["get", "servicecidrs", "kubernetes", "-o", "json"]));
     assert_eq!(obj["apiVersion"], "networking.k8s.io/v1");
@@ -33,14 +41,25 @@ fn the_default_service_cidr_is_served_and_ready() {
     assert_eq!(ready["status"], "True", "{obj}");
     assert_eq!(ready["message"], "Kubernetes default Service CIDR is ready");
     // Discovery lists both kinds with upstream's scope and short name.
-    let resources = c.kubectl_ok(&["api-resources", "--api-group=networking.k8s.io", "-o", "wide"]);
+    let resources = c.kubectl_ok(&[
+        "api-resources",
+        "--api-group=networking.k8s.io",
+        "-o",
+        "wide",
+    ]);
     let ip_row = resources
         .lines()
         .find(|l| l.starts_with("ipaddresses "))
         .unwrap_or_else(|| panic!("no ipaddresses in {resources}"));
     assert!(
         ip_row.split_whitespace().collect::<Vec<_>>()[..5]
-            == ["ipaddresses", "ip", "networking.k8s.io/v1", "false", "IPAddress"],
+            == [
+                "ipaddresses",
+                "ip",
+                "networking.k8s.io/v1",
+                "false",
+                "IPAddress"
+            ],
         "{ip_row}"
     );
     assert!(resources.contains("servicecidrs"), "{resources}");
@@ -51,7 +70,12 @@ fn a_service_cluster_ip_is_held_by_an_ip_address_until_the_service_goes() {
     let c = TestCluster::start();
     // The `kubernetes` Service's address is held from the start.
     let out = c.kubectl_ok(&["get", "ipaddresses"]);
-    let header: Vec<&str> = out.lines().next().unwrap_or_default().split_whitespace().collect();
+    let header: Vec<&str> = out
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
     assert_eq!(header, ["NAME", "PARENTREF"], "{out}");
     assert!(
         out.lines()
@@ -80,11 +104,17 @@ fn a_service_cluster_ip_is_held_by_an_ip_address_until_the_service_goes() {
     ));
     let gen_ip = made["spec"]["clusterIP"].as_str().expect("clusterIP");
     let gen_addr = json(&c.kubectl_ok(&["get", "ip", gen_ip, "-o", "json"]));
-    assert_eq!(gen_addr["spec"]["parentRef"]["name"], made["metadata"]["name"]);
+    assert_eq!(
+        gen_addr["spec"]["parentRef"]["name"],
+        made["metadata"]["name"]
+    );
     // Deleting the Service releases its address.
     c.kubectl_ok(&["delete", "service", "web"]);
     let err = fails(&["get ip"], c.kubectl(&["get", "ip", ip.as_str()]));
-    assert!(err.contains("NotFound") || err.contains("not found"), "{err}");
+    assert!(
+        err.contains("NotFound") || err.contains("not found"),
+        "{err}"
+    );
     // A dry run holds nothing.
     c.kubectl_ok(&[
         "create",
@@ -156,7 +186,10 @@ fn invalid_service_cidrs_and_ip_addresses_get_upstreams_errors() {
         ),
     ];
     for (body, want) in cases {
-        let err = fails(&["create", body], c.kubectl_stdin(&["create", "-f", "-"], body));
+        let err = fails(
+            &["create", body],
+            c.kubectl_stdin(&["create", "-f", "-"], body),
+        );
         assert!(err.contains(want), "{body}\n{err}");
     }
     // A valid one is created; its CIDRs cannot change afterwards.
@@ -248,10 +281,14 @@ fn expired_identity_leases_are_collected_at_start() {
     );
     assert!(c.terminate(Duration::from_secs(20)).is_some());
     let c = TestCluster::start_with(opts);
-    wait_until(Duration::from_secs(20), "the GC of the expired lease", || {
-        let out = c.kubectl(&["get", "lease", "-n", "kube-system", "apiserver-gone"]);
-        (!out.status.success()).then_some(())
-    });
+    wait_until(
+        Duration::from_secs(20),
+        "the GC of the expired lease",
+        || {
+            let out = c.kubectl(&["get", "lease", "-n", "kube-system", "apiserver-gone"]);
+            (!out.status.success()).then_some(())
+        },
+    );
     // Other Leases are not identity leases and stay.
     c.kubectl_ok(&["get", "lease", "-n", "kube-system", "not-an-identity"]);
     // This server's own lease is there again.

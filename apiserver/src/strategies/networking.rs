@@ -37,7 +37,12 @@ impl Strategy for ServiceCidrs {
         const FIELD: &str = "spec.cidrs";
         let list = cidrs(obj);
         // Upstream prints the whole spec (`networking.ServiceCIDRSpec{CIDRs:[]string{...}}`).
-        let spec = || format!("networking.ServiceCIDRSpec{{CIDRs:{}}}", go_string_slice(list));
+        let spec = || {
+            format!(
+                "networking.ServiceCIDRSpec{{CIDRs:{}}}",
+                go_string_slice(list)
+            )
+        };
         if list.is_empty() {
             return vec![FieldError::required(FIELD, "at least one CIDR required")];
         }
@@ -154,7 +159,10 @@ impl Strategy for IpAddresses {
     }
     fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
         let mut errs = self.validate(new);
-        let (n, o) = (new.pointer("/spec/parentRef"), old.pointer("/spec/parentRef"));
+        let (n, o) = (
+            new.pointer("/spec/parentRef"),
+            old.pointer("/spec/parentRef"),
+        );
         if n != o {
             let shown = n
                 .filter(|p| !p.is_null())
