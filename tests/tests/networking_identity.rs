@@ -296,3 +296,30 @@ fn expired_identity_leases_are_collected_at_start() {
         identity_leases(&c).into_iter().next()
     });
 }
+
+#[test]
+fn deleting_a_namespace_releases_its_services_addresses() {
+    let c = TestCluster::start();
+    c.kubectl_ok(&["create", "namespace", "t1"]);
+    c.kubectl_ok(&[
+        "-n",
+        "t1",
+        "create",
+        "service",
+        "clusterip",
+        "a",
+        "--tcp=80",
+    ]);
+    c.kubectl_ok(&["-n", "t1", "create", "service", "nodeport", "b", "--tcp=80"]);
+    let held = |c: &TestCluster| {
+        c.kubectl_ok(&[
+            "get",
+            "ip",
+            "-o",
+            "jsonpath={.items[*].spec.parentRef.namespace}",
+        ])
+    };
+    assert_eq!(held(&c), "default t1 t1");
+    c.kubectl_ok(&["delete", "namespace", "t1", "--wait=true", "--timeout=60s"]);
+    assert_eq!(held(&c), "default");
+}
