@@ -5,6 +5,7 @@ pub mod catalog;
 pub mod cron;
 mod gofmt;
 pub mod gvk;
+pub mod ip;
 pub mod meta;
 pub mod quantity;
 pub mod quota;

@@ -1,7 +1,8 @@
 //! Objects every cluster has from its first start, as upstream's post-start hooks keep them: the
 //! system namespaces, the `kubernetes` Service with its Endpoints and EndpointSlice, the system
-//! PriorityClasses, the API Priority and Fairness configuration and the
-//! `extension-apiserver-authentication` ConfigMap.
+//! PriorityClasses, the API Priority and Fairness configuration, the
+//! `extension-apiserver-authentication` ConfigMap, and (`bootstrap_servicecidr`) the default
+//! ServiceCIDR with the `kubernetes` Service's IPAddress.
 
 use std::net::IpAddr;
 
@@ -18,7 +19,7 @@ pub const SYSTEM_NAMESPACES: [&str; 4] =
 /// The first address of upstream's default service CIDR (10.96.0.0/12).
 pub const KUBERNETES_SERVICE_IP: &str = "10.96.0.1";
 
-fn target(
+pub(crate) fn target(
     group: &str,
     resource: &str,
     namespace: Option<&'static str>,
@@ -109,6 +110,7 @@ pub async fn ensure(
         "status": { "loadBalancer": {} }
     });
     create_if_missing(registry, target("", "services", Some("default"))?, svc).await?;
+    crate::bootstrap_servicecidr::ensure(registry, KUBERNETES_SERVICE_IP).await?;
     let ip = advertise.to_string();
     let endpoints = json!({
         "apiVersion": "v1", "kind": "Endpoints",
@@ -143,7 +145,11 @@ pub async fn ensure(
     .await
 }
 
-async fn create_if_missing(registry: &Registry, t: Target<'_>, obj: Value) -> Result<(), ApiError> {
+pub(crate) async fn create_if_missing(
+    registry: &Registry,
+    t: Target<'_>,
+    obj: Value,
+) -> Result<(), ApiError> {
     let strategy = strategies::for_resource(t.info);
     match registry
         .create(t, strategy, obj, &WriteOptions::default())
@@ -163,7 +169,7 @@ async fn put_if_missing(registry: &Registry, t: Target<'_>, obj: Value) -> Resul
 
 /// Writes `obj` unless the stored one already has the same value at `pointer`. Servers sharing
 /// one store (etcd) may race here: a write that lost (conflict, already exists) reads again.
-async fn put_if_changed(
+pub(crate) async fn put_if_changed(
     registry: &Registry,
     t: Target<'_>,
     obj: Value,

@@ -465,7 +465,7 @@ async fn serve_verb(
                 }
                 DeleteOutcome::Deleted(obj) => {
                     if is_service(info) && !opts.dry_run {
-                        ctx.services.release(&obj).await;
+                        ctx.services.release(&ctx.registry, &obj, true).await;
                     }
                     // Upstream's ReturnDeletedObject registries (pods, services) answer with the
                     // object as it was deleted; the others with a Success Status.
@@ -491,6 +491,14 @@ async fn serve_verb(
             let mut opts = delete_options(query, &body, write.dry_run)?;
             opts.admission = write.admission.clone();
             let items = ctx.registry.delete_collection(target, &q, &opts).await?;
+            if is_service(info) && !opts.dry_run {
+                for svc in items
+                    .iter()
+                    .filter(|s| meta::deletion_timestamp(s).is_none())
+                {
+                    ctx.services.release(&ctx.registry, svc, true).await;
+                }
+            }
             let list = json!({
                 "kind": info.list_kind(),
                 "apiVersion": info.api_version(),
@@ -742,8 +750,14 @@ async fn create_object(
 ) -> Result<Value, ApiError> {
     crate::conversion::to_storage(info, &mut obj);
     if is_service(info) {
+        // The IPAddress names its Service: a generated name is needed before allocation.
+        if meta::name(&obj).is_none_or(str::is_empty)
+            && meta::generate_name(&obj).is_some_and(|g| !g.is_empty())
+        {
+            crate::registry::object::generate_name(&mut obj)?;
+        }
         ctx.services
-            .allocate(&ctx.registry, target, &mut obj)
+            .allocate(&ctx.registry, target, &mut obj, write.dry_run)
             .await?;
     }
     let result = ctx
@@ -751,7 +765,9 @@ async fn create_object(
         .create(target, strategy, obj.clone(), write)
         .await;
     if is_service(info) && (result.is_err() || write.dry_run) {
-        ctx.services.release(&obj).await;
+        ctx.services
+            .release(&ctx.registry, &obj, !write.dry_run)
+            .await;
     }
     let mut created = result?;
     warnings.extend(strategy.warnings_on_create(&created));

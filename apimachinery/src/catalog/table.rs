@@ -473,12 +473,30 @@ pub(super) static RESOURCES: &[ResourceInfo] = &[
     res(
         "networking.k8s.io",
         "v1",
+        "ipaddresses",
+        "ipaddress",
+        "IPAddress",
+        false,
+    )
+    .short(&["ip"]),
+    res(
+        "networking.k8s.io",
+        "v1",
         "networkpolicies",
         "networkpolicy",
         "NetworkPolicy",
         true,
     )
     .short(&["netpol"]),
+    res(
+        "networking.k8s.io",
+        "v1",
+        "servicecidrs",
+        "servicecidr",
+        "ServiceCIDR",
+        false,
+    )
+    .subs(&[status!("networking.k8s.io", "v1", "ServiceCIDR")]),
     // ---- policy/v1
     res(
         "policy",

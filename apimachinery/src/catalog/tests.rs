@@ -16,7 +16,7 @@ fn entries_are_unique_by_gvr_and_gvk() {
         assert!(gvrs.insert(r.gvr()), "duplicate {}", r.gvr());
         assert!(gvks.insert(r.gvk()), "duplicate {}", r.gvk());
     }
-    assert_eq!(resources().len(), 57);
+    assert_eq!(resources().len(), 59);
 }
 
 #[test]
@@ -118,6 +118,7 @@ fn scopes_and_short_names() {
         ("policy", "poddisruptionbudgets", "pdb", true),
         ("networking.k8s.io", "ingresses", "ing", true),
         ("networking.k8s.io", "networkpolicies", "netpol", true),
+        ("networking.k8s.io", "ipaddresses", "ip", false),
         ("storage.k8s.io", "storageclasses", "sc", false),
         ("scheduling.k8s.io", "priorityclasses", "pc", false),
         (
@@ -213,6 +214,7 @@ fn other_subresources() {
         ("autoscaling", "v2", "horizontalpodautoscalers"),
         ("policy", "v1", "poddisruptionbudgets"),
         ("networking.k8s.io", "v1", "ingresses"),
+        ("networking.k8s.io", "v1", "servicecidrs"),
         ("storage.k8s.io", "v1", "volumeattachments"),
         (
             "admissionregistration.k8s.io",
@@ -229,6 +231,7 @@ fn other_subresources() {
         ("", "secrets"),
         ("", "endpoints"),
         ("networking.k8s.io", "networkpolicies"),
+        ("networking.k8s.io", "ipaddresses"),
         (
             "admissionregistration.k8s.io",
             "validatingadmissionpolicybindings",

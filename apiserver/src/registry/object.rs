@@ -143,6 +143,7 @@ fn name_validator(info: &ResourceInfo) -> validation::ValidateNameFn {
     match info.resource {
         "namespaces" => validation::name_is_dns_label,
         "services" => validation::name_is_dns1035_label,
+        "ipaddresses" => k1s_apimachinery::ip::name_is_ip_address,
         _ => validation::name_is_dns_subdomain,
     }
 }

@@ -4,6 +4,7 @@
 mod apps;
 mod batch;
 mod core;
+pub(crate) mod networking;
 mod other;
 mod pod_spec;
 mod warnings;
@@ -51,6 +52,8 @@ pub fn for_resource(info: &ResourceInfo) -> &'static dyn Strategy {
         ("storage.k8s.io", "csidrivers") => &other::CsiDrivers,
         ("networking.k8s.io", "networkpolicies") => &other::NetworkPolicies,
         ("networking.k8s.io", "ingressclasses") => &other::IngressClasses,
+        ("networking.k8s.io", "servicecidrs") => &networking::ServiceCidrs,
+        ("networking.k8s.io", "ipaddresses") => &networking::IpAddresses,
         ("rbac.authorization.k8s.io", "rolebindings" | "clusterrolebindings") => {
             &other::RoleBindings
         }
