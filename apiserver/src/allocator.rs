@@ -379,6 +379,253 @@ async fn delete_ip_address(registry: &Registry, ip: &str, namespace: &str, name:
     }
 }
 
+/// Addresses and ports set aside for a Service update before its read-modify-write runs (the
+/// write's mutation cannot wait on the allocator), handed out by [`fill_update`].
+#[derive(Default, Debug)]
+pub struct Reserved {
+    ip: Option<u32>,
+    /// Free node ports for ports that have none.
+    ports: Vec<i64>,
+    /// Node ports the client asked for, checked free.
+    requested: Vec<i64>,
+}
+
+/// What a Service update still needs from the allocator.
+#[derive(Default, Debug, PartialEq)]
+pub struct Needs {
+    ip: bool,
+    /// Node ports to assign.
+    ports: usize,
+    /// Node ports the client asked for that the old Service did not hold.
+    requested: Vec<i64>,
+}
+
+fn service_type(svc: &Value) -> &str {
+    match text(svc, "/spec/type") {
+        "" => "ClusterIP",
+        t => t,
+    }
+}
+
+fn needs_cluster_ip(svc: &Value) -> bool {
+    service_type(svc) != "ExternalName"
+}
+
+fn needs_node_ports(svc: &Value) -> bool {
+    matches!(service_type(svc), "NodePort" | "LoadBalancer")
+}
+
+fn port_list(svc: &Value) -> &[Value] {
+    svc.pointer("/spec/ports")
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+/// Upstream's dropTypeDependentFields and patchAllocatedValues for a Service update, then the
+/// reserved values for what is still missing. Type-dependent values the client left as they
+/// were go with a type that no longer needs them; values the client omitted are kept from the
+/// old Service. Returns what still has to be reserved.
+pub fn fill_update(old: &Value, new: &mut Value, reserved: &Reserved) -> Result<(), Needs> {
+    let spec_of = |v: &Value, k: &str| v.pointer(&format!("/spec/{k}")).cloned();
+    if needs_cluster_ip(old)
+        && !needs_cluster_ip(new)
+        && spec_of(old, "clusterIPs") == spec_of(new, "clusterIPs")
+        && let Some(spec) = new.get_mut("spec").and_then(Value::as_object_mut)
+    {
+        for k in ["clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"] {
+            spec.remove(k);
+        }
+    }
+    if needs_node_ports(old) && !needs_node_ports(new) {
+        let same = port_list(old)
+            .iter()
+            .map(|p| p.get("nodePort"))
+            .eq(port_list(new).iter().map(|p| p.get("nodePort")));
+        if same && let Some(list) = new.pointer_mut("/spec/ports").and_then(Value::as_array_mut) {
+            for p in list.iter_mut().filter_map(Value::as_object_mut) {
+                p.remove("nodePort");
+            }
+        }
+    }
+    let mut needs = Needs::default();
+    if needs_cluster_ip(new) && text(new, "/spec/clusterIP").is_empty() {
+        let old_ip = needs_cluster_ip(old)
+            .then(|| text(old, "/spec/clusterIP"))
+            .filter(|ip| !ip.is_empty());
+        let fill = match (old_ip, reserved.ip) {
+            (Some(ip), _) => Some(ip.to_string()),
+            (None, Some(ip)) => Some(Ipv4Addr::from(ip).to_string()),
+            (None, None) => None,
+        };
+        match fill {
+            Some(ip) => {
+                new["spec"]["clusterIPs"] = if ip == "None" {
+                    json!(["None"])
+                } else {
+                    json!([ip])
+                };
+                new["spec"]["clusterIP"] = json!(ip);
+                new["spec"]["ipFamilies"] = json!(["IPv4"]);
+                new["spec"]["ipFamilyPolicy"] = json!("SingleStack");
+            }
+            None => needs.ip = true,
+        }
+    }
+    if needs_node_ports(new) {
+        let held: Vec<i64> = if needs_node_ports(old) {
+            node_ports(old)
+        } else {
+            Vec::new()
+        };
+        let in_new: Vec<i64> = node_ports(new).into_iter().filter(|n| *n != 0).collect();
+        // Ports the old Service held, by port name, for new ports that omit theirs (unless
+        // another port of the new Service uses that value now).
+        let by_name: Vec<(&str, i64)> = if needs_node_ports(old) {
+            port_list(old)
+                .iter()
+                .filter_map(|p| Some((text(p, "/name"), p.get("nodePort")?.as_i64()?)))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let mut spare = reserved.ports.iter().copied();
+        if let Some(list) = new.pointer_mut("/spec/ports").and_then(Value::as_array_mut) {
+            for p in list.iter_mut() {
+                if p.get("nodePort")
+                    .and_then(Value::as_i64)
+                    .is_some_and(|n| n != 0)
+                {
+                    continue;
+                }
+                let name = text(p, "/name").to_string();
+                let kept = by_name
+                    .iter()
+                    .find(|(n, port)| *n == name && !in_new.contains(port))
+                    .map(|(_, port)| *port);
+                match kept.or_else(|| spare.next()) {
+                    Some(port) => p["nodePort"] = json!(port),
+                    None => needs.ports += 1,
+                }
+            }
+        }
+        needs.requested = in_new
+            .into_iter()
+            .filter(|n| !held.contains(n) && !reserved.requested.contains(n))
+            .collect();
+    }
+    if needs == Needs::default() {
+        Ok(())
+    } else {
+        Err(needs)
+    }
+}
+
+impl ServiceAllocator {
+    /// Sets aside what [`fill_update`] found missing for Service `svc`: a ClusterIP (with its
+    /// IPAddress) and node ports, checking requested ones.
+    pub async fn reserve_for_update(
+        &self,
+        registry: &Registry,
+        services: Target<'_>,
+        svc: &Value,
+        needs: &Needs,
+        reserved: &mut Reserved,
+    ) -> Result<(), ApiError> {
+        if needs.ip && reserved.ip.is_none() {
+            let namespace = text(svc, "/metadata/namespace").to_string();
+            let name = text(svc, "/metadata/name").to_string();
+            for attempt in 0.. {
+                let candidate = self.reserve(registry, services, svc, "").await?;
+                let candidate_text = Ipv4Addr::from(candidate).to_string();
+                match create_ip_address(registry, &candidate_text, &namespace, &name).await {
+                    Ok(()) => {
+                        reserved.ip = Some(candidate);
+                        break;
+                    }
+                    Err(e) if e.is_already_exists() && attempt + 1 < ATTEMPTS => {}
+                    Err(e) => {
+                        self.forget(Some(candidate), &[]).await;
+                        return Err(e);
+                    }
+                }
+            }
+        }
+        if needs.ports == 0 && needs.requested.is_empty() {
+            return Ok(());
+        }
+        let mut guard = self.load(registry, services).await?;
+        let Some(used) = guard.as_mut() else {
+            return Err(ApiError::internal("allocator not loaded"));
+        };
+        let mut request = json!({"metadata": svc.get("metadata").cloned().unwrap_or_default(),
+            "spec": {"ports": []}});
+        let mut ports = Vec::new();
+        for n in &needs.requested {
+            ports.push(json!({"nodePort": n}));
+        }
+        for _ in 0..needs.ports {
+            ports.push(json!({}));
+        }
+        request["spec"]["ports"] = Value::Array(ports);
+        allocate_node_ports(used, &mut request)?;
+        let mut got = node_ports(&request).into_iter();
+        reserved
+            .requested
+            .extend(got.by_ref().take(needs.requested.len()));
+        reserved.ports.extend(got);
+        Ok(())
+    }
+
+    /// After a Service update: returns what the old Service held and the new one does not, and
+    /// what was reserved but not used (`stored` is None when the update failed).
+    pub async fn settle_update(
+        &self,
+        registry: &Registry,
+        (namespace, name): (&str, &str),
+        old: Option<&Value>,
+        stored: Option<&Value>,
+        reserved: Reserved,
+    ) {
+        let ip_of_svc = |v: Option<&Value>| v.map(|v| text(v, "/spec/clusterIP").to_string());
+        let kept_ip = ip_of_svc(stored).unwrap_or_default();
+        let kept_ports = stored.map(node_ports).unwrap_or_default();
+        if let Some(ip) = reserved.ip {
+            let ip_text = Ipv4Addr::from(ip).to_string();
+            if ip_text != kept_ip {
+                self.forget(Some(ip), &[]).await;
+                delete_ip_address(registry, &ip_text, namespace, name).await;
+            }
+        }
+        let unused: Vec<i64> = (reserved.ports.into_iter())
+            .chain(reserved.requested)
+            .filter(|p| !kept_ports.contains(p))
+            .collect();
+        self.forget(None, &unused).await;
+        if let (Some(old), Some(_)) = (old, stored) {
+            let old_ip = text(old, "/spec/clusterIP");
+            if ip_of(old_ip).is_some() && old_ip != kept_ip {
+                self.release_ip(registry, old).await;
+            }
+            let gone: Vec<i64> = node_ports(old)
+                .into_iter()
+                .filter(|p| !kept_ports.contains(p))
+                .collect();
+            self.forget(None, &gone).await;
+        }
+    }
+
+    /// Returns a Service's ClusterIP to the pool and deletes its IPAddress.
+    async fn release_ip(&self, registry: &Registry, svc: &Value) {
+        let ip_text = text(svc, "/spec/clusterIP");
+        self.forget(ip_of(ip_text), &[]).await;
+        let (ns, name) = (
+            text(svc, "/metadata/namespace"),
+            text(svc, "/metadata/name"),
+        );
+        delete_ip_address(registry, ip_text, ns, name).await;
+    }
+}
+
 /// Checks requested node ports and assigns free ones to the ports that have none.
 fn allocate_node_ports(used: &mut Used, svc: &mut Value) -> Result<(), ApiError> {
     let name = text(svc, "/metadata/name").to_string();
@@ -448,6 +695,53 @@ mod tests {
         assert!(!held_by(&obj, "other", "web"));
         let errs = strategies::networking::IpAddresses.validate(&obj);
         assert!(errs.is_empty(), "{errs:?}");
+    }
+
+    #[test]
+    fn a_service_update_keeps_drops_or_asks_for_allocations() {
+        let node_port = json!({"metadata": {"name": "s", "namespace": "d"},
+            "spec": {"type": "NodePort", "clusterIP": "10.96.0.9", "clusterIPs": ["10.96.0.9"],
+                     "ports": [{"name": "http", "port": 80, "nodePort": 30080}]}});
+        // The client's new object omits allocated values: they are kept.
+        let mut new = json!({"metadata": {"name": "s"},
+            "spec": {"type": "NodePort", "ports": [{"name": "http", "port": 80}]}});
+        fill_update(&node_port, &mut new, &Reserved::default()).unwrap();
+        assert_eq!(new["spec"]["clusterIP"], "10.96.0.9");
+        assert_eq!(new["spec"]["ports"][0]["nodePort"], 30080);
+        // A type that needs no node ports drops the ones left unchanged.
+        let mut to_cluster_ip = node_port.clone();
+        to_cluster_ip["spec"]["type"] = json!("ClusterIP");
+        fill_update(&node_port, &mut to_cluster_ip, &Reserved::default()).unwrap();
+        assert!(to_cluster_ip["spec"]["ports"][0].get("nodePort").is_none());
+        // ExternalName drops the unchanged ClusterIPs.
+        let mut external = node_port.clone();
+        external["spec"]["type"] = json!("ExternalName");
+        fill_update(&node_port, &mut external, &Reserved::default()).unwrap();
+        assert!(external["spec"].get("clusterIPs").is_none());
+        // Leaving ExternalName needs an address and a node port, then takes the reserved ones.
+        let mut back = json!({"spec": {"type": "NodePort", "ports": [{"port": 80}]}});
+        let needs = fill_update(&external, &mut back.clone(), &Reserved::default()).unwrap_err();
+        assert_eq!(
+            needs,
+            Needs {
+                ip: true,
+                ports: 1,
+                requested: vec![]
+            }
+        );
+        let reserved = Reserved {
+            ip: Some(CIDR_BASE + 20),
+            ports: vec![30111],
+            requested: vec![],
+        };
+        fill_update(&external, &mut back, &reserved).unwrap();
+        assert_eq!(back["spec"]["clusterIPs"], json!(["10.96.0.20"]));
+        assert_eq!(back["spec"]["ports"][0]["nodePort"], 30111);
+        // A node port the old Service did not hold has to be checked first.
+        let mut moved = node_port.clone();
+        moved["spec"]["ports"][0]["nodePort"] = json!(30555);
+        let needs = fill_update(&node_port, &mut moved, &Reserved::default()).unwrap_err();
+        assert_eq!(needs.requested, vec![30555]);
     }
 
     #[test]

@@ -366,12 +366,11 @@ async fn serve_verb(
                     let mut obj = check_body(info, target.namespace, Some(name), obj)?;
                     type_check(info, &obj)?;
                     crate::conversion::to_storage(info, &mut obj);
-                    ctx.registry
-                        .update(target, strategy, name, sub, &write, |old| {
-                            rbac_write_check(ctx, user, info, target.namespace, &obj, Some(old))?;
-                            Ok(obj.clone())
-                        })
-                        .await?
+                    update_object(ctx, info, target, strategy, name, sub, &write, |old| {
+                        rbac_write_check(ctx, user, info, target.namespace, &obj, Some(old))?;
+                        Ok(obj.clone())
+                    })
+                    .await?
                 }
             };
             Ok(object_response(
@@ -415,39 +414,39 @@ async fn serve_verb(
                 )?);
             }
             let mut unknown = Vec::new();
-            let patched = ctx
-                .registry
-                .update(
-                    target,
-                    strategy,
-                    name,
-                    subname.filter(|s| matches!(*s, "status" | "approval")),
-                    &write,
-                    |old| {
-                        let base = if scale {
-                            scale_of(info, custom, old)
-                        } else {
-                            old.clone()
-                        };
-                        let schema_ref = root_type
-                            .as_deref()
-                            .map(|r| (schema as &dyn patch::PatchSchema, r));
-                        let mut new = patch::apply_patch(patch_type, &base, &body, schema_ref)?;
-                        // A patch applies to the object as it is now: the current resourceVersion
-                        // stays (so kinds that refuse unconditional updates, such as
-                        // PodDisruptionBudgets, accept patches) unless the patch set another.
-                        if scale {
-                            scale_into(custom, old, &new)
-                        } else {
-                            let t = root_type.as_deref().filter(|_| subname.is_none());
-                            unknown = check_fields(&mut new, t, None)?;
-                            type_check(info, &new)?;
-                            rbac_write_check(ctx, user, info, target.namespace, &new, Some(old))?;
-                            Ok(new)
-                        }
-                    },
-                )
-                .await?;
+            let patched = update_object(
+                ctx,
+                info,
+                target,
+                strategy,
+                name,
+                subname.filter(|s| matches!(*s, "status" | "approval")),
+                &write,
+                |old| {
+                    let base = if scale {
+                        scale_of(info, custom, old)
+                    } else {
+                        old.clone()
+                    };
+                    let schema_ref = root_type
+                        .as_deref()
+                        .map(|r| (schema as &dyn patch::PatchSchema, r));
+                    let mut new = patch::apply_patch(patch_type, &base, &body, schema_ref)?;
+                    // A patch applies to the object as it is now: the current resourceVersion
+                    // stays (so kinds that refuse unconditional updates, such as
+                    // PodDisruptionBudgets, accept patches) unless the patch set another.
+                    if scale {
+                        scale_into(custom, old, &new)
+                    } else {
+                        let t = root_type.as_deref().filter(|_| subname.is_none());
+                        unknown = check_fields(&mut new, t, None)?;
+                        type_check(info, &new)?;
+                        rbac_write_check(ctx, user, info, target.namespace, &new, Some(old))?;
+                        Ok(new)
+                    }
+                },
+            )
+            .await?;
             warnings.extend(unknown);
             let out = if scale {
                 scale_of(info, custom, &patched)
@@ -737,6 +736,85 @@ fn check_patch_options(query: &Query, patch_type: PatchType) -> Result<(), ApiEr
     Err(ApiError::invalid("PatchOptions", "meta.k8s.io", "", errs))
 }
 
+/// The registry's read-modify-write, with a Service's allocations on the way: what the update
+/// needs (a ClusterIP when it stops being ExternalName, node ports when it becomes NodePort) is
+/// reserved first and filled in, and what it gives up is released after, as upstream's Service
+/// REST update does.
+#[allow(clippy::too_many_arguments)]
+async fn update_object<F>(
+    ctx: &ApiContext,
+    info: &'static ResourceInfo,
+    target: Target<'_>,
+    strategy: &'static dyn crate::registry::Strategy,
+    name: &str,
+    subresource: Option<&str>,
+    write: &WriteOptions,
+    mut mutate: F,
+) -> Result<Value, ApiError>
+where
+    F: FnMut(&Value) -> Result<Value, ApiError> + Send,
+{
+    if !is_service(info) || subresource.is_some() || write.dry_run {
+        return ctx
+            .registry
+            .update(target, strategy, name, subresource, write, mutate)
+            .await;
+    }
+    let namespace = target.namespace.unwrap_or_default();
+    let mut reserved = crate::allocator::Reserved::default();
+    // Each round reserves what the previous one found missing; a Service changed in between
+    // may need another round.
+    for _ in 0..8 {
+        let mut needs = None;
+        let mut wanted = None;
+        let mut seen_old = None;
+        let result = ctx
+            .registry
+            .update(target, strategy, name, None, write, |old| {
+                let mut new = mutate(old)?;
+                match crate::allocator::fill_update(old, &mut new, &reserved) {
+                    Ok(()) => {
+                        seen_old = Some(old.clone());
+                        Ok(new)
+                    }
+                    Err(missing) => {
+                        needs = Some(missing);
+                        wanted = Some(new);
+                        Err(ApiError::internal("service allocation pending"))
+                    }
+                }
+            })
+            .await;
+        if let (Some(missing), Some(svc)) = (needs, wanted) {
+            let reserving = ctx
+                .services
+                .reserve_for_update(&ctx.registry, target, &svc, &missing, &mut reserved)
+                .await;
+            if let Err(e) = reserving {
+                ctx.services
+                    .settle_update(&ctx.registry, (namespace, name), None, None, reserved)
+                    .await;
+                return Err(e);
+            }
+            continue;
+        }
+        ctx.services
+            .settle_update(
+                &ctx.registry,
+                (namespace, name),
+                seen_old.as_ref(),
+                result.as_ref().ok(),
+                reserved,
+            )
+            .await;
+        return result;
+    }
+    ctx.services
+        .settle_update(&ctx.registry, (namespace, name), None, None, reserved)
+        .await;
+    Err(ApiError::conflict_modified(&info.group_resource(), name))
+}
+
 /// Stores a new object: service IP allocation around the registry's create, warnings, and
 /// the answer in the request's version.
 async fn create_object(
@@ -844,22 +922,22 @@ async fn server_side_apply(
     let tracking = field_tracking(info, &headers, query, sub);
     let force = query.get("force").is_some_and(|f| f == "true");
     write.managed_fields = crate::registry::ManagedFieldsMode::Applied;
-    let result = ctx
-        .registry
-        .update(
-            target,
-            strategy,
-            name,
-            subname.filter(|s| *s == "status"),
-            &write,
-            |old| {
-                let new = apply::apply(&tracking, Some(old), &config, force)?;
-                type_check(info, &new)?;
-                rbac_write_check(ctx, user, info, target.namespace, &new, Some(old))?;
-                Ok(new)
-            },
-        )
-        .await;
+    let result = update_object(
+        ctx,
+        info,
+        target,
+        strategy,
+        name,
+        subname.filter(|s| *s == "status"),
+        &write,
+        |old| {
+            let new = apply::apply(&tracking, Some(old), &config, force)?;
+            type_check(info, &new)?;
+            rbac_write_check(ctx, user, info, target.namespace, &new, Some(old))?;
+            Ok(new)
+        },
+    )
+    .await;
     match result {
         Ok(applied) => Ok(object_response(
             StatusCode::OK,

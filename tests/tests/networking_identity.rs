@@ -128,6 +128,58 @@ fn a_service_cluster_ip_is_held_by_an_ip_address_until_the_service_goes() {
     fails(&["get ip dry"], c.kubectl(&["get", "ip", "10.96.7.7"]));
 }
 
+/// Upstream's Service update: a type change gets what the new type needs (node ports, a
+/// ClusterIP) and gives up what it no longer needs, with the IPAddress following the ClusterIP.
+#[test]
+fn a_service_changing_type_gets_and_gives_up_its_allocations() {
+    let c = TestCluster::start();
+    let get =
+        |path: &str| c.kubectl_ok(&["get", "service", "web", "-o", &format!("jsonpath={path}")]);
+    let patch = |body: &str| {
+        c.kubectl_ok(&["patch", "service", "web", "-p", body]);
+    };
+    c.kubectl_ok(&["create", "service", "clusterip", "web", "--tcp=80:8080"]);
+    let first_ip = get("{.spec.clusterIP}");
+    // ClusterIP -> NodePort: a node port from the range, the ClusterIP kept.
+    patch(r#"{"spec":{"type":"NodePort"}}"#);
+    let node_port: i64 = get("{.spec.ports[0].nodePort}")
+        .parse()
+        .expect("a nodePort");
+    assert!((30000..=32767).contains(&node_port), "{node_port}");
+    assert_eq!(get("{.spec.clusterIP}"), first_ip);
+    // NodePort -> ClusterIP: the node port goes with the type.
+    patch(r#"{"spec":{"type":"ClusterIP"}}"#);
+    assert_eq!(get("{.spec.ports[0].nodePort}"), "");
+    // -> ExternalName: the ClusterIP goes, and its IPAddress with it.
+    patch(r#"{"spec":{"type":"ExternalName","externalName":"example.com"}}"#);
+    assert_eq!(get("{.spec.clusterIP}"), "");
+    fails(&["get ip"], c.kubectl(&["get", "ip", first_ip.as_str()]));
+    // ExternalName -> ClusterIP: a new ClusterIP, held by an IPAddress naming the Service.
+    patch(r#"{"spec":{"type":"ClusterIP","externalName":null}}"#);
+    let second_ip = get("{.spec.clusterIP}");
+    assert!(second_ip.starts_with("10.9"), "{second_ip}");
+    let addr = json(&c.kubectl_ok(&["get", "ip", second_ip.as_str(), "-o", "json"]));
+    assert_eq!(addr["spec"]["parentRef"]["name"], "web", "{addr}");
+    // A node port the client asks for is checked: one already held is refused.
+    patch(&format!(
+        r#"{{"spec":{{"type":"NodePort","ports":[{{"port":80,"targetPort":8080,"nodePort":{node_port}}}]}}}}"#
+    ));
+    assert_eq!(get("{.spec.ports[0].nodePort}"), node_port.to_string());
+    c.kubectl_ok(&["create", "service", "nodeport", "other", "--tcp=81:8080"]);
+    let err = fails(
+        &["patch other"],
+        c.kubectl(&[
+            "patch",
+            "service",
+            "other",
+            "--type=json",
+            "-p",
+            &format!(r#"[{{"op":"replace","path":"/spec/ports/0/nodePort","value":{node_port}}}]"#),
+        ]),
+    );
+    assert!(err.contains("provided port is already allocated"), "{err}");
+}
+
 #[test]
 fn an_address_held_by_an_ip_address_is_not_allocated() {
     let c = TestCluster::start();
