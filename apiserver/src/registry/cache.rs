@@ -119,24 +119,26 @@ impl WatchCache {
         after: Option<Revision>,
     ) -> Result<Option<Subscription>, ApiError> {
         let cache = self.resource(registry, info).await?;
-        if let Some(rev) = after {
-            let deadline = tokio::time::Instant::now() + CATCH_UP_WAIT;
-            while cache.read()?.revision < rev {
-                let mut current = registry.store().current_revision();
-                if rev > current {
-                    // Another server (on a shared etcd) may have written it.
-                    current = registry.store().fresh_revision().await.unwrap_or(current);
-                }
-                if rev > current || tokio::time::Instant::now() >= deadline {
-                    return Err(ApiError::timeout(
-                        format!("Too large resource version: {rev}, current: {current}"),
-                        1,
-                    ));
-                }
-                // The revision may belong to another resource: ask the feed for progress.
-                cache.progress.send_modify(|n| *n = n.wrapping_add(1));
-                tokio::time::sleep(Duration::from_millis(2)).await;
+        // A watch from the current state starts from a state as fresh as the store (upstream
+        // serves it consistently): a write acknowledged before it must be in its initial
+        // objects, not arrive later as a live event.
+        let rev = after.unwrap_or_else(|| registry.store().current_revision());
+        let deadline = tokio::time::Instant::now() + CATCH_UP_WAIT;
+        while cache.read()?.revision < rev {
+            let mut current = registry.store().current_revision();
+            if rev > current {
+                // Another server (on a shared etcd) may have written it.
+                current = registry.store().fresh_revision().await.unwrap_or(current);
             }
+            if rev > current || tokio::time::Instant::now() >= deadline {
+                return Err(ApiError::timeout(
+                    format!("Too large resource version: {rev}, current: {current}"),
+                    1,
+                ));
+            }
+            // The revision may belong to another resource: ask the feed for progress.
+            cache.progress.send_modify(|n| *n = n.wrapping_add(1));
+            tokio::time::sleep(Duration::from_millis(2)).await;
         }
         let mut state = cache.write()?;
         let (tx, live) = mpsc::channel(SUBSCRIBER_BUFFER);
