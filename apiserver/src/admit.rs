@@ -383,37 +383,14 @@ pub fn feed_webhook_configurations(
         ("mutatingwebhookconfigurations", true),
         ("validatingwebhookconfigurations", false),
     ] {
-        let Some(info) = catalog::find("admissionregistration.k8s.io", "v1", resource) else {
-            continue;
-        };
         let webhooks = webhooks.clone();
-        let mut objects: BTreeMap<String, Value> = BTreeMap::new();
-        let name = |o: &Value| meta::name(o).unwrap_or_default().to_string();
-        tokio::spawn(informer::run(
-            registry.clone(),
-            info,
-            shutdown.clone(),
-            move |change| {
-                match change {
-                    Change::Listed(items) => {
-                        objects = items.into_iter().map(|o| (name(&o), o)).collect()
-                    }
-                    Change::Upserted(o) => {
-                        objects.insert(name(&o), (*o).clone());
-                    }
-                    Change::Deleted(o) => {
-                        objects.remove(&name(&o));
-                    }
-                }
-                let list: Vec<Value> = objects.values().cloned().collect();
-                if mutating {
-                    webhooks.set_mutating_configurations(list);
-                } else {
-                    webhooks.set_validating_configurations(list);
-                }
-                std::future::ready(())
-            },
-        ));
+        follow_by_name(&registry, resource, &shutdown, false, move |list| {
+            if mutating {
+                webhooks.set_mutating_configurations(list);
+            } else {
+                webhooks.set_validating_configurations(list);
+            }
+        });
     }
 }
 
@@ -427,43 +404,57 @@ pub fn feed_admission_policies(
         ("validatingadmissionpolicies", false),
         ("validatingadmissionpolicybindings", true),
     ] {
-        let Some(info) = catalog::find("admissionregistration.k8s.io", "v1", resource) else {
-            continue;
-        };
         let policies = policies.clone();
-        let mut objects: BTreeMap<String, Value> = BTreeMap::new();
-        let name = |o: &Value| meta::name(o).unwrap_or_default().to_string();
-        tokio::spawn(informer::run(
-            registry.clone(),
-            info,
-            shutdown.clone(),
-            move |change| {
-                match change {
-                    Change::Listed(items) => {
-                        objects = items.into_iter().map(|o| (name(&o), o)).collect()
-                    }
-                    Change::Upserted(o) => {
-                        // Status writes (typeChecking) change nothing that runs.
-                        let unchanged = objects
+        // Status writes (typeChecking) change nothing that runs.
+        follow_by_name(&registry, resource, &shutdown, true, move |list| {
+            if bindings {
+                policies.set_bindings(&list);
+            } else {
+                policies.set_policies(&list);
+            }
+        });
+    }
+}
+
+/// Follows every object of an admissionregistration.k8s.io/v1 resource and hands the whole set
+/// to `publish` after each change; with `spec_only`, an update that keeps `spec` is not one.
+fn follow_by_name(
+    registry: &Registry,
+    resource: &str,
+    shutdown: &tokio::sync::watch::Receiver<bool>,
+    spec_only: bool,
+    mut publish: impl FnMut(Vec<Value>) + Send + 'static,
+) {
+    let Some(info) = catalog::find("admissionregistration.k8s.io", "v1", resource) else {
+        return;
+    };
+    let mut objects: BTreeMap<String, Value> = BTreeMap::new();
+    let name = |o: &Value| meta::name(o).unwrap_or_default().to_string();
+    tokio::spawn(informer::run(
+        registry.clone(),
+        info,
+        shutdown.clone(),
+        move |change| {
+            match change {
+                Change::Listed(items) => {
+                    objects = items.into_iter().map(|o| (name(&o), o)).collect()
+                }
+                Change::Upserted(o) => {
+                    let unchanged = spec_only
+                        && objects
                             .get(&name(&o))
                             .is_some_and(|old| old.get("spec") == o.get("spec"));
-                        objects.insert(name(&o), (*o).clone());
-                        if unchanged {
-                            return std::future::ready(());
-                        }
-                    }
-                    Change::Deleted(o) => {
-                        objects.remove(&name(&o));
+                    objects.insert(name(&o), (*o).clone());
+                    if unchanged {
+                        return std::future::ready(());
                     }
                 }
-                let list: Vec<Value> = objects.values().cloned().collect();
-                if bindings {
-                    policies.set_bindings(&list);
-                } else {
-                    policies.set_policies(&list);
+                Change::Deleted(o) => {
+                    objects.remove(&name(&o));
                 }
-                std::future::ready(())
-            },
-        ));
-    }
+            }
+            publish(objects.values().cloned().collect());
+            std::future::ready(())
+        },
+    ));
 }
