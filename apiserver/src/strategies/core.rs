@@ -381,6 +381,81 @@ impl Strategy for Services {
     }
 }
 
+/// Upstream's MaxSecretSize: the values of a Secret together (1 MiB).
+const SECRET_MAX_BYTES: usize = 1024 * 1024;
+/// The annotation naming a token Secret's ServiceAccount (`ServiceAccountNameKey`).
+const SA_NAME_ANNOTATION: &str = "kubernetes.io/service-account.name";
+
+/// What Go's `json.Unmarshal` into a `map[string]interface{}` says of `bytes`, or `None` when it
+/// decodes: docker config Secrets must hold a JSON object (or `null`).
+fn go_json_object_error(bytes: &[u8]) -> Option<String> {
+    let err = match serde_json::from_slice::<Value>(bytes) {
+        Ok(Value::Object(_) | Value::Null) => return None,
+        Ok(v) => {
+            let kind = match v {
+                Value::Array(_) => "array",
+                Value::String(_) => "string",
+                Value::Number(_) => "number",
+                _ => "bool",
+            };
+            return Some(format!(
+                "json: cannot unmarshal {kind} into Go value of type map[string]interface {{}}"
+            ));
+        }
+        Err(e) => e,
+    };
+    if err.is_eof() {
+        return Some("unexpected end of JSON input".into());
+    }
+    // serde_json's line/column point at the offending character; Go names it and what it
+    // was looking for.
+    let text = String::from_utf8_lossy(bytes);
+    let line: Vec<char> = text
+        .lines()
+        .nth(err.line().saturating_sub(1))
+        .unwrap_or_default()
+        .chars()
+        .collect();
+    let col = err.column().saturating_sub(1);
+    let at = line.get(col).copied().unwrap_or(' ');
+    let shown = match at {
+        '\'' => "'\\''".to_string(),
+        '"' => "'\"'".to_string(),
+        c => format!("'{}'", c.escape_default()),
+    };
+    let msg = err.to_string();
+    if msg.starts_with("expected ident") {
+        // Inside `true`, `false` or `null`: Go names the literal and the letter it expected.
+        let start = line[..col.min(line.len())]
+            .iter()
+            .rposition(|c| !c.is_ascii_alphabetic())
+            .map_or(0, |p| p + 1);
+        let literal = match line.get(start) {
+            Some('t') => "true",
+            Some('f') => "false",
+            _ => "null",
+        };
+        let expecting = literal.chars().nth(col - start).unwrap_or(' ');
+        return Some(format!(
+            "invalid character {shown} in literal {literal} (expecting '{expecting}')"
+        ));
+    }
+    let context = if msg.starts_with("key must be a string") {
+        "looking for beginning of object key string"
+    } else if msg.starts_with("expected `:`") {
+        "after object key"
+    } else if msg.starts_with("expected `,` or `}`") {
+        "after object key:value pair"
+    } else if msg.starts_with("expected `,` or `]`") {
+        "after array element"
+    } else if msg.starts_with("trailing characters") {
+        "after top-level value"
+    } else {
+        "looking for beginning of value"
+    };
+    Some(format!("invalid character {shown} {context}"))
+}
+
 pub struct Secrets;
 impl Strategy for Secrets {
     fn default(&self, obj: &mut Value) {
@@ -405,22 +480,94 @@ impl Strategy for Secrets {
             }
         }
     }
+    /// Upstream's ValidateSecret: file-name keys, at most 1 MiB of values, and the keys each
+    /// built-in type needs.
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
         use base64::Engine as _;
         let mut errs = Vec::new();
-        if let Some(data) = obj.get("data").and_then(Value::as_object) {
-            for (k, v) in data {
-                let ok = v
-                    .as_str()
-                    .is_some_and(|s| base64::engine::general_purpose::STANDARD.decode(s).is_ok());
-                if !ok {
-                    errs.push(FieldError::invalid(
-                        format!("data[{k}]"),
-                        "<secret contents redacted>",
-                        "must be base64-encoded bytes",
+        // The decoded values, by key.
+        let mut data: std::collections::BTreeMap<&str, Vec<u8>> = Default::default();
+        for (k, v) in obj
+            .get("data")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+        {
+            for msg in config_key_errors(k) {
+                errs.push(FieldError::invalid(format!("data[{k}]"), k.as_str(), msg));
+            }
+            match v
+                .as_str()
+                .and_then(|s| base64::engine::general_purpose::STANDARD.decode(s).ok())
+            {
+                Some(bytes) => {
+                    data.insert(k, bytes);
+                }
+                None => errs.push(FieldError::invalid(
+                    format!("data[{k}]"),
+                    "<secret contents redacted>",
+                    "must be base64-encoded bytes",
+                )),
+            }
+        }
+        let total: usize = data.values().map(Vec::len).sum();
+        if total > SECRET_MAX_BYTES {
+            errs.push(FieldError::too_long("data", Some(SECRET_MAX_BYTES)));
+        }
+        let ty = obj.get("type").and_then(Value::as_str).unwrap_or_default();
+        match ty {
+            "kubernetes.io/service-account-token" => {
+                let named = obj
+                    .pointer("/metadata/annotations")
+                    .and_then(|a| a.get(SA_NAME_ANNOTATION))
+                    .and_then(Value::as_str)
+                    .is_some_and(|n| !n.is_empty());
+                if !named {
+                    errs.push(FieldError::required(
+                        format!("metadata.annotations[{SA_NAME_ANNOTATION}]"),
+                        "",
                     ));
                 }
             }
+            "kubernetes.io/dockercfg" | "kubernetes.io/dockerconfigjson" => {
+                let key = if ty == "kubernetes.io/dockercfg" {
+                    ".dockercfg"
+                } else {
+                    ".dockerconfigjson"
+                };
+                match data.get(key) {
+                    None => errs.push(FieldError::required(format!("data[{key}]"), "")),
+                    Some(bytes) => {
+                        if let Some(msg) = go_json_object_error(bytes) {
+                            errs.push(FieldError::invalid(
+                                format!("data[{key}]"),
+                                "<secret contents redacted>",
+                                msg,
+                            ));
+                        }
+                    }
+                }
+            }
+            "kubernetes.io/basic-auth" => {
+                if !data.contains_key("username") && !data.contains_key("password") {
+                    // Upstream's paths carry a literal `%s` (field.NewPath("data[%s]")).
+                    errs.push(FieldError::required("data[%s][username]", ""));
+                    errs.push(FieldError::required("data[%s][password]", ""));
+                }
+            }
+            "kubernetes.io/ssh-auth" => {
+                if data.get("ssh-privatekey").is_none_or(Vec::is_empty) {
+                    errs.push(FieldError::required("data[%s][ssh-privatekey]", ""));
+                }
+            }
+            "kubernetes.io/tls" => {
+                for key in ["tls.crt", "tls.key"] {
+                    if !data.contains_key(key) {
+                        errs.push(FieldError::required(format!("data[{key}]"), ""));
+                    }
+                }
+            }
+            _ => {}
         }
         errs
     }

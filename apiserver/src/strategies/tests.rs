@@ -405,3 +405,99 @@ fn validation_reports_upstreams_field_errors() {
         "{errs:?}"
     );
 }
+
+#[test]
+fn secrets_need_the_keys_of_their_type_as_upstream() {
+    let secret = |ty: &str, data: Value| {
+        let data: serde_json::Map<String, Value> = data
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| {
+                use base64::Engine as _;
+                let raw = v.as_str().unwrap();
+                (
+                    k.clone(),
+                    json!(base64::engine::general_purpose::STANDARD.encode(raw)),
+                )
+            })
+            .collect();
+        json!({"metadata": {"name": "s", "namespace": "d"}, "type": ty, "data": data})
+    };
+    let check = |obj: &Value| errors("", "v1", "secrets", obj);
+    assert!(check(&secret("Opaque", json!({"a": "1"}))).is_empty());
+    assert_eq!(
+        check(&secret("kubernetes.io/service-account-token", json!({}))),
+        ["metadata.annotations[kubernetes.io/service-account.name]: Required value"]
+    );
+    let mut named = secret("kubernetes.io/service-account-token", json!({}));
+    named["metadata"]["annotations"] = json!({"kubernetes.io/service-account.name": "builder"});
+    assert!(check(&named).is_empty());
+    assert_eq!(
+        check(&secret("kubernetes.io/tls", json!({"tls.crt": "x"}))),
+        ["data[tls.key]: Required value"]
+    );
+    assert_eq!(
+        check(&secret("kubernetes.io/basic-auth", json!({}))),
+        [
+            "data[%s][username]: Required value",
+            "data[%s][password]: Required value"
+        ]
+    );
+    assert!(check(&secret("kubernetes.io/basic-auth", json!({"password": ""}))).is_empty());
+    assert_eq!(
+        check(&secret(
+            "kubernetes.io/ssh-auth",
+            json!({"ssh-privatekey": ""})
+        )),
+        ["data[%s][ssh-privatekey]: Required value"]
+    );
+    assert_eq!(
+        check(&secret("kubernetes.io/dockerconfigjson", json!({}))),
+        ["data[.dockerconfigjson]: Required value"]
+    );
+    for (content, message) in [
+        ("", "unexpected end of JSON input"),
+        ("{\"auths\":", "unexpected end of JSON input"),
+        (
+            "nope",
+            "invalid character 'o' in literal null (expecting 'u')",
+        ),
+        ("x", "invalid character 'x' looking for beginning of value"),
+        (
+            "[1]",
+            "json: cannot unmarshal array into Go value of type map[string]interface {}",
+        ),
+        ("{\"a\" 1}", "invalid character '1' after object key"),
+        ("{} x", "invalid character 'x' after top-level value"),
+    ] {
+        assert_eq!(
+            check(&secret(
+                "kubernetes.io/dockerconfigjson",
+                json!({".dockerconfigjson": content})
+            )),
+            [format!(
+                "data[.dockerconfigjson]: Invalid value: \"<secret contents redacted>\": {message}"
+            )],
+            "{content:?}"
+        );
+    }
+    assert!(
+        check(&secret(
+            "kubernetes.io/dockercfg",
+            json!({".dockercfg": "{}"})
+        ))
+        .is_empty()
+    );
+    assert_eq!(
+        check(&secret("Opaque", json!({"a b": "1"}))),
+        [
+            "data[a b]: Invalid value: \"a b\": a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"
+        ]
+    );
+    let big = "x".repeat(1024 * 1024 + 1);
+    assert_eq!(
+        check(&secret("Opaque", json!({"a": big}))),
+        ["data: Too long: may not be more than 1048576 bytes"]
+    );
+}
