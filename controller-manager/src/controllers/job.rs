@@ -29,7 +29,7 @@ use crate::controllers::controller_utils::{
 use crate::controllers::selector_matches;
 use crate::events::{EventRecorder, object_reference};
 use crate::expectations::Expectations;
-use crate::informer::{Delta, Store, key_of, split_key};
+use crate::informer::{Delta, MutationCache, Store, key_of, split_key};
 use crate::workqueue::WorkQueue;
 
 pub use indexed::COMPLETION_INDEX;
@@ -60,6 +60,9 @@ struct JobController {
     /// Per job key: UIDs of pods whose finalizer removal was sent but not yet observed.
     finalizer_expectations: Arc<Mutex<HashMap<String, HashSet<String>>>>,
     backoff: Arc<Mutex<HashMap<String, BackoffRecord>>>,
+    /// The job statuses this controller wrote, until the job informer has them: a sync must not
+    /// count or create from a status older than its own last write.
+    written: Arc<MutationCache<Job>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -93,13 +96,20 @@ pub fn start(ctx: ControllerContext) {
     let expectations = Arc::new(Expectations::default());
     let finalizer_expectations: Arc<Mutex<HashMap<String, HashSet<String>>>> = Arc::default();
     let backoff: Arc<Mutex<HashMap<String, BackoffRecord>>> = Arc::default();
+    let written: Arc<MutationCache<Job>> = Arc::default();
     {
-        let (queue, expectations, backoff) = (queue.clone(), expectations.clone(), backoff.clone());
+        let (queue, expectations, backoff, written) = (
+            queue.clone(),
+            expectations.clone(),
+            backoff.clone(),
+            written.clone(),
+        );
         jobs.add_handler(move |d: &Delta<Job>| {
             let key = key_of(d.object().as_ref());
             if let Delta::Deleted(_) = d {
                 expectations.delete(&key);
                 lock(&backoff).remove(&key);
+                written.forget(&key);
             }
             queue.add(key);
         });
@@ -123,6 +133,7 @@ pub fn start(ctx: ControllerContext) {
         expectations,
         finalizer_expectations,
         backoff,
+        written,
     });
     let workers = ctx.workers("job", 5);
     ctx.run_workers(reconciler, queue, workers);
@@ -488,6 +499,7 @@ impl Reconciler for JobController {
             self.expectations.delete(key);
             return Ok(Action::Done);
         };
+        let job = self.written.newest(job);
         let managed_by = job.spec.as_ref().and_then(|s| s.managed_by.as_deref());
         if managed_by.is_some_and(|m| m != MANAGED_BY) {
             return Ok(Action::Done);
@@ -635,9 +647,11 @@ impl JobController {
             self.client.clone(),
             job.metadata.namespace.as_deref().unwrap_or_default(),
         );
-        Ok(api
+        let written = api
             .replace_status(&job.name_any(), &PostParams::default(), &updated)
-            .await?)
+            .await?;
+        self.written.mutated(written.clone());
+        Ok(written)
     }
 
     async fn sync(&self, key: &str, job: Arc<Job>) -> Result<Action, Error> {

@@ -3,6 +3,7 @@
 //! relists on 410 Gone and backs off on errors), keeps an indexed cache of `Arc`ed objects, and
 //! calls its handlers with deltas (add / update / delete); handlers enqueue keys, never objects.
 
+mod mutation;
 mod store;
 
 use std::any::{Any, TypeId};
@@ -22,6 +23,7 @@ use kube::runtime::watcher::{self, Event};
 use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
 
+pub use mutation::MutationCache;
 pub use store::{
     IndexFn, NAMESPACE_INDEX, Store, key_of, label_index, owner_uid_index, pod_node_name_index,
     split_key,
