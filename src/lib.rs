@@ -90,6 +90,19 @@ impl ControlPlane {
                 cm_options.cluster_signing_cert_file = Some(server.pki_dir.join("ca.crt"));
                 cm_options.cluster_signing_key_file = Some(server.pki_dir.join("ca.key"));
             }
+            if cm_options.legacy_token_signer.is_none() {
+                let sign = server.legacy_token_signer();
+                cm_options.legacy_token_signer = Some(k1s_controller_manager::LegacyTokenSigner(
+                    Arc::new(move |c: &k1s_controller_manager::LegacyTokenClaims<'_>| {
+                        sign(
+                            c.namespace,
+                            c.service_account_name,
+                            c.service_account_uid,
+                            c.secret_name,
+                        )
+                    }),
+                ));
+            }
             components.push(tokio::spawn(k1s_controller_manager::run(
                 clients,
                 cm_options,

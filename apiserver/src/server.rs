@@ -188,6 +188,21 @@ impl RunningServer {
         InProcessService::new(self.chain.clone(), user)
     }
 
+    /// Signs the legacy token of a `kubernetes.io/service-account-token` Secret (namespace,
+    /// ServiceAccount name and UID, Secret name) with the cluster's service-account key: what
+    /// the controller-manager's `--service-account-private-key-file` gives upstream.
+    pub fn legacy_token_signer(
+        &self,
+    ) -> impl Fn(&str, &str, &str, &str) -> Result<String, String> + Send + Sync + 'static {
+        let security = self.chain.context().security.clone();
+        move |namespace, sa_name, sa_uid, secret_name| {
+            security
+                .tokens
+                .issue_legacy(namespace, sa_name, sa_uid, secret_name)
+                .map_err(|e| e.to_string())
+        }
+    }
+
     /// Serves another component's metrics (Prometheus text without `# EOF`) at `/metrics` too.
     pub fn add_metrics(&self, extra: crate::metrics::ExtraMetrics) {
         self.chain.context().metrics.set_extra(extra);

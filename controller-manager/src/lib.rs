@@ -97,6 +97,32 @@ pub struct Options {
     pub cluster_signing_key_file: Option<std::path::PathBuf>,
     /// `--cluster-signing-duration`: the longest certificate csrsigning issues (one year).
     pub cluster_signing_duration: Duration,
+    /// Signs the tokens of `kubernetes.io/service-account-token` Secrets with the service-account
+    /// key (upstream: `--service-account-private-key-file`); the serviceaccount-token controller
+    /// does not run without it.
+    pub legacy_token_signer: Option<LegacyTokenSigner>,
+}
+
+/// What a legacy service-account token says: whose it is and which Secret holds it.
+#[derive(Debug, Clone, Copy)]
+pub struct LegacyTokenClaims<'a> {
+    pub namespace: &'a str,
+    pub service_account_name: &'a str,
+    pub service_account_uid: &'a str,
+    pub secret_name: &'a str,
+}
+
+/// Signs a legacy token (a JWT) for the claims, or says why it cannot.
+pub type SignLegacyToken = dyn Fn(&LegacyTokenClaims<'_>) -> Result<String, String> + Send + Sync;
+
+/// A [`SignLegacyToken`]; the key stays with whoever made it.
+#[derive(Clone)]
+pub struct LegacyTokenSigner(pub Arc<SignLegacyToken>);
+
+impl std::fmt::Debug for LegacyTokenSigner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LegacyTokenSigner")
+    }
 }
 
 impl Default for Options {
@@ -119,6 +145,7 @@ impl Default for Options {
             cluster_signing_cert_file: None,
             cluster_signing_key_file: None,
             cluster_signing_duration: Duration::from_secs(365 * 24 * 3600),
+            legacy_token_signer: None,
         }
     }
 }

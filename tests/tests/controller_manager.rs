@@ -5,7 +5,7 @@
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use k1s_tests::{StartOptions, StreamingCommand, TestCluster, fails, k1s_bin, wait_until};
+use k1s_tests::{Kubectl, StartOptions, StreamingCommand, TestCluster, fails, k1s_bin, wait_until};
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -75,6 +75,122 @@ fn new_namespaces_get_their_default_account_and_root_ca_back_after_deletion() {
         "json",
     ]);
     assert!(events.contains("\"name\": \"default\""), "{events}");
+}
+
+fn token_secret(name: &str, account: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: {name}\n  annotations: {{kubernetes.io/service-account.name: {account}}}\ntype: kubernetes.io/service-account-token\n"
+    )
+}
+
+/// The data key `key` of Secret `name`, decoded ("" while it is missing).
+fn secret_value(c: &TestCluster, name: &str, key: &str) -> String {
+    use base64::Engine as _;
+    let b64 = c.kubectl_ok(&[
+        "get",
+        "secret",
+        name,
+        "-o",
+        &format!("jsonpath={{.data.{}}}", key.replace('.', "\\.")),
+    ]);
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(b64.trim())
+        .expect("base64 data");
+    String::from_utf8(bytes).expect("utf-8 data")
+}
+
+#[test]
+fn service_account_token_secrets_are_filled_and_follow_their_account() {
+    let c = TestCluster::start();
+    c.kubectl_ok(&["create", "serviceaccount", "builder"]);
+    // The annotation naming the account is required, as upstream's ValidateSecret says.
+    let args = [
+        "create",
+        "secret",
+        "generic",
+        "bare",
+        "--type=kubernetes.io/service-account-token",
+    ];
+    let err = fails(&args, c.kubectl(&args));
+    assert!(
+        err.contains(r#"Secret "bare" is invalid: metadata.annotations[kubernetes.io/service-account.name]: Required value"#),
+        "{err}"
+    );
+
+    c.apply(&token_secret("builder-token", "builder"));
+    let token = wait_until(WAIT, "the token filled in", || {
+        Some(secret_value(&c, "builder-token", "token")).filter(|t| !t.is_empty())
+    });
+    assert_eq!(secret_value(&c, "builder-token", "namespace"), "default");
+    assert!(secret_value(&c, "builder-token", "ca.crt").starts_with("-----BEGIN CERTIFICATE-----"));
+    let uid = c.kubectl_ok(&["get", "sa", "builder", "-o", "jsonpath={.metadata.uid}"]);
+    let annotated = c.kubectl_ok(&[
+        "get",
+        "secret",
+        "builder-token",
+        "-o",
+        "jsonpath={.metadata.annotations.kubernetes\\.io/service-account\\.uid}",
+    ]);
+    assert_eq!(annotated, uid);
+
+    // The token authenticates as the account (a kubeconfig with the token alone).
+    let kc = c.token_kubeconfig(&token, "builder");
+    let kc = kc.to_string_lossy().to_string();
+    let whoami = [
+        "auth",
+        "whoami",
+        "-o",
+        "jsonpath={.status.userInfo.username}",
+    ];
+    let out = c.run_kubectl(
+        &Kubectl::dispatcher(),
+        &whoami,
+        None,
+        &[("KUBECONFIG", &kc)],
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "system:serviceaccount:default:builder",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // A deleted token Secret is dropped from the account's `secrets`.
+    c.kubectl_ok(&[
+        "patch",
+        "sa",
+        "builder",
+        "--type=merge",
+        "-p",
+        r#"{"secrets":[{"name":"builder-token"}]}"#,
+    ]);
+    c.kubectl_ok(&["delete", "secret", "builder-token"]);
+    wait_until(WAIT, "the reference removed", || {
+        let refs = c.kubectl_ok(&["get", "sa", "builder", "-o", "jsonpath={.secrets}"]);
+        refs.is_empty().then_some(())
+    });
+
+    // Deleting the account deletes its token Secrets, and their tokens stop working once the
+    // API server's 10 s token cache lets go.
+    c.apply(&token_secret("builder-token-2", "builder"));
+    wait_until(WAIT, "the second token", || {
+        (!secret_value(&c, "builder-token-2", "token").is_empty()).then_some(())
+    });
+    c.kubectl_ok(&["delete", "sa", "builder"]);
+    wait_until(WAIT, "the token secret deleted", || {
+        (!exists(&c, &["get", "secret", "builder-token-2"])).then_some(())
+    });
+    wait_until(WAIT, "the first token refused", || {
+        let out = c.run_kubectl(
+            &Kubectl::dispatcher(),
+            &whoami,
+            None,
+            &[("KUBECONFIG", &kc)],
+        );
+        String::from_utf8_lossy(&out.stderr)
+            .contains("Unauthorized")
+            .then_some(())
+    });
 }
 
 #[test]

@@ -548,17 +548,15 @@ impl Strategy for Secrets {
                     }
                 }
             }
-            "kubernetes.io/basic-auth" => {
-                if !data.contains_key("username") && !data.contains_key("password") {
-                    // Upstream's paths carry a literal `%s` (field.NewPath("data[%s]")).
-                    errs.push(FieldError::required("data[%s][username]", ""));
-                    errs.push(FieldError::required("data[%s][password]", ""));
-                }
+            // Upstream's paths for these two carry a literal `%s` (field.NewPath("data[%s]")).
+            "kubernetes.io/basic-auth"
+                if !data.contains_key("username") && !data.contains_key("password") =>
+            {
+                errs.push(FieldError::required("data[%s][username]", ""));
+                errs.push(FieldError::required("data[%s][password]", ""));
             }
-            "kubernetes.io/ssh-auth" => {
-                if data.get("ssh-privatekey").is_none_or(Vec::is_empty) {
-                    errs.push(FieldError::required("data[%s][ssh-privatekey]", ""));
-                }
+            "kubernetes.io/ssh-auth" if data.get("ssh-privatekey").is_none_or(Vec::is_empty) => {
+                errs.push(FieldError::required("data[%s][ssh-privatekey]", ""));
             }
             "kubernetes.io/tls" => {
                 for key in ["tls.crt", "tls.key"] {

@@ -411,11 +411,11 @@ fn secrets_need_the_keys_of_their_type_as_upstream() {
     let secret = |ty: &str, data: Value| {
         let data: serde_json::Map<String, Value> = data
             .as_object()
-            .unwrap()
+            .expect("data is an object")
             .iter()
             .map(|(k, v)| {
                 use base64::Engine as _;
-                let raw = v.as_str().unwrap();
+                let raw = v.as_str().expect("string values");
                 (
                     k.clone(),
                     json!(base64::engine::general_purpose::STANDARD.encode(raw)),

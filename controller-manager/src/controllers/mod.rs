@@ -114,6 +114,15 @@ pub static DESCRIPTORS: &[ControllerDescriptor] = &[
         start: serviceaccount::start,
     },
     ControllerDescriptor {
+        name: "serviceaccount-token-controller",
+        aliases: &["serviceaccount-token"],
+        // Upstream runs it with the controller-manager's own (root) credentials.
+        service_account: None,
+        event_source: "serviceaccount-token-controller",
+        enabled_by_default: true,
+        start: serviceaccount::tokens::start,
+    },
+    ControllerDescriptor {
         name: "root-ca-certificate-publisher-controller",
         aliases: &["root-ca-cert-publisher", "root-ca-certificate-publisher"],
         service_account: Some("root-ca-cert-publisher"),

@@ -2,6 +2,8 @@
 //! ServiceAccountsController): every active namespace has a `default` ServiceAccount, recreated
 //! if deleted.
 
+pub mod tokens;
+
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
