@@ -115,6 +115,12 @@ pub async fn authenticate_token(ctx: &ApiContext, token: &str) -> Result<UserInf
                 verified
                     .check_object(&check, current.as_ref(), now)
                     .map_err(|e| e.to_api_error())?;
+                if let (Some(secret), Some(ns)) = (&current, &check.namespace)
+                    && check.kind.resource() == "secrets"
+                    && verified.legacy_secret.as_deref() == Some(check.name.as_str())
+                {
+                    mark_legacy_token_used(ctx, ns, &check.name, secret, now).await;
+                }
             }
             return Ok(verified.user);
         }
@@ -128,6 +134,55 @@ pub async fn authenticate_token(ctx: &ApiContext, token: &str) -> Result<UserInf
             .map_err(|e| e.to_api_error());
     }
     Err(ApiError::unauthorized())
+}
+
+/// Upstream's LegacyServiceAccountTokenTracking: a legacy token's Secret is labelled with the
+/// day (UTC) it was last used, written at most once a day; a failed write is only logged.
+async fn mark_legacy_token_used(
+    ctx: &ApiContext,
+    namespace: &str,
+    name: &str,
+    secret: &serde_json::Value,
+    now: jiff::Timestamp,
+) {
+    const LAST_USED: &str = "kubernetes.io/legacy-token-last-used";
+    let today = now.strftime("%Y-%m-%d").to_string();
+    let labelled = secret
+        .pointer("/metadata/labels")
+        .and_then(|l| l.get(LAST_USED))
+        .and_then(serde_json::Value::as_str);
+    if labelled == Some(today.as_str()) {
+        return;
+    }
+    let Some(info) = catalog::find("", "v1", "secrets") else {
+        return;
+    };
+    let target = Target {
+        info,
+        namespace: Some(namespace),
+    };
+    let strategy = crate::strategies::for_resource(info);
+    let result = ctx
+        .registry
+        .update(
+            target,
+            strategy,
+            name,
+            None,
+            &crate::registry::WriteOptions::default(),
+            |current| {
+                let mut next = current.clone();
+                if !next["metadata"]["labels"].is_object() {
+                    next["metadata"]["labels"] = serde_json::json!({});
+                }
+                next["metadata"]["labels"][LAST_USED] = serde_json::json!(today);
+                Ok(next)
+            },
+        )
+        .await;
+    if let Err(e) = result {
+        tracing::info!(secret = %format!("{namespace}/{name}"), error = %e, "could not record the legacy token's last use");
+    }
 }
 
 /// A core/v1 object, if it exists.

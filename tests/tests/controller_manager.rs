@@ -155,6 +155,23 @@ fn service_account_token_secrets_are_filled_and_follow_their_account() {
         String::from_utf8_lossy(&out.stderr)
     );
 
+    // Using it records the day on the Secret (upstream's legacy-token tracking, in UTC).
+    let last_used = c.kubectl_ok(&[
+        "get",
+        "secret",
+        "builder-token",
+        "-o",
+        "jsonpath={.metadata.labels.kubernetes\\.io/legacy-token-last-used}",
+    ]);
+    let today = c.kubectl_ok(&[
+        "get",
+        "secret",
+        "builder-token",
+        "-o",
+        "jsonpath={.metadata.creationTimestamp}",
+    ]);
+    assert_eq!(last_used, today[..10], "{today}");
+
     // A deleted token Secret is dropped from the account's `secrets`.
     c.kubectl_ok(&[
         "patch",
