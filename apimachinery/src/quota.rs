@@ -198,21 +198,27 @@ pub fn covers(group: &str, resource: &str, name: &str) -> bool {
     }
 }
 
-/// Whether a pod's compute resources are charged (upstream's QuotaV1Pod, less the clock: a pod
-/// marked for deletion is not counted at all by k1s, see `counts`).
-pub fn is_terminal_pod(pod: &Value) -> bool {
-    matches!(
+/// Whether a pod's `pods` and compute resources are charged at `now` (upstream's QuotaV1Pod): not
+/// once it is terminal, nor once its deletion's grace period has run out (a pod stuck
+/// terminating on a lost node must not block new ones). `count/pods` is charged regardless.
+pub fn charges_pod_compute(pod: &Value, now: jiff::Timestamp) -> bool {
+    if matches!(
         str_at(pod, &["status", "phase"]),
         Some("Succeeded" | "Failed")
-    )
-}
-
-/// Whether an object counts towards quota at all: one marked for deletion has had its usage
-/// released by the admission plugin when it was deleted, so the controller does not count it
-/// either (upstream counts it until it is gone, pods until their grace period ends).
-pub fn counts(obj: &Value) -> bool {
-    obj.pointer("/metadata/deletionTimestamp")
-        .is_none_or(Value::is_null)
+    ) {
+        return false;
+    }
+    let deleted_at = str_at(pod, &["metadata", "deletionTimestamp"])
+        .and_then(|t| t.parse::<jiff::Timestamp>().ok());
+    let grace = pod
+        .pointer("/metadata/deletionGracePeriodSeconds")
+        .and_then(Value::as_i64);
+    match (deleted_at, grace) {
+        (Some(at), Some(grace)) => at
+            .checked_add(jiff::SignedDuration::from_secs(grace))
+            .is_ok_and(|end| now <= end),
+        _ => true,
+    }
 }
 
 /// Upstream's podComputeUsageHelper: `pods` and the compute resources of requests and limits.
@@ -268,7 +274,7 @@ pub fn usage(group: &str, resource: &str, obj: &Value) -> ResourceList {
     out.insert(count_name(group, resource), one);
     match (group, resource) {
         // `count/pods` follows every stored pod; `pods` and compute only live ones.
-        ("", "pods") if !is_terminal_pod(obj) => {
+        ("", "pods") if charges_pod_compute(obj, jiff::Timestamp::now()) => {
             let (requests, limits) = pod_totals(obj);
             add_into(&mut out, &pod_compute_usage(&requests, &limits));
         }

@@ -127,6 +127,34 @@ fn quota_status_follows_usage() {
     wait_used(&c, "q1", "compute", "requests.cpu", "100m");
     assert_eq!(used(&c, "q1", "compute", "count/pods"), "2");
 
+    // An object being deleted counts until it is gone, as upstream: `held` is kept by a
+    // finalizer after its delete, and the next create is charged on top of it.
+    c.kubectl_ok(&[
+        "create",
+        "quota",
+        "cms",
+        "-n",
+        "q1",
+        "--hard=count/configmaps=5",
+    ]);
+    c.apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: held, namespace: q1, finalizers: [example.com/hold]}\n");
+    // kube-root-ca.crt is a ConfigMap too.
+    wait_used(&c, "q1", "cms", "count/configmaps", "2");
+    c.kubectl_ok(&["delete", "configmap", "held", "-n", "q1", "--wait=false"]);
+    c.apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: late, namespace: q1}\n");
+    wait_used(&c, "q1", "cms", "count/configmaps", "3");
+    c.kubectl_ok(&[
+        "patch",
+        "configmap",
+        "held",
+        "-n",
+        "q1",
+        "--type=json",
+        "-p",
+        r#"[{"op":"remove","path":"/metadata/finalizers"}]"#,
+    ]);
+    wait_used(&c, "q1", "cms", "count/configmaps", "2");
+
     // A quota created after the objects exist counts them.
     namespace(&c, "q2");
     for s in ["a", "b", "c"] {

@@ -392,12 +392,27 @@ fn scopes() {
 }
 
 #[test]
-fn deleted_objects_do_not_count() {
-    assert!(counts(&json!({"metadata": {}})));
-    assert!(counts(&json!({"metadata": {"deletionTimestamp": null}})));
-    assert!(!counts(
-        &json!({"metadata": {"deletionTimestamp": "2024-01-01T00:00:00Z"}})
+fn pods_stop_charging_compute_when_terminal_or_past_their_grace_period() {
+    let now: jiff::Timestamp = "2026-01-01T00:01:00Z".parse().unwrap();
+    let pod = |meta: Value, phase: &str| json!({"metadata": meta, "status": {"phase": phase}});
+    assert!(charges_pod_compute(&pod(json!({}), "Running"), now));
+    assert!(!charges_pod_compute(&pod(json!({}), "Succeeded"), now));
+    assert!(!charges_pod_compute(&pod(json!({}), "Failed"), now));
+    // Being deleted: charged until deletionTimestamp + grace.
+    let deleting = |grace: i64| json!({"deletionTimestamp": "2026-01-01T00:00:30Z", "deletionGracePeriodSeconds": grace});
+    assert!(charges_pod_compute(&pod(deleting(30), "Running"), now));
+    assert!(!charges_pod_compute(&pod(deleting(29), "Running"), now));
+    // Without a grace period recorded, it stays charged until it is gone.
+    assert!(charges_pod_compute(
+        &pod(
+            json!({"deletionTimestamp": "2020-01-01T00:00:00Z"}),
+            "Running"
+        ),
+        now
     ));
+    // `count/pods` is charged whatever the state.
+    let done = pod(json!({}), "Succeeded");
+    assert_eq!(usage("", "pods", &done), list(&[("count/pods", "1")]));
 }
 
 #[test]

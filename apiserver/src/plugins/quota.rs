@@ -6,9 +6,8 @@
 //! The usage arithmetic is `k1s_apimachinery::quota`, shared with the resourcequota controller,
 //! which recalculates `status.used` from what exists. Beyond upstream, this plugin also seeds
 //! missing `status.used` entries by counting what is stored, mirrors `spec.hard` into
-//! `status.hard`, and releases an object's usage when it is deleted, so quota works at once
-//! and without a controller; the controller counts the same way (objects marked for deletion
-//! no longer count).
+//! `status.hard`, so quota works at once; as upstream, deletes release nothing here (an object
+//! counts until it is gone) and the controller recalculates after them.
 
 use std::collections::BTreeMap;
 
@@ -118,29 +117,9 @@ async fn delta(
             }
             Ok(out)
         }
-        Operation::Delete => {
-            // Release what the stored object was charged, once (not again when a second
-            // delete finishes a graceful deletion).
-            let target = Target {
-                info,
-                namespace: req.namespace,
-            };
-            let current = match req.registry.get(target, req.name).await {
-                Ok(o) => o,
-                Err(e) if e.is_not_found() => return Ok(ResourceList::new()),
-                Err(e) => return Err(e),
-            };
-            if current
-                .pointer("/metadata/deletionTimestamp")
-                .is_some_and(|t| !t.is_null())
-            {
-                return Ok(ResourceList::new());
-            }
-            Ok(arith::usage(info.group, info.resource, &current)
-                .into_iter()
-                .map(|(k, v)| (k, v.neg()))
-                .collect())
-        }
+        // As upstream: a delete charges nothing and releases nothing here; the object counts
+        // until it is gone, and the resourcequota controller then recalculates.
+        Operation::Delete => Ok(ResourceList::new()),
     }
 }
 
@@ -214,8 +193,7 @@ pub async fn admit(
     Ok(charges)
 }
 
-/// Current usage of the quota resources `keys` in a namespace, counted from storage (objects
-/// being deleted have been released already).
+/// Current usage of the quota resources `keys` in a namespace, counted from storage.
 async fn count_usage(
     registry: &Registry,
     info: &'static ResourceInfo,
@@ -224,9 +202,6 @@ async fn count_usage(
 ) -> Result<ResourceList, ApiError> {
     let mut total = ResourceList::new();
     for obj in super::list_all(registry, info, Some(ns)).await? {
-        if !arith::counts(&obj) {
-            continue;
-        }
         add_into(&mut total, &arith::usage(info.group, info.resource, &obj));
     }
     Ok(arith::mask_with_zero(&total, keys))

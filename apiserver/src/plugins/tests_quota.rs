@@ -93,7 +93,7 @@ async fn plugins_quota_rollback_after_failed_write() {
 }
 
 #[tokio::test]
-async fn plugins_quota_seeds_usage_from_storage_and_releases_on_delete() {
+async fn plugins_quota_seeds_usage_from_storage_and_leaves_deletes_to_the_controller() {
     let r = registry();
     namespace(&r, "ns").await;
     put(
@@ -129,9 +129,11 @@ async fn plugins_quota_seeds_usage_from_storage_and_releases_on_delete() {
         "configmaps \"three\" is forbidden: exceeded quota: q, requested: configmaps=1,count/configmaps=1, \
          used: configmaps=2,count/configmaps=2, limited: configmaps=2,count/configmaps=2"
     );
-    // Deleting releases the usage.
+    // A delete releases nothing here: as upstream, the object counts until it is gone and the
+    // resourcequota controller recalculates afterwards.
     let req = request(&r, &u, Operation::Delete, "configmaps", Some("ns"), "one");
-    let _released = validate(&req, &Value::Null, None).await.unwrap();
+    let released = validate(&req, &Value::Null, None).await.unwrap();
+    assert!(released.is_empty());
     let t = Target {
         info: res("", "configmaps"),
         namespace: Some("ns"),
@@ -139,16 +141,14 @@ async fn plugins_quota_seeds_usage_from_storage_and_releases_on_delete() {
     r.delete(t, "one", &DeleteOptions::default()).await.unwrap();
     assert_eq!(
         used(&r, "ns", "q").await,
-        json!({"configmaps": "1", "count/configmaps": "1"})
+        json!({"configmaps": "2", "count/configmaps": "2"})
     );
-    // Dry run checks without charging.
+    // A dry run is checked (and refused here) without charging.
     let mut req = request(&r, &u, Operation::Create, "configmaps", Some("ns"), "three");
     req.dry_run = true;
-    let admitted = validate(&req, &json!({"metadata": {"name": "three"}}), None)
-        .await
-        .unwrap();
-    assert!(admitted.is_empty());
-    assert_eq!(used(&r, "ns", "q").await["configmaps"], "1");
+    let refused = validate(&req, &json!({"metadata": {"name": "three"}}), None).await;
+    assert!(refused.is_err());
+    assert_eq!(used(&r, "ns", "q").await["configmaps"], "2");
 }
 
 #[tokio::test]

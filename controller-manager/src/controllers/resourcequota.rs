@@ -136,8 +136,7 @@ fn follow_typed<K>(
                     false
                 } else {
                     let (o, n) = (json(old.as_ref()), json(new.as_ref()));
-                    arith::counts(&o) != arith::counts(&n)
-                        || arith::usage(group, resource, &o) != arith::usage(group, resource, &n)
+                    arith::usage(group, resource, &o) != arith::usage(group, resource, &n)
                 }
             }
         };
@@ -147,7 +146,8 @@ fn follow_typed<K>(
     });
 }
 
-/// Follows a resource known by its metadata only: deletions (and deletion marks) recalculate.
+/// Follows a resource known by its metadata only: deletions recalculate (an object being
+/// deleted counts until it is gone, as upstream).
 fn follow_meta(
     informer: &Arc<MetaInformer>,
     quotas: &Arc<Store<ResourceQuota>>,
@@ -160,15 +160,7 @@ fn follow_meta(
         let Some(ns) = d.object().metadata.namespace.as_deref() else {
             return;
         };
-        let matters = match d {
-            Delta::Added(_) => false,
-            Delta::Deleted(_) => true,
-            Delta::Updated { old, new } => {
-                old.metadata.deletion_timestamp.is_some()
-                    != new.metadata.deletion_timestamp.is_some()
-            }
-        };
-        if matters {
+        if matches!(d, Delta::Deleted(_)) {
             replenish(&quotas, &queue, &group, &resource, ns);
         }
     });
@@ -358,7 +350,7 @@ impl Source {
     ) -> Option<ResourceList> {
         let mut total = ResourceList::new();
         let mut add_json = |v: Value| {
-            if arith::counts(&v) && arith::requirements_match(group, resource, scopes, &v) {
+            if arith::requirements_match(group, resource, scopes, &v) {
                 arith::add_into(&mut total, &arith::usage(group, resource, &v));
             }
         };
@@ -386,10 +378,8 @@ impl Source {
                 // Only counts: the content is not needed (nor scoped: scopes select pods only).
                 let one = arith::usage(group, resource, &Value::Null);
                 if arith::requirements_match(group, resource, scopes, &Value::Null) {
-                    for o in informer.store().list_namespace(namespace) {
-                        if o.metadata.deletion_timestamp.is_none() {
-                            arith::add_into(&mut total, &one);
-                        }
+                    for _ in informer.store().list_namespace(namespace) {
+                        arith::add_into(&mut total, &one);
                     }
                 }
             }
