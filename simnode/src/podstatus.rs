@@ -473,6 +473,25 @@ pub fn desired(pod: &Pod, env: &PodEnv, now: Timestamp) -> Desired {
         let prev = find(old.container_statuses.as_ref(), &c.name);
         statuses.push(step(pod, c, prev, &life, now, &mut wake, &mut happenings));
     }
+    // Ephemeral containers (`kubectl debug`) start when they are added, and never count as
+    // ready. Their spec shares the Container fields it has.
+    let mut ephemeral_statuses = Vec::new();
+    for e in spec.ephemeral_containers.iter().flatten() {
+        let status = match find(old.ephemeral_container_statuses.as_ref(), &e.name) {
+            Some(p) => p.clone(),
+            None => {
+                let Ok(c) = serde_json::to_value(e).and_then(serde_json::from_value::<Container>)
+                else {
+                    continue;
+                };
+                happenings.push(started_happening(&c, false));
+                let mut s = fresh_status(pod, &c, 0, running(now));
+                s.ready = false;
+                s
+            }
+        };
+        ephemeral_statuses.push(status);
+    }
     let all_stopped = !statuses.is_empty() && statuses.iter().all(|s| is_terminated(s).is_some());
     let phase = if all_stopped {
         if statuses.iter().all(|s| is_terminated(s) == Some(0)) {
@@ -614,6 +633,8 @@ pub fn desired(pod: &Pod, env: &PodEnv, now: Timestamp) -> Desired {
             .or_else(|| Some(qos_class(pod).into())),
         init_container_statuses: (!init_statuses.is_empty()).then_some(init_statuses),
         container_statuses: Some(statuses),
+        ephemeral_container_statuses: (!ephemeral_statuses.is_empty())
+            .then_some(ephemeral_statuses),
         ..old
     };
     Desired {

@@ -189,3 +189,85 @@ fn the_simulated_kubelet_reports_events_probes_and_restarts() {
             .then_some(())
     });
 }
+
+#[test]
+fn kubectl_debug_adds_a_running_ephemeral_container() {
+    let c = TestCluster::start();
+    c.kubectl_ok(&["run", "web", "--image=nginx"]);
+    c.kubectl_ok(&["wait", "--for=condition=Ready", "pod/web", "--timeout=40s"]);
+    // kubectl debug patches pods/ephemeralcontainers.
+    c.kubectl_ok(&[
+        "debug",
+        "web",
+        "--image=busybox",
+        "-c",
+        "dbg",
+        "--target=web",
+        "--profile=general",
+        "--",
+        "sleep",
+        "1d",
+    ]);
+    let p = wait_until(WAIT, "the ephemeral container running", || {
+        let p = pod(&c, "web");
+        p["status"]["ephemeralContainerStatuses"][0]["state"]["running"]
+            .is_object()
+            .then_some(p)
+    });
+    assert_eq!(p["spec"]["ephemeralContainers"][0]["name"], "dbg");
+    assert_eq!(
+        p["spec"]["ephemeralContainers"][0]["targetContainerName"],
+        "web"
+    );
+    assert_eq!(p["status"]["ephemeralContainerStatuses"][0]["ready"], false);
+    assert!(
+        events(&c, "web")
+            .iter()
+            .any(|e| e[0] == "Started" && e[4] == "Started container dbg"),
+        "{:?}",
+        events(&c, "web")
+    );
+    // Upstream's checks: a target that does not exist, a field ephemeral containers may not
+    // have, and ephemeral containers on create.
+    let args = [
+        "debug",
+        "web",
+        "--image=busybox",
+        "--target=nope",
+        "--profile=general",
+    ];
+    let err = k1s_tests::fails(&args, c.kubectl(&args));
+    assert!(
+        err.contains("spec.ephemeralContainers[1].targetContainerName: Not found: \"nope\""),
+        "{err}"
+    );
+    let patch = r#"{"spec":{"ephemeralContainers":[{"name":"dbg","image":"busybox","command":["sleep","1d"],"targetContainerName":"web","terminationMessagePath":"/dev/termination-log","terminationMessagePolicy":"File","imagePullPolicy":"Always"},{"name":"probe","image":"busybox","ports":[{"containerPort":80}]}]}}"#;
+    let args = [
+        "patch",
+        "pod",
+        "web",
+        "--subresource=ephemeralcontainers",
+        "--type=strategic",
+        "-p",
+        patch,
+    ];
+    let err = k1s_tests::fails(&args, c.kubectl(&args));
+    assert!(
+        err.contains(
+            "spec.ephemeralContainers[1].ports: Forbidden: cannot be set for an Ephemeral Container"
+        ),
+        "{err}"
+    );
+    let args = ["apply", "-f", "-"];
+    let err = k1s_tests::fails(
+        &args,
+        c.kubectl_stdin(
+            &args,
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: early}\nspec:\n  containers: [{name: c, image: nginx}]\n  ephemeralContainers: [{name: e, image: busybox}]\n",
+        ),
+    );
+    assert!(
+        err.contains("spec.ephemeralContainers: Forbidden: cannot be set on create"),
+        "{err}"
+    );
+}

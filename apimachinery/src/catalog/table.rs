@@ -233,6 +233,14 @@ pub(super) static RESOURCES: &[ResourceInfo] = &[
                 kind: "Binding",
                 verbs: CREATE,
             },
+            // `kubectl debug` adds containers to a running pod here.
+            Subresource {
+                name: "ephemeralcontainers",
+                group: "",
+                version: "v1",
+                kind: "Pod",
+                verbs: GPU,
+            },
             Subresource {
                 name: "eviction",
                 group: "policy",

@@ -206,7 +206,22 @@ pub fn prepare_update(
         meta::set_resource_version(&mut merged, rv.as_deref().unwrap_or("")).map_err(meta_err)?;
         return Ok(merged);
     }
-    if matches!(subresource, Some("status" | "approval")) {
+    if subresource == Some("ephemeralcontainers") {
+        // pods/ephemeralcontainers changes spec.ephemeralContainers only (upstream's
+        // podEphemeralContainersStrategy).
+        let mut merged = old.clone();
+        match new.pointer("/spec/ephemeralContainers").cloned() {
+            Some(list) => merged["spec"]["ephemeralContainers"] = list,
+            None => {
+                if let Some(spec) = merged.get_mut("spec").and_then(Value::as_object_mut) {
+                    spec.remove("ephemeralContainers");
+                }
+            }
+        }
+        let rv = meta::resource_version(&new).map(str::to_string);
+        meta::set_resource_version(&mut merged, rv.as_deref().unwrap_or("")).map_err(meta_err)?;
+        new = merged;
+    } else if matches!(subresource, Some("status" | "approval")) {
         // A status update changes status only.
         let status = new.get("status").cloned();
         let mut merged = old.clone();

@@ -82,11 +82,23 @@ impl Strategy for Pods {
         true
     }
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
-        validate_pod_spec(obj.get("spec"), "spec")
+        let mut errs = validate_pod_spec(obj.get("spec"), "spec");
+        if obj
+            .pointer("/spec/ephemeralContainers")
+            .and_then(Value::as_array)
+            .is_some_and(|l| !l.is_empty())
+        {
+            errs.push(FieldError::forbidden(
+                "spec.ephemeralContainers",
+                "cannot be set on create",
+            ));
+        }
+        errs
     }
     fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
         let mut errs = validate_pod_spec(new.get("spec"), "spec");
         errs.extend(validate_pod_spec_update(&new["spec"], &old["spec"]));
+        errs.extend(validate_ephemeral_containers(&new["spec"], &old["spec"]));
         errs
     }
     fn selectable_fields(&self) -> &'static [&'static str] {
@@ -100,6 +112,123 @@ impl Strategy for Pods {
             "status.podIP",
             "status.nominatedNodeName",
         ]
+    }
+}
+
+/// The fields an ephemeral container may set (upstream's allowedEphemeralContainerFields).
+const EPHEMERAL_FIELDS: &[&str] = &[
+    "name",
+    "image",
+    "command",
+    "args",
+    "workingDir",
+    "env",
+    "envFrom",
+    "volumeMounts",
+    "volumeDevices",
+    "terminationMessagePath",
+    "terminationMessagePolicy",
+    "imagePullPolicy",
+    "securityContext",
+    "stdin",
+    "stdinOnce",
+    "tty",
+    "targetContainerName",
+];
+
+/// Upstream's ValidatePodEphemeralContainersUpdate and validateEphemeralContainers: existing
+/// ephemeral containers stay as they are; new ones have unique names, an image, only the
+/// fields a debugging container may have, and a target container that exists.
+fn validate_ephemeral_containers(new: &Value, old: &Value) -> Vec<FieldError> {
+    let list = |v: &Value| -> Vec<Value> {
+        v.get("ephemeralContainers")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let name_of = |c: &Value| {
+        c.get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    let (new_list, old_list) = (list(new), list(old));
+    let mut errs = Vec::new();
+    for o in &old_list {
+        let name = name_of(o);
+        match new_list.iter().find(|n| name_of(n) == name) {
+            None => errs.push(FieldError::forbidden(
+                "spec.ephemeralContainers",
+                format!("existing ephemeral containers {name:?} may not be removed\n"),
+            )),
+            Some(n) if n != o => errs.push(FieldError::forbidden(
+                "spec.ephemeralContainers",
+                format!("existing ephemeral containers {name:?} may not be changed\n"),
+            )),
+            Some(_) => {}
+        }
+    }
+    let regular: Vec<String> = ["containers", "initContainers"]
+        .iter()
+        .flat_map(|l| {
+            new.get(*l)
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+        })
+        .map(|c| name_of(&c))
+        .collect();
+    let mut seen: std::collections::HashSet<String> = regular.iter().cloned().collect();
+    for (i, c) in new_list.iter().enumerate() {
+        let path = format!("spec.ephemeralContainers[{i}]");
+        let name = name_of(c);
+        if name.is_empty() {
+            errs.push(FieldError::required(format!("{path}.name"), ""));
+        } else if !seen.insert(name.clone()) {
+            errs.push(FieldError::duplicate(format!("{path}.name"), name.as_str()));
+        }
+        if c.get("image")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+        {
+            errs.push(FieldError::required(format!("{path}.image"), ""));
+        }
+        let mut extra: Vec<&String> = c
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(k, v)| !EPHEMERAL_FIELDS.contains(&k.as_str()) && !is_zero(v))
+            .map(|(k, _)| k)
+            .collect();
+        extra.sort();
+        for k in extra {
+            errs.push(FieldError::forbidden(
+                format!("{path}.{k}"),
+                "cannot be set for an Ephemeral Container",
+            ));
+        }
+        if let Some(target) = c.get("targetContainerName").and_then(Value::as_str)
+            && !target.is_empty()
+            && !regular.iter().any(|n| n == target)
+        {
+            errs.push(FieldError::not_found(
+                format!("{path}.targetContainerName"),
+                target,
+            ));
+        }
+    }
+    errs
+}
+
+/// Go's zero value: what an omitted field decodes to.
+fn is_zero(v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::Bool(b) => !b,
+        Value::Number(n) => n.as_f64() == Some(0.0),
+        Value::String(s) => s.is_empty(),
+        Value::Array(a) => a.is_empty(),
+        Value::Object(o) => o.is_empty(),
     }
 }
 
@@ -192,7 +321,13 @@ fn validate_pod_spec_update(new: &Value, old: &Value) -> Vec<FieldError> {
     let rest = |v: &Value| {
         let mut v = v.clone();
         if let Some(o) = v.as_object_mut() {
-            for k in ["activeDeadlineSeconds", "tolerations", "schedulingGates"] {
+            // Ephemeral containers change through their subresource, checked on their own.
+            for k in [
+                "activeDeadlineSeconds",
+                "tolerations",
+                "schedulingGates",
+                "ephemeralContainers",
+            ] {
                 o.remove(k);
             }
             if gated {
