@@ -25,7 +25,7 @@ use tokio::sync::mpsc;
 
 use crate::watch::{Feed, WatchStream};
 use crate::{
-    CompactionPolicy, Deleted, Error, Event, EventKind, KeyValue, ListOptions, ListPage, Result,
+    BackendKind, CompactionPolicy, Deleted, Error, Event, EventKind, KeyValue, ListOptions, ListPage, Result,
     Revision, Store, continue_token, prefix_end,
 };
 
@@ -466,6 +466,10 @@ impl Store for EtcdStore {
 
     async fn compact(&self, revision: Revision) -> Result<()> {
         compact(&self.inner, revision).await
+    }
+
+    fn backend_kind(&self) -> BackendKind {
+        BackendKind::Etcd
     }
 }
 

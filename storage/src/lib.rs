@@ -13,6 +13,7 @@ mod etcd;
 mod local;
 mod migrate;
 mod sled_engine;
+pub mod snapshot;
 mod wal;
 mod watch;
 
@@ -24,6 +25,7 @@ use bytes::Bytes;
 
 pub use error::{Error, Result};
 pub use etcd::{EtcdConfig, EtcdStore};
+pub use snapshot::SnapshotInfo;
 pub use local::LocalStore;
 pub use migrate::copy_all;
 pub use sled_engine::FORMAT_VERSION;
@@ -119,6 +121,15 @@ impl Default for CompactionPolicy {
     }
 }
 
+/// Which kind of backend a `Store` is, for the operations that differ (snapshots).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum BackendKind {
+    /// The embedded store (sled or memory): k1s snapshots it itself.
+    Local,
+    /// An etcd cluster: etcd's own tools snapshot it.
+    Etcd,
+}
+
 /// Where the store keeps its data.
 #[derive(Clone, Debug)]
 pub enum Backend {
@@ -185,6 +196,10 @@ pub trait Store: Send + Sync {
     }
     /// Drops history up to and including `revision`.
     async fn compact(&self, revision: Revision) -> Result<()>;
+    /// Which kind of backend this is.
+    fn backend_kind(&self) -> BackendKind {
+        BackendKind::Local
+    }
 }
 
 /// What an update closure decided.
