@@ -25,8 +25,8 @@ use tokio::sync::mpsc;
 
 use crate::watch::{Feed, WatchStream};
 use crate::{
-    BackendKind, CompactionPolicy, Deleted, Error, Event, EventKind, KeyValue, ListOptions, ListPage, Result,
-    Revision, Store, continue_token, prefix_end,
+    BackendKind, CompactionPolicy, Deleted, Error, Event, EventKind, KeyValue, ListOptions,
+    ListPage, Result, Revision, Store, continue_token, prefix_end,
 };
 
 /// The key whose lease holder compacts (etcd compaction is cluster-wide: one for every prefix).

@@ -25,10 +25,10 @@ use bytes::Bytes;
 
 pub use error::{Error, Result};
 pub use etcd::{EtcdConfig, EtcdStore};
-pub use snapshot::SnapshotInfo;
 pub use local::LocalStore;
 pub use migrate::copy_all;
 pub use sled_engine::FORMAT_VERSION;
+pub use snapshot::SnapshotInfo;
 pub use wal::{
     DEFAULT_SEGMENT_BYTES as DEFAULT_WAL_FILE_BYTES, MIN_SEGMENT_BYTES as MIN_WAL_FILE_BYTES,
 };

@@ -164,7 +164,10 @@ impl Encoder {
     }
 
     fn records(&mut self, items: &[KeyValue]) -> Bytes {
-        let size: usize = items.iter().map(|kv| 29 + kv.key.len() + kv.value.len()).sum();
+        let size: usize = items
+            .iter()
+            .map(|kv| 29 + kv.key.len() + kv.value.len())
+            .sum();
         let mut out = BytesMut::with_capacity(size);
         for kv in items {
             out.put_u8(TAG_RECORD);

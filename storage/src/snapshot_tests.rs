@@ -15,7 +15,12 @@ fn memory() -> LocalStore {
 
 async fn save(store: &LocalStore) -> Vec<u8> {
     let store: Arc<dyn Store> = Arc::new(store.clone());
-    let chunks: Vec<Bytes> = save_stream(store).await.unwrap().try_collect().await.unwrap();
+    let chunks: Vec<Bytes> = save_stream(store)
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
     chunks.concat()
 }
 
@@ -44,7 +49,10 @@ async fn filled() -> LocalStore {
     }
     for i in (0..1200).step_by(7) {
         let key = format!("/registry/k/{i:05}");
-        store.update(&key, Bytes::from("changed"), None).await.unwrap();
+        store
+            .update(&key, Bytes::from("changed"), None)
+            .await
+            .unwrap();
     }
     for i in (0..1200).step_by(11) {
         store
@@ -130,7 +138,15 @@ async fn damaged_foreign_or_misplaced_input_is_refused_untouched() {
         let msg = refuse(&bad, &format!("byte {at} flipped"));
         assert!(msg.contains("snapshot"), "{msg}");
     }
-    for len in [0, 5, 20, 21, good.len() / 3, good.len() - 33, good.len() - 1] {
+    for len in [
+        0,
+        5,
+        20,
+        21,
+        good.len() / 3,
+        good.len() - 33,
+        good.len() - 1,
+    ] {
         let msg = refuse(&good[..len], &format!("cut at {len}"));
         assert!(
             msg.contains("truncated") || msg.contains("shorter than its header"),
@@ -148,5 +164,8 @@ async fn damaged_foreign_or_misplaced_input_is_refused_untouched() {
     let before = std::fs::read_dir(data.join("store")).unwrap().count();
     let err = restore(&file, &data).unwrap_err().to_string();
     assert!(err.contains("already holds a store"), "{err}");
-    assert_eq!(std::fs::read_dir(data.join("store")).unwrap().count(), before);
+    assert_eq!(
+        std::fs::read_dir(data.join("store")).unwrap().count(),
+        before
+    );
 }
