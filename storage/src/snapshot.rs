@@ -15,7 +15,7 @@
 
 use std::fs::{self, File};
 use std::io::{BufReader, Read};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use bytes::{BufMut, Bytes, BytesMut};
@@ -444,8 +444,8 @@ pub fn restore(file: &Path, data_dir: &Path) -> Result<SnapshotInfo> {
     }
 }
 
-fn build(file: &Path, dir: &PathBuf, info: &SnapshotInfo) -> Result<()> {
-    let defaults = crate::StoreConfig::new(crate::Backend::Sled(dir.clone()));
+fn build(file: &Path, dir: &Path, info: &SnapshotInfo) -> Result<()> {
+    let defaults = crate::StoreConfig::new(crate::Backend::Sled(dir.to_path_buf()));
     let engine = SledEngine::open(dir, defaults.cache_capacity, defaults.wal_file_bytes)?;
     let mut reader = SnapshotReader::open(file)?;
     let mut batch: Vec<BatchOp> = Vec::with_capacity(PAGE);
@@ -470,5 +470,6 @@ fn build(file: &Path, dir: &PathBuf, info: &SnapshotInfo) -> Result<()> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 #[path = "snapshot_tests.rs"]
 mod tests;
