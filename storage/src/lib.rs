@@ -10,6 +10,7 @@ mod continue_token;
 mod engine;
 mod error;
 mod etcd;
+mod etcd_endpoints;
 mod local;
 mod migrate;
 mod sled_engine;

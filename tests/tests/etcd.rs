@@ -1,16 +1,18 @@
 //! k1s on a real etcd (`--etcd-servers`): kubectl CRUD and watch, data surviving a restart, and
-//! two servers on one etcd (shared writes, watches and conflicts, one leader for the
-//! controllers, a takeover when the leader is killed).
+//! two servers on a three-member etcd cluster (shared writes, watches and conflicts, one leader
+//! for the controllers, an etcd member and then the leading server killed, no acknowledged
+//! write lost).
 #![allow(clippy::unwrap_used)]
 
 use std::path::Path;
 use std::time::Duration;
 
-use k1s_tests::etcd::EtcdProcess;
+use k1s_tests::etcd::{EtcdCluster, EtcdProcess};
+use k1s_tests::writer::{AckedWriter, configmap_versions};
 use k1s_tests::{Kubectl, StartOptions, TestCluster, wait_until};
 
 fn on_etcd(etcd: &EtcdProcess, data_dir: &Path, extra: &[&str]) -> TestCluster {
-    let mut extra_args = vec!["--etcd-servers".to_string(), etcd.url().to_string()];
+    let mut extra_args = vec!["--etcd-servers".to_string(), etcd.url()];
     extra_args.extend(extra.iter().map(|s| s.to_string()));
     TestCluster::start_with(StartOptions {
         data_dir: Some(data_dir.to_path_buf()),
@@ -144,8 +146,8 @@ fn kubectl_crud_watch_and_restart_on_etcd() {
 }
 
 #[test]
-fn two_servers_share_one_etcd() {
-    let etcd = EtcdProcess::start();
+fn two_servers_on_a_three_member_etcd_cluster() {
+    let mut etcd = EtcdCluster::start_members(3);
     let (da, db) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     // A leads: both leases are A's before B starts. B runs the simulated node, so pods still
     // run once A is gone.
@@ -172,6 +174,7 @@ fn two_servers_share_one_etcd() {
         b.kubectl_ok(&["get", "configmap", "from-a", "-o", "jsonpath={.data.k}"]),
         "v"
     );
+    drop(watch_b);
     // resourceVersion conflicts hold across servers.
     let rv = a.kubectl_ok(&[
         "get",
@@ -186,14 +189,42 @@ fn two_servers_share_one_etcd() {
     );
     let out = a.kubectl_stdin(&["replace", "-f", "-"], &stale);
     assert!(!out.status.success(), "a stale replace through A succeeded");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("the object has been modified"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     // B's controllers and scheduler wait: the leases are still A's.
     assert_eq!(lease_holder(&b, "kube-controller-manager"), cm_holder);
     assert_eq!(lease_holder(&b, "kube-scheduler"), sched_holder);
 
+    // A writer through each server records every create it got an answer for.
+    let writer_a = AckedWriter::start(a.kubeconfig(), "default", "via-a-");
+    let writer_b = AckedWriter::start(b.kubeconfig(), "default", "via-b-");
+    wait_until(Duration::from_secs(60), "both writers to get going", || {
+        (writer_a.acked_count() >= 10 && writer_b.acked_count() >= 10).then_some(())
+    });
+
+    // Kill -9 the etcd member that leads raft: the other two elect a leader and both servers
+    // go on writing.
+    let leader = wait_until(Duration::from_secs(30), "an etcd leader", || etcd.leader());
+    etcd.kill_member(leader);
+    let (na, nb) = (writer_a.acked_count(), writer_b.acked_count());
+    wait_until(
+        Duration::from_secs(60),
+        "writes through both servers with an etcd member gone",
+        || (writer_a.acked_count() >= na + 20 && writer_b.acked_count() >= nb + 20).then_some(()),
+    );
+    assert!(
+        (0..3).filter(|i| *i != leader).all(|i| etcd.healthy(i)),
+        "the two remaining etcd members are not healthy"
+    );
+
     // Kill -9 A: its leases run out and B's controllers and scheduler take over; a Deployment
     // created afterwards still becomes Available.
     drop(a);
+    let nb = writer_b.acked_count();
     b.kubectl_ok(&[
         "create",
         "deployment",
@@ -222,4 +253,25 @@ fn two_servers_share_one_etcd() {
         !now.is_empty() && now != sched_holder,
         "B schedules now: {now}"
     );
+    wait_until(
+        Duration::from_secs(60),
+        "writes through B after A died",
+        || (writer_b.acked_count() >= nb + 10).then_some(()),
+    );
+
+    // No acknowledged write is lost: every create either server answered is there, at the
+    // resourceVersion it was answered with (including those A acknowledged before it died).
+    for (prefix, acked) in [("via-a-", writer_a.finish()), ("via-b-", writer_b.finish())] {
+        let present = configmap_versions(b.kubeconfig(), "default", prefix);
+        let missing: Vec<_> = acked
+            .iter()
+            .filter(|(name, rv)| present.get(*name) != Some(rv))
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "{} of {} acknowledged creates through {prefix} are missing or changed: {missing:?}",
+            missing.len(),
+            acked.len()
+        );
+    }
 }

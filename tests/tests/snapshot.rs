@@ -5,15 +5,11 @@
 #![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::process::{Command, Output};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use k1s_tests::writer::{AckedWriter, configmap_versions};
 use k1s_tests::{StartOptions, TestCluster, k1s_bin, stderr, stdout, wait_until};
-use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::{Api, ListParams, ObjectMeta, PostParams};
 
 fn k1s(args: &[&str]) -> Output {
     Command::new(k1s_bin()).args(args).output().unwrap()
@@ -49,78 +45,6 @@ fn revision_in(line: &str) -> u64 {
         .unwrap_or_else(|| panic!("no revision in {line:?}"))
 }
 
-/// Creates ConfigMaps `w-N` until stopped; records each acknowledged create's resourceVersion.
-fn start_writer(
-    kubeconfig: &Path,
-    stop: Arc<AtomicBool>,
-    acked: Arc<Mutex<BTreeMap<String, u64>>>,
-) -> std::thread::JoinHandle<()> {
-    let kubeconfig = kubeconfig.to_path_buf();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let client = k1s_tests::client_from_kubeconfig(&kubeconfig)
-                .await
-                .unwrap();
-            let api: Api<ConfigMap> = Api::namespaced(client, "default");
-            let mut n = 0;
-            while !stop.load(Ordering::Relaxed) {
-                let name = format!("w-{n:05}");
-                let cm = ConfigMap {
-                    metadata: ObjectMeta {
-                        name: Some(name.clone()),
-                        ..Default::default()
-                    },
-                    data: Some([("n".to_string(), n.to_string())].into()),
-                    ..Default::default()
-                };
-                match api.create(&PostParams::default(), &cm).await {
-                    Ok(created) => {
-                        let rv = created.metadata.resource_version.unwrap();
-                        acked.lock().unwrap().insert(name, rv.parse().unwrap());
-                    }
-                    Err(e) => eprintln!("create {name} failed: {e}"),
-                }
-                n += 1;
-            }
-        })
-    })
-}
-
-fn written(c: &TestCluster) -> BTreeMap<String, u64> {
-    let kubeconfig = c.kubeconfig().to_path_buf();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let client = k1s_tests::client_from_kubeconfig(&kubeconfig)
-                .await
-                .unwrap();
-            let api: Api<ConfigMap> = Api::namespaced(client, "default");
-            api.list(&ListParams::default())
-                .await
-                .unwrap()
-                .items
-                .into_iter()
-                .filter(|cm| cm.metadata.name.as_deref().unwrap().starts_with("w-"))
-                .map(|cm| {
-                    (
-                        cm.metadata.name.unwrap(),
-                        cm.metadata.resource_version.unwrap().parse().unwrap(),
-                    )
-                })
-                .collect()
-        })
-    })
-    .join()
-    .unwrap()
-}
-
 #[test]
 fn save_while_writing_restore_and_serve() {
     let root = tempfile::tempdir().unwrap();
@@ -130,26 +54,22 @@ fn save_while_writing_restore_and_serve() {
         extra_args: vec!["--nodes".into(), "0".into()],
     });
     let kubeconfig = c.kubeconfig().to_str().unwrap().to_string();
-    let stop = Arc::new(AtomicBool::new(false));
-    let acked = Arc::new(Mutex::new(BTreeMap::new()));
-    let writer = start_writer(c.kubeconfig(), stop.clone(), acked.clone());
+    let writer = AckedWriter::start(c.kubeconfig(), "default", "w-");
     wait_until(Duration::from_secs(60), "the writer to get going", || {
-        (acked.lock().unwrap().len() >= 20).then_some(())
+        (writer.acked_count() >= 20).then_some(())
     });
 
     let file = root.path().join("snap.db");
     let file_s = file.to_str().unwrap();
     let saved = k1s_ok(&["snapshot", "save", file_s, "--kubeconfig", &kubeconfig]);
     let revision = revision_in(&saved);
-    let after_save = acked.lock().unwrap().len();
+    let after_save = writer.acked_count();
     wait_until(
         Duration::from_secs(60),
         "more writes after the snapshot",
-        || (acked.lock().unwrap().len() >= after_save + 20).then_some(()),
+        || (writer.acked_count() >= after_save + 20).then_some(()),
     );
-    stop.store(true, Ordering::Relaxed);
-    writer.join().unwrap();
-    let acked = acked.lock().unwrap().clone();
+    let acked = writer.finish();
     assert!(
         acked.values().any(|rv| *rv > revision),
         "no write acknowledged after the snapshot's revision {revision}"
@@ -266,7 +186,7 @@ fn save_while_writing_restore_and_serve() {
         .map(|(k, v)| (k.clone(), *v))
         .collect();
     assert!(want.len() >= 20, "{want:?}");
-    assert_eq!(written(&r), want);
+    assert_eq!(configmap_versions(r.kubeconfig(), "default", "w-"), want);
     let rv: u64 = r
         .kubectl_ok(&[
             "create",
