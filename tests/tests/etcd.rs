@@ -121,6 +121,20 @@ fn kubectl_crud_watch_and_restart_on_etcd() {
     );
     drop(watch);
 
+    // k1s snapshots are for the embedded store: etcd users are sent to etcd's own tool.
+    let file = data.path().join("snap.db");
+    let out = std::process::Command::new(k1s_tests::k1s_bin())
+        .args(["snapshot", "save"])
+        .arg(&file)
+        .arg("--kubeconfig")
+        .arg(c.kubeconfig())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("etcdctl snapshot save"), "{err}");
+    assert!(!file.exists() && !data.path().join("snap.db.part").exists());
+
     // The data lives in etcd: a server restarted on an empty data dir (only its PKI copied)
     // serves it.
     assert!(c.terminate(Duration::from_secs(20)).is_some());
