@@ -17,11 +17,19 @@ pub struct EtcdCluster {
 /// The single-member cluster most tests use.
 pub type EtcdProcess = EtcdCluster;
 
+/// Serving certificate, key and client CA for an etcd that requires client certificates.
+pub struct EtcdTls {
+    pub cert_file: PathBuf,
+    pub key_file: PathBuf,
+    pub ca_file: PathBuf,
+}
+
 struct Member {
     name: String,
     child: Option<Child>,
     client_url: String,
-    client_addr: String,
+    /// Where `/health` is served over plain HTTP: the client port, or with TLS a metrics port.
+    health_addr: String,
     data_dir: PathBuf,
     log: PathBuf,
 }
@@ -40,6 +48,16 @@ impl EtcdCluster {
 
     /// Starts an `n`-member cluster and waits until every member reports healthy.
     pub fn start_members(n: usize) -> EtcdCluster {
+        Self::start_with(n, None)
+    }
+
+    /// Starts one member that serves clients over TLS and requires client certificates
+    /// (`--client-cert-auth`); `url()` is then `https://...`.
+    pub fn start_tls(tls: &EtcdTls) -> EtcdCluster {
+        Self::start_with(1, Some(tls))
+    }
+
+    fn start_with(n: usize, tls: Option<&EtcdTls>) -> EtcdCluster {
         let dir = tempfile::Builder::new()
             .prefix("k1s-etcd-")
             .tempdir()
@@ -56,10 +74,27 @@ impl EtcdCluster {
             .iter()
             .map(|(name, peer_url)| {
                 let client_addr = free_addr();
-                let client_url = format!("http://{client_addr}");
+                let scheme = if tls.is_some() { "https" } else { "http" };
+                let client_url = format!("{scheme}://{client_addr}");
                 let data_dir = dir.path().join(name);
                 let log = dir.path().join(format!("{name}.log"));
-                let child = Command::new("etcd")
+                let mut cmd = Command::new("etcd");
+                let health_addr = match tls {
+                    Some(tls) => {
+                        let metrics = free_addr();
+                        cmd.arg("--cert-file")
+                            .arg(&tls.cert_file)
+                            .arg("--key-file")
+                            .arg(&tls.key_file)
+                            .arg("--trusted-ca-file")
+                            .arg(&tls.ca_file)
+                            .arg("--client-cert-auth")
+                            .args(["--listen-metrics-urls", &format!("http://{metrics}")]);
+                        metrics
+                    }
+                    None => client_addr.clone(),
+                };
+                let child = cmd
                     .args(["--name", name])
                     .arg("--data-dir")
                     .arg(&data_dir)
@@ -79,7 +114,7 @@ impl EtcdCluster {
                     name: name.clone(),
                     child: Some(child),
                     client_url,
-                    client_addr,
+                    health_addr,
                     data_dir,
                     log,
                 }
@@ -120,7 +155,8 @@ impl EtcdCluster {
             .is_some_and(|body| body.contains("\"health\":\"true\""))
     }
 
-    /// The index of the member that leads the raft group now, as the live members report it.
+    /// The index of the member that leads the raft group now, as the live members report it
+    /// (clusters without TLS).
     pub fn leader(&self) -> Option<usize> {
         let status = |i: usize| -> Option<(String, String)> {
             let text = self.http(i, "POST", "/v3/maintenance/status", "{}")?;
@@ -138,15 +174,16 @@ impl EtcdCluster {
             .position(|s| s.as_ref().is_some_and(|(id, _)| *id == leader_id))
     }
 
-    /// One HTTP/1.0 request to member `i`'s client port; the whole response.
+    /// One HTTP/1.0 request to member `i`'s health port (its client port without TLS); the
+    /// whole response.
     fn http(&self, i: usize, method: &str, path: &str, body: &str) -> Option<String> {
         let m = &self.members[i];
         m.child.as_ref()?;
-        let mut s = TcpStream::connect(&m.client_addr).ok()?;
+        let mut s = TcpStream::connect(&m.health_addr).ok()?;
         let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
         let req = format!(
             "{method} {path} HTTP/1.0\r\nHost: {}\r\nContent-Length: {}\r\n\r\n{body}",
-            m.client_addr,
+            m.health_addr,
             body.len()
         );
         s.write_all(req.as_bytes()).ok()?;
