@@ -127,7 +127,18 @@ impl EtcdStore {
                 closed,
             }),
         };
-        store.fetch_revision().await?;
+        if let Err(e) = store.fetch_revision().await {
+            // A TLS handshake etcd refused shows only as a cancelled request: say what to check.
+            let hint = if https && config.cert_file.is_none() {
+                " (if etcd requires client certificates, pass --etcd-certfile and --etcd-keyfile)"
+            } else {
+                ""
+            };
+            return Err(Error::Engine(format!(
+                "etcd at {} did not answer: {e}{hint}",
+                config.endpoints.join(",")
+            )));
+        }
         crate::etcd_endpoints::spawn_monitor(
             store.inner.client.clone(),
             config.endpoints.clone(),

@@ -330,7 +330,10 @@ fn tls_etcd_with_client_certificates() {
         "a server without a client certificate started"
     );
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("etcd"), "{err}");
+    assert!(
+        err.contains("pass --etcd-certfile and --etcd-keyfile"),
+        "{err}"
+    );
 
     // With one, it serves.
     let (cafile, certfile, keyfile) = (

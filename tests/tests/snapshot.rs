@@ -108,6 +108,14 @@ fn save_while_writing_restore_and_serve() {
     ]);
     assert!(err.contains("system:masters"), "{err}");
     assert!(!other.exists());
+    // A snapshot is only read.
+    let out = c.kubectl_stdin(&["create", "--raw", "/k1s/snapshot", "-f", "-"], "{}");
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(
+        err.contains("POST is not supported on /k1s/snapshot"),
+        "{err}"
+    );
     assert!(c.terminate(Duration::from_secs(20)).is_some());
 
     // The new data dir keeps the cluster's PKI (copied by hand: it is not in the snapshot).
