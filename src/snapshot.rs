@@ -1,14 +1,15 @@
 //! `k1s snapshot save|restore|status`: the command-line side of embedded-store snapshots.
 //!
-//! `save` asks the running server (it holds the store's lock) for a snapshot over the admin
-//! kubeconfig, writes it beside FILE, checks it end to end, then renames it into place.
-//! `restore` and `status` work on files alone.
+//! `save` reads a stopped server's data dir directly; when a running server holds the store's
+//! lock (or `--kubeconfig` is given) it asks that server over the admin kubeconfig. Either way
+//! the file is written beside FILE, checked end to end, then renamed into place. `restore` and
+//! `status` work on files alone.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use futures::AsyncReadExt;
+use futures::{AsyncReadExt, TryStreamExt};
 
 /// Where `--etcd-servers` users are sent instead.
 const ETCD_HINT: &str = "k1s snapshots cover the embedded store only; with --etcd-servers the \
@@ -28,8 +29,8 @@ pub struct SnapshotArgs {
 
 #[derive(clap::Subcommand)]
 enum SnapshotCommand {
-    /// Save a consistent snapshot of a running server's store to FILE (system:masters
-    /// credentials: the admin kubeconfig of --kubeconfig or <data-dir>/admin.conf).
+    /// Save a consistent snapshot to FILE: of <data-dir>/store when no server runs on it, else
+    /// through the server (system:masters credentials: --kubeconfig or <data-dir>/admin.conf).
     Save { file: PathBuf },
     /// Build <data-dir>/store from FILE for a new server; the data dir must hold no store.
     Restore { file: PathBuf },
@@ -42,7 +43,22 @@ pub async fn run(args: SnapshotArgs) -> anyhow::Result<()> {
         anyhow::bail!(ETCD_HINT);
     }
     match args.command {
-        SnapshotCommand::Save { file } => save(&args.admin.path()?, &file).await,
+        SnapshotCommand::Save { file } => {
+            if args.admin.kubeconfig.is_none() {
+                let data_dir = match &args.admin.data_dir {
+                    Some(d) => d.clone(),
+                    None => crate::default_data_dir()?,
+                };
+                if let Some(store) = open_stopped(&data_dir.join("store")) {
+                    let stream = Box::pin(k1s_storage::snapshot::save_stream(store).await?);
+                    let stream = stream.map_err(std::io::Error::other).into_async_read();
+                    write_checked(stream, &file).await?;
+                    println!("(read {} directly: no server holds it)", data_dir.display());
+                    return Ok(());
+                }
+            }
+            save(&args.admin.path()?, &file).await
+        }
         SnapshotCommand::Restore { file } => {
             let data_dir = args
                 .admin
@@ -72,13 +88,34 @@ pub async fn run(args: SnapshotArgs) -> anyhow::Result<()> {
     }
 }
 
+/// The store of a stopped server; `None` when there is none or a running server holds it.
+fn open_stopped(store_dir: &Path) -> Option<std::sync::Arc<dyn k1s_storage::Store>> {
+    // Opening would create a missing store: look for its format marker first.
+    if !store_dir.join("FORMAT").exists() {
+        return None;
+    }
+    let mut config =
+        k1s_storage::StoreConfig::new(k1s_storage::Backend::Sled(store_dir.to_path_buf()));
+    config.compaction.interval = None;
+    let store = k1s_storage::LocalStore::open(config).ok()?;
+    Some(std::sync::Arc::new(store))
+}
+
 async fn save(kubeconfig: &Path, file: &Path) -> anyhow::Result<()> {
     let client = crate::client_from_kubeconfig(kubeconfig).await?;
     let req = http::Request::get(k1s_apiserver::snapshot::PATH).body(Vec::new())?;
-    let mut body = client
+    let body = client
         .request_stream(req)
         .await
         .context("asking the server for a snapshot")?;
+    write_checked(body, file).await
+}
+
+/// Writes a snapshot to `FILE.part`, checks it end to end, then renames it to `file`.
+async fn write_checked(
+    mut body: impl futures::AsyncRead + Unpin,
+    file: &Path,
+) -> anyhow::Result<()> {
     let name = file
         .file_name()
         .with_context(|| format!("{} is not a file name", file.display()))?;

@@ -118,6 +118,20 @@ fn save_while_writing_restore_and_serve() {
     );
     assert!(c.terminate(Duration::from_secs(20)).is_some());
 
+    // With no server on it, the data dir is read directly: everything acknowledged is in.
+    let offline = root.path().join("offline.db");
+    let data_s = data.to_str().unwrap();
+    let out = k1s_ok(&[
+        "snapshot",
+        "save",
+        offline.to_str().unwrap(),
+        "--data-dir",
+        data_s,
+    ]);
+    assert!(out.contains("directly"), "{out}");
+    let newest = *acked.values().max().unwrap();
+    assert!(revision_in(&out) >= newest, "{out} (newest write {newest})");
+
     // The new data dir keeps the cluster's PKI (copied by hand: it is not in the snapshot).
     // Damaged files are refused and nothing is created in it.
     let good = std::fs::read(&file).unwrap();
