@@ -52,8 +52,8 @@ enum Command {
     /// Copy a stopped cluster's store between backends: `--from sled:DATA_DIR --to
     /// etcd:URLS` (or back). The target must be empty; resourceVersions start over.
     Migrate(MigrateArgs),
-    /// Save a running server's embedded store to a checksummed file, or restore one into a new
-    /// data dir (`save FILE`, `restore FILE --data-dir DIR`, `status FILE`).
+    /// Save the embedded store (of a running or a stopped server) to a checksummed file, or
+    /// restore one into a new data dir (`save FILE`, `restore FILE --data-dir DIR`, `status FILE`).
     Snapshot(snapshot::SnapshotArgs),
     /// Serve the web dashboard on loopback for any cluster, with a kubeconfig's credentials.
     Dashboard(DashboardArgs),
