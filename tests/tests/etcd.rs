@@ -235,6 +235,19 @@ fn two_servers_on_a_three_member_etcd_cluster() {
         (0..3).filter(|i| *i != leader).all(|i| etcd.healthy(i)),
         "the two remaining etcd members are not healthy"
     );
+    // Both servers stopped sending requests to the dead member.
+    for (server, name) in [(&a, "A"), (&b, "B")] {
+        wait_until(
+            Duration::from_secs(30),
+            &format!("{name} to route around the dead etcd member"),
+            || {
+                server
+                    .server_stderr()
+                    .contains("etcd member refuses connections; routing around it")
+                    .then_some(())
+            },
+        );
+    }
 
     // Kill -9 A: its leases run out and B's controllers and scheduler take over; a Deployment
     // created afterwards still becomes Available.
