@@ -108,3 +108,19 @@ fn is_connect_error(e: &etcd_client::Error) -> bool {
         _ => false,
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_probe_sees_a_listening_port_and_not_a_closed_one() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        assert!(accepts(&format!("http://{addr}")).await);
+        assert!(accepts(&format!("https://{addr}/")).await);
+        drop(listener);
+        assert!(!accepts(&format!("http://{addr}")).await);
+    }
+}
