@@ -9,6 +9,7 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 
 mod envtest;
+mod snapshot;
 use k1s_apiserver::auth::UserInfo;
 
 #[derive(Parser)]
@@ -51,6 +52,9 @@ enum Command {
     /// Copy a stopped cluster's store between backends: `--from sled:DATA_DIR --to
     /// etcd:URLS` (or back). The target must be empty; resourceVersions start over.
     Migrate(MigrateArgs),
+    /// Save the embedded store (of a running or a stopped server) to a checksummed file, or
+    /// restore one into a new data dir (`save FILE`, `restore FILE --data-dir DIR`, `status FILE`).
+    Snapshot(snapshot::SnapshotArgs),
     /// Serve the web dashboard on loopback for any cluster, with a kubeconfig's credentials.
     Dashboard(DashboardArgs),
     /// Stand in for kube-apiserver under controller-runtime's envtest (also when k1s is run as
@@ -214,17 +218,17 @@ struct JoinArgs {
 
 /// Where the admin kubeconfig is: `--kubeconfig`, else <data-dir>/admin.conf.
 #[derive(clap::Args)]
-struct AdminKubeconfig {
+pub(crate) struct AdminKubeconfig {
     /// The kubeconfig to talk to the cluster with. Default: <data-dir>/admin.conf
     #[arg(long, global = true)]
     kubeconfig: Option<PathBuf>,
     /// Default: ~/.k1s
     #[arg(long, env = "K1S_DATA_DIR", global = true)]
-    data_dir: Option<PathBuf>,
+    pub(crate) data_dir: Option<PathBuf>,
 }
 
 impl AdminKubeconfig {
-    fn path(&self) -> anyhow::Result<PathBuf> {
+    pub(crate) fn path(&self) -> anyhow::Result<PathBuf> {
         match (&self.kubeconfig, &self.data_dir) {
             (Some(k), _) => Ok(k.clone()),
             (None, Some(d)) => Ok(d.join("admin.conf")),
@@ -1436,6 +1440,7 @@ fn main() -> anyhow::Result<()> {
         Command::Node(args) => runtime.block_on(run_nodes(args)),
         Command::Bench(args) => runtime.block_on(k1s_bench::run(args)),
         Command::Migrate(args) => runtime.block_on(run_migrate(args)),
+        Command::Snapshot(args) => runtime.block_on(snapshot::run(args)),
         Command::Init(args) => runtime.block_on(run_init(args)),
         Command::Join(args) => runtime.block_on(run_join(args)),
         Command::Token(args) => runtime.block_on(run_token(args)),

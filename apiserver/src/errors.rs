@@ -28,7 +28,9 @@ pub fn from_store(err: StoreError, gr: &GroupResource, name: &str) -> ApiError {
             "watch fell behind at resource version {last_delivered}; start a new watch"
         )),
         StoreError::ValueTooLarge { .. } => ApiError::request_entity_too_large(err.to_string()),
-        StoreError::InvalidKey(_) => ApiError::bad_request(err.to_string()),
+        StoreError::InvalidKey(_) | StoreError::Unsupported(_) => {
+            ApiError::bad_request(err.to_string())
+        }
         StoreError::Corrupt(_) | StoreError::Format(_) | StoreError::Engine(_) => {
             tracing::error!(error = %err, "storage failure");
             ApiError::internal(err)

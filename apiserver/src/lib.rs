@@ -37,6 +37,7 @@ pub mod response;
 pub mod reviews;
 pub mod router;
 pub mod server;
+pub mod snapshot;
 pub mod strategies;
 pub mod table;
 pub mod tls;

@@ -259,6 +259,10 @@ impl Store for InstrumentedStore {
     async fn compact(&self, revision: Revision) -> k1s_storage::Result<()> {
         self.inner.compact(revision).await
     }
+
+    fn backend_kind(&self) -> k1s_storage::BackendKind {
+        self.inner.backend_kind()
+    }
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! The router behind the filter chain: resource requests go to the generic REST handler;
-//! discovery, OpenAPI, health, metrics and OIDC documents are answered here.
+//! discovery, OpenAPI, health, metrics, OIDC documents and store snapshots are answered here.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -61,9 +61,16 @@ fn is_public(path: &str) -> bool {
 async fn route(state: &Router, user: &UserInfo, info: RequestInfo, req: Request) -> Response {
     let headers = req.headers().clone();
     let RequestInfo {
-        path, query, route, ..
+        method,
+        path,
+        query,
+        route,
+        ..
     } = info;
     match route {
+        Route::NonResource if path == crate::snapshot::PATH => {
+            crate::snapshot::serve(&state.api, user, &method).await
+        }
         // Served here rather than by the generic handler: the kubelet-proxied pod subresources
         // and metrics.k8s.io (neither is stored).
         Route::Resource(r) if crate::node_proxy::handles(&r) => {

@@ -1,6 +1,6 @@
 //! Storage benchmark: durable create latency and throughput, watch fan-out latency, big lists.
 //!
-//! `cargo bench -p k1s-storage --bench store -- [seq|concurrent|fanout|list|all] [--memory]`
+//! `cargo bench -p k1s-storage --bench store -- [seq|concurrent|fanout|list|snapshot|all] [--memory]`
 //! Data goes to `target/bench-store` (a real disk, so fsync costs what it costs).
 
 use std::sync::Arc;
@@ -172,9 +172,8 @@ async fn fanout(memory: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn list(memory: bool) -> anyhow::Result<()> {
-    let store = fresh_store(memory, "list")?;
-    let n = 100_000;
+/// Creates `n` keys of 1,000 B under `/registry/secrets/default/` from 64 writers.
+async fn fill(store: &Arc<LocalStore>, n: usize) -> anyhow::Result<()> {
     let value = Bytes::from(vec![b'x'; 1000]);
     let load = Instant::now();
     let mut tasks = Vec::new();
@@ -194,6 +193,13 @@ async fn list(memory: bool) -> anyhow::Result<()> {
         t.await??;
     }
     println!("loaded {n} keys of 1000 B in {:.2?}", load.elapsed());
+    Ok(())
+}
+
+async fn list(memory: bool) -> anyhow::Result<()> {
+    let store = fresh_store(memory, "list")?;
+    let n = 100_000;
+    fill(&store, n).await?;
     let before = peak_rss_kib();
     let t = Instant::now();
     let page = store
@@ -235,6 +241,42 @@ async fn list(memory: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Snapshot save (streamed to a file), verify and restore of 100,000 keys of 1,000 B.
+async fn snapshot(memory: bool) -> anyhow::Result<()> {
+    use futures::StreamExt;
+    use std::io::Write;
+    let store = fresh_store(memory, "snapshot")?;
+    let n = 100_000;
+    fill(&store, n).await?;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench-store");
+    std::fs::create_dir_all(&dir)?;
+    let file = dir.join("snapshot.db");
+    let restored = dir.join("snapshot-restored");
+    let _ = std::fs::remove_dir_all(&restored);
+    let t = Instant::now();
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&file)?);
+    let shared: Arc<dyn Store> = store.clone();
+    let mut stream = std::pin::pin!(k1s_storage::snapshot::save_stream(shared).await?);
+    while let Some(chunk) = stream.next().await {
+        out.write_all(&chunk?)?;
+    }
+    out.into_inner()?.sync_all()?;
+    let save = t.elapsed();
+    let size = std::fs::metadata(&file)?.len();
+    let t = Instant::now();
+    let info = k1s_storage::snapshot::verify(&file)?;
+    let verify = t.elapsed();
+    anyhow::ensure!(info.keys == n as u64, "snapshot holds {} keys", info.keys);
+    let t = Instant::now();
+    k1s_storage::snapshot::restore(&file, &restored)?;
+    let restore = t.elapsed();
+    println!(
+        "snapshot of {n} keys of 1000 B ({} MiB): save {save:.2?}, verify {verify:.2?}, restore {restore:.2?}",
+        size >> 20
+    );
+    Ok(())
+}
+
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args()
@@ -262,6 +304,9 @@ async fn main() -> anyhow::Result<()> {
     }
     if matches!(which, "list" | "all") {
         list(memory).await?;
+    }
+    if matches!(which, "snapshot" | "all") {
+        snapshot(memory).await?;
     }
     Ok(())
 }

@@ -47,6 +47,9 @@ pub enum Error {
     Format(String),
     #[error("storage engine error: {0}")]
     Engine(String),
+    /// The operation is not one this backend offers (the message says what to use instead).
+    #[error("{0}")]
+    Unsupported(String),
     #[error("the store is closed")]
     Closed,
 }

@@ -23,10 +23,11 @@ use etcd_client::{
 };
 use tokio::sync::mpsc;
 
+use crate::etcd_endpoints::request;
 use crate::watch::{Feed, WatchStream};
 use crate::{
-    CompactionPolicy, Deleted, Error, Event, EventKind, KeyValue, ListOptions, ListPage, Result,
-    Revision, Store, continue_token, prefix_end,
+    BackendKind, CompactionPolicy, Deleted, Error, Event, EventKind, KeyValue, ListOptions,
+    ListPage, Result, Revision, Store, continue_token, prefix_end,
 };
 
 /// The key whose lease holder compacts (etcd compaction is cluster-wide: one for every prefix).
@@ -126,7 +127,23 @@ impl EtcdStore {
                 closed,
             }),
         };
-        store.fetch_revision().await?;
+        if let Err(e) = store.fetch_revision().await {
+            // A TLS handshake etcd refused shows only as a cancelled request: say what to check.
+            let hint = if https && config.cert_file.is_none() {
+                " (if etcd requires client certificates, pass --etcd-certfile and --etcd-keyfile)"
+            } else {
+                ""
+            };
+            return Err(Error::Engine(format!(
+                "etcd at {} did not answer: {e}{hint}",
+                config.endpoints.join(",")
+            )));
+        }
+        crate::etcd_endpoints::spawn_monitor(
+            store.inner.client.clone(),
+            config.endpoints.clone(),
+            store.inner.closed.subscribe(),
+        );
         if let Some(interval) = config.compaction.interval {
             tokio::spawn(run_compactor(
                 Arc::downgrade(&store.inner),
@@ -151,10 +168,16 @@ impl EtcdStore {
     /// Asks etcd for its current revision (a read every server sees), for callers that were
     /// handed a revision by another server.
     pub async fn fetch_revision(&self) -> Result<Revision> {
-        let mut kv = self.inner.client.kv_client();
-        let resp = timed(kv.get(COMPACTOR_KEY, Some(GetOptions::new().with_count_only())))
-            .await
-            .map_err(map_err)?;
+        let kv = self.inner.client.kv_client();
+        let resp = request(|| {
+            let mut kv = kv.clone();
+            async move {
+                kv.get(COMPACTOR_KEY, Some(GetOptions::new().with_count_only()))
+                    .await
+            }
+        })
+        .await
+        .map_err(map_err)?;
         self.observe_header(resp.header());
         Ok(self.current())
     }
@@ -198,8 +221,13 @@ impl EtcdStore {
             .when([compare])
             .and_then([then])
             .or_else([TxnOp::get(self.etcd_key(key), None)]);
-        let mut kv = self.inner.client.kv_client();
-        let resp = timed(kv.txn(txn)).await.map_err(map_err)?;
+        let kv = self.inner.client.kv_client();
+        let resp = request(|| {
+            let (mut kv, txn) = (kv.clone(), txn.clone());
+            async move { kv.txn(txn).await }
+        })
+        .await
+        .map_err(map_err)?;
         let rev = self.observe_header(resp.header());
         let ops = resp.op_responses();
         if resp.succeeded() {
@@ -234,10 +262,13 @@ impl EtcdStore {
 impl Store for EtcdStore {
     async fn get(&self, key: &str) -> Result<Option<KeyValue>> {
         check_key(key)?;
-        let mut kv = self.inner.client.kv_client();
-        let resp = timed(kv.get(self.etcd_key(key), None))
-            .await
-            .map_err(map_err)?;
+        let (kv, etcd_key) = (self.inner.client.kv_client(), self.etcd_key(key));
+        let resp = request(|| {
+            let (mut kv, etcd_key) = (kv.clone(), etcd_key.clone());
+            async move { kv.get(etcd_key, None).await }
+        })
+        .await
+        .map_err(map_err)?;
         self.observe_header(resp.header());
         resp.kvs().first().map(|kv| self.kv_of(kv)).transpose()
     }
@@ -349,10 +380,13 @@ impl Store for EtcdStore {
         if opts.limit > 0 {
             get = get.with_limit(opts.limit as i64);
         }
-        let mut kv = self.inner.client.kv_client();
-        let resp = match timed(kv.get(self.etcd_key(&start), Some(get)))
-            .await
-            .map_err(map_err)
+        let (kv, etcd_key) = (self.inner.client.kv_client(), self.etcd_key(&start));
+        let resp = match request(|| {
+            let (mut kv, etcd_key, get) = (kv.clone(), etcd_key.clone(), get.clone());
+            async move { kv.get(etcd_key, Some(get)).await }
+        })
+        .await
+        .map_err(map_err)
         {
             Ok(resp) => resp,
             Err(Error::Compacted { .. }) if opts.continue_token.is_some() => {
@@ -389,11 +423,12 @@ impl Store for EtcdStore {
         check_key(prefix)?;
         let mut end = self.inner.prefix.clone().into_bytes();
         end.extend_from_slice(&prefix_end(prefix.as_bytes()));
-        let mut kv = self.inner.client.kv_client();
-        let resp = timed(kv.get(
-            self.etcd_key(prefix),
-            Some(GetOptions::new().with_range(end).with_count_only()),
-        ))
+        let (kv, etcd_key) = (self.inner.client.kv_client(), self.etcd_key(prefix));
+        let resp = request(|| {
+            let (mut kv, etcd_key) = (kv.clone(), etcd_key.clone());
+            let get = GetOptions::new().with_range(end.clone()).with_count_only();
+            async move { kv.get(etcd_key, Some(get)).await }
+        })
         .await
         .map_err(map_err)?;
         self.observe_header(resp.header());
@@ -466,6 +501,10 @@ impl Store for EtcdStore {
 
     async fn compact(&self, revision: Revision) -> Result<()> {
         compact(&self.inner, revision).await
+    }
+
+    fn backend_kind(&self) -> BackendKind {
+        BackendKind::Etcd
     }
 }
 
@@ -870,7 +909,7 @@ fn check_key(key: &str) -> Result<()> {
 }
 
 /// Bounds one etcd request; a timeout becomes a transport error.
-async fn timed<T>(
+pub(crate) async fn timed<T>(
     f: impl std::future::Future<Output = std::result::Result<T, etcd_client::Error>>,
 ) -> std::result::Result<T, etcd_client::Error> {
     match tokio::time::timeout(REQUEST_TIMEOUT, f).await {

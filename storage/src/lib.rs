@@ -10,9 +10,11 @@ mod continue_token;
 mod engine;
 mod error;
 mod etcd;
+mod etcd_endpoints;
 mod local;
 mod migrate;
 mod sled_engine;
+pub mod snapshot;
 mod wal;
 mod watch;
 
@@ -27,6 +29,7 @@ pub use etcd::{EtcdConfig, EtcdStore};
 pub use local::LocalStore;
 pub use migrate::copy_all;
 pub use sled_engine::FORMAT_VERSION;
+pub use snapshot::SnapshotInfo;
 pub use wal::{
     DEFAULT_SEGMENT_BYTES as DEFAULT_WAL_FILE_BYTES, MIN_SEGMENT_BYTES as MIN_WAL_FILE_BYTES,
 };
@@ -119,6 +122,15 @@ impl Default for CompactionPolicy {
     }
 }
 
+/// Which kind of backend a `Store` is, for the operations that differ (snapshots).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum BackendKind {
+    /// The embedded store (sled or memory): k1s snapshots it itself.
+    Local,
+    /// An etcd cluster: etcd's own tools snapshot it.
+    Etcd,
+}
+
 /// Where the store keeps its data.
 #[derive(Clone, Debug)]
 pub enum Backend {
@@ -185,6 +197,10 @@ pub trait Store: Send + Sync {
     }
     /// Drops history up to and including `revision`.
     async fn compact(&self, revision: Revision) -> Result<()>;
+    /// Which kind of backend this is.
+    fn backend_kind(&self) -> BackendKind {
+        BackendKind::Local
+    }
 }
 
 /// What an update closure decided.

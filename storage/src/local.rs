@@ -32,8 +32,8 @@ use crate::{
     Result, Revision, Store, StoreConfig, continue_token, prefix_end,
 };
 
-const META_REVISION: &[u8] = b"mrevision";
-const META_COMPACTED: &[u8] = b"mcompacted";
+pub(crate) const META_REVISION: &[u8] = b"mrevision";
+pub(crate) const META_COMPACTED: &[u8] = b"mcompacted";
 /// Most requests folded into one group commit.
 const MAX_BATCH: usize = 4096;
 /// Rows read from the engine per scan call.
@@ -1026,7 +1026,7 @@ fn check_key(key: &str) -> Result<()> {
     Ok(())
 }
 
-fn data_key(key: &[u8]) -> Vec<u8> {
+pub(crate) fn data_key(key: &[u8]) -> Vec<u8> {
     let mut k = Vec::with_capacity(key.len() + 1);
     k.push(b'd');
     k.extend_from_slice(key);

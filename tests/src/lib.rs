@@ -6,6 +6,8 @@
 //! when the [`TestCluster`] is dropped.
 
 pub mod etcd;
+pub mod tinyca;
+pub mod writer;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as B64;
+use k1s_tests::tinyca::TinyCa;
 use k1s_tests::{client_from_kubeconfig, k1s_bin};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, PostParams};
@@ -133,58 +134,6 @@ fn exit_with_parent_follows_the_parent() {
 }
 
 // ---- envtest ----
-
-/// What envtest's `certs.TinyCA` makes: a CA, and leaf certificates it signs.
-struct TinyCa {
-    issuer: rcgen::Issuer<'static, rcgen::KeyPair>,
-    pem: String,
-}
-
-impl TinyCa {
-    fn new(name: &str) -> TinyCa {
-        let key = rcgen::KeyPair::generate().expect("key");
-        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("params");
-        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-        params
-            .distinguished_name
-            .push(rcgen::DnType::CommonName, name);
-        params.key_usages = vec![
-            rcgen::KeyUsagePurpose::KeyCertSign,
-            rcgen::KeyUsagePurpose::DigitalSignature,
-        ];
-        let cert = params.self_signed(&key).expect("self-signed");
-        TinyCa {
-            pem: cert.pem(),
-            issuer: rcgen::Issuer::new(params, key),
-        }
-    }
-
-    /// A serving (`names` as SANs) or client (`CN=user, O=groups`) certificate and its key.
-    fn issue(&self, names: &[&str], user: Option<(&str, &[&str])>) -> (String, String) {
-        let key = rcgen::KeyPair::generate().expect("key");
-        let mut params =
-            rcgen::CertificateParams::new(names.iter().map(|n| n.to_string()).collect::<Vec<_>>())
-                .expect("params");
-        match user {
-            Some((name, groups)) => {
-                params
-                    .distinguished_name
-                    .push(rcgen::DnType::CommonName, name);
-                for g in groups {
-                    params
-                        .distinguished_name
-                        .push(rcgen::DnType::OrganizationName, *g);
-                }
-                params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ClientAuth];
-            }
-            None => {
-                params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ServerAuth];
-            }
-        }
-        let cert = params.signed_by(&key, &self.issuer).expect("sign");
-        (cert.pem(), key.serialize_pem())
-    }
-}
 
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")

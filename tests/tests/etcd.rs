@@ -1,16 +1,19 @@
 //! k1s on a real etcd (`--etcd-servers`): kubectl CRUD and watch, data surviving a restart, and
-//! two servers on one etcd (shared writes, watches and conflicts, one leader for the
-//! controllers, a takeover when the leader is killed).
+//! two servers on a three-member etcd cluster (shared writes, watches and conflicts, one leader
+//! for the controllers, an etcd member and then the leading server killed, no acknowledged
+//! write lost).
 #![allow(clippy::unwrap_used)]
 
 use std::path::Path;
 use std::time::Duration;
 
-use k1s_tests::etcd::EtcdProcess;
+use k1s_tests::etcd::{EtcdCluster, EtcdProcess, EtcdTls};
+use k1s_tests::tinyca::TinyCa;
+use k1s_tests::writer::{AckedWriter, configmap_versions};
 use k1s_tests::{Kubectl, StartOptions, TestCluster, wait_until};
 
 fn on_etcd(etcd: &EtcdProcess, data_dir: &Path, extra: &[&str]) -> TestCluster {
-    let mut extra_args = vec!["--etcd-servers".to_string(), etcd.url().to_string()];
+    let mut extra_args = vec!["--etcd-servers".to_string(), etcd.url()];
     extra_args.extend(extra.iter().map(|s| s.to_string()));
     TestCluster::start_with(StartOptions {
         data_dir: Some(data_dir.to_path_buf()),
@@ -119,6 +122,20 @@ fn kubectl_crud_watch_and_restart_on_etcd() {
     );
     drop(watch);
 
+    // k1s snapshots are for the embedded store: etcd users are sent to etcd's own tool.
+    let file = data.path().join("snap.db");
+    let out = std::process::Command::new(k1s_tests::k1s_bin())
+        .args(["snapshot", "save"])
+        .arg(&file)
+        .arg("--kubeconfig")
+        .arg(c.kubeconfig())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("etcdctl snapshot save"), "{err}");
+    assert!(!file.exists() && !data.path().join("snap.db.part").exists());
+
     // The data lives in etcd: a server restarted on an empty data dir (only its PKI copied)
     // serves it.
     assert!(c.terminate(Duration::from_secs(20)).is_some());
@@ -144,8 +161,8 @@ fn kubectl_crud_watch_and_restart_on_etcd() {
 }
 
 #[test]
-fn two_servers_share_one_etcd() {
-    let etcd = EtcdProcess::start();
+fn two_servers_on_a_three_member_etcd_cluster() {
+    let mut etcd = EtcdCluster::start_members(3);
     let (da, db) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     // A leads: both leases are A's before B starts. B runs the simulated node, so pods still
     // run once A is gone.
@@ -172,6 +189,7 @@ fn two_servers_share_one_etcd() {
         b.kubectl_ok(&["get", "configmap", "from-a", "-o", "jsonpath={.data.k}"]),
         "v"
     );
+    drop(watch_b);
     // resourceVersion conflicts hold across servers.
     let rv = a.kubectl_ok(&[
         "get",
@@ -186,14 +204,55 @@ fn two_servers_share_one_etcd() {
     );
     let out = a.kubectl_stdin(&["replace", "-f", "-"], &stale);
     assert!(!out.status.success(), "a stale replace through A succeeded");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("the object has been modified"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     // B's controllers and scheduler wait: the leases are still A's.
     assert_eq!(lease_holder(&b, "kube-controller-manager"), cm_holder);
     assert_eq!(lease_holder(&b, "kube-scheduler"), sched_holder);
 
+    // A writer through each server records every create it got an answer for.
+    let writer_a = AckedWriter::start(a.kubeconfig(), "default", "via-a-");
+    let writer_b = AckedWriter::start(b.kubeconfig(), "default", "via-b-");
+    wait_until(Duration::from_secs(60), "both writers to get going", || {
+        (writer_a.acked_count() >= 10 && writer_b.acked_count() >= 10).then_some(())
+    });
+
+    // Kill -9 the etcd member that leads raft: the other two elect a leader and both servers
+    // go on writing.
+    let leader = wait_until(Duration::from_secs(30), "an etcd leader", || etcd.leader());
+    etcd.kill_member(leader);
+    let (na, nb) = (writer_a.acked_count(), writer_b.acked_count());
+    wait_until(
+        Duration::from_secs(60),
+        "writes through both servers with an etcd member gone",
+        || (writer_a.acked_count() >= na + 20 && writer_b.acked_count() >= nb + 20).then_some(()),
+    );
+    assert!(
+        (0..3).filter(|i| *i != leader).all(|i| etcd.healthy(i)),
+        "the two remaining etcd members are not healthy"
+    );
+    // Both servers stopped sending requests to the dead member.
+    for (server, name) in [(&a, "A"), (&b, "B")] {
+        wait_until(
+            Duration::from_secs(30),
+            &format!("{name} to route around the dead etcd member"),
+            || {
+                server
+                    .server_stderr()
+                    .contains("etcd member refuses connections; routing around it")
+                    .then_some(())
+            },
+        );
+    }
+
     // Kill -9 A: its leases run out and B's controllers and scheduler take over; a Deployment
     // created afterwards still becomes Available.
     drop(a);
+    let nb = writer_b.acked_count();
     b.kubectl_ok(&[
         "create",
         "deployment",
@@ -221,5 +280,97 @@ fn two_servers_share_one_etcd() {
     assert!(
         !now.is_empty() && now != sched_holder,
         "B schedules now: {now}"
+    );
+    wait_until(
+        Duration::from_secs(60),
+        "writes through B after A died",
+        || (writer_b.acked_count() >= nb + 10).then_some(()),
+    );
+
+    // No acknowledged write is lost: every create either server answered is there, at the
+    // resourceVersion it was answered with (including those A acknowledged before it died).
+    for (prefix, acked) in [("via-a-", writer_a.finish()), ("via-b-", writer_b.finish())] {
+        let present = configmap_versions(b.kubeconfig(), "default", prefix);
+        let missing: Vec<_> = acked
+            .iter()
+            .filter(|(name, rv)| present.get(*name) != Some(rv))
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "{} of {} acknowledged creates through {prefix} are missing or changed: {missing:?}",
+            missing.len(),
+            acked.len()
+        );
+    }
+}
+
+#[test]
+fn tls_etcd_with_client_certificates() {
+    let certs = tempfile::tempdir().unwrap();
+    let ca = TinyCa::new("etcd-ca");
+    let write = |name: &str, pem: &str| {
+        let path = certs.path().join(name);
+        std::fs::write(&path, pem).unwrap();
+        path
+    };
+    let (serving, serving_key) = ca.issue(&["127.0.0.1", "localhost"], None);
+    let (client, client_key) = ca.issue(&[], Some(("kube-apiserver-etcd-client", &[])));
+    let tls = EtcdTls {
+        cert_file: write("server.crt", &serving),
+        key_file: write("server.key", &serving_key),
+        ca_file: write("ca.crt", &ca.pem),
+    };
+    let (client_file, client_key_file) = (
+        write("client.crt", &client),
+        write("client.key", &client_key),
+    );
+    let etcd = EtcdCluster::start_tls(&tls);
+    assert!(etcd.url().starts_with("https://"));
+
+    // Without a client certificate etcd refuses the handshake: the server says so and exits.
+    let data = tempfile::tempdir().unwrap();
+    let mut cmd = std::process::Command::new(k1s_tests::k1s_bin());
+    cmd.arg("server")
+        .arg("--data-dir")
+        .arg(data.path())
+        .args(["--secure-port", "0", "--nodes", "0"])
+        .args(["--etcd-servers", &etcd.url()])
+        .arg("--etcd-cafile")
+        .arg(&tls.ca_file);
+    let out = k1s_tests::run_with_timeout(cmd, None, Duration::from_secs(60)).unwrap();
+    assert!(
+        !out.status.success(),
+        "a server without a client certificate started"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("pass --etcd-certfile and --etcd-keyfile"),
+        "{err}"
+    );
+
+    // With one, it serves.
+    let (cafile, certfile, keyfile) = (
+        tls.ca_file.to_str().unwrap(),
+        client_file.to_str().unwrap(),
+        client_key_file.to_str().unwrap(),
+    );
+    let c = on_etcd(
+        &etcd,
+        data.path(),
+        &[
+            "--nodes",
+            "0",
+            "--etcd-cafile",
+            cafile,
+            "--etcd-certfile",
+            certfile,
+            "--etcd-keyfile",
+            keyfile,
+        ],
+    );
+    c.kubectl_ok(&["create", "configmap", "over-tls", "--from-literal=k=v"]);
+    assert_eq!(
+        c.kubectl_ok(&["get", "configmap", "over-tls", "-o", "jsonpath={.data.k}"]),
+        "v"
     );
 }
