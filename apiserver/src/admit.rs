@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use k1s_apimachinery::catalog::{self, ResourceInfo};
 use k1s_apimachinery::{ApiError, meta};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::admission::policy::{ParamSource, PolicyDispatcher};
 use crate::admission::{self, AdmissionAttributes, ServiceResolver, WebhookDispatcher};
@@ -413,6 +413,73 @@ pub fn feed_admission_policies(
                 policies.set_policies(&list);
             }
         });
+    }
+}
+
+/// Upstream's validatingadmissionpolicy-status controller: each new generation of a policy gets
+/// its type-check result in `status.typeChecking`, with `status.observedGeneration`.
+pub fn keep_policy_status(registry: Registry, shutdown: tokio::sync::watch::Receiver<bool>) {
+    let Some(info) = catalog::find(
+        "admissionregistration.k8s.io",
+        "v1",
+        "validatingadmissionpolicies",
+    ) else {
+        return;
+    };
+    let writer = registry.clone();
+    tokio::spawn(informer::run(registry, info, shutdown, move |change| {
+        let due: Vec<Value> = match change {
+            Change::Listed(items) => items,
+            Change::Upserted(o) => vec![(*o).clone()],
+            Change::Deleted(_) => Vec::new(),
+        }
+        .into_iter()
+        .filter(|p| p.pointer("/metadata/generation") != p.pointer("/status/observedGeneration"))
+        .collect();
+        let registry = writer.clone();
+        async move {
+            for policy in due {
+                write_policy_status(&registry, info, &policy).await;
+            }
+        }
+    }));
+}
+
+async fn write_policy_status(registry: &Registry, info: &'static ResourceInfo, policy: &Value) {
+    let name = meta::name(policy).unwrap_or_default().to_string();
+    let status = crate::admission::policy::typecheck::status_for(policy);
+    let t = Target {
+        info,
+        namespace: None,
+    };
+    let strategy = crate::strategies::for_resource(info);
+    let generation = policy.pointer("/metadata/generation").cloned();
+    let result = registry
+        .update(
+            t,
+            strategy,
+            &name,
+            Some("status"),
+            &crate::registry::WriteOptions::default(),
+            |current| {
+                let mut next = current.clone();
+                // Checked against the generation it was computed for; a newer one comes again.
+                if current.pointer("/metadata/generation") == generation.as_ref() {
+                    if !next["status"].is_object() {
+                        next["status"] = json!({});
+                    }
+                    for key in ["observedGeneration", "typeChecking"] {
+                        next["status"][key] = status[key].clone();
+                    }
+                }
+                Ok(next)
+            },
+        )
+        .await;
+    if let Err(e) = result
+        && !e.is_not_found()
+    {
+        tracing::info!(policy = %name, error = %e, "could not write the policy's type checking");
     }
 }
 

@@ -304,6 +304,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
     crate::admit::feed_webhook_configurations(registry.clone(), webhooks.clone(), stop_rx.clone());
     let policies = Arc::new(crate::admission::policy::PolicyDispatcher::new());
     crate::admit::feed_admission_policies(registry.clone(), policies.clone(), stop_rx.clone());
+    crate::admit::keep_policy_status(registry.clone(), stop_rx.clone());
     crate::apiextensions::start(registry.clone(), stop_rx.clone());
     crate::identity_lease::start(registry.clone(), stop_rx.clone());
     let authorizer = crate::authorization::start(&registry, stop_rx.clone())

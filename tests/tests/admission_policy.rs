@@ -367,3 +367,82 @@ webhooks:
     // Without the label the condition is false: the webhook is not called.
     c.kubectl_ok(&["create", "configmap", "unlabelled", "--from-literal=k=v"]);
 }
+
+/// Upstream's e2e "should type check validation expressions": every policy gets
+/// `status.typeChecking` for its generation; type confusion is reported per expression.
+#[test]
+fn policies_are_type_checked_into_their_status() {
+    let c = TestCluster::start();
+    let policy = |name: &str, expression: &str, message: &str| {
+        format!(
+            "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {{name: {name}}}\nspec:\n  matchConstraints:\n    resourceRules:\n    - {{apiGroups: [apps], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [deployments]}}\n  validations:\n  - expression: \"{expression}\"\n{message}"
+        )
+    };
+    let status = |name: &str| -> serde_json::Value {
+        let out = c.kubectl_ok(&[
+            "get",
+            "validatingadmissionpolicy",
+            name,
+            "-o",
+            "jsonpath={.status}",
+        ]);
+        serde_json::from_str(if out.is_empty() { "null" } else { &out }).expect("status JSON")
+    };
+    c.apply(&policy("fine", "object.spec.replicas > 1", ""));
+    let fine = wait_until(Duration::from_secs(20), "fine to be type checked", || {
+        let s = status("fine");
+        s["typeChecking"].is_object().then_some(s)
+    });
+    assert_eq!(
+        fine,
+        serde_json::json!({"observedGeneration": 1, "typeChecking": {}})
+    );
+
+    c.apply(&policy(
+        "confused",
+        "object.spec.replicas > '1'",
+        "    messageExpression: \"'wants replicas > 1, got ' + object.spec.replicas\"\n",
+    ));
+    let confused = wait_until(
+        Duration::from_secs(20),
+        "confused to be type checked",
+        || {
+            let s = status("confused");
+            s["typeChecking"].is_object().then_some(s)
+        },
+    );
+    let warnings = confused["typeChecking"]["expressionWarnings"]
+        .as_array()
+        .expect("warnings");
+    assert_eq!(warnings.len(), 2, "{confused}");
+    assert_eq!(warnings[0]["fieldRef"], "spec.validations[0].expression");
+    assert!(
+        warnings[0]["warning"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("found no matching overload for '_>_' applied to '(int, string)'"),
+        "{confused}"
+    );
+    assert_eq!(
+        warnings[1]["fieldRef"],
+        "spec.validations[0].messageExpression"
+    );
+    assert!(
+        warnings[1]["warning"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("found no matching overload for '_+_' applied to '(string, int)'"),
+        "{confused}"
+    );
+
+    // A new generation is checked again.
+    c.apply(&policy("confused", "object.spec.replicas > 1", ""));
+    wait_until(
+        Duration::from_secs(20),
+        "the fixed policy re-checked",
+        || {
+            let s = status("confused");
+            (s == serde_json::json!({"observedGeneration": 2, "typeChecking": {}})).then_some(())
+        },
+    );
+}

@@ -1834,6 +1834,9 @@ impl Expression {
     }
 }
 
+#[path = "cel_types.rs"]
+pub mod types;
+
 #[cfg(test)]
 #[path = "cel_tests.rs"]
 mod tests;

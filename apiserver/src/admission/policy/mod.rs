@@ -12,6 +12,7 @@
 mod compile;
 mod eval;
 mod matching;
+pub mod typecheck;
 
 #[cfg(test)]
 mod tests;
