@@ -155,36 +155,31 @@ fn save_while_writing_restore_and_serve() {
     let mut flipped = good.clone();
     let middle = flipped.len() / 2;
     flipped[middle] ^= 0x01;
-    std::fs::write(&bad, &flipped).unwrap();
-    let err = k1s_fails(&[
-        "snapshot",
-        "restore",
-        bad.to_str().unwrap(),
-        "--data-dir",
-        target_s,
-    ]);
-    assert!(err.contains("snapshot"), "{err}");
-    untouched("a damaged file");
-    std::fs::write(&bad, &good[..good.len() - 100]).unwrap();
-    let err = k1s_fails(&[
-        "snapshot",
-        "restore",
-        bad.to_str().unwrap(),
-        "--data-dir",
-        target_s,
-    ]);
-    assert!(err.contains("truncated"), "{err}");
-    untouched("a truncated file");
-    std::fs::write(&bad, b"not a snapshot at all, just some text\n").unwrap();
-    let err = k1s_fails(&[
-        "snapshot",
-        "restore",
-        bad.to_str().unwrap(),
-        "--data-dir",
-        target_s,
-    ]);
-    assert!(err.contains("not a k1s snapshot"), "{err}");
-    untouched("a foreign file");
+    let cases: [(&str, Vec<u8>, &str); 3] = [
+        ("a damaged file", flipped, "snapshot"),
+        (
+            "a truncated file",
+            good[..good.len() - 100].to_vec(),
+            "truncated",
+        ),
+        (
+            "a foreign file",
+            b"not a snapshot at all, just some text\n".to_vec(),
+            "not a k1s snapshot",
+        ),
+    ];
+    for (what, content, says) in cases {
+        std::fs::write(&bad, &content).unwrap();
+        let err = k1s_fails(&[
+            "snapshot",
+            "restore",
+            bad.to_str().unwrap(),
+            "--data-dir",
+            target_s,
+        ]);
+        assert!(err.contains(says), "{what}: {err}");
+        untouched(what);
+    }
     let err = k1s_fails(&[
         "snapshot",
         "save",
