@@ -636,6 +636,10 @@ struct ServerArgs {
     /// flash cards; larger means fewer checkpoints. At least 64Ki.
     #[arg(long, default_value = "4Mi", value_parser = k1s_storage::parse_byte_size)]
     wal_size: u64,
+    /// How often IPAddresses whose Service is gone are looked for (a Go duration); one seen
+    /// orphaned twice in a row is deleted and its address freed.
+    #[arg(long, default_value = "3m", value_parser = go_duration)]
+    service_ip_repair_interval: std::time::Duration,
     #[command(flatten)]
     controller: ControllerFlags,
     /// Simulated nodes to run in process (named k1s-node-0, k1s-node-1, ...; 0 for none).
@@ -769,6 +773,7 @@ async fn run_server(args: ServerArgs) -> anyhow::Result<()> {
         skip_admin_kubeconfig: false,
         serving_cert_files: args.tls_cert_file.zip(args.tls_private_key_file),
         client_ca_file: args.client_ca_file,
+        service_ip_repair_interval: args.service_ip_repair_interval,
     };
     let names = (0..args.nodes).map(|i| format!("k1s-node-{i}")).collect();
     let options = control_plane_options(
@@ -1157,6 +1162,7 @@ async fn run_init(mut args: InitArgs) -> anyhow::Result<()> {
         etcd: None,
         serving_cert_files: None,
         client_ca_file: None,
+        service_ip_repair_interval: k1s_apiserver::allocator::REPAIR_INTERVAL,
     };
     let options = control_plane_options(
         config,

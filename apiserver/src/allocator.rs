@@ -11,6 +11,7 @@
 
 use std::collections::HashSet;
 use std::net::{IpAddr, Ipv4Addr};
+use std::sync::Arc;
 
 use k1s_apimachinery::catalog::{self, ResourceInfo};
 use k1s_apimachinery::{ApiError, FieldError};
@@ -29,6 +30,8 @@ const NODE_PORTS: std::ops::RangeInclusive<i64> = 30000..=32767;
 pub const MANAGED_BY_LABEL: &str = "ipaddress.kubernetes.io/managed-by";
 pub const MANAGED_BY: &str = "ipallocator.k8s.io";
 pub const IP_FAMILY_LABEL: &str = "ipaddress.kubernetes.io/ip-family";
+/// How often the repair loop looks for orphaned IPAddresses (upstream's repair interval).
+pub const REPAIR_INTERVAL: std::time::Duration = std::time::Duration::from_secs(180);
 /// Addresses tried when IPAddresses made elsewhere keep answering AlreadyExists.
 const ATTEMPTS: usize = 32;
 
@@ -341,6 +344,108 @@ impl ServiceAllocator {
             let name = text(svc, "/metadata/name");
             delete_ip_address(registry, ip_text, ns, name).await;
         }
+    }
+}
+
+/// Upstream's RepairIPAddress, orphan half: an IPAddress this allocator manages whose Service
+/// is gone (or holds another address) is left by a create that crashed half-way or a release
+/// that failed. One seen orphaned in two passes in a row is deleted and its address freed; the
+/// second look spares an address whose Service is still being created.
+pub fn start_repair(
+    registry: Registry,
+    allocator: Arc<ServiceAllocator>,
+    interval: std::time::Duration,
+    mut shutdown: tokio::sync::watch::Receiver<bool>,
+) {
+    tokio::spawn(async move {
+        let mut suspects = HashSet::new();
+        loop {
+            tokio::select! {
+                _ = shutdown.wait_for(|s| *s) => return,
+                _ = tokio::time::sleep(interval) => {}
+            }
+            if let Err(e) = allocator.repair(&registry, &mut suspects).await {
+                tracing::info!(error = %e, "the IPAddress repair pass failed; trying again later");
+            }
+        }
+    });
+}
+
+impl ServiceAllocator {
+    async fn repair(
+        &self,
+        registry: &Registry,
+        suspects: &mut HashSet<String>,
+    ) -> Result<(), ApiError> {
+        // Addresses first: a Service created after this list is in the next one.
+        let addresses = registry
+            .list(ip_addresses()?, &ListQuery::default())
+            .await?
+            .items;
+        let services = catalog::find("", "v1", "services")
+            .ok_or_else(|| ApiError::internal("services are not in the catalog"))?;
+        let all = Target {
+            info: services,
+            namespace: None,
+        };
+        let held: HashSet<(String, String, String)> = registry
+            .list(all, &ListQuery::default())
+            .await?
+            .items
+            .iter()
+            .flat_map(|svc| {
+                let ns = text(svc, "/metadata/namespace").to_string();
+                let name = text(svc, "/metadata/name").to_string();
+                let ips: Vec<String> = svc
+                    .pointer("/spec/clusterIPs")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .chain(Some(text(svc, "/spec/clusterIP")))
+                    .map(str::to_string)
+                    .collect();
+                ips.into_iter()
+                    .map(move |ip| (ns.clone(), name.clone(), ip))
+            })
+            .collect();
+        let mut orphans = HashSet::new();
+        for addr in &addresses {
+            if text(
+                addr,
+                &format!("/metadata/labels/{}", MANAGED_BY_LABEL.replace('/', "~1")),
+            ) != MANAGED_BY
+            {
+                continue;
+            }
+            let ip = text(addr, "/metadata/name").to_string();
+            let parent = |k: &str| text(addr, &format!("/spec/parentRef/{k}")).to_string();
+            let owned = parent("resource") == "services"
+                && held.contains(&(parent("namespace"), parent("name"), ip.clone()));
+            if owned {
+                continue;
+            }
+            if !suspects.contains(&ip) {
+                orphans.insert(ip);
+                continue;
+            }
+            tracing::info!(
+                ip,
+                service = %format!("{}/{}", parent("namespace"), parent("name")),
+                "IPAddress appears to have leaked: cleaning up"
+            );
+            let opts = DeleteOptions {
+                precondition_uid: Some(text(addr, "/metadata/uid").to_string()),
+                ..Default::default()
+            };
+            match registry.delete(ip_addresses()?, &ip, &opts).await {
+                Ok(_) => self.forget(ip_of(&ip), &[]).await,
+                Err(e) if e.is_not_found() || e.is_conflict() => {}
+                Err(e) => return Err(e),
+            }
+        }
+        *suspects = orphans;
+        Ok(())
     }
 }
 

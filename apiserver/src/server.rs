@@ -59,6 +59,9 @@ pub struct ServerConfig {
     /// `--client-ca-file` (PEM bundle): client certificates signed by these CAs are accepted as
     /// well as the cluster CA's.
     pub client_ca_file: Option<PathBuf>,
+    /// How often IPAddresses whose Service is gone are looked for (upstream: 3 minutes); one
+    /// seen orphaned twice in a row is deleted.
+    pub service_ip_repair_interval: std::time::Duration,
 }
 
 impl Default for ServerConfig {
@@ -82,6 +85,7 @@ impl Default for ServerConfig {
             max_mutating_requests_inflight: 200,
             serving_cert_files: None,
             client_ca_file: None,
+            service_ip_repair_interval: crate::allocator::REPAIR_INTERVAL,
             wal_file_bytes: k1s_storage::DEFAULT_WAL_FILE_BYTES,
             etcd: None,
             cert_dir: None,
@@ -356,11 +360,18 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         audit,
         token_cache: Default::default(),
     });
+    let services: Arc<crate::allocator::ServiceAllocator> = Arc::default();
+    crate::allocator::start_repair(
+        registry.clone(),
+        services.clone(),
+        config.service_ip_repair_interval,
+        stop_rx.clone(),
+    );
     let api = ApiContext {
         registry,
         shutdown: stop_rx.clone(),
         metrics,
-        services: Arc::default(),
+        services,
         security,
         webhooks: webhooks.clone(),
         policies,

@@ -375,3 +375,41 @@ fn deleting_a_namespace_releases_its_services_addresses() {
     c.kubectl_ok(&["delete", "namespace", "t1", "--wait=true", "--timeout=60s"]);
     assert_eq!(held(&c), "default");
 }
+
+/// Upstream's IPAddress repair: an address left by a half-done create (its Service never
+/// written) is deleted after two passes and can be allocated again; held ones stay.
+#[test]
+fn an_orphaned_ip_address_is_repaired_away() {
+    let c = TestCluster::start_with(k1s_tests::StartOptions {
+        extra_args: vec!["--service-ip-repair-interval=1s".into()],
+        ..Default::default()
+    });
+    with_stdin(
+        &c,
+        &["apply", "-f", "-"],
+        "apiVersion: networking.k8s.io/v1\nkind: IPAddress\nmetadata:\n  name: 10.96.100.100\n  labels: {ipaddress.kubernetes.io/managed-by: ipallocator.k8s.io}\nspec:\n  parentRef: {group: \"\", resource: services, namespace: default, name: ghost}\n",
+    );
+    let service = "apiVersion: v1\nkind: Service\nmetadata: {name: ghost}\nspec:\n  clusterIP: 10.96.100.100\n  ports: [{port: 80}]\n";
+    let args = ["apply", "-f", "-"];
+    let err = fails(&args, c.kubectl_stdin(&args, service));
+    assert!(err.contains("provided IP is already allocated"), "{err}");
+    wait_until(Duration::from_secs(30), "the orphan deleted", || {
+        (!c.kubectl(&["get", "ipaddress", "10.96.100.100"])
+            .status
+            .success())
+        .then_some(())
+    });
+    with_stdin(&c, &args, service);
+    let held = c.kubectl_ok(&[
+        "get",
+        "ipaddress",
+        "10.96.100.100",
+        "-o",
+        "jsonpath={.spec.parentRef.name}",
+    ]);
+    assert_eq!(held, "ghost");
+    // The `kubernetes` Service's address is held, and stays through further passes.
+    std::thread::sleep(Duration::from_secs(3));
+    c.kubectl_ok(&["get", "ipaddress", "10.96.0.1"]);
+    c.kubectl_ok(&["get", "ipaddress", "10.96.100.100"]);
+}
