@@ -328,7 +328,6 @@ impl TestCluster {
             .expect("kube client from the admin kubeconfig")
     }
 
-    /// Runs the dispatcher `kubectl` with `args`.
     /// A kubeconfig for this cluster that authenticates with a bearer token.
     pub fn token_kubeconfig(&self, token: &str, name: &str) -> PathBuf {
         let ca = self.kubectl_ok(&[
@@ -347,6 +346,7 @@ impl TestCluster {
         path
     }
 
+    /// Runs the dispatcher `kubectl` with `args`.
     pub fn kubectl(&self, args: &[&str]) -> Output {
         self.run_kubectl(&Kubectl::dispatcher(), args, None, &[])
     }
