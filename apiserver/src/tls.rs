@@ -114,8 +114,12 @@ struct ReloadingCert {
 
 impl ReloadingCert {
     fn mtime(&self) -> Option<std::time::SystemTime> {
-        let c = std::fs::metadata(&self.files.cert).and_then(|m| m.modified()).ok()?;
-        let k = std::fs::metadata(&self.files.key).and_then(|m| m.modified()).ok()?;
+        let c = std::fs::metadata(&self.files.cert)
+            .and_then(|m| m.modified())
+            .ok()?;
+        let k = std::fs::metadata(&self.files.key)
+            .and_then(|m| m.modified())
+            .ok()?;
         Some(c.max(k))
     }
 

@@ -240,13 +240,31 @@ pub fn check_expiration(data_dir: &Path, cert_dir: &Path) -> Result<String, CmdE
 /// The certificates `certs renew` knows, kubeadm's names, with what kubeadm says of each:
 /// certificate files under the cert dir, then client certificates in kubeconfig files.
 pub const RENEWABLE: [(&str, &str); 7] = [
-    ("admin.conf", "certificate embedded in the kubeconfig file for the admin to use and for kubeadm itself"),
+    (
+        "admin.conf",
+        "certificate embedded in the kubeconfig file for the admin to use and for kubeadm itself",
+    ),
     ("apiserver", "certificate for serving the Kubernetes API"),
-    ("apiserver-kubelet-client", "certificate for the API server to connect to kubelet"),
-    ("controller-manager.conf", "certificate embedded in the kubeconfig file for the controller manager to use"),
-    ("front-proxy-client", "certificate for the front proxy client"),
-    ("scheduler.conf", "certificate embedded in the kubeconfig file for the scheduler manager to use"),
-    ("super-admin.conf", "certificate embedded in the kubeconfig file for the super-admin"),
+    (
+        "apiserver-kubelet-client",
+        "certificate for the API server to connect to kubelet",
+    ),
+    (
+        "controller-manager.conf",
+        "certificate embedded in the kubeconfig file for the controller manager to use",
+    ),
+    (
+        "front-proxy-client",
+        "certificate for the front proxy client",
+    ),
+    (
+        "scheduler.conf",
+        "certificate embedded in the kubeconfig file for the scheduler manager to use",
+    ),
+    (
+        "super-admin.conf",
+        "certificate embedded in the kubeconfig file for the super-admin",
+    ),
 ];
 
 /// Renews one certificate (a file pair or a kubeconfig's client certificate) from the cluster
@@ -258,16 +276,27 @@ fn renew_one(data_dir: &Path, cert_dir: &Path, name: &str) -> Result<i64, CmdErr
     let path = data_dir.join(name);
     let mut kc = Kubeconfig::load(&path).map_err(err)?;
     let ctx = Kubeconfig::load_context(&path, None).map_err(err)?;
-    let cert = ctx
-        .client_cert_pem
-        .ok_or_else(|| CmdError(format!("{}: no client certificate to renew", path.display())))?;
-    let der = pem_der(&cert)
-        .ok_or_else(|| CmdError(format!("{}: the client certificate is not PEM", path.display())))?;
+    let cert = ctx.client_cert_pem.ok_or_else(|| {
+        CmdError(format!(
+            "{}: no client certificate to renew",
+            path.display()
+        ))
+    })?;
+    let der = pem_der(&cert).ok_or_else(|| {
+        CmdError(format!(
+            "{}: the client certificate is not PEM",
+            path.display()
+        ))
+    })?;
     let (user, groups) = pki::client_identity(&der).map_err(err)?;
     let ca = pki::CaSigner::load(cert_dir, "ca").map_err(err)?;
     let groups: Vec<&str> = groups.iter().map(String::as_str).collect();
     let (cert_pem, key_pem) = ca
-        .issue_client(&user, &groups, std::time::Duration::from_secs(365 * 24 * 3600))
+        .issue_client(
+            &user,
+            &groups,
+            std::time::Duration::from_secs(365 * 24 * 3600),
+        )
         .map_err(err)?;
     let user_name = kc
         .contexts
@@ -279,7 +308,12 @@ fn renew_one(data_dir: &Path, cert_dir: &Path, name: &str) -> Result<i64, CmdErr
         .users
         .iter_mut()
         .find(|u| u.name == user_name)
-        .ok_or_else(|| CmdError(format!("{}: the current context has no user", path.display())))?;
+        .ok_or_else(|| {
+            CmdError(format!(
+                "{}: the current context has no user",
+                path.display()
+            ))
+        })?;
     use base64::Engine as _;
     let b64 = base64::engine::general_purpose::STANDARD;
     entry.user.client_certificate_data = Some(b64.encode(cert_pem.as_bytes()));
@@ -287,7 +321,9 @@ fn renew_one(data_dir: &Path, cert_dir: &Path, name: &str) -> Result<i64, CmdErr
     entry.user.client_certificate = None;
     entry.user.client_key = None;
     kc.save(&path).map_err(err)?;
-    pki::cert_expiry(cert_pem.as_bytes()).map(|(_, e)| e).map_err(CmdError)
+    pki::cert_expiry(cert_pem.as_bytes())
+        .map(|(_, e)| e)
+        .map_err(CmdError)
 }
 
 fn pem_der(pem: &[u8]) -> Option<Vec<u8>> {
@@ -414,7 +450,11 @@ pub fn generate_csr(
     opts: &pki::PkiOptions,
 ) -> Result<String, CmdError> {
     let mut planned: Vec<(PathBuf, String, String)> = Vec::new();
-    for name in ["apiserver", "apiserver-kubelet-client", "front-proxy-client"] {
+    for name in [
+        "apiserver",
+        "apiserver-kubelet-client",
+        "front-proxy-client",
+    ] {
         let (csr, key) = pki::leaf_csr(name, opts).map_err(err)?;
         planned.push((cert_dir.join(name), csr, key));
     }
@@ -488,9 +528,7 @@ pub fn kubeconfig_user(
         .ok_or_else(|| CmdError(format!("{}: no cluster", admin.display())))?;
     let ca = pki::CaSigner::load(cert_dir, "ca").map_err(err)?;
     let orgs: Vec<&str> = orgs.iter().map(String::as_str).collect();
-    let (cert, key) = ca
-        .issue_client(client_name, &orgs, validity)
-        .map_err(err)?;
+    let (cert, key) = ca.issue_client(client_name, &orgs, validity).map_err(err)?;
     Kubeconfig::for_client_cert(
         &cluster.cluster.server,
         &cluster.name,

@@ -66,7 +66,9 @@ pub fn split_documents(text: &str) -> Result<Vec<Document>, ConfigError> {
         let field = |name: &str| body.get(name).and_then(Value::as_str).unwrap_or("");
         let (api_version, kind) = (field("apiVersion").to_string(), field("kind").to_string());
         if kind.is_empty() {
-            return Err(ConfigError("Object 'Kind' is missing in the YAML document".into()));
+            return Err(ConfigError(
+                "Object 'Kind' is missing in the YAML document".into(),
+            ));
         }
         if api_version.is_empty() {
             return Err(ConfigError(format!(
@@ -128,7 +130,11 @@ enum Ty {
 }
 
 const META: [(&str, Ty); 2] = [("apiVersion", Ty::Str), ("kind", Ty::Str)];
-const ENV: Ty = Ty::Obj(&[("name", Ty::Str), ("value", Ty::Str), ("valueFrom", Ty::Any)]);
+const ENV: Ty = Ty::Obj(&[
+    ("name", Ty::Str),
+    ("value", Ty::Str),
+    ("valueFrom", Ty::Any),
+]);
 const VOLUME: Ty = Ty::Obj(&[
     ("name", Ty::Str),
     ("hostPath", Ty::Str),
@@ -237,7 +243,11 @@ const CLUSTER: &[(&str, Ty)] = &[
     ("scheduler", Ty::Obj(&COMPONENT)),
     (
         "dns",
-        Ty::Obj(&[IMAGE_META[0], IMAGE_META[1], ("disabled", Ty::V4(&Ty::Bool))]),
+        Ty::Obj(&[
+            IMAGE_META[0],
+            IMAGE_META[1],
+            ("disabled", Ty::V4(&Ty::Bool)),
+        ]),
     ),
     ("proxy", Ty::V4(&Ty::Obj(&[("disabled", Ty::Bool)]))),
     ("certificatesDir", Ty::Str),
@@ -271,7 +281,10 @@ const JOIN: &[(&str, Ty)] = &[
     ),
     (
         "controlPlane",
-        Ty::Obj(&[("localAPIEndpoint", API_ENDPOINT), ("certificateKey", Ty::Str)]),
+        Ty::Obj(&[
+            ("localAPIEndpoint", API_ENDPOINT),
+            ("certificateKey", Ty::Str),
+        ]),
     ),
     ("skipPhases", Ty::List(&Ty::Str)),
     ("patches", PATCHES),
@@ -489,21 +502,51 @@ pub fn load(text: &str, strict: bool) -> Result<Loaded, ConfigError> {
 
 /// Reads a `--config` file.
 pub fn read_file(path: &std::path::Path, strict: bool) -> Result<Loaded, ConfigError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| ConfigError(format!("unable to read config from {:?}: {e}", path.display().to_string())))?;
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        ConfigError(format!(
+            "unable to read config from {:?}: {e}",
+            path.display().to_string()
+        ))
+    })?;
     load(&text, strict)
 }
 
-/// kubeadm's `ValidateMixedArguments`: `--config` goes with no flag that the file sets. `given`
-/// are the flags on the command line; `allowed` the ones that may accompany a file.
-pub fn check_mixed_args(given: &[String], allowed: &[&str]) -> Result<(), ConfigError> {
+/// The `k1s init` flags a file replaces: kubeadm refuses them beside `--config`.
+pub const INIT_FILE_FLAGS: [&str; 10] = [
+    "apiserver-advertise-address",
+    "apiserver-bind-port",
+    "apiserver-cert-extra-sans",
+    "cert-dir",
+    "token",
+    "token-ttl",
+    "service-cidr",
+    "pod-network-cidr",
+    "service-dns-domain",
+    "certificate-key",
+];
+
+/// The `k1s join` flags a file replaces.
+pub const JOIN_FILE_FLAGS: [&str; 7] = [
+    "token",
+    "discovery-token-ca-cert-hash",
+    "discovery-token-unsafe-skip-ca-verification",
+    "discovery-timeout",
+    "tls-bootstrap-timeout",
+    "control-plane",
+    "certificate-key",
+];
+
+/// kubeadm's `ValidateMixedArguments`: `--config` goes with no flag that the file sets
+/// (`file_flags`); kubeadm's other flags (`--node-name`, `--dry-run`, `--skip-*`, ...) and
+/// k1s's own (`--data-dir`, ...) may accompany it. `given`: the flags on the command line.
+pub fn check_mixed_args(given: &[String], file_flags: &[&str]) -> Result<(), ConfigError> {
     if !given.iter().any(|f| f == "config") {
         return Ok(());
     }
     let mixed: Vec<&str> = given
         .iter()
         .map(String::as_str)
-        .filter(|f| *f != "config" && !allowed.contains(f) && !f.starts_with("skip-"))
+        .filter(|f| file_flags.contains(f))
         .collect();
     if mixed.is_empty() {
         Ok(())
@@ -527,12 +570,18 @@ fn get<'a>(doc: &'a Document, path: &str) -> Option<&'a Value> {
 }
 
 fn get_str<'a>(doc: &'a Document, path: &str) -> Option<&'a str> {
-    get(doc, path).and_then(Value::as_str).filter(|s| !s.is_empty())
+    get(doc, path)
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
 }
 
 fn strings(v: &Value) -> Vec<String> {
     v.as_array()
-        .map(|a| a.iter().filter_map(|s| s.as_str().map(String::from)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(String::from))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -543,12 +592,24 @@ fn invalid(field: &str, value: &str, detail: &str) -> ConfigError {
 /// Fields kubeadm has that would change what a kubeadm cluster looks like but that k1s does not
 /// act on; set, each gets a warning.
 const NOT_APPLIED: [(&str, &str); 9] = [
-    ("etcd.external", "k1s keeps its own store; use 'k1s server --etcd-servers' for etcd"),
+    (
+        "etcd.external",
+        "k1s keeps its own store; use 'k1s server --etcd-servers' for etcd",
+    ),
     ("featureGates", "k1s has no kubeadm feature gates"),
-    ("apiServer.extraArgs", "the API server runs in this process, not from flags"),
-    ("controllerManager.extraArgs", "pass controller flags to 'k1s init' itself"),
+    (
+        "apiServer.extraArgs",
+        "the API server runs in this process, not from flags",
+    ),
+    (
+        "controllerManager.extraArgs",
+        "pass controller flags to 'k1s init' itself",
+    ),
     ("scheduler.extraArgs", "the scheduler runs in this process"),
-    ("nodeRegistration.kubeletExtraArgs", "k1s's nodes are simulated"),
+    (
+        "nodeRegistration.kubeletExtraArgs",
+        "k1s's nodes are simulated",
+    ),
     ("patches", "k1s writes no static Pod manifests to patch"),
     ("certificateValidityPeriod", "k1s issues leaves for 1 year"),
     ("caCertificateValidityPeriod", "k1s's CAs live 10 years"),
@@ -582,7 +643,10 @@ fn token_spec(v: &Value, i: usize) -> Result<TokenSpec, ConfigError> {
         .and_then(Value::as_str)
         .ok_or_else(|| ConfigError(format!("{}: Required value", field("token"))))?;
     token::parse_token(tok).map_err(|e| invalid(&field("token"), tok, &e.to_string()))?;
-    let ttl = match (v.get("ttl").and_then(Value::as_str), v.get("expires").and_then(Value::as_str)) {
+    let ttl = match (
+        v.get("ttl").and_then(Value::as_str),
+        v.get("expires").and_then(Value::as_str),
+    ) {
         (Some(_), Some(_)) => {
             return Err(ConfigError(format!(
                 "{}: Invalid value: ttl and expires are mutually exclusive",
@@ -612,8 +676,10 @@ fn token_spec(v: &Value, i: usize) -> Result<TokenSpec, ConfigError> {
         .get("groups")
         .map(strings)
         .unwrap_or_else(|| vec![token::DEFAULT_GROUP.to_string()]);
-    token::validate_usages(&usages).map_err(|e| ConfigError(format!("{}: {e}", field("usages"))))?;
-    token::validate_groups(&groups).map_err(|e| ConfigError(format!("{}: {e}", field("groups"))))?;
+    token::validate_usages(&usages)
+        .map_err(|e| ConfigError(format!("{}: {e}", field("usages"))))?;
+    token::validate_groups(&groups)
+        .map_err(|e| ConfigError(format!("{}: {e}", field("groups"))))?;
     Ok(TokenSpec {
         token: tok.to_string(),
         ttl,
@@ -666,7 +732,10 @@ pub fn apply_init(loaded: &Loaded, opts: &mut InitOptions) -> Result<Vec<String>
             "no InitConfiguration or ClusterConfiguration kind was found in the configuration file"
                 .to_string();
         if !found.is_empty() {
-            msg.push_str(&format!(" (found: {}; 'k1s join --config' takes a JoinConfiguration)", found.join(", ")));
+            msg.push_str(&format!(
+                " (found: {}; 'k1s join --config' takes a JoinConfiguration)",
+                found.join(", ")
+            ));
         }
         return Err(ConfigError(msg));
     }
@@ -809,7 +878,10 @@ pub fn apply_join(loaded: &Loaded) -> Result<JoinFile, ConfigError> {
             .collect::<Vec<_>>();
         let mut msg = "no JoinConfiguration kind was found in the configuration file".to_string();
         if !found.is_empty() {
-            msg.push_str(&format!(" (found: {}; 'k1s init --config' takes those)", found.join(", ")));
+            msg.push_str(&format!(
+                " (found: {}; 'k1s init --config' takes those)",
+                found.join(", ")
+            ));
         }
         return Err(ConfigError(msg));
     };
@@ -849,9 +921,7 @@ pub fn apply_join(loaded: &Loaded) -> Result<JoinFile, ConfigError> {
     out.unsafe_skip_ca_verification =
         get(doc, &format!("{bt}.unsafeSkipCAVerification")).and_then(Value::as_bool) == Some(true);
     out.node_name = get_str(doc, "nodeRegistration.name").map(String::from);
-    let dur = |path: &str| {
-        get_str(doc, path).and_then(|s| token::parse_duration(s).ok())
-    };
+    let dur = |path: &str| get_str(doc, path).and_then(|s| token::parse_duration(s).ok());
     out.discovery_timeout = dur("timeouts.discovery").or_else(|| dur("discovery.timeout"));
     out.tls_bootstrap_timeout = dur("timeouts.tlsBootstrap");
     if let Some(cp) = get(doc, "controlPlane") {
@@ -911,20 +981,19 @@ pub fn migrate(text: &str) -> Result<String, ConfigError> {
             kind: "InitConfiguration".into(),
             body: Map::new(),
         });
-        init_doc
-            .body
-            .entry("timeouts")
-            .or_insert_with(|| json!({}))["controlPlaneComponentHealthCheck"] = json!(t);
+        init_doc.body.entry("timeouts").or_insert_with(|| json!({}))["controlPlaneComponentHealthCheck"] =
+            json!(t);
     }
     if let Some(j) = &mut join
         && j.is_v1beta3()
         && let Some(t) = get_str(j, "discovery.timeout").map(String::from)
     {
-        j.body
-            .entry("timeouts")
-            .or_insert_with(|| json!({}))["discovery"] = json!(t);
+        j.body.entry("timeouts").or_insert_with(|| json!({}))["discovery"] = json!(t);
     }
-    for doc in [init, cluster, join, loaded.reset.clone()].into_iter().flatten() {
+    for doc in [init, cluster, join, loaded.reset.clone()]
+        .into_iter()
+        .flatten()
+    {
         let mut body = Value::Object(doc.body.clone());
         if doc.is_v1beta3() {
             convert_v1beta3(&mut body);

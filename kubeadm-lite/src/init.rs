@@ -138,9 +138,7 @@ pub fn validate(opts: &InitOptions) -> Result<(), InitError> {
         ));
     }
     if opts.cluster_name.is_empty() {
-        return Err(InitError::Invalid(
-            "clusterName: Required value".into(),
-        ));
+        return Err(InitError::Invalid("clusterName: Required value".into()));
     }
     Ok(())
 }
@@ -174,7 +172,11 @@ impl InitOptions {
             Some((h, port)) if port.parse::<u16>().is_ok() && !ep.ends_with(']') => h,
             _ => ep.as_str(),
         };
-        Some(host.trim_start_matches('[').trim_end_matches(']').to_string())
+        Some(
+            host.trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_string(),
+        )
     }
 
     /// The serving certificate's names: what `k1s server` asks for with the same flags, so the
@@ -420,14 +422,13 @@ pub fn cluster_configuration(opts: &InitOptions) -> Value {
     if !opts.cert_extra_sans.is_empty() {
         api_server["certSANs"] = json!(opts.cert_extra_sans);
     }
-    json!({
+    let mut cfg = json!({
         "apiServer": api_server,
         "apiVersion": "kubeadm.k8s.io/v1beta4",
         "caCertificateValidityPeriod": "87600h0m0s",
         "certificateValidityPeriod": "8760h0m0s",
         "certificatesDir": opts.cert_dir.display().to_string(),
         "clusterName": opts.cluster_name,
-        "controlPlaneEndpoint": opts.endpoint(),
         "controllerManager": {},
         "dns": { "disabled": true },
         "encryptionAlgorithm": "ECDSA-P256",
@@ -438,7 +439,11 @@ pub fn cluster_configuration(opts: &InitOptions) -> Value {
         "networking": networking,
         "proxy": { "disabled": true },
         "scheduler": {},
-    })
+    });
+    if let Some(ep) = &opts.control_plane_endpoint {
+        cfg["controlPlaneEndpoint"] = json!(ep);
+    }
+    cfg
 }
 
 /// YAML of a JSON value, keys as given.

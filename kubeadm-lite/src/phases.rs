@@ -231,9 +231,15 @@ mod tests {
     #[test]
     fn phase_names_follow_kubeadm() {
         assert_eq!(resolve("preflight", None).expect("ok"), None);
-        assert_eq!(resolve("certs", Some("apiserver")).expect("ok"), Some("apiserver"));
+        assert_eq!(
+            resolve("certs", Some("apiserver")).expect("ok"),
+            Some("apiserver")
+        );
         let e = resolve("certs", None).expect_err("group");
-        assert!(e.to_string().contains("not meant to be run on its own"), "{e}");
+        assert!(
+            e.to_string().contains("not meant to be run on its own"),
+            "{e}"
+        );
         let e = resolve("certs", Some("bogus")).expect_err("sub");
         assert!(e.to_string().contains("unknown subphase \"bogus\""), "{e}");
         let e = resolve("bogus", None).expect_err("phase");

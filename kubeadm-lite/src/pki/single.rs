@@ -226,12 +226,9 @@ pub fn renew(dir: &Path, name: &str) -> Result<i64, PkiError> {
     plan.write(&key, key_pem, SECRET_MODE);
     plan.write(&crt, cert_pem.clone(), PUBLIC_MODE);
     write_plan(dir, plan)?;
-    super::cert_expiry(cert_pem.as_bytes()).map(|(_, exp)| exp).map_err(|reason| {
-        PkiError::Parse {
-            path: crt,
-            reason,
-        }
-    })
+    super::cert_expiry(cert_pem.as_bytes())
+        .map(|(_, exp)| exp)
+        .map_err(|reason| PkiError::Parse { path: crt, reason })
 }
 
 /// Seconds until a certificate file expires (negative when expired), or None when the file
