@@ -632,6 +632,58 @@ mod tests {
     use super::*;
 
     #[test]
+    fn certificates_due_soon_are_renewed_and_others_kept() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let data = dir.path();
+        let certs = data.join("pki");
+        pki::ensure_one(&certs, "ca", &pki::PkiOptions::default()).expect("ca");
+        let ca = pki::CaSigner::load(&certs, "ca").expect("load");
+        // admin.conf expires in a day; scheduler.conf in a year.
+        for (file, days) in [("admin.conf", 1), ("scheduler.conf", 365)] {
+            let (cert, key) = ca
+                .issue_client(
+                    "u",
+                    &["g"],
+                    std::time::Duration::from_secs(days * 24 * 3600),
+                )
+                .expect("issue");
+            Kubeconfig::for_client_cert(
+                "https://127.0.0.1:1",
+                "k",
+                "u",
+                ca.cert_pem(),
+                &cert,
+                &key,
+            )
+            .save(&data.join(file))
+            .expect("save");
+        }
+        let before = std::fs::read(data.join("scheduler.conf")).expect("read");
+        let lines = renew_due(data, &certs).expect("renew");
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(lines[0].contains("Renewed admin.conf"), "{lines:?}");
+        assert_eq!(
+            std::fs::read(data.join("scheduler.conf")).expect("read"),
+            before
+        );
+        // The renewed one has the same identity and a year to go; nothing is due any more.
+        let ctx = Kubeconfig::load_context(&data.join("admin.conf"), None).expect("ctx");
+        let pem = ctx.client_cert_pem.expect("cert");
+        let (cn, exp) = pki::cert_expiry(&pem).expect("expiry");
+        assert_eq!(cn, "u");
+        assert!(exp - jiff::Timestamp::now().as_second() > 300 * 24 * 3600);
+        assert!(renew_due(data, &certs).expect("again").is_empty());
+    }
+
+    #[test]
+    fn certificate_key_is_64_hex_characters() {
+        let k = certificate_key().expect("key");
+        assert_eq!(k.len(), 64);
+        assert!(k.chars().all(|c| c.is_ascii_hexdigit()));
+        assert_ne!(k, certificate_key().expect("another"));
+    }
+
+    #[test]
     fn reset_removes_only_what_init_wrote() {
         let dir = tempfile::tempdir().expect("tmp");
         let data = dir.path();
