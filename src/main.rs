@@ -209,6 +209,10 @@ struct InitArgs {
     /// The key that encrypts the kubeadm-certs Secret (64 hex characters).
     #[arg(long)]
     certificate_key: Option<String>,
+    /// A shared etcd (recorded as ClusterConfiguration's etcd.external): further control planes
+    /// can join it with `--upload-certs`.
+    #[command(flatten)]
+    etcd: EtcdFlags,
     #[command(flatten)]
     controller: ControllerFlags,
     #[command(flatten)]
@@ -252,6 +256,15 @@ struct JoinArgs {
     /// Write the credentials but run no simulated node.
     #[arg(long)]
     no_simulated_node: bool,
+    /// With --control-plane: the address this API server advertises.
+    #[arg(long)]
+    apiserver_advertise_address: Option<IpAddr>,
+    /// With --control-plane: this API server's port (0 picks a free one).
+    #[arg(long, default_value_t = 6443)]
+    apiserver_bind_port: u16,
+    /// With --control-plane: the shared etcd (default: the cluster's etcd.external endpoints).
+    #[command(flatten)]
+    etcd: EtcdFlags,
     #[command(flatten)]
     shape: NodeShape,
 }
@@ -775,7 +788,7 @@ struct ServerArgs {
 
 /// kube-apiserver's etcd flags: with `--etcd-servers` the cluster lives in etcd instead of the
 /// embedded store, and several servers can share it.
-#[derive(clap::Args)]
+#[derive(clap::Args, Clone)]
 struct EtcdFlags {
     /// etcd client URLs, comma separated (`https://h1:2379,https://h2:2379`).
     #[arg(long, value_delimiter = ',')]
@@ -1209,6 +1222,12 @@ fn init_options(
         taints: None,
         dry_run: args.dry_run,
         certificate_key: args.certificate_key.clone(),
+        etcd_external: (!args.etcd.etcd_servers.is_empty()).then(|| init::EtcdExternal {
+            endpoints: args.etcd.etcd_servers.clone(),
+            ca_file: path_text(&args.etcd.etcd_cafile),
+            cert_file: path_text(&args.etcd.etcd_certfile),
+            key_file: path_text(&args.etcd.etcd_keyfile),
+        }),
     };
     if let Some(path) = &args.config {
         let loaded = config::read_file(path, false)?;
@@ -1222,6 +1241,26 @@ fn init_options(
         init::check_phase_names(&opts.skip_phases)?;
     }
     Ok(opts)
+}
+
+fn path_text(p: &Option<PathBuf>) -> String {
+    p.as_ref()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default()
+}
+
+/// The etcd flags for a ClusterConfiguration's etcd.external (prefix and compaction from the
+/// flags given).
+fn etcd_flags_for(e: &k1s_kubeadm_lite::init::EtcdExternal, flags: &EtcdFlags) -> EtcdFlags {
+    let path = |s: &str| (!s.is_empty()).then(|| PathBuf::from(s));
+    EtcdFlags {
+        etcd_servers: e.endpoints.clone(),
+        etcd_cafile: path(&e.ca_file),
+        etcd_certfile: path(&e.cert_file),
+        etcd_keyfile: path(&e.key_file),
+        etcd_prefix: flags.etcd_prefix.clone(),
+        etcd_compaction_interval: flags.etcd_compaction_interval,
+    }
 }
 
 /// The flags given on the command line (not defaults or environment), by their long names.
@@ -1248,11 +1287,21 @@ async fn run_init(mut args: InitArgs, given: &[String]) -> anyhow::Result<()> {
     use k1s_kubeadm_lite::init;
     let started = Instant::now();
     let mut opts = init_options(&args, given)?;
-    if args.upload_certs {
-        anyhow::bail!(
-            "--upload-certs: joining further control planes needs a shared datastore, which k1s does not have yet (its store is local to this machine)"
-        );
-    }
+    let certificate_key = if args.upload_certs {
+        if opts.etcd_external.is_none() {
+            anyhow::bail!(
+                "--upload-certs: joining further control planes needs a shared datastore; this cluster's store would be local to this machine. Use --etcd-servers (or ClusterConfiguration etcd.external) to share an etcd"
+            );
+        }
+        let key = match &opts.certificate_key {
+            Some(k) => k.clone(),
+            None => k1s_kubeadm_lite::cmd::certificate_key()?,
+        };
+        k1s_kubeadm_lite::copycerts::parse_key(&key)?;
+        Some(key)
+    } else {
+        None
+    };
     println!(
         "[init] Using Kubernetes version: {}",
         init::KUBERNETES_VERSION
@@ -1319,6 +1368,10 @@ async fn run_init(mut args: InitArgs, given: &[String]) -> anyhow::Result<()> {
         serving_cert_files: None,
         client_ca_file: None,
     };
+    let mut config = config;
+    if let Some(e) = &opts.etcd_external {
+        config.etcd = etcd_flags_for(e, &args.etcd).config()?;
+    }
     let options = control_plane_options(
         config,
         args.controller,
@@ -1342,8 +1395,11 @@ async fn run_init(mut args: InitArgs, given: &[String]) -> anyhow::Result<()> {
     if !opts.skips("upload-config") {
         init::upload_config(&client, &opts).await?;
     }
-    if !opts.skips("upload-certs") {
-        println!("[upload-certs] Skipping phase. Please see --upload-certs");
+    match (&certificate_key, opts.skips("upload-certs")) {
+        (Some(key), false) => {
+            k1s_kubeadm_lite::copycerts::upload(&client, &opts.cert_dir, key).await?;
+        }
+        _ => println!("[upload-certs] Skipping phase. Please see --upload-certs"),
     }
     if !opts.skips("mark-control-plane") {
         init::mark_control_plane(&client, &opts.node_name, opts.taints.as_deref()).await?;
@@ -1356,6 +1412,9 @@ async fn run_init(mut args: InitArgs, given: &[String]) -> anyhow::Result<()> {
         let token = &opts.tokens[0].token;
         let join = init::join_command(&opts.endpoint(), token, pki.ca_cert_pem())
             .map_err(anyhow::Error::msg)?;
+        if let Some(key) = &certificate_key {
+            print!("{}", init::control_plane_join_text(&join, key));
+        }
         print!("{}", init::closing_text(&opts.admin_conf(), &join));
     }
     println!(
@@ -1400,6 +1459,7 @@ async fn run_join(args: JoinArgs, given: &[String]) -> anyhow::Result<()> {
         tls_bootstrap_timeout: token::parse_duration(&args.tls_bootstrap_timeout)?,
     };
     let mut control_plane = args.control_plane || args.certificate_key.is_some();
+    let mut file_certificate_key = None;
     if let Some(path) = &args.config {
         let file = config::apply_join(&config::read_file(path, false)?)?;
         for w in &file.warnings {
@@ -1430,6 +1490,7 @@ async fn run_join(args: JoinArgs, given: &[String]) -> anyhow::Result<()> {
             opts.tls_bootstrap_timeout = t;
         }
         control_plane |= file.control_plane;
+        file_certificate_key = file.certificate_key.clone();
         if file.dry_run {
             println!(
                 "[dry-run] Would discover {} with token {} and join as {}; nothing was changed.",
@@ -1446,9 +1507,14 @@ async fn run_join(args: JoinArgs, given: &[String]) -> anyhow::Result<()> {
         }
     }
     if control_plane {
-        anyhow::bail!(
-            "--control-plane: joining another control plane needs a shared datastore, which k1s does not have yet (its store is local to the first control plane); join this machine as a node instead"
-        );
+        let key = args
+            .certificate_key
+            .clone()
+            .or(file_certificate_key)
+            .context(
+                "--control-plane needs --certificate-key (printed by 'k1s init --upload-certs')",
+            )?;
+        return run_join_control_plane(args, opts, &key, started).await;
     }
     let joined = join::join(&opts).await?;
     println!(
@@ -1471,6 +1537,147 @@ async fn run_join(args: JoinArgs, given: &[String]) -> anyhow::Result<()> {
         stop,
     )
     .await
+}
+
+/// `k1s join --control-plane`: the shared certificates from kubeadm-certs, this machine's own
+/// serving certificate and kubeconfigs, then a control plane on the cluster's etcd, in the
+/// foreground.
+async fn run_join_control_plane(
+    args: JoinArgs,
+    opts: k1s_kubeadm_lite::join::JoinOptions,
+    certificate_key: &str,
+    started: Instant,
+) -> anyhow::Result<()> {
+    use k1s_kubeadm_lite::{copycerts, init, join};
+    let prepared = join::prepare_control_plane(&opts, certificate_key).await?;
+    let cert_dir = opts.data_dir.join("pki");
+    let advertise = args
+        .apiserver_advertise_address
+        .or_else(k1s_apiserver::bootstrap::default_advertise_address)
+        .unwrap_or(IpAddr::from([127, 0, 0, 1]));
+    let cluster_text = |p: &str| {
+        prepared
+            .cluster_config
+            .pointer(p)
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    let mut init_opts = init::InitOptions {
+        data_dir: opts.data_dir.clone(),
+        cert_dir: cert_dir.clone(),
+        advertise_address: advertise,
+        bind_port: args.apiserver_bind_port,
+        cert_extra_sans: prepared
+            .cluster_config
+            .pointer("/apiServer/certSANs")
+            .and_then(serde_json::Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        node_name: opts.node_name.clone(),
+        tokens: vec![init::TokenSpec::from_flags(
+            &opts.token,
+            std::time::Duration::ZERO,
+        )],
+        service_subnet: cluster_text("/networking/serviceSubnet"),
+        pod_subnet: cluster_text("/networking/podSubnet"),
+        dns_domain: cluster_text("/networking/dnsDomain"),
+        skip_phases: vec![],
+        cluster_name: Some(cluster_text("/clusterName"))
+            .filter(|n| !n.is_empty())
+            .unwrap_or_else(|| init::CLUSTER_NAME.into()),
+        control_plane_endpoint: None,
+        taints: None,
+        dry_run: false,
+        certificate_key: Some(certificate_key.to_string()),
+        etcd_external: Some(init::EtcdExternal {
+            endpoints: if args.etcd.etcd_servers.is_empty() {
+                prepared.etcd_endpoints.clone()
+            } else {
+                args.etcd.etcd_servers.clone()
+            },
+            ca_file: path_text(&args.etcd.etcd_cafile),
+            cert_file: path_text(&args.etcd.etcd_certfile),
+            key_file: path_text(&args.etcd.etcd_keyfile),
+        }),
+    };
+    init_opts.bind_port = init::preflight(&init_opts)?;
+    for p in copycerts::write(&cert_dir, &prepared.files)? {
+        println!("[download-certs] Saved {}", p.display());
+    }
+    let pki = init::certs(&init_opts)?;
+    init::kubeconfigs(&init_opts, &pki)?;
+    let etcd = init_opts
+        .etcd_external
+        .as_ref()
+        .map(|e| etcd_flags_for(e, &args.etcd))
+        .context("no etcd")?
+        .config()?;
+    let config = k1s_apiserver::server::ServerConfig {
+        data_dir: init_opts.data_dir.clone(),
+        bind_address: IpAddr::from([0, 0, 0, 0]),
+        secure_port: init_opts.bind_port,
+        tls_sans: init_opts.server_sans(),
+        ephemeral: false,
+        advertise_address: Some(advertise),
+        kubeconfig_path: Some(init_opts.admin_conf()),
+        token_auth_file: None,
+        audit_policy_file: None,
+        audit_log_path: None,
+        audit_log_maxsize_mb: 0,
+        audit_log_maxbackup: 0,
+        max_requests_inflight: 400,
+        max_mutating_requests_inflight: 200,
+        cert_dir: Some(cert_dir),
+        skip_admin_kubeconfig: true,
+        wal_file_bytes: k1s_storage::DEFAULT_WAL_FILE_BYTES,
+        etcd,
+        serving_cert_files: None,
+        client_ca_file: None,
+    };
+    let mut controllers = ControllerFlags::parse_defaults();
+    controllers.controllers.push("bootstrapsigner".into());
+    controllers.controllers.push("tokencleaner".into());
+    let node_names = if args.no_simulated_node {
+        vec![]
+    } else {
+        vec![init_opts.node_name.clone()]
+    };
+    let options = control_plane_options(config, controllers, node_names, args.shape, false);
+    let running = k1s::ControlPlane::start(options).await?;
+    let client = kube::Client::new(
+        running.server().in_process_service(UserInfo::new(
+            "kubernetes-super-admin",
+            vec!["system:masters".into(), "system:authenticated".into()],
+        )),
+        "default",
+    );
+    if !args.no_simulated_node {
+        init::mark_control_plane(&client, &init_opts.node_name, None).await?;
+    }
+    println!(
+        "\nThis node has joined the cluster and a new control plane instance was created (in {} ms):\n\n\
+* Certificate signing request was sent to apiserver and approval was received.\n\
+* The Kubelet was informed of the new secure connection details.\n\
+* Control plane label and taint were applied to the new node.\n\
+* The Kubernetes control plane instances scaled up.\n\n\
+To start administering your cluster from this node, you need to run the following as a regular user:\n\n\
+\tmkdir -p $HOME/.kube\n\
+\tsudo cp -i {admin} $HOME/.kube/config\n\
+\tsudo chown $(id -u):$(id -g) $HOME/.kube/config\n\n\
+Run 'kubectl get nodes' to see this node join the cluster.",
+        started.elapsed().as_millis(),
+        admin = init_opts.admin_conf().display()
+    );
+    println!(
+        "k1s is serving the Kubernetes API at {} (joined as a control plane)",
+        running.server().server_url
+    );
+    serve_until_signal(running, None).await
 }
 
 async fn run_token(args: TokenArgs) -> anyhow::Result<()> {
@@ -1633,6 +1840,18 @@ fn run_config(args: ConfigArgs) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+impl ControllerFlags {
+    /// The flags' defaults (a control plane started by `join --control-plane`).
+    fn parse_defaults() -> ControllerFlags {
+        #[derive(Parser)]
+        struct Wrap {
+            #[command(flatten)]
+            c: ControllerFlags,
+        }
+        Wrap::parse_from(["k1s"]).c
+    }
 }
 
 impl InitArgs {

@@ -591,11 +591,7 @@ fn invalid(field: &str, value: &str, detail: &str) -> ConfigError {
 
 /// Fields kubeadm has that would change what a kubeadm cluster looks like but that k1s does not
 /// act on; set, each gets a warning.
-const NOT_APPLIED: [(&str, &str); 9] = [
-    (
-        "etcd.external",
-        "k1s keeps its own store; use 'k1s server --etcd-servers' for etcd",
-    ),
+const NOT_APPLIED: [(&str, &str); 8] = [
     ("featureGates", "k1s has no kubeadm feature gates"),
     (
         "apiServer.extraArgs",
@@ -820,6 +816,25 @@ pub fn apply_init(loaded: &Loaded, opts: &mut InitOptions) -> Result<Vec<String>
         }
         if let Some(name) = get_str(doc, "clusterName") {
             opts.cluster_name = name.to_string();
+        }
+        if let Some(endpoints) = get(doc, "etcd.external.endpoints") {
+            let endpoints = strings(endpoints);
+            if endpoints.is_empty() {
+                return Err(ConfigError(
+                    "etcd.external.endpoints: Required value".into(),
+                ));
+            }
+            let file = |k: &str| {
+                get_str(doc, &format!("etcd.external.{k}"))
+                    .unwrap_or("")
+                    .to_string()
+            };
+            opts.etcd_external = Some(crate::init::EtcdExternal {
+                endpoints,
+                ca_file: file("caFile"),
+                cert_file: file("certFile"),
+                key_file: file("keyFile"),
+            });
         }
         if let Some(ep) = get_str(doc, "controlPlaneEndpoint") {
             opts.control_plane_endpoint = Some(ep.to_string());

@@ -85,6 +85,17 @@ pub struct InitOptions {
     pub taints: Option<Vec<Value>>,
     pub dry_run: bool,
     pub certificate_key: Option<String>,
+    /// A shared etcd (ClusterConfiguration's etcd.external), else the local store.
+    pub etcd_external: Option<EtcdExternal>,
+}
+
+/// ClusterConfiguration's etcd.external.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EtcdExternal {
+    pub endpoints: Vec<String>,
+    pub ca_file: String,
+    pub cert_file: String,
+    pub key_file: String,
 }
 
 /// A bootstrap token to create, as InitConfiguration's bootstrapTokens describe it.
@@ -432,7 +443,18 @@ pub fn cluster_configuration(opts: &InitOptions) -> Value {
         "controllerManager": {},
         "dns": { "disabled": true },
         "encryptionAlgorithm": "ECDSA-P256",
-        "etcd": { "local": { "dataDir": opts.data_dir.join("store").display().to_string() } },
+        "etcd": match &opts.etcd_external {
+            Some(e) => {
+                let mut ext = json!({ "endpoints": e.endpoints });
+                for (k, v) in [("caFile", &e.ca_file), ("certFile", &e.cert_file), ("keyFile", &e.key_file)] {
+                    if !v.is_empty() {
+                        ext[k] = json!(v);
+                    }
+                }
+                json!({ "external": ext })
+            }
+            None => json!({ "local": { "dataDir": opts.data_dir.join("store").display().to_string() } }),
+        },
         "imageRepository": "registry.k8s.io",
         "kind": "ClusterConfiguration",
         "kubernetesVersion": KUBERNETES_VERSION,
@@ -598,6 +620,17 @@ pub fn join_command(endpoint: &str, token: &str, ca_pem: &str) -> Result<String,
     ))
 }
 
+/// kubeadm's paragraph on joining control planes, after `--upload-certs`.
+pub fn control_plane_join_text(join: &str, certificate_key: &str) -> String {
+    format!(
+        "\nYou can now join any number of control-plane nodes running the following command on each as root:\n\n  \
+{join}\\\n\t--control-plane --certificate-key {certificate_key}\n\n\
+Please note that the certificate-key gives access to cluster sensitive data, keep it secret!\n\
+As a safeguard, uploaded-certs will be deleted in two hours; If necessary, you can use\n\
+\"k1s init phase upload-certs --upload-certs\" to reload certs afterward.\n"
+    )
+}
+
 /// kubeadm's closing text, with k1s's paths.
 pub fn closing_text(admin_conf: &Path, join: &str) -> String {
     let admin = admin_conf.display();
@@ -636,6 +669,7 @@ mod tests {
             taints: None,
             dry_run: false,
             certificate_key: None,
+            etcd_external: None,
             service_subnet: "10.96.0.0/12".into(),
             pod_subnet: String::new(),
             dns_domain: "cluster.local".into(),

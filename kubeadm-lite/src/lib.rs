@@ -3,6 +3,7 @@
 pub mod api;
 pub mod cmd;
 pub mod config;
+pub mod copycerts;
 pub mod discovery;
 mod fsutil;
 pub mod init;

@@ -1003,3 +1003,148 @@ fn bad_config_files_are_refused_and_write_nothing() {
     );
     k1s_ok(&["config", "validate", "--config", &ns]);
 }
+
+#[test]
+fn upload_certs_and_a_second_control_plane_on_a_shared_etcd() {
+    let dir = tempfile::Builder::new()
+        .prefix("k1s-kubeadm-cp-")
+        .tempdir()
+        .expect("tmp");
+    // On the local store there is nothing to share: refused, nothing written.
+    let x = dir.path().join("x");
+    let xs = x.to_string_lossy().into_owned();
+    let err = k1s_fails(&["init", "--upload-certs", "--data-dir", &xs]);
+    assert!(err.contains("shared datastore"), "{err}");
+    assert!(!x.exists());
+
+    let etcd = k1s_tests::etcd::EtcdProcess::start();
+    let a = dir.path().join("cp1");
+    let a_s = a.to_string_lossy().into_owned();
+    let mut cmd = Command::new(k1s_bin());
+    cmd.args([
+        "init",
+        "--data-dir",
+        &a_s,
+        "--apiserver-advertise-address",
+        "127.0.0.1",
+        "--apiserver-bind-port",
+        "0",
+        "--node-name",
+        "cp1",
+        "--token",
+        TOKEN,
+        "--etcd-servers",
+        etcd.url(),
+        "--upload-certs",
+    ]);
+    let mut cp1 = StreamingCommand::spawn(&mut cmd, "k1s init --upload-certs".into());
+    cp1.wait_for_line(TIMEOUT, |l| {
+        l.starts_with("k1s is serving the Kubernetes API at")
+    });
+    let lines = cp1.lines().to_vec();
+    let text = lines.join("\n");
+    let key = lines
+        .iter()
+        .find_map(|l| l.trim().strip_prefix("--control-plane --certificate-key "))
+        .unwrap_or_else(|| panic!("no certificate key:\n{text}"))
+        .trim()
+        .to_string();
+    assert_eq!(key.len(), 64, "{key}");
+    let endpoint = lines
+        .iter()
+        .find_map(|l| l.trim().strip_prefix("k1s join "))
+        .and_then(|l| l.split_whitespace().next())
+        .expect("endpoint")
+        .to_string();
+    let hash = lines
+        .iter()
+        .find_map(|l| l.trim().strip_prefix("--discovery-token-ca-cert-hash "))
+        .expect("hash")
+        .trim_end_matches([' ', '\\'])
+        .to_string();
+    let admin1 = a.join("admin.conf");
+    let owner = kubectl_ok(
+        &admin1,
+        &[
+            "get",
+            "secret",
+            "-n",
+            "kube-system",
+            "kubeadm-certs",
+            "-o",
+            "jsonpath={.metadata.ownerReferences[0].name}",
+        ],
+    );
+    assert!(owner.starts_with("bootstrap-token-"), "{owner}");
+
+    let b = dir.path().join("cp2");
+    let bs = b.to_string_lossy().into_owned();
+    let join = |key: &str| {
+        vec![
+            "join".to_string(),
+            endpoint.clone(),
+            "--token".into(),
+            TOKEN.into(),
+            "--discovery-token-ca-cert-hash".into(),
+            hash.clone(),
+            "--control-plane".into(),
+            "--certificate-key".into(),
+            key.into(),
+            "--data-dir".into(),
+            bs.clone(),
+            "--node-name".into(),
+            "cp2".into(),
+            "--apiserver-advertise-address".into(),
+            "127.0.0.1".into(),
+            "--apiserver-bind-port".into(),
+            "0".into(),
+            "--discovery-timeout".into(),
+            "10s".into(),
+        ]
+    };
+    // A wrong key cannot open the Secret: refused, nothing written.
+    let wrong = join(&"00".repeat(32));
+    let wrong: Vec<&str> = wrong.iter().map(String::as_str).collect();
+    let err = k1s_fails(&wrong);
+    assert!(err.contains("message authentication failed"), "{err}");
+    assert!(!b.join("pki").exists() && !b.join("admin.conf").exists());
+
+    let args = join(&key);
+    let mut cmd = Command::new(k1s_bin());
+    cmd.args(&args);
+    let mut cp2 = StreamingCommand::spawn(&mut cmd, "k1s join --control-plane".into());
+    cp2.wait_for_line(TIMEOUT, |l| {
+        l.starts_with("k1s is serving the Kubernetes API at")
+    });
+    let text2 = cp2.lines().join("\n");
+    assert!(
+        text2.contains("a new control plane instance was created"),
+        "{text2}"
+    );
+    for f in ["ca.crt", "ca.key", "sa.key", "front-proxy-ca.crt"] {
+        assert_eq!(
+            std::fs::read(a.join("pki").join(f)).expect("a"),
+            std::fs::read(b.join("pki").join(f)).expect("b"),
+            "{f}"
+        );
+    }
+    // Its own admin.conf reaches the shared cluster, which now has both control-plane nodes.
+    let admin2 = b.join("admin.conf");
+    wait_until(TIMEOUT, "both control-plane nodes", || {
+        let out = kubectl(
+            &admin2,
+            &[
+                "get",
+                "nodes",
+                "-l",
+                "node-role.kubernetes.io/control-plane",
+                "-o",
+                "name",
+            ],
+        );
+        let names = stdout(&out);
+        (names.contains("node/cp1") && names.contains("node/cp2")).then_some(())
+    });
+    cp2.kill();
+    cp1.kill();
+}

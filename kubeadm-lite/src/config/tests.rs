@@ -24,6 +24,7 @@ fn opts() -> InitOptions {
         taints: None,
         dry_run: false,
         certificate_key: None,
+        etcd_external: None,
     }
 }
 
