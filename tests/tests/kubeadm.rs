@@ -469,6 +469,24 @@ fn init_token_join_and_reset() {
         "{exp}"
     );
 
+    // A second control plane needs a shared store; this cluster's is local: refused, nothing
+    // written.
+    let cpd = cp.data.parent().expect("parent").join("cp-refused");
+    let cpds = cpd.to_string_lossy().into_owned();
+    let mut args = cp.join_args(TOKEN, &cp.hash, &cpds, "cp-x");
+    let key = "ab".repeat(32);
+    args.extend(["--control-plane", "--certificate-key", &key]);
+    let err = k1s_fails(&args);
+    assert!(
+        err.contains("store local to its first control plane"),
+        "{err}"
+    );
+    assert!(
+        !cpd.exists(),
+        "refused control-plane join wrote {}",
+        cpd.display()
+    );
+
     // reset removes what join wrote, and only that.
     node.kill();
     std::fs::write(jdir.join("mine.txt"), "keep").expect("write");
@@ -562,7 +580,19 @@ fn bad_input_is_refused_and_writes_nothing() {
         "--data-dir",
         &ds,
     ]);
-    assert!(err.contains("shared datastore"), "{err}");
+    assert!(err.contains("needs --certificate-key"), "{err}");
+    let err = k1s_fails(&[
+        "join",
+        "127.0.0.1:1",
+        "--token",
+        TOKEN,
+        "--control-plane",
+        "--certificate-key",
+        "abc",
+        "--data-dir",
+        &ds,
+    ]);
+    assert!(err.contains("64 hexadecimal characters"), "{err}");
     assert!(!d.exists(), "bad input wrote {}", d.display());
     let gen_token = k1s_ok(&["token", "generate"]);
     assert_eq!(gen_token.trim().len(), 23);
