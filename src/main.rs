@@ -1436,7 +1436,15 @@ async fn run_init_phase(phase: PhaseArgs, given: &[String]) -> anyhow::Result<()
     let kubeconfig = phase.kubeconfig.unwrap_or_else(|| opts.admin_conf());
     let client = api::client_from_kubeconfig(&kubeconfig).await?;
     let policy = k1s_apiserver::auth::rbac::kubeadm_policy();
-    phases::run_api(&phase.name, sub, &opts, &client, &policy).await?;
+    phases::run_api(
+        &phase.name,
+        sub,
+        &opts,
+        &client,
+        &policy,
+        phase.args.upload_certs,
+    )
+    .await?;
     Ok(())
 }
 

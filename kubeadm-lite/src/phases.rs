@@ -190,6 +190,7 @@ pub async fn run_api(
     opts: &InitOptions,
     client: &Client,
     policy: &[Value],
+    upload_certs: bool,
 ) -> Result<(), InitError> {
     match name {
         "upload-config" => match sub.unwrap_or("all") {
@@ -198,10 +199,35 @@ pub async fn run_api(
             ),
             _ => init::upload_config(client, opts).await?,
         },
+        "upload-certs" if !upload_certs => {
+            println!("[upload-certs] Skipping phase. Please see --upload-certs");
+        }
         "upload-certs" => {
-            return Err(InitError::Invalid(
-                "upload-certs: joining further control planes needs a shared datastore, which a k1s cluster on its local store does not have".into(),
-            ));
+            // Whether the cluster shares a store is the cluster's own record, not this machine's
+            // flags.
+            let cms: kube::Api<k8s_openapi::api::core::v1::ConfigMap> =
+                kube::Api::namespaced(client.clone(), "kube-system");
+            let text = cms
+                .get("kubeadm-config")
+                .await
+                .map_err(|e| InitError::Invalid(format!("reading kubeadm-config: {e}")))?
+                .data
+                .unwrap_or_default()
+                .remove("ClusterConfiguration")
+                .unwrap_or_default();
+            let cfg: Value = serde_saphyr::from_str(&text).unwrap_or(Value::Null);
+            if cfg.pointer("/etcd/external/endpoints").is_none() {
+                return Err(InitError::Invalid(
+                    "upload-certs: joining further control planes needs a shared datastore; this cluster's store is local to its first control plane (kubeadm-config has no etcd.external)".into(),
+                ));
+            }
+            let key = match &opts.certificate_key {
+                Some(k) => k.clone(),
+                None => crate::cmd::certificate_key().map_err(|e| InitError::Invalid(e.0))?,
+            };
+            crate::copycerts::upload(client, &opts.cert_dir, &key)
+                .await
+                .map_err(|e| InitError::Invalid(e.to_string()))?;
         }
         "mark-control-plane" => {
             init::mark_control_plane(client, &opts.node_name, opts.taints.as_deref()).await?;

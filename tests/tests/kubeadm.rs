@@ -486,6 +486,15 @@ fn init_token_join_and_reset() {
         "refused control-plane join wrote {}",
         cpd.display()
     );
+    let err = k1s_fails(&[
+        "init",
+        "phase",
+        "upload-certs",
+        "--upload-certs",
+        "--data-dir",
+        cp.data.to_str().expect("utf8"),
+    ]);
+    assert!(err.contains("local to its first control plane"), "{err}");
 
     // reset removes what join wrote, and only that.
     node.kill();
@@ -1106,6 +1115,21 @@ fn upload_certs_and_a_second_control_plane_on_a_shared_etcd() {
         ],
     );
     assert!(owner.starts_with("bootstrap-token-"), "{owner}");
+    // The phase on its own uploads again under a given key (kubeadm's way to renew the Secret).
+    let out = k1s_ok(&[
+        "init",
+        "phase",
+        "upload-certs",
+        "--upload-certs",
+        "--certificate-key",
+        &key,
+        "--data-dir",
+        &a_s,
+    ]);
+    assert!(
+        out.contains(&format!("Using certificate key:\n{key}")),
+        "{out}"
+    );
 
     let b = dir.path().join("cp2");
     let bs = b.to_string_lossy().into_owned();
