@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Context;
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 mod envtest;
 mod snapshot;
@@ -38,7 +38,7 @@ enum Command {
     /// Load any Kubernetes API server through a kubeconfig (HTTP/2 over TLS) and report figures.
     Bench(k1s_bench::BenchArgs),
     /// Set up a control plane as `kubeadm init` does, then serve it in the foreground.
-    Init(InitArgs),
+    Init(InitCmd),
     /// Join this machine to a cluster as a node (kubeadm's token discovery and TLS bootstrap).
     Join(JoinArgs),
     /// Manage bootstrap tokens (kubeadm's `token`).
@@ -47,6 +47,8 @@ enum Command {
     Certs(CertsArgs),
     /// Configuration commands (kubeadm's `config`).
     Config(ConfigArgs),
+    /// Kubeconfig files for further users (kubeadm's `kubeconfig user`).
+    Kubeconfig(KubeconfigArgs),
     /// Remove what `k1s init` or `k1s join` wrote on this machine.
     Reset(ResetArgs),
     /// Copy a stopped cluster's store between backends: `--from sled:DATA_DIR --to
@@ -128,7 +130,43 @@ async fn run_migrate(args: MigrateArgs) -> anyhow::Result<()> {
 }
 
 #[derive(clap::Args)]
+#[command(args_conflicts_with_subcommands = true)]
+struct InitCmd {
+    #[command(subcommand)]
+    command: Option<InitSubcommand>,
+    #[command(flatten)]
+    args: InitArgs,
+}
+
+#[derive(Subcommand)]
+enum InitSubcommand {
+    /// Run one of kubeadm's init phases on its own (`k1s init phase certs apiserver`).
+    Phase(PhaseArgs),
+}
+
+#[derive(clap::Args)]
+struct PhaseArgs {
+    /// The phase, by kubeadm's name: preflight, certs, kubeconfig, etcd, control-plane,
+    /// kubelet-start, wait-control-plane, upload-config, upload-certs, mark-control-plane,
+    /// bootstrap-token, kubelet-finalize, addon, show-join-command.
+    name: String,
+    /// The subphase (certs: all, ca, apiserver, apiserver-kubelet-client, front-proxy-ca,
+    /// front-proxy-client, sa, etcd-*; kubeconfig: all, admin, super-admin, kubelet,
+    /// controller-manager, scheduler; upload-config: all, kubeadm, kubelet).
+    sub: Option<String>,
+    /// The kubeconfig the API phases use. Default: <data-dir>/admin.conf
+    #[arg(long)]
+    kubeconfig: Option<PathBuf>,
+    #[command(flatten)]
+    args: InitArgs,
+}
+
+#[derive(clap::Args)]
 struct InitArgs {
+    /// A kubeadm configuration file: InitConfiguration and/or ClusterConfiguration
+    /// (kubeadm.k8s.io/v1beta4; v1beta3 is read with a warning).
+    #[arg(long)]
+    config: Option<PathBuf>,
     /// Where the store and the kubeconfig files go. Default: ~/.k1s
     #[arg(long, env = "K1S_DATA_DIR")]
     data_dir: Option<PathBuf>,
@@ -172,6 +210,13 @@ struct InitArgs {
     /// refused until k1s has one).
     #[arg(long)]
     upload_certs: bool,
+    /// The key that encrypts the kubeadm-certs Secret (64 hex characters).
+    #[arg(long)]
+    certificate_key: Option<String>,
+    /// A shared etcd (recorded as ClusterConfiguration's etcd.external): further control planes
+    /// can join it with `--upload-certs`.
+    #[command(flatten)]
+    etcd: EtcdFlags,
     #[command(flatten)]
     controller: ControllerFlags,
     #[command(flatten)]
@@ -181,10 +226,13 @@ struct InitArgs {
 #[derive(clap::Args)]
 struct JoinArgs {
     /// The API server, HOST:PORT.
-    endpoint: String,
+    endpoint: Option<String>,
+    /// A kubeadm JoinConfiguration file (kubeadm.k8s.io/v1beta4; v1beta3 with a warning).
+    #[arg(long)]
+    config: Option<PathBuf>,
     /// The bootstrap token, `[a-z0-9]{6}.[a-z0-9]{16}`.
     #[arg(long)]
-    token: String,
+    token: Option<String>,
     /// The CA's public-key pin, `sha256:<hex>` (repeatable).
     #[arg(long = "discovery-token-ca-cert-hash")]
     discovery_token_ca_cert_hash: Vec<String>,
@@ -212,6 +260,15 @@ struct JoinArgs {
     /// Write the credentials but run no simulated node.
     #[arg(long)]
     no_simulated_node: bool,
+    /// With --control-plane: the address this API server advertises.
+    #[arg(long)]
+    apiserver_advertise_address: Option<IpAddr>,
+    /// With --control-plane: this API server's port (0 picks a free one).
+    #[arg(long, default_value_t = 6443)]
+    apiserver_bind_port: u16,
+    /// With --control-plane: the shared etcd (default: the cluster's etcd.external endpoints).
+    #[command(flatten)]
+    etcd: EtcdFlags,
     #[command(flatten)]
     shape: NodeShape,
 }
@@ -298,6 +355,61 @@ enum CertsCommand {
         #[arg(long)]
         cert_dir: Option<PathBuf>,
     },
+    /// Renew a certificate (kubeadm's names: apiserver, apiserver-kubelet-client,
+    /// front-proxy-client, admin.conf, super-admin.conf, controller-manager.conf,
+    /// scheduler.conf) or all of them. A running server serves a renewed apiserver certificate
+    /// without a restart.
+    Renew {
+        /// The certificate, or `all`.
+        name: String,
+        #[arg(long, env = "K1S_DATA_DIR")]
+        data_dir: Option<PathBuf>,
+        #[arg(long)]
+        cert_dir: Option<PathBuf>,
+    },
+    /// Print a new certificate key for --upload-certs / --certificate-key (64 hex characters).
+    CertificateKey,
+    /// Write keys and certificate signing requests for an external CA to sign.
+    GenerateCsr {
+        /// Where the kubeconfigs' keys and CSRs go (admin.conf.csr, ...).
+        #[arg(long)]
+        kubeconfig_dir: PathBuf,
+        /// Where the certificates' keys and CSRs go (apiserver.csr, ...).
+        #[arg(long)]
+        cert_dir: PathBuf,
+        /// Extra names or IPs for the API server's certificate request.
+        #[arg(long, value_delimiter = ',')]
+        apiserver_cert_extra_sans: Vec<String>,
+        /// The API server's advertise address (a SAN).
+        #[arg(long)]
+        apiserver_advertise_address: Option<IpAddr>,
+    },
+}
+
+#[derive(clap::Args)]
+struct KubeconfigArgs {
+    #[command(subcommand)]
+    command: KubeconfigCommand,
+}
+
+#[derive(Subcommand)]
+enum KubeconfigCommand {
+    /// Print a kubeconfig for a user, with a client certificate from the cluster CA.
+    User {
+        /// The user name (the certificate's CN).
+        #[arg(long)]
+        client_name: String,
+        /// Its groups (the certificate's O), repeatable.
+        #[arg(long)]
+        org: Vec<String>,
+        /// How long the certificate is valid (a Go duration).
+        #[arg(long, default_value = "8760h0m0s")]
+        validity_period: String,
+        #[arg(long, env = "K1S_DATA_DIR")]
+        data_dir: Option<PathBuf>,
+        #[arg(long)]
+        cert_dir: Option<PathBuf>,
+    },
 }
 
 #[derive(clap::Args)]
@@ -310,8 +422,24 @@ struct ConfigArgs {
 enum ConfigCommand {
     /// Print default configuration.
     Print {
-        /// init-defaults
+        /// init-defaults or join-defaults
         what: String,
+        /// The data dir whose paths the defaults name (certificatesDir). Default: ~/.k1s
+        #[arg(long, env = "K1S_DATA_DIR")]
+        data_dir: Option<PathBuf>,
+    },
+    /// Rewrite an older (v1beta3) configuration file as v1beta4.
+    Migrate {
+        #[arg(long)]
+        old_config: PathBuf,
+        /// Where to write it (default: standard output).
+        #[arg(long)]
+        new_config: Option<PathBuf>,
+    },
+    /// Check a configuration file strictly (unknown fields are errors).
+    Validate {
+        #[arg(long)]
+        config: PathBuf,
     },
     /// Images: k1s needs none.
     Images {
@@ -668,7 +796,7 @@ struct ServerArgs {
 
 /// kube-apiserver's etcd flags: with `--etcd-servers` the cluster lives in etcd instead of the
 /// embedded store, and several servers can share it.
-#[derive(clap::Args)]
+#[derive(clap::Args, Clone)]
 struct EtcdFlags {
     /// etcd client URLs, comma separated (`https://h1:2379,https://h2:2379`).
     #[arg(long, value_delimiter = ',')]
@@ -752,6 +880,9 @@ async fn run_server(args: ServerArgs) -> anyhow::Result<()> {
         Some(d) => d,
         None => default_data_dir()?,
     };
+    if !args.ephemeral {
+        renew_due_certificates(&data_dir, &data_dir.join("pki"));
+    }
     let config = k1s_apiserver::server::ServerConfig {
         data_dir,
         bind_address: args.bind_address,
@@ -1053,8 +1184,14 @@ fn host_node_name() -> String {
         .unwrap_or_else(|| "k1s-control-plane".into())
 }
 
-fn init_options(args: &InitArgs) -> anyhow::Result<k1s_kubeadm_lite::init::InitOptions> {
-    use k1s_kubeadm_lite::{init, token};
+/// Init's options: the flags, or a `--config` file over the defaults (the flags a file
+/// replaces are refused beside it, as kubeadm does). Prints the file's warnings.
+fn init_options(
+    args: &InitArgs,
+    given: &[String],
+) -> anyhow::Result<k1s_kubeadm_lite::init::InitOptions> {
+    use k1s_kubeadm_lite::{config, init, token};
+    config::check_mixed_args(given, &config::INIT_FILE_FLAGS)?;
     init::check_phase_names(&args.skip_phases)?;
     let data_dir = match &args.data_dir {
         Some(d) => d.clone(),
@@ -1071,7 +1208,7 @@ fn init_options(args: &InitArgs) -> anyhow::Result<k1s_kubeadm_lite::init::InitO
         .apiserver_advertise_address
         .or_else(k1s_apiserver::bootstrap::default_advertise_address)
         .unwrap_or(IpAddr::from([127, 0, 0, 1]));
-    Ok(init::InitOptions {
+    let mut opts = init::InitOptions {
         cert_dir: args
             .cert_dir
             .clone()
@@ -1081,25 +1218,99 @@ fn init_options(args: &InitArgs) -> anyhow::Result<k1s_kubeadm_lite::init::InitO
         bind_port: args.apiserver_bind_port,
         cert_extra_sans: args.apiserver_cert_extra_sans.clone(),
         node_name: args.node_name.clone().unwrap_or_else(host_node_name),
-        token,
-        token_ttl: token::parse_duration(&args.token_ttl)?,
+        tokens: vec![init::TokenSpec::from_flags(
+            &token,
+            token::parse_duration(&args.token_ttl)?,
+        )],
         service_subnet: args.service_cidr.clone(),
         pod_subnet: args.pod_network_cidr.clone(),
         dns_domain: args.service_dns_domain.clone(),
         skip_phases: args.skip_phases.clone(),
-    })
+        cluster_name: init::CLUSTER_NAME.into(),
+        control_plane_endpoint: None,
+        taints: None,
+        dry_run: args.dry_run,
+        certificate_key: args.certificate_key.clone(),
+        etcd_external: (!args.etcd.etcd_servers.is_empty()).then(|| init::EtcdExternal {
+            endpoints: args.etcd.etcd_servers.clone(),
+            ca_file: path_text(&args.etcd.etcd_cafile),
+            cert_file: path_text(&args.etcd.etcd_certfile),
+            key_file: path_text(&args.etcd.etcd_keyfile),
+        }),
+    };
+    if let Some(path) = &args.config {
+        let loaded = config::read_file(path, false)?;
+        for w in config::apply_init(&loaded, &mut opts)? {
+            eprintln!("{w}");
+        }
+        // --node-name may accompany --config (kubeadm allows it); given, it wins.
+        if let Some(name) = &args.node_name {
+            opts.node_name = name.clone();
+        }
+        init::check_phase_names(&opts.skip_phases)?;
+    }
+    Ok(opts)
+}
+
+fn path_text(p: &Option<PathBuf>) -> String {
+    p.as_ref()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default()
+}
+
+/// The etcd flags for a ClusterConfiguration's etcd.external (prefix and compaction from the
+/// flags given).
+fn etcd_flags_for(e: &k1s_kubeadm_lite::init::EtcdExternal, flags: &EtcdFlags) -> EtcdFlags {
+    let path = |s: &str| (!s.is_empty()).then(|| PathBuf::from(s));
+    EtcdFlags {
+        etcd_servers: e.endpoints.clone(),
+        etcd_cafile: path(&e.ca_file),
+        etcd_certfile: path(&e.cert_file),
+        etcd_keyfile: path(&e.key_file),
+        etcd_prefix: flags.etcd_prefix.clone(),
+        etcd_compaction_interval: flags.etcd_compaction_interval,
+    }
+}
+
+/// The flags given on the command line (not defaults or environment), by their long names.
+fn given_flags(m: &clap::ArgMatches) -> Vec<String> {
+    m.ids()
+        .filter(|id| {
+            m.try_get_raw(id.as_str()).is_ok()
+                && m.value_source(id.as_str()) == Some(clap::parser::ValueSource::CommandLine)
+        })
+        .map(|id| id.as_str().replace('_', "-"))
+        .collect()
+}
+
+/// Renews certificates that expire within 30 days (as k3s does at start) and logs each.
+fn renew_due_certificates(data_dir: &std::path::Path, cert_dir: &std::path::Path) {
+    match k1s_kubeadm_lite::cmd::renew_due(data_dir, cert_dir) {
+        Ok(lines) => lines.iter().for_each(|l| eprintln!("{l}")),
+        Err(e) => eprintln!("[certs] WARNING: renewing certificates that expire soon: {e}"),
+    }
 }
 
 /// `k1s init`: kubeadm's phases around an in-process control plane that then keeps serving.
-async fn run_init(mut args: InitArgs) -> anyhow::Result<()> {
+async fn run_init(mut args: InitArgs, given: &[String]) -> anyhow::Result<()> {
     use k1s_kubeadm_lite::init;
     let started = Instant::now();
-    if args.upload_certs {
-        anyhow::bail!(
-            "--upload-certs: joining further control planes needs a shared datastore, which k1s does not have yet (its store is local to this machine)"
-        );
-    }
-    let mut opts = init_options(&args)?;
+    let mut opts = init_options(&args, given)?;
+    let certificate_key = if args.upload_certs {
+        if opts.etcd_external.is_none() {
+            anyhow::bail!(
+                "--upload-certs: joining further control planes needs a shared datastore; this cluster's store would be local to this machine. Use --etcd-servers (or ClusterConfiguration etcd.external) to share an etcd"
+            );
+        }
+        let key = match &opts.certificate_key {
+            Some(k) => k.clone(),
+            None => k1s_kubeadm_lite::cmd::certificate_key()?,
+        };
+        k1s_kubeadm_lite::copycerts::parse_key(&key)?;
+        Some(key)
+    } else {
+        None
+    };
     println!(
         "[init] Using Kubernetes version: {}",
         init::KUBERNETES_VERSION
@@ -1109,7 +1320,7 @@ async fn run_init(mut args: InitArgs) -> anyhow::Result<()> {
     } else if opts.bind_port == 0 {
         anyhow::bail!("--apiserver-bind-port 0 needs the preflight phase (it picks the port)");
     }
-    if args.dry_run {
+    if opts.dry_run {
         println!(
             "[dry-run] Would write the certificates to {}",
             opts.cert_dir.display()
@@ -1123,7 +1334,9 @@ async fn run_init(mut args: InitArgs) -> anyhow::Result<()> {
             opts.server_url(),
             opts.node_name
         );
-        println!("[dry-run] Would create the bootstrap token {}", opts.token);
+        for t in &opts.tokens {
+            println!("[dry-run] Would create the bootstrap token {}", t.token);
+        }
         println!("[dry-run] Finished dry-running successfully; nothing was changed.");
         return Ok(());
     }
@@ -1135,6 +1348,7 @@ async fn run_init(mut args: InitArgs) -> anyhow::Result<()> {
     if !opts.skips("kubeconfig") {
         init::kubeconfigs(&opts, &pki)?;
     }
+    renew_due_certificates(&opts.data_dir, &opts.cert_dir);
     println!(
         "[control-plane] k1s runs the API server, controller-manager and scheduler in this process (no static Pods)"
     );
@@ -1145,7 +1359,7 @@ async fn run_init(mut args: InitArgs) -> anyhow::Result<()> {
         data_dir: opts.data_dir.clone(),
         bind_address: IpAddr::from([0, 0, 0, 0]),
         secure_port: opts.bind_port,
-        tls_sans: opts.cert_extra_sans.clone(),
+        tls_sans: opts.server_sans(),
         ephemeral: false,
         advertise_address: Some(opts.advertise_address),
         kubeconfig_path: Some(opts.admin_conf()),
@@ -1164,6 +1378,10 @@ async fn run_init(mut args: InitArgs) -> anyhow::Result<()> {
         client_ca_file: None,
         service_ip_repair_interval: k1s_apiserver::allocator::REPAIR_INTERVAL,
     };
+    let mut config = config;
+    if let Some(e) = &opts.etcd_external {
+        config.etcd = etcd_flags_for(e, &args.etcd).config()?;
+    }
     let options = control_plane_options(
         config,
         args.controller,
@@ -1187,19 +1405,26 @@ async fn run_init(mut args: InitArgs) -> anyhow::Result<()> {
     if !opts.skips("upload-config") {
         init::upload_config(&client, &opts).await?;
     }
-    if !opts.skips("upload-certs") {
-        println!("[upload-certs] Skipping phase. Please see --upload-certs");
+    match (&certificate_key, opts.skips("upload-certs")) {
+        (Some(key), false) => {
+            k1s_kubeadm_lite::copycerts::upload(&client, &opts.cert_dir, key).await?;
+        }
+        _ => println!("[upload-certs] Skipping phase. Please see --upload-certs"),
     }
     if !opts.skips("mark-control-plane") {
-        init::mark_control_plane(&client, &opts.node_name).await?;
+        init::mark_control_plane(&client, &opts.node_name, opts.taints.as_deref()).await?;
     }
     if !opts.skips("bootstrap-token") {
         let policy = k1s_apiserver::auth::rbac::kubeadm_policy();
         init::bootstrap_token(&client, &opts, pki.ca_cert_pem(), &policy).await?;
     }
     if !opts.skips("show-join-command") {
-        let join = init::join_command(&opts.endpoint(), &opts.token, pki.ca_cert_pem())
+        let token = &opts.tokens[0].token;
+        let join = init::join_command(&opts.endpoint(), token, pki.ca_cert_pem())
             .map_err(anyhow::Error::msg)?;
+        if let Some(key) = &certificate_key {
+            print!("{}", init::control_plane_join_text(&join, key));
+        }
         print!("{}", init::closing_text(&opts.admin_conf(), &join));
     }
     println!(
@@ -1210,22 +1435,40 @@ async fn run_init(mut args: InitArgs) -> anyhow::Result<()> {
     serve_until_signal(running, None).await
 }
 
-/// `k1s join`: discovery, TLS bootstrap, kubelet.conf, then a simulated node as that identity.
-async fn run_join(args: JoinArgs) -> anyhow::Result<()> {
-    use k1s_kubeadm_lite::{join, token};
-    let started = Instant::now();
-    if args.control_plane || args.certificate_key.is_some() {
-        anyhow::bail!(
-            "--control-plane: joining another control plane needs a shared datastore, which k1s does not have yet (its store is local to the first control plane); join this machine as a node instead"
-        );
+/// `k1s init phase NAME [SUB]`: one phase; the API phases go through the admin kubeconfig.
+async fn run_init_phase(phase: PhaseArgs, given: &[String]) -> anyhow::Result<()> {
+    use k1s_kubeadm_lite::{api, phases};
+    let sub = phases::resolve(&phase.name, phase.sub.as_deref())?;
+    let opts = init_options(&phase.args, given)?;
+    if phases::run_local(&phase.name, sub, &opts)? {
+        return Ok(());
     }
+    let kubeconfig = phase.kubeconfig.unwrap_or_else(|| opts.admin_conf());
+    let client = api::client_from_kubeconfig(&kubeconfig).await?;
+    let policy = k1s_apiserver::auth::rbac::kubeadm_policy();
+    phases::run_api(
+        &phase.name,
+        sub,
+        &opts,
+        &client,
+        &policy,
+        phase.args.upload_certs,
+    )
+    .await?;
+    Ok(())
+}
+
+async fn run_join(args: JoinArgs, given: &[String]) -> anyhow::Result<()> {
+    use k1s_kubeadm_lite::{config, join, token};
+    let started = Instant::now();
+    config::check_mixed_args(given, &config::JOIN_FILE_FLAGS)?;
     let data_dir = match &args.data_dir {
         Some(d) => d.clone(),
         None => default_data_dir()?,
     };
-    let opts = join::JoinOptions {
-        endpoint: args.endpoint.clone(),
-        token: args.token.clone(),
+    let mut opts = join::JoinOptions {
+        endpoint: args.endpoint.clone().unwrap_or_default(),
+        token: args.token.clone().unwrap_or_default(),
         ca_cert_hashes: args.discovery_token_ca_cert_hash.clone(),
         unsafe_skip_ca_verification: args.discovery_token_unsafe_skip_ca_verification,
         node_name: args.node_name.clone().unwrap_or_else(host_node_name),
@@ -1233,6 +1476,64 @@ async fn run_join(args: JoinArgs) -> anyhow::Result<()> {
         discovery_timeout: token::parse_duration(&args.discovery_timeout)?,
         tls_bootstrap_timeout: token::parse_duration(&args.tls_bootstrap_timeout)?,
     };
+    let mut control_plane = args.control_plane || args.certificate_key.is_some();
+    let mut file_certificate_key = None;
+    if let Some(path) = &args.config {
+        let file = config::apply_join(&config::read_file(path, false)?)?;
+        for w in &file.warnings {
+            eprintln!("{w}");
+        }
+        match (&args.endpoint, &file.endpoint) {
+            (Some(arg), _) => eprintln!(
+                "[join] WARNING: the API server endpoint {arg} on the command line is ignored with --config; the file's discovery.bootstrapToken.apiServerEndpoint is used"
+            ),
+            (None, None) => anyhow::bail!(
+                "discovery.bootstrapToken.apiServerEndpoint: Required value (the file names no API server)"
+            ),
+            _ => {}
+        }
+        opts.endpoint = file.endpoint.unwrap_or_default();
+        opts.token = file.token.unwrap_or_default();
+        opts.ca_cert_hashes = file.ca_cert_hashes;
+        opts.unsafe_skip_ca_verification = file.unsafe_skip_ca_verification;
+        if args.node_name.is_none()
+            && let Some(name) = file.node_name
+        {
+            opts.node_name = name;
+        }
+        if let Some(t) = file.discovery_timeout {
+            opts.discovery_timeout = t;
+        }
+        if let Some(t) = file.tls_bootstrap_timeout {
+            opts.tls_bootstrap_timeout = t;
+        }
+        control_plane |= file.control_plane;
+        file_certificate_key = file.certificate_key.clone();
+        if file.dry_run {
+            println!(
+                "[dry-run] Would discover {} with token {} and join as {}; nothing was changed.",
+                opts.endpoint, opts.token, opts.node_name
+            );
+            return Ok(());
+        }
+    } else {
+        if args.endpoint.is_none() {
+            anyhow::bail!("the API server endpoint (HOST:PORT) is required (or --config)");
+        }
+        if args.token.is_none() {
+            anyhow::bail!("--token is required (or --config)");
+        }
+    }
+    if control_plane {
+        let key = args
+            .certificate_key
+            .clone()
+            .or(file_certificate_key)
+            .context(
+                "--control-plane needs --certificate-key (printed by 'k1s init --upload-certs')",
+            )?;
+        return run_join_control_plane(args, opts, &key, started).await;
+    }
     let joined = join::join(&opts).await?;
     println!(
         "\nThis node has joined the cluster (in {} ms):\n* Certificate signing request was sent to apiserver and a response was received.\n* The node's credentials were written to {}.\n\nRun 'kubectl get nodes' on the control-plane to see this node join the cluster.",
@@ -1254,6 +1555,148 @@ async fn run_join(args: JoinArgs) -> anyhow::Result<()> {
         stop,
     )
     .await
+}
+
+/// `k1s join --control-plane`: the shared certificates from kubeadm-certs, this machine's own
+/// serving certificate and kubeconfigs, then a control plane on the cluster's etcd, in the
+/// foreground.
+async fn run_join_control_plane(
+    args: JoinArgs,
+    opts: k1s_kubeadm_lite::join::JoinOptions,
+    certificate_key: &str,
+    started: Instant,
+) -> anyhow::Result<()> {
+    use k1s_kubeadm_lite::{copycerts, init, join};
+    let prepared = join::prepare_control_plane(&opts, certificate_key).await?;
+    let cert_dir = opts.data_dir.join("pki");
+    let advertise = args
+        .apiserver_advertise_address
+        .or_else(k1s_apiserver::bootstrap::default_advertise_address)
+        .unwrap_or(IpAddr::from([127, 0, 0, 1]));
+    let cluster_text = |p: &str| {
+        prepared
+            .cluster_config
+            .pointer(p)
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    let mut init_opts = init::InitOptions {
+        data_dir: opts.data_dir.clone(),
+        cert_dir: cert_dir.clone(),
+        advertise_address: advertise,
+        bind_port: args.apiserver_bind_port,
+        cert_extra_sans: prepared
+            .cluster_config
+            .pointer("/apiServer/certSANs")
+            .and_then(serde_json::Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        node_name: opts.node_name.clone(),
+        tokens: vec![init::TokenSpec::from_flags(
+            &opts.token,
+            std::time::Duration::ZERO,
+        )],
+        service_subnet: cluster_text("/networking/serviceSubnet"),
+        pod_subnet: cluster_text("/networking/podSubnet"),
+        dns_domain: cluster_text("/networking/dnsDomain"),
+        skip_phases: vec![],
+        cluster_name: Some(cluster_text("/clusterName"))
+            .filter(|n| !n.is_empty())
+            .unwrap_or_else(|| init::CLUSTER_NAME.into()),
+        control_plane_endpoint: None,
+        taints: None,
+        dry_run: false,
+        certificate_key: Some(certificate_key.to_string()),
+        etcd_external: Some(init::EtcdExternal {
+            endpoints: if args.etcd.etcd_servers.is_empty() {
+                prepared.etcd_endpoints.clone()
+            } else {
+                args.etcd.etcd_servers.clone()
+            },
+            ca_file: path_text(&args.etcd.etcd_cafile),
+            cert_file: path_text(&args.etcd.etcd_certfile),
+            key_file: path_text(&args.etcd.etcd_keyfile),
+        }),
+    };
+    init_opts.bind_port = init::preflight(&init_opts)?;
+    for p in copycerts::write(&cert_dir, &prepared.files)? {
+        println!("[download-certs] Saved {}", p.display());
+    }
+    let pki = init::certs(&init_opts)?;
+    init::kubeconfigs(&init_opts, &pki)?;
+    let etcd = init_opts
+        .etcd_external
+        .as_ref()
+        .map(|e| etcd_flags_for(e, &args.etcd))
+        .context("no etcd")?
+        .config()?;
+    let config = k1s_apiserver::server::ServerConfig {
+        data_dir: init_opts.data_dir.clone(),
+        bind_address: IpAddr::from([0, 0, 0, 0]),
+        secure_port: init_opts.bind_port,
+        tls_sans: init_opts.server_sans(),
+        ephemeral: false,
+        advertise_address: Some(advertise),
+        kubeconfig_path: Some(init_opts.admin_conf()),
+        token_auth_file: None,
+        audit_policy_file: None,
+        audit_log_path: None,
+        audit_log_maxsize_mb: 0,
+        audit_log_maxbackup: 0,
+        max_requests_inflight: 400,
+        max_mutating_requests_inflight: 200,
+        cert_dir: Some(cert_dir),
+        skip_admin_kubeconfig: true,
+        wal_file_bytes: k1s_storage::DEFAULT_WAL_FILE_BYTES,
+        etcd,
+        serving_cert_files: None,
+        client_ca_file: None,
+        service_ip_repair_interval: k1s_apiserver::allocator::REPAIR_INTERVAL,
+    };
+    let mut controllers = ControllerFlags::parse_defaults();
+    controllers.controllers.push("bootstrapsigner".into());
+    controllers.controllers.push("tokencleaner".into());
+    let node_names = if args.no_simulated_node {
+        vec![]
+    } else {
+        vec![init_opts.node_name.clone()]
+    };
+    let options = control_plane_options(config, controllers, node_names, args.shape, false);
+    let running = k1s::ControlPlane::start(options).await?;
+    let client = kube::Client::new(
+        running.server().in_process_service(UserInfo::new(
+            "kubernetes-super-admin",
+            vec!["system:masters".into(), "system:authenticated".into()],
+        )),
+        "default",
+    );
+    if !args.no_simulated_node {
+        init::mark_control_plane(&client, &init_opts.node_name, None).await?;
+    }
+    println!(
+        "\nThis node has joined the cluster and a new control plane instance was created (in {} ms):\n\n\
+* Certificate signing request was sent to apiserver and approval was received.\n\
+* The Kubelet was informed of the new secure connection details.\n\
+* Control plane label and taint were applied to the new node.\n\
+* The Kubernetes control plane instances scaled up.\n\n\
+To start administering your cluster from this node, you need to run the following as a regular user:\n\n\
+\tmkdir -p $HOME/.kube\n\
+\tsudo cp -i {admin} $HOME/.kube/config\n\
+\tsudo chown $(id -u):$(id -g) $HOME/.kube/config\n\n\
+Run 'kubectl get nodes' to see this node join the cluster.",
+        started.elapsed().as_millis(),
+        admin = init_opts.admin_conf().display()
+    );
+    println!(
+        "k1s is serving the Kubernetes API at {} (joined as a control plane)",
+        running.server().server_url
+    );
+    serve_until_signal(running, None).await
 }
 
 async fn run_token(args: TokenArgs) -> anyhow::Result<()> {
@@ -1301,22 +1744,110 @@ fn run_certs(args: CertsArgs) -> anyhow::Result<()> {
                 k1s_kubeadm_lite::cmd::check_expiration(&data_dir, &cert_dir)?
             );
         }
+        CertsCommand::Renew {
+            name,
+            data_dir,
+            cert_dir,
+        } => {
+            let data_dir = match data_dir {
+                Some(d) => d,
+                None => default_data_dir()?,
+            };
+            let cert_dir = cert_dir.unwrap_or_else(|| data_dir.join("pki"));
+            print!(
+                "{}",
+                k1s_kubeadm_lite::cmd::renew(&data_dir, &cert_dir, &name)?
+            );
+        }
+        CertsCommand::CertificateKey => {
+            println!("{}", k1s_kubeadm_lite::cmd::certificate_key()?);
+        }
+        CertsCommand::GenerateCsr {
+            kubeconfig_dir,
+            cert_dir,
+            apiserver_cert_extra_sans,
+            apiserver_advertise_address,
+        } => {
+            let opts = k1s_kubeadm_lite::PkiOptions::for_server(
+                &apiserver_cert_extra_sans,
+                apiserver_advertise_address,
+            );
+            print!(
+                "{}",
+                k1s_kubeadm_lite::cmd::generate_csr(&kubeconfig_dir, &cert_dir, &opts)?
+            );
+        }
+    }
+    Ok(())
+}
+
+fn run_kubeconfig(args: KubeconfigArgs) -> anyhow::Result<()> {
+    match args.command {
+        KubeconfigCommand::User {
+            client_name,
+            org,
+            validity_period,
+            data_dir,
+            cert_dir,
+        } => {
+            let data_dir = match data_dir {
+                Some(d) => d,
+                None => default_data_dir()?,
+            };
+            let cert_dir = cert_dir.unwrap_or_else(|| data_dir.join("pki"));
+            print!(
+                "{}",
+                k1s_kubeadm_lite::cmd::kubeconfig_user(
+                    &data_dir,
+                    &cert_dir,
+                    &client_name,
+                    &org,
+                    &validity_period
+                )?
+            );
+        }
     }
     Ok(())
 }
 
 fn run_config(args: ConfigArgs) -> anyhow::Result<()> {
     match args.command {
-        ConfigCommand::Print { what } if what == "init-defaults" => {
-            let defaults = InitArgs::parse_defaults();
-            let mut opts = init_options(&defaults)?;
-            opts.token = "abcdef.0123456789abcdef".into();
+        ConfigCommand::Print { what, data_dir } if what == "init-defaults" => {
+            let mut defaults = InitArgs::parse_defaults();
+            defaults.data_dir = data_dir;
+            let mut opts = init_options(&defaults, &[])?;
+            opts.tokens[0].token = "abcdef.0123456789abcdef".into();
             opts.advertise_address = IpAddr::from([1, 2, 3, 4]);
             opts.node_name = "node".into();
             print!("{}", k1s_kubeadm_lite::cmd::init_defaults(&opts));
         }
-        ConfigCommand::Print { what } => {
-            anyhow::bail!("unknown 'config print' target {what:?}; k1s prints init-defaults")
+        ConfigCommand::Print { what, .. } if what == "join-defaults" => {
+            print!("{}", k1s_kubeadm_lite::cmd::join_defaults("node"));
+        }
+        ConfigCommand::Print { what, .. } => {
+            anyhow::bail!(
+                "unknown 'config print' target {what:?}; k1s prints init-defaults and join-defaults"
+            )
+        }
+        ConfigCommand::Migrate {
+            old_config,
+            new_config,
+        } => {
+            let text = std::fs::read_to_string(&old_config)
+                .with_context(|| format!("reading {}", old_config.display()))?;
+            let out = k1s_kubeadm_lite::config::migrate(&text)?;
+            match new_config {
+                Some(path) => std::fs::write(&path, out)
+                    .with_context(|| format!("writing {}", path.display()))?,
+                None => print!("{out}"),
+            }
+        }
+        ConfigCommand::Validate { config } => {
+            let loaded = k1s_kubeadm_lite::config::read_file(&config, true)?;
+            for w in &loaded.warnings {
+                eprintln!("{w}");
+            }
+            println!("ok");
         }
         ConfigCommand::Images { what } if what == "list" => {
             println!(
@@ -1328,6 +1859,18 @@ fn run_config(args: ConfigArgs) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+impl ControllerFlags {
+    /// The flags' defaults (a control plane started by `join --control-plane`).
+    fn parse_defaults() -> ControllerFlags {
+        #[derive(Parser)]
+        struct Wrap {
+            #[command(flatten)]
+            c: ControllerFlags,
+        }
+        Wrap::parse_from(["k1s"]).c
+    }
 }
 
 impl InitArgs {
@@ -1438,7 +1981,18 @@ fn main() -> anyhow::Result<()> {
         Some("etcd") => return runtime.block_on(run_etcd(rest())),
         _ => {}
     }
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    // kubeadm refuses flags a --config file replaces, so init and join need to know which
+    // flags were given (not defaulted).
+    let init_m = matches.subcommand_matches("init");
+    let given = match (init_m.and_then(|m| m.subcommand_matches("phase")), init_m) {
+        (Some(m), _) | (None, Some(m)) => given_flags(m),
+        _ => matches
+            .subcommand_matches("join")
+            .map(given_flags)
+            .unwrap_or_default(),
+    };
     match cli.command {
         Command::Server(args) => runtime.block_on(run_server(args)),
         Command::ControllerManager(args) => runtime.block_on(run_controller_manager(args)),
@@ -1447,11 +2001,16 @@ fn main() -> anyhow::Result<()> {
         Command::Bench(args) => runtime.block_on(k1s_bench::run(args)),
         Command::Migrate(args) => runtime.block_on(run_migrate(args)),
         Command::Snapshot(args) => runtime.block_on(snapshot::run(args)),
-        Command::Init(args) => runtime.block_on(run_init(args)),
-        Command::Join(args) => runtime.block_on(run_join(args)),
+        Command::Init(InitCmd {
+            command: Some(InitSubcommand::Phase(phase)),
+            ..
+        }) => runtime.block_on(run_init_phase(phase, &given)),
+        Command::Init(InitCmd { args, .. }) => runtime.block_on(run_init(args, &given)),
+        Command::Join(args) => runtime.block_on(run_join(args, &given)),
         Command::Token(args) => runtime.block_on(run_token(args)),
         Command::Certs(args) => run_certs(args),
         Command::Config(args) => run_config(args),
+        Command::Kubeconfig(args) => run_kubeconfig(args),
         Command::Reset(args) => run_reset(args),
         Command::Dashboard(args) => runtime.block_on(run_dashboard(args)),
         Command::KubeApiserver { args } => runtime.block_on(run_kube_apiserver(args)),

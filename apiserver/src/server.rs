@@ -300,7 +300,20 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
     if let Some(path) = &config.client_ca_file {
         client_cas.extend(tls::read_certs(path)?);
     }
-    let (tls_config, client_auth) = tls::server_config(client_cas, chain, key)?;
+    let serving_files = match &config.serving_cert_files {
+        Some((cert, key)) => tls::ServingFiles {
+            cert: cert.clone(),
+            key: key.clone(),
+            append: Vec::new(),
+        },
+        None => tls::ServingFiles {
+            cert: pki_dir.join("apiserver.crt"),
+            key: pki_dir.join("apiserver.key"),
+            append: vec![pki.ca_cert_der().clone()],
+        },
+    };
+    let (tls_config, client_auth) =
+        tls::server_config(client_cas, chain, key, Some(serving_files))?;
     let (stop, stop_rx) = tokio::sync::watch::channel(false);
     // Webhooks without a caBundle are trusted if the cluster CA signed them.
     let webhooks = Arc::new(crate::admission::WebhookDispatcher::new());

@@ -91,12 +91,95 @@ impl ClientAuth {
     }
 }
 
+/// Where the serving certificate comes from, so that a renewed pair (`k1s certs renew
+/// apiserver`) is served without a restart: the files' modification time is looked at on a
+/// handshake at most once a second (one `stat`, no read, while nothing changed), and a changed
+/// pair is loaded when it parses and its key matches; until then the old pair keeps serving.
+#[derive(Debug, Clone)]
+pub struct ServingFiles {
+    pub cert: std::path::PathBuf,
+    pub key: std::path::PathBuf,
+    /// Appended to the file's chain (the cluster CA, for a leaf-only `apiserver.crt`).
+    pub append: Vec<CertificateDer<'static>>,
+}
+
+#[derive(Debug)]
+struct ReloadingCert {
+    files: ServingFiles,
+    provider: Arc<rustls::crypto::CryptoProvider>,
+    current: std::sync::RwLock<Arc<rustls::sign::CertifiedKey>>,
+    /// (when last checked, the modification times then) behind a lock only the checker takes.
+    seen: std::sync::Mutex<(std::time::Instant, Option<std::time::SystemTime>)>,
+}
+
+impl ReloadingCert {
+    fn mtime(&self) -> Option<std::time::SystemTime> {
+        let c = std::fs::metadata(&self.files.cert)
+            .and_then(|m| m.modified())
+            .ok()?;
+        let k = std::fs::metadata(&self.files.key)
+            .and_then(|m| m.modified())
+            .ok()?;
+        Some(c.max(k))
+    }
+
+    fn load(&self) -> Result<rustls::sign::CertifiedKey, String> {
+        let (mut chain, key) =
+            read_cert_and_key(&self.files.cert, &self.files.key).map_err(|e| e.to_string())?;
+        if chain.len() == 1 {
+            chain.extend(self.files.append.iter().cloned());
+        }
+        rustls::sign::CertifiedKey::from_der(chain, key, &self.provider).map_err(|e| e.to_string())
+    }
+
+    fn maybe_reload(&self) {
+        // try_lock: a handshake never waits for another one's check.
+        let Ok(mut seen) = self.seen.try_lock() else {
+            return;
+        };
+        if seen.0.elapsed() < std::time::Duration::from_secs(1) {
+            return;
+        }
+        seen.0 = std::time::Instant::now();
+        let mtime = self.mtime();
+        if mtime.is_none() || mtime == seen.1 {
+            return;
+        }
+        match self.load() {
+            Ok(ck) => {
+                tracing::warn!(
+                    cert = %self.files.cert.display(),
+                    "serving certificate changed on disk; serving the new one"
+                );
+                if let Ok(mut cur) = self.current.write() {
+                    *cur = Arc::new(ck);
+                }
+                seen.1 = mtime;
+            }
+            // A half-written pair (new key, old certificate) is retried on a later handshake.
+            Err(e) => tracing::debug!(error = %e, "serving certificate not reloaded yet"),
+        }
+    }
+}
+
+impl rustls::server::ResolvesServerCert for ReloadingCert {
+    fn resolve(
+        &self,
+        _hello: rustls::server::ClientHello<'_>,
+    ) -> Option<Arc<rustls::sign::CertifiedKey>> {
+        self.maybe_reload();
+        self.current.read().ok().map(|c| c.clone())
+    }
+}
+
 /// The rustls server config (h2 + http/1.1) and the per-request client certificate checker,
-/// trusting client certificates signed by any of `client_cas`.
+/// trusting client certificates signed by any of `client_cas`. With `files`, the serving pair is
+/// reloaded from them when they change.
 pub fn server_config(
     client_cas: Vec<CertificateDer<'static>>,
     chain: Vec<CertificateDer<'static>>,
     key: PrivateKeyDer<'static>,
+    files: Option<ServingFiles>,
 ) -> Result<(rustls::ServerConfig, ClientAuth), rustls::Error> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut roots = rustls::RootCertStore::empty();
@@ -110,10 +193,26 @@ pub fn server_config(
     let auth = ClientAuth {
         verifier: inner.clone(),
     };
-    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+    let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()?
-        .with_client_cert_verifier(Arc::new(DeferredClientVerifier { inner }))
-        .with_single_cert(chain, key)?;
+        .with_client_cert_verifier(Arc::new(DeferredClientVerifier { inner }));
+    let mut config = match files {
+        Some(files) => {
+            let current = rustls::sign::CertifiedKey::from_der(chain, key, &provider)?;
+            let resolver = ReloadingCert {
+                files,
+                provider,
+                current: std::sync::RwLock::new(Arc::new(current)),
+                seen: std::sync::Mutex::new((std::time::Instant::now(), None)),
+            };
+            let stamp = resolver.mtime();
+            if let Ok(mut seen) = resolver.seen.lock() {
+                seen.1 = stamp;
+            }
+            builder.with_cert_resolver(Arc::new(resolver))
+        }
+        None => builder.with_single_cert(chain, key)?,
+    };
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok((config, auth))
 }

@@ -69,13 +69,89 @@ pub struct InitOptions {
     pub bind_port: u16,
     pub cert_extra_sans: Vec<String>,
     pub node_name: String,
-    /// The token init creates (`--token`, else generated).
-    pub token: String,
-    pub token_ttl: Duration,
+    /// The tokens init creates (`--token`, else generated; or a config's bootstrapTokens). The
+    /// first is the one in the join command.
+    pub tokens: Vec<TokenSpec>,
     pub service_subnet: String,
     pub pod_subnet: String,
     pub dns_domain: String,
     pub skip_phases: Vec<String>,
+    /// ClusterConfiguration's clusterName (kubeconfig cluster names).
+    pub cluster_name: String,
+    /// ClusterConfiguration's controlPlaneEndpoint: `host[:port]` that kubeconfigs and the join
+    /// command use instead of the advertise address.
+    pub control_plane_endpoint: Option<String>,
+    /// The control-plane node's taints; `None` is kubeadm's default (control-plane:NoSchedule).
+    pub taints: Option<Vec<Value>>,
+    pub dry_run: bool,
+    pub certificate_key: Option<String>,
+    /// A shared etcd (ClusterConfiguration's etcd.external), else the local store.
+    pub etcd_external: Option<EtcdExternal>,
+}
+
+/// ClusterConfiguration's etcd.external.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EtcdExternal {
+    pub endpoints: Vec<String>,
+    pub ca_file: String,
+    pub cert_file: String,
+    pub key_file: String,
+}
+
+/// A bootstrap token to create, as InitConfiguration's bootstrapTokens describe it.
+#[derive(Debug, Clone)]
+pub struct TokenSpec {
+    pub token: String,
+    pub ttl: Duration,
+    pub description: String,
+    pub usages: Vec<String>,
+    pub groups: Vec<String>,
+}
+
+impl TokenSpec {
+    /// What `--token` / `--token-ttl` make: kubeadm's default description, usages and groups.
+    pub fn from_flags(token: &str, ttl: Duration) -> Self {
+        TokenSpec {
+            token: token.to_string(),
+            ttl,
+            description: token::INIT_DESCRIPTION.to_string(),
+            usages: token::DEFAULT_USAGES.map(String::from).to_vec(),
+            groups: vec![token::DEFAULT_GROUP.to_string()],
+        }
+    }
+
+    pub fn to_token(&self) -> Result<BootstrapToken, InitError> {
+        BootstrapToken::new(
+            &self.token,
+            self.ttl,
+            &self.description,
+            &self.usages,
+            &self.groups,
+            jiff::Timestamp::now(),
+        )
+        .map_err(|e| InitError::Invalid(e.to_string()))
+    }
+}
+
+/// Checks what flags and files cannot: a token's form, the endpoint's port.
+pub fn validate(opts: &InitOptions) -> Result<(), InitError> {
+    if opts.tokens.is_empty() {
+        return Err(InitError::Invalid("no bootstrap token to create".into()));
+    }
+    for t in &opts.tokens {
+        t.to_token()?;
+    }
+    if let Some(ep) = &opts.control_plane_endpoint
+        && ep.trim().is_empty()
+    {
+        return Err(InitError::Invalid(
+            "controlPlaneEndpoint: Invalid value: \"\": must not be empty".into(),
+        ));
+    }
+    if opts.cluster_name.is_empty() {
+        return Err(InitError::Invalid("clusterName: Required value".into()));
+    }
+    Ok(())
 }
 
 impl InitOptions {
@@ -83,23 +159,50 @@ impl InitOptions {
         self.skip_phases.iter().any(|p| p == phase || p == "all")
     }
 
-    /// `https://<advertise>:<port>`.
+    /// `https://<endpoint>`.
     pub fn server_url(&self) -> String {
-        match self.advertise_address {
-            IpAddr::V6(ip) => format!("https://[{ip}]:{}", self.bind_port),
-            IpAddr::V4(ip) => format!("https://{ip}:{}", self.bind_port),
+        format!("https://{}", self.endpoint())
+    }
+
+    /// The join command's and kubeconfigs' `host:port`: controlPlaneEndpoint (its port, else
+    /// the bind port, as kubeadm), else `<advertise>:<port>`.
+    pub fn endpoint(&self) -> String {
+        match &self.control_plane_endpoint {
+            Some(ep) => match ep.rsplit_once(':') {
+                Some((_, port)) if port.parse::<u16>().is_ok() && !ep.ends_with(']') => ep.clone(),
+                _ => format!("{ep}:{}", self.bind_port),
+            },
+            None => SocketAddr::new(self.advertise_address, self.bind_port).to_string(),
         }
     }
 
-    /// `<advertise>:<port>`, the join command's endpoint.
-    pub fn endpoint(&self) -> String {
-        SocketAddr::new(self.advertise_address, self.bind_port).to_string()
+    /// The controlPlaneEndpoint's host, a SAN of the serving certificate.
+    fn endpoint_host(&self) -> Option<String> {
+        let ep = self.control_plane_endpoint.as_ref()?;
+        let host = match ep.rsplit_once(':') {
+            Some((h, port)) if port.parse::<u16>().is_ok() && !ep.ends_with(']') => h,
+            _ => ep.as_str(),
+        };
+        Some(
+            host.trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_string(),
+        )
     }
 
     /// The serving certificate's names: what `k1s server` asks for with the same flags, so the
     /// server reuses the certificate the certs phase made.
     pub fn pki_options(&self) -> PkiOptions {
-        PkiOptions::for_server(&self.cert_extra_sans, Some(self.advertise_address))
+        let mut sans = self.cert_extra_sans.clone();
+        sans.extend(self.endpoint_host());
+        PkiOptions::for_server(&sans, Some(self.advertise_address))
+    }
+
+    /// The SANs to give the server (`tls_sans`): the extra ones and the endpoint's host.
+    pub fn server_sans(&self) -> Vec<String> {
+        let mut sans = self.cert_extra_sans.clone();
+        sans.extend(self.endpoint_host());
+        sans
     }
 
     pub fn admin_conf(&self) -> PathBuf {
@@ -246,6 +349,17 @@ pub fn kubeconfig_files(node_name: &str) -> Vec<(&'static str, String, Vec<&'sta
 /// The kubeconfig phase. An existing file is kept when it trusts this CA and points at this
 /// server, and is an error otherwise (as kubeadm).
 pub fn kubeconfigs(opts: &InitOptions, pki: &Pki) -> Result<(), InitError> {
+    let ca = pki::CaSigner::load(&opts.cert_dir, "ca")?;
+    debug_assert_eq!(ca.cert_pem(), pki.ca_cert_pem());
+    kubeconfig_files_for(opts, &ca, None)
+}
+
+/// The kubeconfig phase for every file, or only `only` (`admin.conf`, ...).
+pub fn kubeconfig_files_for(
+    opts: &InitOptions,
+    ca: &pki::CaSigner,
+    only: Option<&str>,
+) -> Result<(), InitError> {
     println!(
         "[kubeconfig] Using kubeconfig folder {:?}",
         opts.data_dir.display().to_string()
@@ -253,9 +367,11 @@ pub fn kubeconfigs(opts: &InitOptions, pki: &Pki) -> Result<(), InitError> {
     let server = opts.server_url();
     let ca_b64 = {
         use base64::Engine as _;
-        base64::engine::general_purpose::STANDARD.encode(pki.ca_cert_pem())
+        base64::engine::general_purpose::STANDARD.encode(ca.cert_pem())
     };
-    let files = kubeconfig_files(&opts.node_name);
+    let files = kubeconfig_files(&opts.node_name)
+        .into_iter()
+        .filter(|(f, _, _)| only.is_none_or(|o| o == *f));
     // Check every existing file before writing any.
     let mut to_write = Vec::new();
     for (file, user, groups) in files {
@@ -288,10 +404,16 @@ pub fn kubeconfigs(opts: &InitOptions, pki: &Pki) -> Result<(), InitError> {
         to_write.push((path, file, user, groups));
     }
     for (path, file, user, groups) in to_write {
-        let (cert, key) =
-            pki.issue_client_cert(&user, &groups, Duration::from_secs(365 * 24 * 3600))?;
-        Kubeconfig::for_client_cert(&server, CLUSTER_NAME, &user, pki.ca_cert_pem(), &cert, &key)
-            .save(&path)?;
+        let (cert, key) = ca.issue_client(&user, &groups, Duration::from_secs(365 * 24 * 3600))?;
+        Kubeconfig::for_client_cert(
+            &server,
+            &opts.cluster_name,
+            &user,
+            ca.cert_pem(),
+            &cert,
+            &key,
+        )
+        .save(&path)?;
         println!("[kubeconfig] Writing {file:?} kubeconfig file");
     }
     Ok(())
@@ -311,25 +433,39 @@ pub fn cluster_configuration(opts: &InitOptions) -> Value {
     if !opts.cert_extra_sans.is_empty() {
         api_server["certSANs"] = json!(opts.cert_extra_sans);
     }
-    json!({
+    let mut cfg = json!({
         "apiServer": api_server,
         "apiVersion": "kubeadm.k8s.io/v1beta4",
         "caCertificateValidityPeriod": "87600h0m0s",
         "certificateValidityPeriod": "8760h0m0s",
         "certificatesDir": opts.cert_dir.display().to_string(),
-        "clusterName": CLUSTER_NAME,
-        "controlPlaneEndpoint": opts.endpoint(),
+        "clusterName": opts.cluster_name,
         "controllerManager": {},
         "dns": { "disabled": true },
         "encryptionAlgorithm": "ECDSA-P256",
-        "etcd": { "local": { "dataDir": opts.data_dir.join("store").display().to_string() } },
+        "etcd": match &opts.etcd_external {
+            Some(e) => {
+                let mut ext = json!({ "endpoints": e.endpoints });
+                for (k, v) in [("caFile", &e.ca_file), ("certFile", &e.cert_file), ("keyFile", &e.key_file)] {
+                    if !v.is_empty() {
+                        ext[k] = json!(v);
+                    }
+                }
+                json!({ "external": ext })
+            }
+            None => json!({ "local": { "dataDir": opts.data_dir.join("store").display().to_string() } }),
+        },
         "imageRepository": "registry.k8s.io",
         "kind": "ClusterConfiguration",
         "kubernetesVersion": KUBERNETES_VERSION,
         "networking": networking,
         "proxy": { "disabled": true },
         "scheduler": {},
-    })
+    });
+    if let Some(ep) = &opts.control_plane_endpoint {
+        cfg["controlPlaneEndpoint"] = json!(ep);
+    }
+    cfg
 }
 
 /// YAML of a JSON value, keys as given.
@@ -354,13 +490,33 @@ pub async fn upload_config(client: &Client, opts: &InitOptions) -> Result<(), In
 
 /// mark-control-plane: kubeadm's labels and NoSchedule taint on the control-plane node, once
 /// its node agent has registered it.
-pub async fn mark_control_plane(client: &Client, node_name: &str) -> Result<(), InitError> {
+pub async fn mark_control_plane(
+    client: &Client,
+    node_name: &str,
+    wanted: Option<&[Value]>,
+) -> Result<(), InitError> {
+    let default_taint = [json!({ "key": CONTROL_PLANE_LABEL, "effect": "NoSchedule" })];
+    let wanted = wanted.unwrap_or(&default_taint);
     println!(
         "[mark-control-plane] Marking the node {node_name} as control-plane by adding the labels: [{CONTROL_PLANE_LABEL} {EXCLUDE_LB_LABEL}]"
     );
-    println!(
-        "[mark-control-plane] Marking the node {node_name} as control-plane by adding the taints [{CONTROL_PLANE_LABEL}:NoSchedule]"
-    );
+    if !wanted.is_empty() {
+        let list: Vec<String> = wanted
+            .iter()
+            .map(|t| {
+                let key = t["key"].as_str().unwrap_or_default();
+                let effect = t["effect"].as_str().unwrap_or_default();
+                match t["value"].as_str() {
+                    Some(v) => format!("{key}={v}:{effect}"),
+                    None => format!("{key}:{effect}"),
+                }
+            })
+            .collect();
+        println!(
+            "[mark-control-plane] Marking the node {node_name} as control-plane by adding the taints [{}]",
+            list.join(" ")
+        );
+    }
     let nodes: Api<Node> = Api::all(client.clone());
     let deadline = Instant::now() + Duration::from_secs(30);
     let node = loop {
@@ -393,11 +549,13 @@ pub async fn mark_control_plane(client: &Client, node_name: &str) -> Result<(), 
                 .collect()
         })
         .unwrap_or_default();
-    if !taints
-        .iter()
-        .any(|t| t["key"] == CONTROL_PLANE_LABEL && t["effect"] == "NoSchedule")
-    {
-        taints.push(json!({ "key": CONTROL_PLANE_LABEL, "effect": "NoSchedule" }));
+    for want in wanted {
+        if !taints
+            .iter()
+            .any(|t| t["key"] == want["key"] && t["effect"] == want["effect"])
+        {
+            taints.push(want.clone());
+        }
     }
     let patch = json!({
         "metadata": { "labels": { CONTROL_PLANE_LABEL: "", EXCLUDE_LB_LABEL: "" } },
@@ -418,18 +576,14 @@ pub async fn bootstrap_token(
     ca_pem: &str,
     policy: &[Value],
 ) -> Result<BootstrapToken, InitError> {
-    println!("[bootstrap-token] Using token: {}", opts.token);
+    let mut first = None;
+    for spec in &opts.tokens {
+        println!("[bootstrap-token] Using token: {}", spec.token);
+        let t = spec.to_token()?;
+        api::create_token(client, &t, false).await?;
+        first.get_or_insert(t);
+    }
     println!("[bootstrap-token] Configuring bootstrap tokens, cluster-info ConfigMap, RBAC Roles");
-    let t = BootstrapToken::new(
-        &opts.token,
-        opts.token_ttl,
-        token::INIT_DESCRIPTION,
-        &token::DEFAULT_USAGES.map(String::from),
-        &[token::DEFAULT_GROUP.to_string()],
-        jiff::Timestamp::now(),
-    )
-    .map_err(|e| InitError::Invalid(e.to_string()))?;
-    api::create_token(client, &t, false).await?;
     for obj in policy {
         api::create_or_update(client, obj).await?;
     }
@@ -455,7 +609,7 @@ pub async fn bootstrap_token(
         "data": { "kubeconfig": kubeconfig },
     });
     api::create_or_update(client, &cm).await?;
-    Ok(t)
+    first.ok_or_else(|| InitError::Invalid("no bootstrap token to create".into()))
 }
 
 /// The join command, as kubeadm prints it (`kubeadm` → `k1s`).
@@ -464,6 +618,17 @@ pub fn join_command(endpoint: &str, token: &str, ca_pem: &str) -> Result<String,
     Ok(format!(
         "k1s join {endpoint} --token {token} \\\n\t--discovery-token-ca-cert-hash {hash} "
     ))
+}
+
+/// kubeadm's paragraph on joining control planes, after `--upload-certs`.
+pub fn control_plane_join_text(join: &str, certificate_key: &str) -> String {
+    format!(
+        "\nYou can now join any number of control-plane nodes running the following command on each as root:\n\n  \
+{join}\\\n\t--control-plane --certificate-key {certificate_key}\n\n\
+Please note that the certificate-key gives access to cluster sensitive data, keep it secret!\n\
+As a safeguard, uploaded-certs will be deleted in two hours; If necessary, you can use\n\
+\"k1s init phase upload-certs --upload-certs\" to reload certs afterward.\n"
+    )
 }
 
 /// kubeadm's closing text, with k1s's paths.
@@ -495,8 +660,16 @@ mod tests {
             bind_port: 6443,
             cert_extra_sans: vec![],
             node_name: "cp".into(),
-            token: "abcdef.0123456789abcdef".into(),
-            token_ttl: token::DEFAULT_TTL,
+            tokens: vec![TokenSpec::from_flags(
+                "abcdef.0123456789abcdef",
+                token::DEFAULT_TTL,
+            )],
+            cluster_name: CLUSTER_NAME.into(),
+            control_plane_endpoint: None,
+            taints: None,
+            dry_run: false,
+            certificate_key: None,
+            etcd_external: None,
             service_subnet: "10.96.0.0/12".into(),
             pod_subnet: String::new(),
             dns_domain: "cluster.local".into(),

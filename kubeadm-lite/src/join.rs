@@ -180,6 +180,84 @@ pub async fn discover(
     Ok((server, ca_pem))
 }
 
+/// What a control-plane join needs from the cluster, all fetched (with the bootstrap token)
+/// before anything is written.
+#[derive(Debug)]
+pub struct ControlPlaneJoin {
+    pub server: String,
+    pub ca_pem: String,
+    /// kubeadm-config's ClusterConfiguration.
+    pub cluster_config: serde_json::Value,
+    /// etcd.external.endpoints: the shared store the new control plane serves from.
+    pub etcd_endpoints: Vec<String>,
+    /// The decrypted shared certificates and keys (kubeadm-certs).
+    pub files: Vec<(String, Vec<u8>)>,
+}
+
+/// `join --control-plane --certificate-key K` up to the point of writing: discovery, the
+/// cluster's ClusterConfiguration (which must name a shared etcd), and the kubeadm-certs Secret
+/// decrypted with the key.
+pub async fn prepare_control_plane(
+    opts: &JoinOptions,
+    certificate_key: &str,
+) -> Result<ControlPlaneJoin, JoinError> {
+    crate::copycerts::parse_key(certificate_key).map_err(|e| JoinError::Invalid(e.to_string()))?;
+    let (id, secret, pins) = validate(opts)?;
+    let admin = opts.data_dir.join("admin.conf");
+    if admin.exists() {
+        return Err(JoinError::Invalid(format!(
+            "[preflight] [ERROR FileAvailable--admin.conf]: {} already exists (run 'k1s reset' first)",
+            admin.display()
+        )));
+    }
+    println!("[preflight] Running pre-flight checks");
+    let (server, ca_pem) = discover(opts, &id, &secret, &pins).await?;
+    let client = api::client_for(&server, Some(&ca_pem), Some(&opts.token))
+        .await
+        .map_err(|e| JoinError::Bootstrap(e.to_string()))?;
+    println!(
+        "[preflight] Reading configuration from the \"kubeadm-config\" ConfigMap in namespace \"kube-system\"..."
+    );
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "kube-system");
+    let cm = cms.get("kubeadm-config").await.map_err(|e| {
+        JoinError::Bootstrap(format!("unable to fetch the kubeadm-config ConfigMap: {e}"))
+    })?;
+    let text = cm
+        .data
+        .unwrap_or_default()
+        .remove("ClusterConfiguration")
+        .ok_or_else(|| JoinError::Bootstrap("kubeadm-config has no ClusterConfiguration".into()))?;
+    let cluster_config: serde_json::Value = serde_saphyr::from_str(&text)
+        .map_err(|e| JoinError::Bootstrap(format!("kubeadm-config's ClusterConfiguration: {e}")))?;
+    let etcd_endpoints: Vec<String> = cluster_config
+        .pointer("/etcd/external/endpoints")
+        .and_then(serde_json::Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default();
+    if etcd_endpoints.is_empty() {
+        return Err(JoinError::Invalid(
+            "--control-plane: this cluster keeps its store local to its first control plane (its ClusterConfiguration has no etcd.external endpoints), so another control plane cannot share it; initialize with 'k1s init --etcd-servers URL --upload-certs' to add control planes".into(),
+        ));
+    }
+    println!(
+        "[download-certs] Downloading the certificates in Secret \"kubeadm-certs\" in the \"kube-system\" Namespace"
+    );
+    let files = crate::copycerts::download(&client, certificate_key)
+        .await
+        .map_err(|e| JoinError::Bootstrap(e.to_string()))?;
+    Ok(ControlPlaneJoin {
+        server,
+        ca_pem,
+        cluster_config,
+        etcd_endpoints,
+        files,
+    })
+}
+
 /// Runs discovery and TLS bootstrap and writes `kubelet.conf` (and `pki/ca.crt`).
 pub async fn join(opts: &JoinOptions) -> Result<Joined, JoinError> {
     let (id, secret, pins) = validate(opts)?;

@@ -2,11 +2,14 @@
 
 pub mod api;
 pub mod cmd;
+pub mod config;
+pub mod copycerts;
 pub mod discovery;
 mod fsutil;
 pub mod init;
 pub mod join;
 pub mod kubeconfig;
+pub mod phases;
 pub mod pki;
 pub mod token;
 

@@ -603,6 +603,11 @@ impl StreamingCommand {
         &self.seen
     }
 
+    /// Everything written to stderr so far.
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.stderr.lock().expect("stderr lock")).into_owned()
+    }
+
     /// Whether the process has exited.
     pub fn try_wait(&mut self) -> Option<ExitStatus> {
         self.child.try_wait().expect("try_wait")

@@ -469,6 +469,33 @@ fn init_token_join_and_reset() {
         "{exp}"
     );
 
+    // A second control plane needs a shared store; this cluster's is local: refused, nothing
+    // written.
+    let cpd = cp.data.parent().expect("parent").join("cp-refused");
+    let cpds = cpd.to_string_lossy().into_owned();
+    let mut args = cp.join_args(TOKEN, &cp.hash, &cpds, "cp-x");
+    let key = "ab".repeat(32);
+    args.extend(["--control-plane", "--certificate-key", &key]);
+    let err = k1s_fails(&args);
+    assert!(
+        err.contains("store local to its first control plane"),
+        "{err}"
+    );
+    assert!(
+        !cpd.exists(),
+        "refused control-plane join wrote {}",
+        cpd.display()
+    );
+    let err = k1s_fails(&[
+        "init",
+        "phase",
+        "upload-certs",
+        "--upload-certs",
+        "--data-dir",
+        cp.data.to_str().expect("utf8"),
+    ]);
+    assert!(err.contains("local to its first control plane"), "{err}");
+
     // reset removes what join wrote, and only that.
     node.kill();
     std::fs::write(jdir.join("mine.txt"), "keep").expect("write");
@@ -562,7 +589,19 @@ fn bad_input_is_refused_and_writes_nothing() {
         "--data-dir",
         &ds,
     ]);
-    assert!(err.contains("shared datastore"), "{err}");
+    assert!(err.contains("needs --certificate-key"), "{err}");
+    let err = k1s_fails(&[
+        "join",
+        "127.0.0.1:1",
+        "--token",
+        TOKEN,
+        "--control-plane",
+        "--certificate-key",
+        "abc",
+        "--data-dir",
+        &ds,
+    ]);
+    assert!(err.contains("64 hexadecimal characters"), "{err}");
     assert!(!d.exists(), "bad input wrote {}", d.display());
     let gen_token = k1s_ok(&["token", "generate"]);
     assert_eq!(gen_token.trim().len(), 23);
@@ -572,4 +611,594 @@ fn bad_input_is_refused_and_writes_nothing() {
             && defaults.contains("kind: ClusterConfiguration"),
         "{defaults}"
     );
+}
+
+/// The certificate the server at 127.0.0.1:`port` presents, verified against `ca_pem` for
+/// `name`.
+fn served_cert(port: &str, ca_pem: &[u8], name: &str) -> Vec<u8> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, ServerName};
+    let mut roots = rustls::RootCertStore::empty();
+    for c in CertificateDer::pem_slice_iter(ca_pem) {
+        roots.add(c.expect("ca pem")).expect("ca");
+    }
+    let config = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .expect("versions")
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    let name = ServerName::try_from(name.to_string()).expect("name");
+    let mut conn =
+        rustls::ClientConnection::new(std::sync::Arc::new(config), name).expect("client");
+    let mut sock = std::net::TcpStream::connect(format!("127.0.0.1:{port}")).expect("connect");
+    while conn.is_handshaking() {
+        conn.complete_io(&mut sock).expect("handshake");
+    }
+    conn.peer_certificates().expect("peer certificates")[0].to_vec()
+}
+
+fn file_cert_der(path: &Path) -> Vec<u8> {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject;
+    CertificateDer::from_pem_file(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .to_vec()
+}
+
+#[test]
+fn init_and_join_from_config_files_phases_and_certificate_renewal() {
+    let dir = tempfile::Builder::new()
+        .prefix("k1s-kubeadm-cfg-")
+        .tempdir()
+        .expect("tmp");
+    let data = dir.path().join("cp");
+    let ds = data.to_string_lossy().into_owned();
+    // `config print init-defaults` round-trips through --config (with this machine's address,
+    // a free port and other names).
+    let defaults = k1s_ok(&["config", "print", "init-defaults", "--data-dir", &ds]);
+    let cfg = defaults
+        .replace("\"1.2.3.4\"", "127.0.0.1")
+        .replace("bindPort: 6443", "bindPort: 0")
+        .replace("name: node", "name: cfg-cp")
+        .replace("abcdef.0123456789abcdef", "k1scfg.0123456789abcdef")
+        .replace("clusterName: kubernetes", "clusterName: edge")
+        .replace(
+            "apiServer: {}",
+            "apiServer:\n  certSANs: [api.edge.example]",
+        )
+        .replace(
+            "kind: InitConfiguration",
+            "kind: InitConfiguration\nfrobnicate: true",
+        );
+    assert_ne!(cfg, defaults);
+    let init_file = dir.path().join("init.yaml");
+    std::fs::write(&init_file, &cfg).expect("write");
+    let mut cmd = Command::new(k1s_bin());
+    cmd.args([
+        "init",
+        "--config",
+        init_file.to_str().expect("utf8"),
+        "--data-dir",
+        &ds,
+    ]);
+    let mut cp = StreamingCommand::spawn(&mut cmd, "k1s init --config".into());
+    cp.wait_for_line(TIMEOUT, |l| {
+        l.starts_with("k1s is serving the Kubernetes API at")
+    });
+    let text = cp.lines().join("\n");
+    let join = cp
+        .lines()
+        .iter()
+        .find(|l| l.starts_with("k1s join "))
+        .cloned()
+        .unwrap_or_else(|| panic!("no join command:\n{text}"));
+    assert!(join.contains("--token k1scfg.0123456789abcdef"), "{join}");
+    let endpoint = join
+        .split_whitespace()
+        .nth(2)
+        .expect("endpoint")
+        .to_string();
+    let port = endpoint.rsplit_once(':').expect("port").1.to_string();
+    // The unknown field was a warning (kubeadm's strict decoding on init), not an error.
+    assert!(
+        cp.stderr().contains("unknown field \"frobnicate\""),
+        "{}",
+        cp.stderr()
+    );
+    let admin = data.join("admin.conf");
+    let ctx = kubectl_ok(&admin, &["config", "current-context"]);
+    assert_eq!(ctx.trim(), "kubernetes-admin@edge");
+    let node = kubectl_ok(&admin, &["get", "node", "cfg-cp", "-o", "json"]);
+    assert!(node.contains("NoSchedule"), "{node}");
+    let pki = data.join("pki");
+    // The served certificate is valid for the certSANs name.
+    let ca_pem = std::fs::read(pki.join("ca.crt")).expect("ca");
+    served_cert(&port, &ca_pem, "api.edge.example");
+
+    // Phases one at a time against the running server.
+    let out = k1s_ok(&[
+        "init",
+        "phase",
+        "upload-config",
+        "all",
+        "--data-dir",
+        &ds,
+        "--config",
+        init_file.to_str().expect("utf8"),
+    ]);
+    assert!(out.contains("[upload-config]"), "{out}");
+    let out = k1s_ok(&[
+        "init",
+        "phase",
+        "show-join-command",
+        "--data-dir",
+        &ds,
+        "--token",
+        TOKEN,
+        "--apiserver-advertise-address",
+        "127.0.0.1",
+        "--apiserver-bind-port",
+        &port,
+    ]);
+    assert!(
+        out.contains(&format!("k1s join 127.0.0.1:{port} --token {TOKEN}")),
+        "{out}"
+    );
+    let out = k1s_ok(&[
+        "init",
+        "phase",
+        "bootstrap-token",
+        "--data-dir",
+        &ds,
+        "--token",
+        TOKEN,
+        "--apiserver-advertise-address",
+        "127.0.0.1",
+        "--apiserver-bind-port",
+        &port,
+    ]);
+    assert!(out.contains(&format!("Using token: {TOKEN}")), "{out}");
+    let list = k1s_ok(&[
+        "token",
+        "list",
+        "--kubeconfig",
+        admin.to_str().expect("utf8"),
+    ]);
+    assert!(list.contains("abcdef") && list.contains("k1scfg"), "{list}");
+
+    // join through a JoinConfiguration (join-defaults with this cluster's values).
+    let hash = join
+        .split_whitespace()
+        .skip_while(|w| *w != "--discovery-token-ca-cert-hash")
+        .nth(1)
+        .map(str::to_string)
+        .or_else(|| {
+            cp.lines()
+                .iter()
+                .find_map(|l| l.trim().strip_prefix("--discovery-token-ca-cert-hash "))
+                .map(|h| h.trim().to_string())
+        })
+        .expect("hash");
+    let join_cfg = k1s_ok(&["config", "print", "join-defaults"])
+        .replace("kube-apiserver:6443", &endpoint)
+        .replace(
+            "unsafeSkipCAVerification: true",
+            &format!("caCertHashes: [\"{hash}\"]"),
+        )
+        .replace("name: node", "name: cfg-worker");
+    let join_file = dir.path().join("join.yaml");
+    std::fs::write(&join_file, join_cfg).expect("write");
+    let wd = dir.path().join("worker").to_string_lossy().into_owned();
+    let err = k1s_fails(&[
+        "join",
+        "--config",
+        join_file.to_str().expect("utf8"),
+        "--token",
+        TOKEN,
+        "--data-dir",
+        &wd,
+    ]);
+    assert!(
+        err.contains("can not mix '--config' with arguments [token]"),
+        "{err}"
+    );
+    k1s_ok(&[
+        "join",
+        "--config",
+        join_file.to_str().expect("utf8"),
+        "--data-dir",
+        &wd,
+        "--no-simulated-node",
+    ]);
+    assert!(Path::new(&wd).join("kubelet.conf").exists());
+    kubectl_ok(&admin, &["get", "csr"]);
+
+    // certs renew: a new certificate on disk, and the running server serves it.
+    let before = file_cert_der(&pki.join("apiserver.crt"));
+    assert_eq!(served_cert(&port, &ca_pem, "localhost"), before);
+    let out = k1s_ok(&["certs", "renew", "apiserver", "--data-dir", &ds]);
+    assert!(
+        out.contains("certificate for serving the Kubernetes API renewed"),
+        "{out}"
+    );
+    let after = file_cert_der(&pki.join("apiserver.crt"));
+    assert_ne!(before, after);
+    wait_until(TIMEOUT, "the renewed serving certificate", || {
+        (served_cert(&port, &ca_pem, "localhost") == after).then_some(())
+    });
+    let out = k1s_ok(&["certs", "renew", "all", "--data-dir", &ds]);
+    for name in [
+        "for the admin to use",
+        "front proxy client",
+        "scheduler manager",
+        "super-admin",
+    ] {
+        assert!(out.contains(name), "{name} missing:\n{out}");
+    }
+    // admin.conf's renewed credentials still work.
+    kubectl_ok(&admin, &["get", "ns", "default"]);
+    let err = k1s_fails(&["certs", "renew", "etcd-server", "--data-dir", &ds]);
+    assert!(err.contains("no etcd"), "{err}");
+    let err = k1s_fails(&["certs", "renew", "bogus", "--data-dir", &ds]);
+    assert!(err.contains("unknown certificate \"bogus\""), "{err}");
+
+    // kubeconfig user.
+    let alice = k1s_ok(&[
+        "kubeconfig",
+        "user",
+        "--client-name",
+        "alice",
+        "--org",
+        "devs",
+        "--org",
+        "ops",
+        "--data-dir",
+        &ds,
+    ]);
+    let alice_file = dir.path().join("alice.conf");
+    std::fs::write(&alice_file, alice).expect("write");
+    let me = kubectl_ok(
+        &alice_file,
+        &[
+            "auth",
+            "whoami",
+            "-o",
+            "jsonpath={.status.userInfo.username} {.status.userInfo.groups}",
+        ],
+    );
+    assert!(
+        me.starts_with("alice ") && me.contains("devs") && me.contains("ops"),
+        "{me}"
+    );
+    let key = k1s_ok(&["certs", "certificate-key"]);
+    assert!(
+        key.trim().len() == 64 && key.trim().chars().all(|c| c.is_ascii_hexdigit()),
+        "{key}"
+    );
+    cp.kill();
+}
+
+#[test]
+fn init_phases_offline_and_generate_csr() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let d = dir.path().join("p");
+    let ds = d.to_string_lossy().into_owned();
+    let pki = d.join("pki");
+    let phase = |args: &[&str]| {
+        let mut all = vec!["init", "phase"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&[
+            "--data-dir",
+            &ds,
+            "--apiserver-advertise-address",
+            "127.0.0.1",
+        ]);
+        k1s_ok(&all)
+    };
+    let out = phase(&["certs", "ca"]);
+    assert!(
+        out.contains("Generating \"ca\" certificate and key"),
+        "{out}"
+    );
+    assert!(pki.join("ca.crt").exists() && pki.join("ca.key").exists());
+    assert!(!pki.join("apiserver.crt").exists() && !pki.join("sa.key").exists());
+    phase(&["certs", "apiserver"]);
+    assert!(pki.join("apiserver.crt").exists() && !pki.join("front-proxy-ca.crt").exists());
+    let out = phase(&["certs", "apiserver"]);
+    assert!(
+        out.contains("Using existing apiserver certificate and key"),
+        "{out}"
+    );
+    let out = phase(&["certs", "etcd-ca"]);
+    assert!(out.contains("k1s runs no etcd"), "{out}");
+    phase(&["kubeconfig", "admin"]);
+    assert!(d.join("admin.conf").exists() && !d.join("scheduler.conf").exists());
+    let out = phase(&["etcd", "local"]);
+    assert!(out.contains("Nothing to do in k1s"), "{out}");
+    // A front-proxy client needs its CA first: a clear error, nothing written.
+    let err = k1s_fails(&[
+        "init",
+        "phase",
+        "certs",
+        "front-proxy-client",
+        "--data-dir",
+        &ds,
+    ]);
+    assert!(err.contains("front-proxy-ca.crt"), "{err}");
+    assert!(!pki.join("front-proxy-client.crt").exists());
+    let err = k1s_fails(&["init", "phase", "certs", "--data-dir", &ds]);
+    assert!(err.contains("not meant to be run on its own"), "{err}");
+    let err = k1s_fails(&["init", "phase", "bogus", "--data-dir", &ds]);
+    assert!(err.contains("unknown phase \"bogus\""), "{err}");
+
+    // generate-csr: keys and CSRs, refused (writing nothing) when one exists.
+    let csr_dir = dir.path().join("csr");
+    let cs = csr_dir.to_string_lossy().into_owned();
+    let out = k1s_ok(&[
+        "certs",
+        "generate-csr",
+        "--kubeconfig-dir",
+        &cs,
+        "--cert-dir",
+        &cs,
+    ]);
+    assert!(
+        out.contains("apiserver.csr") && out.contains("admin.conf.csr"),
+        "{out}"
+    );
+    for f in [
+        "apiserver.csr",
+        "apiserver.key",
+        "admin.conf.csr",
+        "scheduler.conf.key",
+    ] {
+        let text = std::fs::read_to_string(csr_dir.join(f)).expect(f);
+        assert!(text.starts_with("-----BEGIN "), "{f}: {text}");
+    }
+    let err = k1s_fails(&[
+        "certs",
+        "generate-csr",
+        "--kubeconfig-dir",
+        &cs,
+        "--cert-dir",
+        &cs,
+    ]);
+    assert!(err.contains("already exists"), "{err}");
+}
+
+#[test]
+fn bad_config_files_are_refused_and_write_nothing() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let d = dir.path().join("x");
+    let ds = d.to_string_lossy().into_owned();
+    let file = dir.path().join("c.yaml");
+    let f = file.to_string_lossy().into_owned();
+    let init_with = |body: &str| {
+        std::fs::write(&file, body).expect("write");
+        k1s_fails(&["init", "--config", &f, "--data-dir", &ds])
+    };
+    let err = init_with("apiVersion: kubeadm.k8s.io/v1beta4\nkind: InitConfiguration\n  bad: [\n");
+    assert!(err.contains("YAML"), "{err}");
+    let err =
+        init_with("apiVersion: kubeadm.k8s.io/v1beta4\nkind: JoinConfiguration\ndiscovery: {}\n");
+    assert!(
+        err.contains("no InitConfiguration or ClusterConfiguration kind"),
+        "{err}"
+    );
+    let err = init_with("apiVersion: kubeadm.k8s.io/v1beta4\nkind: InitConfigurashun\n");
+    assert!(err.contains("Kind:\"InitConfigurashun\""), "{err}");
+    let err = init_with("apiVersion: kubeadm.k8s.io/v1beta2\nkind: InitConfiguration\n");
+    assert!(err.contains("old API spec"), "{err}");
+    let err = init_with(
+        "apiVersion: kubeadm.k8s.io/v1beta4\nkind: InitConfiguration\nlocalAPIEndpoint:\n  bindPort: lots\n",
+    );
+    assert!(
+        err.contains("localAPIEndpoint.bindPort: expected an integer"),
+        "{err}"
+    );
+    let err = init_with(
+        "apiVersion: kubeadm.k8s.io/v1beta4\nkind: InitConfiguration\nbootstrapTokens:\n- token: short\n",
+    );
+    assert!(err.contains("bootstrapTokens[0].token"), "{err}");
+    std::fs::write(
+        &file,
+        "apiVersion: kubeadm.k8s.io/v1beta4\nkind: InitConfiguration\n",
+    )
+    .expect("w");
+    let err = k1s_fails(&["init", "--config", &f, "--data-dir", &ds, "--cert-dir", &ds]);
+    assert!(
+        err.contains("can not mix '--config' with arguments [cert-dir]"),
+        "{err}"
+    );
+    assert!(!d.exists(), "bad input wrote {}", d.display());
+
+    // config validate is strict: an unknown field is an error that names it.
+    std::fs::write(
+        &file,
+        "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nnetworking:\n  podSubnett: 10.0.0.0/8\n",
+    )
+    .expect("w");
+    let err = k1s_fails(&["config", "validate", "--config", &f]);
+    assert!(
+        err.contains("unknown field \"networking.podSubnett\""),
+        "{err}"
+    );
+
+    // config migrate: v1beta3 in, v1beta4 out, which validates.
+    std::fs::write(
+        &file,
+        "apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\napiServer:\n  extraArgs:\n    v: \"2\"\n",
+    )
+    .expect("w");
+    let new = dir.path().join("new.yaml");
+    let ns = new.to_string_lossy().into_owned();
+    k1s_ok(&["config", "migrate", "--old-config", &f, "--new-config", &ns]);
+    let migrated = std::fs::read_to_string(&new).expect("read");
+    assert!(
+        migrated.contains("kubeadm.k8s.io/v1beta4") && migrated.contains("name: v"),
+        "{migrated}"
+    );
+    k1s_ok(&["config", "validate", "--config", &ns]);
+}
+
+#[test]
+fn upload_certs_and_a_second_control_plane_on_a_shared_etcd() {
+    let dir = tempfile::Builder::new()
+        .prefix("k1s-kubeadm-cp-")
+        .tempdir()
+        .expect("tmp");
+    // On the local store there is nothing to share: refused, nothing written.
+    let x = dir.path().join("x");
+    let xs = x.to_string_lossy().into_owned();
+    let err = k1s_fails(&["init", "--upload-certs", "--data-dir", &xs]);
+    assert!(err.contains("shared datastore"), "{err}");
+    assert!(!x.exists());
+
+    let etcd = k1s_tests::etcd::EtcdProcess::start();
+    let a = dir.path().join("cp1");
+    let a_s = a.to_string_lossy().into_owned();
+    let mut cmd = Command::new(k1s_bin());
+    cmd.args([
+        "init",
+        "--data-dir",
+        &a_s,
+        "--apiserver-advertise-address",
+        "127.0.0.1",
+        "--apiserver-bind-port",
+        "0",
+        "--node-name",
+        "cp1",
+        "--token",
+        TOKEN,
+        "--etcd-servers",
+        etcd.url(),
+        "--upload-certs",
+    ]);
+    let mut cp1 = StreamingCommand::spawn(&mut cmd, "k1s init --upload-certs".into());
+    cp1.wait_for_line(TIMEOUT, |l| {
+        l.starts_with("k1s is serving the Kubernetes API at")
+    });
+    let lines = cp1.lines().to_vec();
+    let text = lines.join("\n");
+    let key = lines
+        .iter()
+        .find_map(|l| l.trim().strip_prefix("--control-plane --certificate-key "))
+        .unwrap_or_else(|| panic!("no certificate key:\n{text}"))
+        .trim()
+        .to_string();
+    assert_eq!(key.len(), 64, "{key}");
+    let endpoint = lines
+        .iter()
+        .find_map(|l| l.trim().strip_prefix("k1s join "))
+        .and_then(|l| l.split_whitespace().next())
+        .expect("endpoint")
+        .to_string();
+    let hash = lines
+        .iter()
+        .find_map(|l| l.trim().strip_prefix("--discovery-token-ca-cert-hash "))
+        .expect("hash")
+        .trim_end_matches([' ', '\\'])
+        .to_string();
+    let admin1 = a.join("admin.conf");
+    let owner = kubectl_ok(
+        &admin1,
+        &[
+            "get",
+            "secret",
+            "-n",
+            "kube-system",
+            "kubeadm-certs",
+            "-o",
+            "jsonpath={.metadata.ownerReferences[0].name}",
+        ],
+    );
+    assert!(owner.starts_with("bootstrap-token-"), "{owner}");
+    // The phase on its own uploads again under a given key (kubeadm's way to renew the Secret).
+    let out = k1s_ok(&[
+        "init",
+        "phase",
+        "upload-certs",
+        "--upload-certs",
+        "--certificate-key",
+        &key,
+        "--data-dir",
+        &a_s,
+    ]);
+    assert!(
+        out.contains(&format!("Using certificate key:\n{key}")),
+        "{out}"
+    );
+
+    let b = dir.path().join("cp2");
+    let bs = b.to_string_lossy().into_owned();
+    let join = |key: &str| {
+        vec![
+            "join".to_string(),
+            endpoint.clone(),
+            "--token".into(),
+            TOKEN.into(),
+            "--discovery-token-ca-cert-hash".into(),
+            hash.clone(),
+            "--control-plane".into(),
+            "--certificate-key".into(),
+            key.into(),
+            "--data-dir".into(),
+            bs.clone(),
+            "--node-name".into(),
+            "cp2".into(),
+            "--apiserver-advertise-address".into(),
+            "127.0.0.1".into(),
+            "--apiserver-bind-port".into(),
+            "0".into(),
+            "--discovery-timeout".into(),
+            "10s".into(),
+        ]
+    };
+    // A wrong key cannot open the Secret: refused, nothing written.
+    let wrong = join(&"00".repeat(32));
+    let wrong: Vec<&str> = wrong.iter().map(String::as_str).collect();
+    let err = k1s_fails(&wrong);
+    assert!(err.contains("message authentication failed"), "{err}");
+    assert!(!b.join("pki").exists() && !b.join("admin.conf").exists());
+
+    let args = join(&key);
+    let mut cmd = Command::new(k1s_bin());
+    cmd.args(&args);
+    let mut cp2 = StreamingCommand::spawn(&mut cmd, "k1s join --control-plane".into());
+    cp2.wait_for_line(TIMEOUT, |l| {
+        l.starts_with("k1s is serving the Kubernetes API at")
+    });
+    let text2 = cp2.lines().join("\n");
+    assert!(
+        text2.contains("a new control plane instance was created"),
+        "{text2}"
+    );
+    for f in ["ca.crt", "ca.key", "sa.key", "front-proxy-ca.crt"] {
+        assert_eq!(
+            std::fs::read(a.join("pki").join(f)).expect("a"),
+            std::fs::read(b.join("pki").join(f)).expect("b"),
+            "{f}"
+        );
+    }
+    // Its own admin.conf reaches the shared cluster, which now has both control-plane nodes.
+    let admin2 = b.join("admin.conf");
+    wait_until(TIMEOUT, "both control-plane nodes", || {
+        let out = kubectl(
+            &admin2,
+            &[
+                "get",
+                "nodes",
+                "-l",
+                "node-role.kubernetes.io/control-plane",
+                "-o",
+                "name",
+            ],
+        );
+        let names = stdout(&out);
+        (names.contains("node/cp1") && names.contains("node/cp2")).then_some(())
+    });
+    cp2.kill();
+    cp1.kill();
 }

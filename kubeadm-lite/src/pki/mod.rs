@@ -5,10 +5,12 @@
 
 mod certs;
 mod sign;
+mod single;
 #[cfg(test)]
 mod tests;
 
-pub use sign::{CsrInfo, cert_expiry, new_client_csr, parse_csr_pem, sign_csr};
+pub use sign::{CsrInfo, cert_expiry, new_client_csr, new_csr, parse_csr_pem, sign_csr};
+pub use single::{CERTS, CaSigner, ETCD_CERTS, ensure_one, leaf_csr, renew, seconds_left};
 
 use std::fmt;
 use std::io;

@@ -83,12 +83,25 @@ pub fn parse_csr_pem(pem: &[u8]) -> Result<CsrInfo, String> {
 /// A new P-256 key and a CSR for `CN=<common_name>, O=<organization>` (a kubelet's client
 /// request: `system:node:<name>` in `system:nodes`). Returns (CSR PEM, key PEM).
 pub fn new_client_csr(common_name: &str, organization: &str) -> Result<(String, String), PkiError> {
+    new_csr(common_name, &[organization], Vec::new())
+}
+
+/// A new P-256 key and a CSR for `CN=<common_name>` with the (at most one: rcgen keeps one value
+/// per attribute) organization and SANs. Returns (CSR PEM, key PEM).
+pub fn new_csr(
+    common_name: &str,
+    organizations: &[&str],
+    sans: Vec<rcgen::SanType>,
+) -> Result<(String, String), PkiError> {
     let key = certs::new_key()?;
     let mut params = CertificateParams::default();
     let mut dn = DistinguishedName::new();
-    dn.push(DnType::OrganizationName, organization);
+    if let Some(o) = organizations.first() {
+        dn.push(DnType::OrganizationName, *o);
+    }
     dn.push(DnType::CommonName, common_name);
     params.distinguished_name = dn;
+    params.subject_alt_names = sans;
     let csr = params
         .serialize_request(&key)
         .map_err(|e| PkiError::Generate {
