@@ -1057,6 +1057,7 @@ fn upload_certs_and_a_second_control_plane_on_a_shared_etcd() {
     assert!(!x.exists());
 
     let etcd = k1s_tests::etcd::EtcdProcess::start();
+    let etcd_url = etcd.url();
     let a = dir.path().join("cp1");
     let a_s = a.to_string_lossy().into_owned();
     let mut cmd = Command::new(k1s_bin());
@@ -1073,7 +1074,7 @@ fn upload_certs_and_a_second_control_plane_on_a_shared_etcd() {
         "--token",
         TOKEN,
         "--etcd-servers",
-        etcd.url(),
+        &etcd_url,
         "--upload-certs",
     ]);
     let mut cp1 = StreamingCommand::spawn(&mut cmd, "k1s init --upload-certs".into());
