@@ -1734,11 +1734,7 @@ async fn run_token(args: TokenArgs) -> anyhow::Result<()> {
 fn run_certs(args: CertsArgs) -> anyhow::Result<()> {
     match args.command {
         CertsCommand::CheckExpiration { data_dir, cert_dir } => {
-            let data_dir = match data_dir {
-                Some(d) => d,
-                None => default_data_dir()?,
-            };
-            let cert_dir = cert_dir.unwrap_or_else(|| data_dir.join("pki"));
+            let (data_dir, cert_dir) = data_and_cert_dirs(data_dir, cert_dir)?;
             print!(
                 "{}",
                 k1s_kubeadm_lite::cmd::check_expiration(&data_dir, &cert_dir)?
@@ -1749,11 +1745,7 @@ fn run_certs(args: CertsArgs) -> anyhow::Result<()> {
             data_dir,
             cert_dir,
         } => {
-            let data_dir = match data_dir {
-                Some(d) => d,
-                None => default_data_dir()?,
-            };
-            let cert_dir = cert_dir.unwrap_or_else(|| data_dir.join("pki"));
+            let (data_dir, cert_dir) = data_and_cert_dirs(data_dir, cert_dir)?;
             print!(
                 "{}",
                 k1s_kubeadm_lite::cmd::renew(&data_dir, &cert_dir, &name)?
@@ -1781,6 +1773,19 @@ fn run_certs(args: CertsArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `--data-dir` (default: the usual data dir) and `--cert-dir` (default: its `pki/`).
+fn data_and_cert_dirs(
+    data_dir: Option<PathBuf>,
+    cert_dir: Option<PathBuf>,
+) -> anyhow::Result<(PathBuf, PathBuf)> {
+    let data_dir = match data_dir {
+        Some(d) => d,
+        None => default_data_dir()?,
+    };
+    let cert_dir = cert_dir.unwrap_or_else(|| data_dir.join("pki"));
+    Ok((data_dir, cert_dir))
+}
+
 fn run_kubeconfig(args: KubeconfigArgs) -> anyhow::Result<()> {
     match args.command {
         KubeconfigCommand::User {
@@ -1790,11 +1795,7 @@ fn run_kubeconfig(args: KubeconfigArgs) -> anyhow::Result<()> {
             data_dir,
             cert_dir,
         } => {
-            let data_dir = match data_dir {
-                Some(d) => d,
-                None => default_data_dir()?,
-            };
-            let cert_dir = cert_dir.unwrap_or_else(|| data_dir.join("pki"));
+            let (data_dir, cert_dir) = data_and_cert_dirs(data_dir, cert_dir)?;
             print!(
                 "{}",
                 k1s_kubeadm_lite::cmd::kubeconfig_user(

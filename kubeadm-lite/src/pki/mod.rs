@@ -434,20 +434,7 @@ pub fn ensure_pki(pki_dir: &Path, opts: &PkiOptions) -> Result<Pki, PkiError> {
         load_or_issue_serving(pki_dir, &ca, &ca_issuer, opts, sans, &mut plan)?;
 
     // Every check passed: only now touch the disk.
-    let mut written = Vec::with_capacity(plan.writes.len());
-    if !plan.writes.is_empty() {
-        fsutil::ensure_private_dir(pki_dir).map_err(|source| PkiError::Io {
-            path: pki_dir.to_path_buf(),
-            source,
-        })?;
-        for w in plan.writes {
-            fsutil::write_atomic(&w.path, &w.contents, w.mode).map_err(|source| PkiError::Io {
-                path: w.path.clone(),
-                source,
-            })?;
-            written.push(w.path);
-        }
-    }
+    let written = single::write_plan(pki_dir, plan)?;
 
     Ok(Pki {
         dir: pki_dir.to_path_buf(),

@@ -120,7 +120,8 @@ fn unknown(name: &str) -> PkiError {
     ))
 }
 
-fn write_plan(dir: &Path, plan: Plan) -> Result<Vec<PathBuf>, PkiError> {
+/// Writes what `plan` holds (the directory made private first); the paths written.
+pub(super) fn write_plan(dir: &Path, plan: Plan) -> Result<Vec<PathBuf>, PkiError> {
     let mut written = Vec::new();
     if plan.writes.is_empty() {
         return Ok(written);
