@@ -48,6 +48,7 @@ struct Inner {
     wal_dir: PathBuf,
     /// The size of a new log file.
     wal_file_bytes: u64,
+    /// The blobs already fsynced; its lock is held through a whole durability pass.
     synced_blobs: Mutex<HashSet<std::ffi::OsString>>,
     /// Held across append + apply, so the log's order is sled's order and a checkpoint's switch
     /// to a new file falls between whole commits.
@@ -177,21 +178,23 @@ impl Inner {
     }
 
     fn make_sled_durable(&self) -> Result<()> {
+        // One pass at a time: a checkpoint and a close flushing sled together could race on
+        // sled's own files (a restore saw one fail with "No such file or directory").
+        let mut synced = self
+            .synced_blobs
+            .lock()
+            .map_err(|_| Error::Engine("blob set lock poisoned".into()))?;
         self.db.flush()?;
         self.db_file.sync_data()?;
-        self.sync_new_blobs()
+        self.sync_new_blobs(&mut synced)
     }
 
-    fn sync_new_blobs(&self) -> Result<()> {
+    fn sync_new_blobs(&self, synced: &mut HashSet<std::ffi::OsString>) -> Result<()> {
         let entries = match fs::read_dir(&self.blob_dir) {
             Ok(e) => e,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
             Err(e) => return Err(e.into()),
         };
-        let mut synced = self
-            .synced_blobs
-            .lock()
-            .map_err(|_| Error::Engine("blob set lock poisoned".into()))?;
         let mut present = HashSet::new();
         let mut any_new = false;
         for entry in entries {
