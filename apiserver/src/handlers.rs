@@ -420,7 +420,7 @@ async fn serve_verb(
                 target,
                 strategy,
                 name,
-                subname.filter(|s| matches!(*s, "status" | "approval")),
+                subname.filter(|s| *s != "scale"),
                 &write,
                 |old| {
                     let base = if scale {
@@ -928,7 +928,7 @@ async fn server_side_apply(
         target,
         strategy,
         name,
-        subname.filter(|s| *s == "status"),
+        subname.filter(|s| *s != "scale"),
         &write,
         |old| {
             let new = apply::apply(&tracking, Some(old), &config, force)?;

@@ -11,8 +11,11 @@ use k1s_bench::ApiClient;
 use k1s_kubeadm_lite::Kubeconfig;
 use serde_json::Value;
 
-/// Builds the `k1s` binary (debug) and returns its path.
+/// The `k1s` binary: `$K1S_BIN` when set (scripts/test builds it), else built here (debug).
 fn k1s_binary() -> PathBuf {
+    if let Some(bin) = std::env::var_os("K1S_BIN") {
+        return PathBuf::from(bin);
+    }
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(cargo)

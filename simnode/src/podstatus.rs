@@ -4,10 +4,13 @@
 //! kubelet's crash-loop back-off), and the phase and conditions follow upstream's
 //! `pkg/kubelet/status/generate.go` and `getPhase`.
 
+use std::collections::BTreeMap;
+
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::core::v1::{
     Container, ContainerState, ContainerStateRunning, ContainerStateTerminated,
     ContainerStateWaiting, ContainerStatus, HostIP, Pod, PodCondition, PodIP, PodStatus,
+    ResourceRequirements,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -407,6 +410,28 @@ fn step(
     old.clone()
 }
 
+/// What the kubelet reports of a container's resources (InPlacePodVerticalScaling): the
+/// requests it allocated, and the cpu and memory requests and limits applied. A simulated
+/// node applies a resize (`pods/resize`) at once, so both follow the spec.
+fn report_resources(c: &Container, s: &mut ContainerStatus) {
+    let spec = c.resources.clone().unwrap_or_default();
+    let cpu_and_memory = |list: Option<BTreeMap<String, Quantity>>| {
+        let list: BTreeMap<String, Quantity> = list
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|(k, _)| k == "cpu" || k == "memory")
+            .collect();
+        (!list.is_empty()).then_some(list)
+    };
+    let applied = ResourceRequirements {
+        limits: cpu_and_memory(spec.limits),
+        requests: cpu_and_memory(spec.requests.clone()),
+        ..Default::default()
+    };
+    s.allocated_resources = spec.requests.filter(|r| !r.is_empty());
+    s.resources = (applied.limits.is_some() || applied.requests.is_some()).then_some(applied);
+}
+
 fn find<'a>(list: Option<&'a Vec<ContainerStatus>>, name: &str) -> Option<&'a ContainerStatus> {
     list?.iter().find(|s| s.name == name)
 }
@@ -471,7 +496,18 @@ pub fn desired(pod: &Pod, env: &PodEnv, now: Timestamp) -> Desired {
     let mut statuses = Vec::new();
     for c in &spec.containers {
         let prev = find(old.container_statuses.as_ref(), &c.name);
-        statuses.push(step(pod, c, prev, &life, now, &mut wake, &mut happenings));
+        let mut s = step(pod, c, prev, &life, now, &mut wake, &mut happenings);
+        report_resources(c, &mut s);
+        statuses.push(s);
+    }
+    for (c, s) in spec
+        .init_containers
+        .iter()
+        .flatten()
+        .zip(init_statuses.iter_mut())
+        .filter(|(c, _)| is_sidecar(c))
+    {
+        report_resources(c, s);
     }
     // Ephemeral containers (`kubectl debug`) start when they are added, and never count as
     // ready. Their spec shares the Container fields it has.

@@ -271,3 +271,119 @@ fn kubectl_debug_adds_a_running_ephemeral_container() {
         "{err}"
     );
 }
+
+#[test]
+fn kubectl_patch_resize_changes_resources_in_place() {
+    let c = TestCluster::start();
+    // Discovery lists the pod subresources upstream lists, streaming ones included.
+    let v1 = json(&c, &["get", "--raw", "/api/v1"]);
+    let names: Vec<&str> = v1["resources"]
+        .as_array()
+        .expect("resources")
+        .iter()
+        .filter_map(|r| r["name"].as_str())
+        .collect();
+    for sub in [
+        "pods/attach",
+        "pods/exec",
+        "pods/log",
+        "pods/portforward",
+        "pods/resize",
+    ] {
+        assert!(names.contains(&sub), "{sub} not in {names:?}");
+    }
+    c.apply(
+        r#"apiVersion: v1
+kind: Pod
+metadata: {name: rz}
+spec:
+  containers:
+  - name: c
+    image: nginx
+    resources:
+      requests: {cpu: 100m, memory: 64Mi}
+      limits: {cpu: 200m, memory: 128Mi}
+  - name: d
+    image: nginx
+    resources:
+      requests: {cpu: 50m}
+"#,
+    );
+    c.kubectl_ok(&["wait", "--for=condition=Ready", "pod/rz", "--timeout=40s"]);
+    let resize = |patch: &str| {
+        let args = [
+            "patch",
+            "pod",
+            "rz",
+            "--subresource=resize",
+            "--type=strategic",
+            "-p",
+            patch,
+        ];
+        (c.kubectl(&args), args.map(str::to_string))
+    };
+    // A resize changes the resources; other changes in the same request are dropped.
+    let (out, _) = resize(
+        r#"{"spec":{"containers":[{"name":"c","image":"busybox","resources":{"requests":{"cpu":"150m"},"limits":{"cpu":"300m"}}}]}}"#,
+    );
+    assert!(out.status.success(), "{out:?}");
+    let p = wait_until(WAIT, "the node to report the resized resources", || {
+        let p = pod(&c, "rz");
+        (p["status"]["containerStatuses"][0]["resources"]["requests"]["cpu"] == "150m").then_some(p)
+    });
+    let container = &p["spec"]["containers"][0];
+    assert_eq!(container["image"], "nginx");
+    assert_eq!(container["resources"]["limits"]["cpu"], "300m");
+    let status = &p["status"]["containerStatuses"][0];
+    assert_eq!(status["allocatedResources"]["cpu"], "150m");
+    assert_eq!(status["resources"]["limits"]["cpu"], "300m");
+    assert_eq!(status["restartCount"], 0);
+    assert_eq!(p["status"]["qosClass"], "Burstable");
+    // The pod itself still refuses resource changes.
+    let args = [
+        "patch",
+        "pod",
+        "rz",
+        "-p",
+        r#"{"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"120m"}}}]}}"#,
+    ];
+    let err = k1s_tests::fails(&args, c.kubectl(&args));
+    assert!(err.contains("pod updates may not change fields"), "{err}");
+    // Upstream's refusals (ValidatePodResize and ValidateResourceRequirements).
+    for (patch, expected) in [
+        (
+            r#"{"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"500m"}}}]}}"#,
+            r#"spec.containers[0].resources.requests[cpu]: Invalid value: "500m": must be less than or equal to cpu limit of 300m"#,
+        ),
+        (
+            r#"{"spec":{"containers":[{"name":"d","resources":{"requests":{"cpu":null}}}]}}"#,
+            "spec.containers[1].resources.requests: Forbidden: resource requests cannot be removed",
+        ),
+        (
+            r#"{"spec":{"containers":[{"name":"c","resources":{"limits":{"cpu":null}}}]}}"#,
+            "spec.containers[0].resources.limits: Forbidden: resource limits cannot be removed",
+        ),
+        (
+            r#"{"spec":{"containers":[{"name":"c","resources":{"limits":{"ephemeral-storage":"1Gi"}}}]}}"#,
+            "spec: Forbidden: only cpu and memory resources are mutable",
+        ),
+        (
+            r#"{"spec":{"containers":[{"name":"c","resources":{"limits":{"memory":"100Mi"}}}]}}"#,
+            "spec.containers[0].resources.limits[memory]: Forbidden: memory limits cannot be decreased unless resizePolicy is RestartContainer",
+        ),
+        (
+            r#"{"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"300m","memory":"128Mi"}}},{"name":"d","resources":{"requests":{"memory":"64Mi"},"limits":{"cpu":"50m","memory":"64Mi"}}}]}}"#,
+            r#"spec: Invalid value: "Burstable": Pod QOS Class may not change as a result of resizing"#,
+        ),
+    ] {
+        let (out, args) = resize(patch);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let err = k1s_tests::fails(&args, out);
+        assert!(err.contains(expected), "{patch}: {err}");
+    }
+    let p = pod(&c, "rz");
+    assert_eq!(
+        p["spec"]["containers"][0]["resources"],
+        serde_json::json!({"requests": {"cpu": "150m", "memory": "64Mi"}, "limits": {"cpu": "300m", "memory": "128Mi"}})
+    );
+}

@@ -35,6 +35,15 @@ impl Subresource {
     pub fn has_verb(&self, verb: &str) -> bool {
         self.verbs.contains(&verb)
     }
+
+    /// A streaming subresource (`pods/log`, `pods/exec`, ...): served by the node proxy, not
+    /// read or written as an object.
+    pub fn is_connect(&self) -> bool {
+        matches!(
+            self.name,
+            "attach" | "exec" | "log" | "portforward" | "proxy"
+        )
+    }
 }
 
 /// One built-in resource in one group/version.

@@ -22,6 +22,8 @@ const NO_DELETECOLLECTION: &[&str] = &[
 const GPU: &[&str] = &["get", "patch", "update"];
 /// Create-only resources (reviews) and action subresources (binding, eviction, token).
 const CREATE: &[&str] = &["create"];
+/// Streaming (connect) subresources as discovery lists them: GET for websockets, POST for SPDY.
+const CONNECT: &[&str] = &["create", "get"];
 
 const ALL: &[&str] = &["all"];
 const API_EXTENSIONS: &[&str] = &["api-extensions"];
@@ -226,6 +228,14 @@ pub(super) static RESOURCES: &[ResourceInfo] = &[
         .short(&["po"])
         .cats(ALL)
         .subs(&[
+            // attach, exec, log and portforward are served by `node_proxy` (to the node).
+            Subresource {
+                name: "attach",
+                group: "",
+                version: "v1",
+                kind: "PodAttachOptions",
+                verbs: CONNECT,
+            },
             Subresource {
                 name: "binding",
                 group: "",
@@ -247,6 +257,35 @@ pub(super) static RESOURCES: &[ResourceInfo] = &[
                 version: "v1",
                 kind: "Eviction",
                 verbs: CREATE,
+            },
+            Subresource {
+                name: "exec",
+                group: "",
+                version: "v1",
+                kind: "PodExecOptions",
+                verbs: CONNECT,
+            },
+            Subresource {
+                name: "log",
+                group: "",
+                version: "v1",
+                kind: "Pod",
+                verbs: &["get"],
+            },
+            Subresource {
+                name: "portforward",
+                group: "",
+                version: "v1",
+                kind: "PodPortForwardOptions",
+                verbs: CONNECT,
+            },
+            // In-place resize of container resources (InPlacePodVerticalScaling, beta in 1.33).
+            Subresource {
+                name: "resize",
+                group: "",
+                version: "v1",
+                kind: "Pod",
+                verbs: GPU,
             },
             status!("", "v1", "Pod"),
         ]),

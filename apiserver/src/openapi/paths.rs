@@ -502,7 +502,8 @@ fn resource_ops(r: &ResourceInfo, kinds: &[KindDef], tag: &str, ops: &mut Vec<Op
             ));
         }
     }
-    for sub in r.subresources {
+    // Streaming subresources (log, exec, ...) are not objects: no read/replace/patch operations.
+    for sub in r.subresources.iter().filter(|s| !s.is_connect()) {
         let Some(sub_def) = definition(kinds, sub.group, sub.version, sub.kind) else {
             continue;
         };

@@ -478,7 +478,7 @@ impl Registry {
             if let Some(a) = &opts.admission {
                 a.mutate(Operation::Update, &mut new, Some(&old)).await?;
             }
-            object::validate_update(t, strategy, &new, &old)?;
+            object::validate_update(t, strategy, &new, &old, subresource)?;
             if let Some(a) = &opts.admission {
                 a.validate(Operation::Update, &new, Some(&old)).await?;
             }

@@ -221,6 +221,41 @@ pub fn prepare_update(
         let rv = meta::resource_version(&new).map(str::to_string);
         meta::set_resource_version(&mut merged, rv.as_deref().unwrap_or("")).map_err(meta_err)?;
         new = merged;
+    } else if subresource == Some("resize") {
+        // pods/resize changes the resources and resizePolicy of containers only (upstream's
+        // podResizeStrategy); what else the request changed is dropped.
+        let mut merged = old.clone();
+        for list in ["containers", "initContainers"] {
+            let Some(requested) = new
+                .pointer(&format!("/spec/{list}"))
+                .and_then(Value::as_array)
+            else {
+                continue;
+            };
+            for c in requested {
+                let name = c.get("name").and_then(Value::as_str);
+                let Some(kept) = merged
+                    .pointer_mut(&format!("/spec/{list}"))
+                    .and_then(Value::as_array_mut)
+                    .and_then(|l| {
+                        l.iter_mut()
+                            .find(|k| k.get("name").and_then(Value::as_str) == name)
+                    })
+                    .and_then(Value::as_object_mut)
+                else {
+                    continue;
+                };
+                for field in ["resources", "resizePolicy"] {
+                    match c.get(field) {
+                        Some(v) => kept.insert(field.into(), v.clone()),
+                        None => kept.remove(field),
+                    };
+                }
+            }
+        }
+        let rv = meta::resource_version(&new).map(str::to_string);
+        meta::set_resource_version(&mut merged, rv.as_deref().unwrap_or("")).map_err(meta_err)?;
+        new = merged;
     } else if matches!(subresource, Some("status" | "approval")) {
         // A status update changes status only.
         let status = new.get("status").cloned();
@@ -301,11 +336,15 @@ pub fn validate_update(
     strategy: &dyn Strategy,
     new: &Value,
     old: &Value,
+    subresource: Option<&str>,
 ) -> Result<(), ApiError> {
     let mut errs = meta::validate_object_meta_update(new, old);
     // The resourceVersion rule is enforced by the store's compare-and-swap, not here.
     errs.retain(|e| e.field != "metadata.resourceVersion");
-    errs.extend(strategy.validate_update(new, old));
+    errs.extend(match subresource {
+        Some(sub) => strategy.validate_subresource_update(sub, new, old),
+        None => strategy.validate_update(new, old),
+    });
     invalid_if_any(t.info, new, errs)
 }
 

@@ -32,6 +32,17 @@ pub trait Strategy: Send + Sync {
         self.validate(new)
     }
 
+    /// Validation of an update through a subresource (`status`, `resize`, ...); most kinds
+    /// validate it as any update.
+    fn validate_subresource_update(
+        &self,
+        _subresource: &str,
+        new: &Value,
+        old: &Value,
+    ) -> Vec<FieldError> {
+        self.validate_update(new, old)
+    }
+
     /// Warnings for a new object (sent as `Warning:` headers), as upstream's WarningsOnCreate.
     fn warnings_on_create(&self, _obj: &Value) -> Vec<String> {
         Vec::new()

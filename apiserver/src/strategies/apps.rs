@@ -1,6 +1,7 @@
 //! Strategies of workload kinds (apps/v1 and batch/v1): defaults and the validations clients hit.
 
 use k1s_apimachinery::FieldError;
+use k1s_apimachinery::quantity::Quantity;
 use k1s_apimachinery::selector::LabelSelector;
 use serde_json::{Value, json};
 
@@ -50,6 +51,85 @@ pub fn validate_pod_spec(spec: Option<&Value>, path: &str) -> Vec<FieldError> {
                     ));
                 }
             }
+        }
+    }
+    for list in ["containers", "initContainers"] {
+        for (i, c) in spec
+            .get(list)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            if let Some(r) = c.get("resources") {
+                errs.extend(validate_resource_requirements(
+                    r,
+                    &format!("{path}.{list}[{i}].resources"),
+                ));
+            }
+        }
+    }
+    errs
+}
+
+/// Whether a resource may be requested below its limit (upstream's IsOvercommitAllowed: names
+/// in the default namespace other than hugepages; extended resources are not).
+fn overcommit_allowed(name: &str) -> bool {
+    let default_namespace = !name.contains('/') || name.starts_with("kubernetes.io/");
+    default_namespace && !name.starts_with("hugepages-")
+}
+
+/// A container's requests and limits (upstream's ValidateResourceRequirements): quantities are
+/// not negative, a request is at most its limit, and resources that cannot be overcommitted
+/// have a limit equal to the request.
+fn validate_resource_requirements(resources: &Value, path: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let list = |key: &str| -> Vec<(String, Option<Quantity>)> {
+        resources
+            .get(key)
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| (k.clone(), v.as_str().and_then(Quantity::parse)))
+            .collect()
+    };
+    let limits = list("limits");
+    let requests = list("requests");
+    for (key, entries) in [("limits", &limits), ("requests", &requests)] {
+        for (name, q) in entries {
+            if let Some(q) = q.filter(Quantity::is_negative) {
+                errs.push(FieldError::invalid(
+                    format!("{path}.{key}[{name}]"),
+                    q.to_string(),
+                    "must be greater than or equal to 0",
+                ));
+            }
+        }
+    }
+    for (name, request) in &requests {
+        let field = format!("{path}.requests[{name}]");
+        let limit = limits.iter().find(|(n, _)| n == name);
+        match (request, limit) {
+            (Some(request), Some((_, Some(limit)))) => {
+                if !overcommit_allowed(name) && request != limit {
+                    errs.push(FieldError::invalid(
+                        field,
+                        request.to_string(),
+                        format!("must be equal to {name} limit of {limit}"),
+                    ));
+                } else if request > limit {
+                    errs.push(FieldError::invalid(
+                        field,
+                        request.to_string(),
+                        format!("must be less than or equal to {name} limit of {limit}"),
+                    ));
+                }
+            }
+            (_, None) if !overcommit_allowed(name) => errs.push(FieldError::required(
+                format!("{path}.limits"),
+                "Limit must be set for non overcommitable resources",
+            )),
+            _ => {}
         }
     }
     errs

@@ -1,6 +1,7 @@
 //! Strategies of core/v1 kinds: namespaces, pods, services, secrets, events, nodes, RCs.
 
 use k1s_apimachinery::FieldError;
+use k1s_apimachinery::quantity::Quantity;
 use serde_json::{Map, Value, json};
 
 use super::apps::{default_pod_template, validate_pod_spec};
@@ -99,6 +100,14 @@ impl Strategy for Pods {
         let mut errs = validate_pod_spec(new.get("spec"), "spec");
         errs.extend(validate_pod_spec_update(&new["spec"], &old["spec"]));
         errs.extend(validate_ephemeral_containers(&new["spec"], &old["spec"]));
+        errs
+    }
+    fn validate_subresource_update(&self, sub: &str, new: &Value, old: &Value) -> Vec<FieldError> {
+        if sub != "resize" {
+            return self.validate_update(new, old);
+        }
+        let mut errs = validate_pod_spec(new.get("spec"), "spec");
+        errs.extend(validate_pod_resize(new, old));
         errs
     }
     fn selectable_fields(&self) -> &'static [&'static str] {
@@ -378,6 +387,132 @@ fn validate_pod_spec_update(new: &Value, old: &Value) -> Vec<FieldError> {
     }
     if new_rest != old_rest {
         errs.push(FieldError::forbidden("spec", MUTABLE));
+    }
+    errs
+}
+
+/// A resize through `pods/resize` (upstream's ValidatePodResize, 1.33): containers keep their
+/// names and order, only cpu and memory change, requests and limits are not removed, a memory
+/// limit shrinks only with the RestartContainer policy, and the QoS class stays.
+fn validate_pod_resize(new: &Value, old: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let old_qos = old
+        .pointer("/status/qosClass")
+        .and_then(Value::as_str)
+        .unwrap_or_else(|| qos_class(old.get("spec")));
+    if qos_class(new.get("spec")) != old_qos {
+        errs.push(FieldError::invalid(
+            "spec",
+            old_qos,
+            "Pod QOS Class may not change as a result of resizing",
+        ));
+    }
+    for list in ["containers", "initContainers"] {
+        let items = |v: &Value| -> Vec<Value> {
+            v.pointer(&format!("/spec/{list}"))
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+        };
+        let (new_list, old_list) = (items(new), items(old));
+        if new_list.len() != old_list.len() {
+            errs.push(FieldError::forbidden(
+                format!("spec.{list}"),
+                format!("{list} may not be added or removed on resize"),
+            ));
+            continue;
+        }
+        for (i, (n, o)) in new_list.iter().zip(&old_list).enumerate() {
+            let path = format!("spec.{list}[{i}]");
+            if n.get("name") != o.get("name") {
+                errs.push(FieldError::forbidden(
+                    format!("{path}.name"),
+                    format!("{list} may not be renamed or reordered on resize"),
+                ));
+                continue;
+            }
+            let sidecar = o.get("restartPolicy").and_then(Value::as_str) == Some("Always");
+            if list == "initContainers" && !sidecar {
+                if n.get("resources") != o.get("resources") {
+                    errs.push(FieldError::forbidden(
+                        format!("{path}.resources"),
+                        "resources for non-sidecar init containers are immutable",
+                    ));
+                }
+                continue;
+            }
+            errs.extend(validate_container_resize(n, o, &path));
+        }
+    }
+    errs
+}
+
+/// The per-container rules of a resize (upstream's validateContainerResize and the
+/// "only cpu and memory" comparison).
+fn validate_container_resize(new: &Value, old: &Value, path: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let section = |c: &Value, key: &str| -> Map<String, Value> {
+        c.pointer(&format!("/resources/{key}"))
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default()
+    };
+    // Everything but cpu and memory stays as it was.
+    let others = |c: &Value| -> Value {
+        let mut r = c.get("resources").cloned().unwrap_or_else(|| json!({}));
+        if let Some(o) = r.as_object_mut() {
+            for key in ["requests", "limits"] {
+                if let Some(m) = o.get_mut(key).and_then(Value::as_object_mut) {
+                    m.remove("cpu");
+                    m.remove("memory");
+                    if m.is_empty() {
+                        o.remove(key);
+                    }
+                }
+            }
+        }
+        r
+    };
+    if others(new) != others(old) {
+        errs.push(FieldError::forbidden(
+            "spec",
+            "only cpu and memory resources are mutable",
+        ));
+    }
+    for (key, what) in [("requests", "requests"), ("limits", "limits")] {
+        let new_section = section(new, key);
+        if section(old, key)
+            .keys()
+            .any(|k| !new_section.contains_key(k))
+        {
+            errs.push(FieldError::forbidden(
+                format!("{path}.resources.{key}"),
+                format!("resource {what} cannot be removed"),
+            ));
+        }
+    }
+    let memory_limit = |c: &Value| {
+        section(c, "limits")
+            .get("memory")
+            .and_then(Value::as_str)
+            .and_then(Quantity::parse)
+    };
+    let memory_policy = new
+        .get("resizePolicy")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .find(|p| p.get("resourceName").and_then(Value::as_str) == Some("memory"))
+        .and_then(|p| p.get("restartPolicy").and_then(Value::as_str))
+        .unwrap_or("NotRequired");
+    if let (Some(n), Some(o)) = (memory_limit(new), memory_limit(old))
+        && n < o
+        && memory_policy != "RestartContainer"
+    {
+        errs.push(FieldError::forbidden(
+            format!("{path}.resources.limits[memory]"),
+            "memory limits cannot be decreased unless resizePolicy is RestartContainer",
+        ));
     }
     errs
 }

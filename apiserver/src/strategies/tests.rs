@@ -501,3 +501,64 @@ fn secrets_need_the_keys_of_their_type_as_upstream() {
         ["data: Too long: may not be more than 1048576 bytes"]
     );
 }
+
+#[test]
+fn container_resources_are_validated_as_upstream() {
+    // (resources of a Deployment's only container, expected errors); cases from upstream's
+    // TestValidateResourceRequirements.
+    let cases = [
+        (
+            json!({ "requests": { "cpu": "10", "memory": "10G" } }),
+            vec![],
+        ),
+        (
+            json!({ "requests": { "cpu": "10" }, "limits": { "cpu": "10", "memory": "1Gi" } }),
+            vec![],
+        ),
+        (
+            json!({ "requests": { "cpu": "11" }, "limits": { "cpu": "10" } }),
+            vec![
+                "spec.template.spec.containers[0].resources.requests[cpu]: Invalid value: \"11\": must be less than or equal to cpu limit of 10",
+            ],
+        ),
+        (
+            json!({ "requests": { "memory": "-1" } }),
+            vec![
+                "spec.template.spec.containers[0].resources.requests[memory]: Invalid value: \"-1\": must be greater than or equal to 0",
+            ],
+        ),
+        // Extended resources cannot be overcommitted.
+        (
+            json!({ "requests": { "example.com/a": "1" } }),
+            vec![
+                "spec.template.spec.containers[0].resources.limits: Required value: Limit must be set for non overcommitable resources",
+            ],
+        ),
+        (
+            json!({ "requests": { "example.com/a": "1" }, "limits": { "example.com/a": "2" } }),
+            vec![
+                "spec.template.spec.containers[0].resources.requests[example.com/a]: Invalid value: \"1\": must be equal to example.com/a limit of 2",
+            ],
+        ),
+        (
+            json!({ "requests": { "hugepages-2Mi": "2Mi" }, "limits": { "hugepages-2Mi": "2Mi" } }),
+            vec![],
+        ),
+    ];
+    for (resources, expected) in cases {
+        let deployment = json!({
+            "spec": {
+                "selector": { "matchLabels": { "a": "b" } },
+                "template": {
+                    "metadata": { "labels": { "a": "b" } },
+                    "spec": { "containers": [{ "name": "c", "image": "i", "resources": resources }] },
+                },
+            },
+        });
+        assert_eq!(
+            errors("apps", "v1", "deployments", &deployment),
+            expected,
+            "{resources}"
+        );
+    }
+}
