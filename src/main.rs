@@ -701,6 +701,11 @@ struct ControllerManagerArgs {
     /// The private key (PEM) of --cluster-signing-cert-file.
     #[arg(long)]
     cluster_signing_key_file: Option<PathBuf>,
+    /// The service-account key (PEM, PKCS#8 or kubeadm's PKCS#1 `sa.key`) that signs the
+    /// tokens of `kubernetes.io/service-account-token` Secrets; the serviceaccount-token
+    /// controller does not run without it.
+    #[arg(long)]
+    service_account_private_key_file: Option<PathBuf>,
     #[command(flatten)]
     controller: ControllerFlags,
 }
@@ -1090,6 +1095,23 @@ async fn run_controller_manager(args: ControllerManagerArgs) -> anyhow::Result<(
         .options((!root_ca_pem.is_empty()).then_some(root_ca_pem));
     options.cluster_signing_cert_file = args.cluster_signing_cert_file;
     options.cluster_signing_key_file = args.cluster_signing_key_file;
+    if let Some(path) = &args.service_account_private_key_file {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let key = k1s_kubeadm_lite::jws::SigningKey::from_pem(&text).map_err(|e| {
+            anyhow::anyhow!("--service-account-private-key-file {}: {e}", path.display())
+        })?;
+        options.legacy_token_signer = Some(k1s_controller_manager::LegacyTokenSigner(Arc::new(
+            move |c: &k1s_controller_manager::LegacyTokenClaims<'_>| {
+                key.legacy_token(
+                    c.namespace,
+                    c.service_account_name,
+                    c.service_account_uid,
+                    c.secret_name,
+                )
+            },
+        )));
+    }
     println!(
         "k1s controller-manager: identity {}; {}",
         options.identity,

@@ -8,6 +8,7 @@ pub mod discovery;
 mod fsutil;
 pub mod init;
 pub mod join;
+pub mod jws;
 pub mod kubeconfig;
 pub mod phases;
 pub mod pki;

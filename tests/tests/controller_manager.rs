@@ -396,3 +396,62 @@ fn two_remote_controller_managers_never_both_lead_and_the_survivor_takes_over() 
         .then_some(())
     });
 }
+
+#[test]
+fn a_separate_controller_manager_signs_legacy_tokens_with_the_key_file() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let c = TestCluster::start_with(StartOptions {
+        data_dir: Some(data.path().to_path_buf()),
+        extra_args: vec!["--controllers=-*".into()],
+    });
+    let key = data.path().join("pki/sa.key");
+    assert!(key.exists(), "{} missing", key.display());
+    // A key file that is not a key stops it at start, naming the flag.
+    let bad = data.path().join("bad.key");
+    std::fs::write(&bad, "not a key").expect("write");
+    let out = Command::new(k1s_bin())
+        .arg("controller-manager")
+        .arg("--kubeconfig")
+        .arg(c.kubeconfig())
+        .arg("--service-account-private-key-file")
+        .arg(&bad)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run k1s controller-manager");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--service-account-private-key-file"), "{err}");
+
+    let mut cmd = Command::new(k1s_bin());
+    cmd.arg("controller-manager")
+        .arg("--kubeconfig")
+        .arg(c.kubeconfig())
+        .arg("--service-account-private-key-file")
+        .arg(&key);
+    let _cm = StreamingCommand::spawn(&mut cmd, "k1s controller-manager".into());
+    c.kubectl_ok(&["create", "serviceaccount", "remote"]);
+    c.apply(&token_secret("remote-token", "remote"));
+    let token = wait_until(WAIT, "the token filled in", || {
+        Some(secret_value(&c, "remote-token", "token")).filter(|t| !t.is_empty())
+    });
+    // The API server accepts what the separate process signed with the cluster's key.
+    let kc = c.token_kubeconfig(&token, "remote");
+    let kc = kc.to_string_lossy().to_string();
+    let out = c.run_kubectl(
+        &Kubectl::dispatcher(),
+        &[
+            "auth",
+            "whoami",
+            "-o",
+            "jsonpath={.status.userInfo.username}",
+        ],
+        None,
+        &[("KUBECONFIG", &kc)],
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "system:serviceaccount:default:remote",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -108,7 +108,7 @@ pub(super) fn new_rsa_key() -> Result<KeyPair, PkiError> {
 
 /// PKCS#1 `RSA PRIVATE KEY` PEM (what kubeadm writes as `sa.key`) as PKCS#8 PEM, which is what
 /// the key loader reads; other text is returned unchanged.
-pub(super) fn pkcs1_to_pkcs8(text: &str) -> String {
+pub(crate) fn pkcs1_to_pkcs8(text: &str) -> String {
     use rsa::pkcs1::DecodeRsaPrivateKey as _;
     use rsa::pkcs8::{EncodePrivateKey as _, LineEnding};
     if !text.contains("-----BEGIN RSA PRIVATE KEY-----") {

@@ -10,7 +10,10 @@
 //! bearer token goes on to anonymous.
 
 pub mod bootstrap;
-mod keys;
+/// The JWS keys live with the PKI code (`k1s_kubeadm_lite::jws`), which a standalone
+/// controller-manager shares; the tests reach them here.
+#[cfg(test)]
+use k1s_kubeadm_lite::jws as keys;
 pub mod oidc;
 pub mod sa;
 pub mod token_file;

@@ -8,14 +8,16 @@ use jiff::{SignedDuration, Timestamp};
 use serde_json::{Map, Value, json};
 
 use super::TokenError;
-use super::keys::{ParsedJws, PublicKey, SigningKey};
 use super::verified::VerifiedToken;
 use crate::auth::UserInfo;
+pub use k1s_kubeadm_lite::jws::LEGACY_ISSUER;
+use k1s_kubeadm_lite::jws::{
+    LEGACY_NAMESPACE_CLAIM, LEGACY_SA_NAME_CLAIM, LEGACY_SA_UID_CLAIM, LEGACY_SECRET_NAME_CLAIM,
+    ParsedJws, PublicKey, SigningKey,
+};
 
 /// The issuer `k1s` uses unless told otherwise (kubeadm's default `--service-account-issuer`).
 pub const DEFAULT_ISSUER: &str = "https://kubernetes.default.svc.cluster.local";
-/// The `iss` of legacy, Secret-based tokens.
-pub const LEGACY_ISSUER: &str = "kubernetes/serviceaccount";
 /// TokenRequest's default `spec.expirationSeconds`.
 pub const DEFAULT_EXPIRATION_SECONDS: i64 = 3600;
 /// The shortest lifetime a TokenRequest may ask for (10 minutes).
@@ -43,10 +45,6 @@ pub const ISSUED_CREDENTIAL_ID_AUDIT_ANNOTATION_KEY: &str =
 pub const LEGACY_TOKEN_INVALID_SINCE_LABEL: &str = "kubernetes.io/legacy-token-invalid-since";
 
 const PRIVATE_CLAIMS_KEY: &str = "kubernetes.io";
-const LEGACY_NAMESPACE_CLAIM: &str = "kubernetes.io/serviceaccount/namespace";
-const LEGACY_SECRET_NAME_CLAIM: &str = "kubernetes.io/serviceaccount/secret.name";
-const LEGACY_SA_NAME_CLAIM: &str = "kubernetes.io/serviceaccount/service-account.name";
-const LEGACY_SA_UID_CLAIM: &str = "kubernetes.io/serviceaccount/service-account.uid";
 
 /// `system:serviceaccount:<namespace>:<name>`.
 pub fn make_username(namespace: &str, name: &str) -> String {
@@ -373,15 +371,9 @@ impl TokenIssuer {
         sa_uid: &str,
         secret_name: &str,
     ) -> Result<String, TokenError> {
-        let payload = json!({
-            "iss": LEGACY_ISSUER,
-            LEGACY_NAMESPACE_CLAIM: namespace,
-            LEGACY_SECRET_NAME_CLAIM: secret_name,
-            LEGACY_SA_NAME_CLAIM: sa_name,
-            LEGACY_SA_UID_CLAIM: sa_uid,
-            "sub": make_username(namespace, sa_name),
-        });
-        self.sign(&payload)
+        self.signing
+            .legacy_token(namespace, sa_name, sa_uid, secret_name)
+            .map_err(TokenError::Issue)
     }
 
     pub(super) fn sign(&self, payload: &Value) -> Result<String, TokenError> {

@@ -1,6 +1,7 @@
 //! Key material for service-account tokens: RSA (RS256, what k1s and kubeadm generate) and ECDSA
 //! P-256 (ES256) keys loaded from PKCS#8 / SPKI, upstream's key id, and compact JWS signing and
-//! verification (a JWT is base64url JSON plus a signature).
+//! verification (a JWT is base64url JSON plus a signature), and the legacy Secret-based token
+//! that both the API server and a standalone controller-manager sign.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -14,14 +15,14 @@ use rustls_pki_types::pem::PemObject as _;
 
 /// The DER prefix of a P-256 `SubjectPublicKeyInfo` (id-ecPublicKey, prime256v1, a 66-byte BIT
 /// STRING); the 65-byte uncompressed point follows.
-const P256_SPKI_PREFIX: [u8; 26] = [
+pub const P256_SPKI_PREFIX: [u8; 26] = [
     0x30, 0x59, 0x30, 0x13, 0x06, 0x07, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01, 0x06, 0x08, 0x2a,
     0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07, 0x03, 0x42, 0x00,
 ];
 
 /// The JWS algorithms of the two key types.
-pub(crate) const ALG_ES256: &str = "ES256";
-pub(crate) const ALG_RS256: &str = "RS256";
+pub const ALG_ES256: &str = "ES256";
+pub const ALG_RS256: &str = "RS256";
 
 /// The DER `AlgorithmIdentifier` of rsaEncryption (OID 1.2.840.113549.1.1.1, NULL parameters).
 const RSA_ALGORITHM_ID: [u8; 15] = [
@@ -30,7 +31,7 @@ const RSA_ALGORITHM_ID: [u8; 15] = [
 
 /// The public half of a key.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum KeyKind {
+pub enum KeyKind {
     /// P-256: the uncompressed point `04 || x || y`.
     Ec(Vec<u8>),
     /// RSA: the DER `RSAPublicKey` (modulus and exponent).
@@ -39,7 +40,7 @@ pub(crate) enum KeyKind {
 
 /// A public key that verifies tokens and is published in the JWKS.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct PublicKey {
+pub struct PublicKey {
     /// Upstream's key id: base64url (no padding) of SHA-256 of the DER `SubjectPublicKeyInfo`.
     pub kid: String,
     pub kind: KeyKind,
@@ -189,7 +190,7 @@ fn key_id(spki_der: &[u8]) -> String {
 }
 
 /// The signing half: an RSA or ECDSA P-256 key pair and its public key.
-pub(crate) struct SigningKey {
+pub struct SigningKey {
     pair: Pair,
     rng: SystemRandom,
     pub public: PublicKey,
@@ -270,8 +271,48 @@ impl SigningKey {
     }
 }
 
+/// The `iss` of legacy, Secret-based tokens.
+pub const LEGACY_ISSUER: &str = "kubernetes/serviceaccount";
+pub const LEGACY_NAMESPACE_CLAIM: &str = "kubernetes.io/serviceaccount/namespace";
+pub const LEGACY_SECRET_NAME_CLAIM: &str = "kubernetes.io/serviceaccount/secret.name";
+pub const LEGACY_SA_NAME_CLAIM: &str = "kubernetes.io/serviceaccount/service-account.name";
+pub const LEGACY_SA_UID_CLAIM: &str = "kubernetes.io/serviceaccount/service-account.uid";
+
+impl SigningKey {
+    /// Loads a private key file's text: PKCS#8 `PRIVATE KEY`, or PKCS#1 `RSA PRIVATE KEY` as
+    /// kubeadm writes `sa.key`.
+    pub fn from_pem(text: &str) -> Result<Self, String> {
+        let pkcs8 = crate::pki::pkcs1_to_pkcs8(text);
+        let der = rustls_pki_types::PrivatePkcs8KeyDer::from_pem_slice(pkcs8.as_bytes())
+            .map_err(|e| format!("no PKCS#8 or PKCS#1 RSA private key in the PEM: {e}"))?;
+        Self::from_pkcs8(der.secret_pkcs8_der(), None)
+    }
+
+    /// The legacy token of a `kubernetes.io/service-account-token` Secret (upstream's
+    /// `serviceaccount.LegacyClaims`): no expiry, no audience.
+    pub fn legacy_token(
+        &self,
+        namespace: &str,
+        sa_name: &str,
+        sa_uid: &str,
+        secret_name: &str,
+    ) -> Result<String, String> {
+        let header = serde_json::json!({ "alg": self.public.alg(), "kid": self.public.kid });
+        let payload = serde_json::json!({
+            "iss": LEGACY_ISSUER,
+            LEGACY_NAMESPACE_CLAIM: namespace,
+            LEGACY_SECRET_NAME_CLAIM: secret_name,
+            LEGACY_SA_NAME_CLAIM: sa_name,
+            LEGACY_SA_UID_CLAIM: sa_uid,
+            "sub": format!("system:serviceaccount:{namespace}:{sa_name}"),
+        });
+        let encode = |v: &serde_json::Value| serde_json::to_vec(v).map_err(|e| e.to_string());
+        self.sign_compact(&encode(&header)?, &encode(&payload)?)
+    }
+}
+
 /// A compact JWS split and decoded, not yet verified.
-pub(crate) struct ParsedJws<'a> {
+pub struct ParsedJws<'a> {
     pub header: serde_json::Value,
     pub payload: serde_json::Value,
     signing_input: &'a str,
@@ -369,9 +410,8 @@ fn der_tlv(input: &[u8]) -> Option<(u8, &[u8], &[u8])> {
     Some((tag, contents, rest))
 }
 
-#[cfg(test)]
-pub(crate) mod test_keys {
-    //! Fresh P-256 keys for tests, in the shapes the PKI hands over.
+/// Fresh P-256 keys for the tests of the crates that verify tokens.
+pub mod test_keys {
 
     use super::*;
 
