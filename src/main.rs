@@ -499,6 +499,13 @@ struct ControllerFlags {
     /// How often every ResourceQuota's usage is recalculated in full, a Go duration (default 5m0s).
     #[arg(long, value_parser = go_duration)]
     resource_quota_sync_period: Option<std::time::Duration>,
+    /// How long an auto-generated legacy service-account token goes unused before it is
+    /// labelled invalid, and then deleted.
+    #[arg(long, default_value = "8760h", value_parser = go_duration)]
+    legacy_service_account_token_clean_up_period: std::time::Duration,
+    /// How often the legacy-token cleaner looks (k1s; upstream: a day).
+    #[arg(long, value_parser = go_duration)]
+    legacy_service_account_token_clean_up_sync_interval: Option<std::time::Duration>,
 }
 
 fn go_duration(s: &str) -> Result<std::time::Duration, String> {
@@ -518,6 +525,9 @@ impl ControllerFlags {
             hpa_sync_period: self.horizontal_pod_autoscaler_sync_period,
             hpa_downscale_stabilization: self.horizontal_pod_autoscaler_downscale_stabilization,
             resource_quota_sync_period: self.resource_quota_sync_period,
+            legacy_token_clean_up_period: self.legacy_service_account_token_clean_up_period,
+            legacy_token_clean_up_sync_interval: self
+                .legacy_service_account_token_clean_up_sync_interval,
             root_ca_pem,
             ..Default::default()
         }

@@ -35,6 +35,11 @@ pub(crate) fn target(
     Ok(Target { info, namespace })
 }
 
+/// The ConfigMap (in kube-system) whose `since` says from which day the API server records the
+/// use of legacy service-account tokens (upstream's legacytokentracking).
+pub const LEGACY_TOKEN_TRACKING_CONFIGMAP: &str =
+    "kube-apiserver-legacy-service-account-token-tracking";
+
 /// Creates what is missing and points the `kubernetes` endpoints at this server.
 pub async fn ensure(
     registry: &Registry,
@@ -70,6 +75,25 @@ pub async fn ensure(
         "/data",
     )
     .await?;
+    // The legacy-token-tracking controller: the day tracking of legacy token use began, which
+    // the legacy-service-account-token-cleaner waits on (created once; a malformed date is fixed).
+    let today = jiff::Timestamp::now().strftime("%Y-%m-%d").to_string();
+    let tracking = target("", "configmaps", Some("kube-system"))?;
+    let stored = registry
+        .get(tracking, LEGACY_TOKEN_TRACKING_CONFIGMAP)
+        .await;
+    let well_formed = stored.as_ref().ok().and_then(|cm| {
+        let since = cm.pointer("/data/since")?.as_str()?;
+        jiff::civil::Date::strptime("%Y-%m-%d", since).ok()
+    });
+    if well_formed.is_none() {
+        let obj = json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": { "name": LEGACY_TOKEN_TRACKING_CONFIGMAP, "namespace": "kube-system" },
+            "data": { "since": today },
+        });
+        put_if_changed(registry, tracking, obj, "/data/since").await?;
+    }
     // priority-and-fairness-config-producer: mandatory objects keep their spec, suggested ones
     // are created when missing.
     let levels = target(

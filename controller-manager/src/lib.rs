@@ -101,6 +101,11 @@ pub struct Options {
     /// key (upstream: `--service-account-private-key-file`); the serviceaccount-token controller
     /// does not run without it.
     pub legacy_token_signer: Option<LegacyTokenSigner>,
+    /// `--legacy-service-account-token-clean-up-period`: how long an auto-generated legacy token
+    /// goes unused before it is invalidated, and then deleted (upstream: one year).
+    pub legacy_token_clean_up_period: Duration,
+    /// How often that is evaluated (upstream: a day); tests shorten it.
+    pub legacy_token_clean_up_sync_interval: Option<Duration>,
 }
 
 /// What a legacy service-account token says: whose it is and which Secret holds it.
@@ -146,6 +151,8 @@ impl Default for Options {
             cluster_signing_key_file: None,
             cluster_signing_duration: Duration::from_secs(365 * 24 * 3600),
             legacy_token_signer: None,
+            legacy_token_clean_up_period: Duration::from_secs(365 * 24 * 3600),
+            legacy_token_clean_up_sync_interval: None,
         }
     }
 }

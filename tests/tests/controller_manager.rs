@@ -455,3 +455,109 @@ fn a_separate_controller_manager_signs_legacy_tokens_with_the_key_file() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+fn label_of(c: &TestCluster, secret: &str, label: &str) -> String {
+    c.kubectl_ok(&[
+        "get",
+        "secret",
+        secret,
+        "-o",
+        &format!(
+            "jsonpath={{.metadata.labels.{}}}",
+            label.replace('.', "\\.")
+        ),
+    ])
+}
+
+#[test]
+fn unused_auto_generated_legacy_tokens_are_invalidated_then_deleted() {
+    const INVALID_SINCE: &str = "kubernetes.io/legacy-token-invalid-since";
+    let c = TestCluster::start_with(StartOptions {
+        extra_args: vec![
+            "--legacy-service-account-token-clean-up-period=1s".into(),
+            "--legacy-service-account-token-clean-up-sync-interval=1s".into(),
+        ],
+        ..Default::default()
+    });
+    // The API server records when it began tracking token use (today).
+    let since = c.kubectl_ok(&[
+        "get",
+        "configmap",
+        "-n",
+        "kube-system",
+        "kube-apiserver-legacy-service-account-token-tracking",
+        "-o",
+        "jsonpath={.data.since}",
+    ]);
+    let today = k8s_openapi::jiff::Timestamp::now()
+        .strftime("%Y-%m-%d")
+        .to_string();
+    assert_eq!(since, today);
+    // Three auto-generated tokens (listed in their account's `secrets`); one is mounted by a
+    // pod. A fourth token Secret is not listed, so it is not auto-generated.
+    for account in ["old", "mounted", "manual"] {
+        c.kubectl_ok(&["create", "serviceaccount", account]);
+        c.apply(&token_secret(&format!("{account}-token"), account));
+    }
+    for account in ["old", "mounted"] {
+        c.kubectl_ok(&[
+            "patch",
+            "serviceaccount",
+            account,
+            "--type=merge",
+            "-p",
+            &format!(r#"{{"secrets":[{{"name":"{account}-token"}}]}}"#),
+        ]);
+    }
+    c.apply(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: user}\nspec:\n  containers: [{name: c, image: nginx}]\n  volumes: [{name: t, secret: {secretName: mounted-token}}]\n",
+    );
+    let token = wait_until(WAIT, "the token filled in", || {
+        Some(secret_value(&c, "old-token", "token")).filter(|t| !t.is_empty())
+    });
+    // Nothing happens until token use has been tracked for a whole period.
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(label_of(&c, "old-token", INVALID_SINCE), "");
+    c.kubectl_ok(&[
+        "patch",
+        "configmap",
+        "-n",
+        "kube-system",
+        "kube-apiserver-legacy-service-account-token-tracking",
+        "--type=merge",
+        "-p",
+        r#"{"data":{"since":"2020-01-01"}}"#,
+    ]);
+    wait_until(WAIT, "the unused token labelled invalid", || {
+        (label_of(&c, "old-token", INVALID_SINCE) == today).then_some(())
+    });
+    // The API server refuses an invalidated token.
+    let kc = c.token_kubeconfig(&token, "old");
+    let kc = kc.to_string_lossy().to_string();
+    let out = c.run_kubectl(
+        &Kubectl::dispatcher(),
+        &["auth", "whoami"],
+        None,
+        &[("KUBECONFIG", &kc)],
+    );
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("Unauthorized"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Invalid for a whole period: deleted.
+    c.kubectl_ok(&[
+        "label",
+        "secret",
+        "old-token",
+        "--overwrite",
+        &format!("{INVALID_SINCE}=2020-01-02"),
+    ]);
+    wait_until(WAIT, "the invalidated token deleted", || {
+        (!exists(&c, &["get", "secret", "old-token"])).then_some(())
+    });
+    for kept in ["mounted-token", "manual-token"] {
+        assert_eq!(label_of(&c, kept, INVALID_SINCE), "", "{kept}");
+    }
+}

@@ -123,6 +123,14 @@ pub static DESCRIPTORS: &[ControllerDescriptor] = &[
         start: serviceaccount::tokens::start,
     },
     ControllerDescriptor {
+        name: "legacy-serviceaccount-token-cleaner-controller",
+        aliases: &["legacy-service-account-token-cleaner"],
+        service_account: Some("legacy-service-account-token-cleaner"),
+        event_source: "legacy-service-account-token-cleaner",
+        enabled_by_default: true,
+        start: serviceaccount::legacy_cleaner::start,
+    },
+    ControllerDescriptor {
         name: "root-ca-certificate-publisher-controller",
         aliases: &["root-ca-cert-publisher", "root-ca-certificate-publisher"],
         service_account: Some("root-ca-cert-publisher"),

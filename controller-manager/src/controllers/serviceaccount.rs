@@ -2,6 +2,7 @@
 //! ServiceAccountsController): every active namespace has a `default` ServiceAccount, recreated
 //! if deleted.
 
+pub mod legacy_cleaner;
 pub mod tokens;
 
 use std::sync::Arc;

@@ -230,6 +230,16 @@ fn controllers() -> Vec<(&'static str, Vec<PolicyRule>)> {
             ],
         ),
         (
+            "legacy-service-account-token-cleaner",
+            vec![
+                PolicyRule {
+                    resource_names: vec![crate::bootstrap::LEGACY_TOKEN_TRACKING_CONFIGMAP.into()],
+                    ..rule(&["get"], &[CORE], &["configmaps"])
+                },
+                rule(&["patch", "delete"], &[CORE], &["secrets"]),
+            ],
+        ),
+        (
             "namespace-controller",
             vec![
                 rule(

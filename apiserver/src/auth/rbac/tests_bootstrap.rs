@@ -70,6 +70,7 @@ fn contains_the_named_objects_with_bootstrap_metadata() {
         "statefulset-controller",
         "daemon-set-controller",
         "job-controller",
+        "legacy-service-account-token-cleaner",
         "cronjob-controller",
         "namespace-controller",
         "generic-garbage-collector",
