@@ -56,6 +56,86 @@ fn in_range(ip: u32) -> bool {
     (CIDR_BASE..CIDR_BASE + CIDR_SIZE).contains(&ip)
 }
 
+/// The IPv4 addresses of another ServiceCIDR: `base .. base + size`.
+#[derive(Clone, Debug, PartialEq)]
+struct Range {
+    cidr: String,
+    base: u32,
+    size: u64,
+}
+
+impl Range {
+    /// `a.b.c.d/n`; `None` for IPv6 (k1s allocates IPv4 only) and malformed text.
+    fn parse(cidr: &str) -> Option<Range> {
+        let (ip, bits) = cidr.split_once('/')?;
+        let ip = u32::from(ip.parse::<Ipv4Addr>().ok()?);
+        let bits: u32 = bits.parse().ok().filter(|b| *b <= 32)?;
+        let size = 1u64 << (32 - bits);
+        let mask = u32::MAX.checked_shl(32 - bits).unwrap_or(0);
+        Some(Range {
+            cidr: cidr.to_string(),
+            base: ip & mask,
+            size,
+        })
+    }
+
+    fn contains(&self, ip: u32) -> bool {
+        ip >= self.base && u64::from(ip - self.base) < self.size
+    }
+
+    /// The first address not in `used`, leaving out the network and broadcast addresses of
+    /// ranges that have them.
+    fn first_free(&self, used: &HashSet<u32>) -> Option<u32> {
+        let (first, end) = if self.size > 2 {
+            (1, self.size - 1)
+        } else {
+            (0, self.size)
+        };
+        (first..end)
+            .filter_map(|offset| u32::try_from(u64::from(self.base) + offset).ok())
+            .find(|ip| !used.contains(ip))
+    }
+}
+
+/// Whether a ServiceCIDR serves new addresses: Ready and not being deleted.
+fn serves(cidr: &Value) -> bool {
+    cidr.pointer("/metadata/deletionTimestamp").is_none()
+        && cidr
+            .pointer("/status/conditions")
+            .and_then(Value::as_array)
+            .is_some_and(|cs| {
+                cs.iter()
+                    .any(|c| c["type"] == "Ready" && c["status"] == "True")
+            })
+}
+
+/// The ranges of the ServiceCIDRs besides the default one that serve addresses, by name.
+async fn extra_ranges(registry: &Registry) -> Result<Vec<Range>, ApiError> {
+    let info = catalog::find("networking.k8s.io", "v1", "servicecidrs")
+        .ok_or_else(|| ApiError::internal("servicecidrs missing from the catalog"))?;
+    let t = Target {
+        info,
+        namespace: None,
+    };
+    let list = registry.list(t, &ListQuery::default()).await?;
+    let mut ranges: Vec<Range> = list
+        .items
+        .iter()
+        .filter(|c| text(c, "/metadata/name") != crate::bootstrap_servicecidr::DEFAULT_SERVICE_CIDR)
+        .filter(|c| serves(c))
+        .flat_map(|c| {
+            c.pointer("/spec/cidrs")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|v| v.as_str().and_then(Range::parse))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    ranges.sort_by(|a, b| a.cidr.cmp(&b.cidr));
+    Ok(ranges)
+}
+
 fn node_ports(svc: &Value) -> Vec<i64> {
     svc.pointer("/spec/ports")
         .and_then(Value::as_array)
@@ -195,6 +275,9 @@ impl ServiceAllocator {
         svc: &Value,
         requested: &str,
     ) -> Result<u32, ApiError> {
+        // The other ServiceCIDRs (upstream's MultiCIDRServiceAllocator) serve once the default
+        // range is full, and for addresses requested in them.
+        let extra = extra_ranges(registry).await?;
         let mut guard = self.load(registry, services).await?;
         let Some(used) = guard.as_mut() else {
             return Err(ApiError::internal("allocator not loaded"));
@@ -211,6 +294,10 @@ impl ServiceAllocator {
                 used.ips.insert(candidate);
                 return Ok(candidate);
             }
+            if let Some(candidate) = extra.iter().find_map(|r| r.first_free(&used.ips)) {
+                used.ips.insert(candidate);
+                return Ok(candidate);
+            }
             return Err(ApiError::internal(
                 "failed to allocate a serviceIP: range is full",
             ));
@@ -223,13 +310,17 @@ impl ServiceAllocator {
                 "must be a valid IP address",
             )
         })?;
-        if !in_range(ip) {
+        if !in_range(ip) && !extra.iter().any(|r| r.contains(ip)) {
+            let valid: Vec<&str> = std::iter::once(SERVICE_CIDR)
+                .chain(extra.iter().map(|r| r.cidr.as_str()))
+                .collect();
             return Err(invalid(
                 svc,
                 "spec.clusterIPs[0]",
                 json!(requested),
                 &format!(
-                    "failed to allocate IP: the provided IP is not in the valid range. The range of valid IPs is {SERVICE_CIDR}"
+                    "failed to allocate IP: the provided IP is not in the valid range. The range of valid IPs is {}",
+                    valid.join(", ")
                 ),
             ));
         }
@@ -789,6 +880,41 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use crate::registry::Strategy;
+
+    #[test]
+    fn service_cidr_ranges_parse_and_hand_out_their_addresses() {
+        let r = Range::parse("10.200.0.0/30").unwrap();
+        assert_eq!(r.base, u32::from(Ipv4Addr::new(10, 200, 0, 0)));
+        assert!(r.contains(u32::from(Ipv4Addr::new(10, 200, 0, 3))));
+        assert!(!r.contains(u32::from(Ipv4Addr::new(10, 200, 0, 4))));
+        // Network and broadcast addresses are never handed out.
+        let mut used = HashSet::new();
+        let first = r.first_free(&used).unwrap();
+        assert_eq!(Ipv4Addr::from(first), Ipv4Addr::new(10, 200, 0, 1));
+        used.insert(first);
+        used.insert(r.first_free(&used).unwrap());
+        assert_eq!(r.first_free(&used), None);
+        // Host bits are masked off; IPv6 and malformed text are not IPv4 ranges.
+        assert_eq!(
+            Range::parse("10.1.2.3/16").unwrap().base,
+            u32::from(Ipv4Addr::new(10, 1, 0, 0))
+        );
+        assert!(Range::parse("fd00::/108").is_none());
+        assert!(Range::parse("10.0.0.0/33").is_none());
+        assert!(Range::parse("10.0.0.0").is_none());
+        let single = Range::parse("10.9.9.9/32").unwrap();
+        assert_eq!(
+            single.first_free(&HashSet::new()),
+            Some(u32::from(Ipv4Addr::new(10, 9, 9, 9)))
+        );
+        // Only Ready ServiceCIDRs that are not being deleted serve.
+        let ready = json!({"status": {"conditions": [{"type": "Ready", "status": "True"}]}});
+        assert!(serves(&ready));
+        let mut deleting = ready.clone();
+        deleting["metadata"] = json!({"deletionTimestamp": "2026-01-01T00:00:00Z"});
+        assert!(!serves(&deleting));
+        assert!(!serves(&json!({})));
+    }
 
     #[test]
     fn ip_address_objects_name_their_service() {

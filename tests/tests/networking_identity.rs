@@ -39,7 +39,19 @@ fn the_default_service_cidr_is_served_and_ready() {
     let ready = &obj["status"]["conditions"][0];
     assert_eq!(ready["type"], "Ready", "{obj}");
     assert_eq!(ready["status"], "True", "{obj}");
-    assert_eq!(ready["message"], "Kubernetes default Service CIDR is ready");
+    // The API server makes it Ready; the controller-manager's service-cidr-controller then
+    // owns the condition and protects it with its finalizer.
+    wait_until(
+        Duration::from_secs(30),
+        "the service-cidr-controller's finalizer and condition",
+        || {
+            let obj = json(&c.kubectl_ok(&["get", "servicecidrs", "kubernetes", "-o", "json"]));
+            (obj["metadata"]["finalizers"]
+                == serde_json::json!(["networking.k8s.io/service-cidr-finalizer"])
+                && obj["status"]["conditions"][0]["message"] == "Kubernetes Service CIDR is ready")
+                .then_some(())
+        },
+    );
     // Discovery lists both kinds with upstream's scope and short name.
     let resources = c.kubectl_ok(&[
         "api-resources",
@@ -412,4 +424,71 @@ fn an_orphaned_ip_address_is_repaired_away() {
     std::thread::sleep(Duration::from_secs(3));
     c.kubectl_ok(&["get", "ipaddress", "10.96.0.1"]);
     c.kubectl_ok(&["get", "ipaddress", "10.96.100.100"]);
+}
+
+#[test]
+fn another_service_cidr_serves_services_and_goes_only_when_its_addresses_are_free() {
+    let c = TestCluster::start();
+    with_stdin(
+        &c,
+        &["apply", "-f", "-"],
+        "apiVersion: networking.k8s.io/v1\nkind: ServiceCIDR\nmetadata: {name: extra}\nspec: {cidrs: [10.200.0.0/24]}\n",
+    );
+    wait_until(Duration::from_secs(30), "the new ServiceCIDR Ready", || {
+        let obj = json(&c.kubectl_ok(&["get", "servicecidr", "extra", "-o", "json"]));
+        let ready = &obj["status"]["conditions"][0];
+        (ready["type"] == "Ready"
+            && ready["status"] == "True"
+            && ready["message"] == "Kubernetes Service CIDR is ready"
+            && obj["metadata"]["finalizers"][0] == "networking.k8s.io/service-cidr-finalizer")
+            .then_some(())
+    });
+    // An address of the new range can be asked for; one outside every range cannot.
+    c.kubectl_ok(&[
+        "create",
+        "service",
+        "clusterip",
+        "in-extra",
+        "--tcp=80",
+        "--clusterip=10.200.0.10",
+    ]);
+    let ip = json(&c.kubectl_ok(&["get", "ipaddress", "10.200.0.10", "-o", "json"]));
+    assert_eq!(ip["spec"]["parentRef"]["name"], "in-extra", "{ip}");
+    let args = [
+        "create",
+        "service",
+        "clusterip",
+        "outside",
+        "--tcp=80",
+        "--clusterip=10.201.0.1",
+    ];
+    let err = fails(&args, c.kubectl(&args));
+    assert!(
+        err.contains("the provided IP is not in the valid range. The range of valid IPs is 10.96.0.0/12, 10.200.0.0/24"),
+        "{err}"
+    );
+    // Deleting the range while a Service holds one of its addresses leaves it Terminating.
+    c.kubectl_ok(&["delete", "servicecidr", "extra", "--wait=false"]);
+    wait_until(Duration::from_secs(30), "Ready=False, Terminating", || {
+        let obj = json(&c.kubectl_ok(&["get", "servicecidr", "extra", "-o", "json"]));
+        let ready = &obj["status"]["conditions"][0];
+        (ready["status"] == "False" && ready["reason"] == "Terminating").then_some(())
+    });
+    // A Terminating range hands out nothing new.
+    let args = [
+        "create",
+        "service",
+        "clusterip",
+        "late",
+        "--tcp=80",
+        "--clusterip=10.200.0.11",
+    ];
+    let err = fails(&args, c.kubectl(&args));
+    assert!(err.contains("not in the valid range"), "{err}");
+    // Once its addresses are free it goes (after upstream's 10 s grace).
+    c.kubectl_ok(&["delete", "service", "in-extra"]);
+    wait_until(Duration::from_secs(40), "the ServiceCIDR gone", || {
+        let out = c.kubectl(&["get", "servicecidr", "extra"]);
+        (!out.status.success()).then_some(())
+    });
 }

@@ -25,6 +25,7 @@ pub mod resourcequota;
 pub mod rootcacertpublisher;
 pub mod service_pods;
 pub mod serviceaccount;
+pub mod servicecidrs;
 pub mod statefulset;
 pub mod ttlafterfinished;
 
@@ -104,6 +105,14 @@ pub static DESCRIPTORS: &[ControllerDescriptor] = &[
         event_source: "ttl-after-finished-controller",
         enabled_by_default: true,
         start: ttlafterfinished::start,
+    },
+    ControllerDescriptor {
+        name: "service-cidr-controller",
+        aliases: &["service-cidr"],
+        service_account: Some("service-cidrs-controller"),
+        event_source: "service-cidrs-controller",
+        enabled_by_default: true,
+        start: servicecidrs::start,
     },
     ControllerDescriptor {
         name: "serviceaccount-controller",

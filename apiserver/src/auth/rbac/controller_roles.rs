@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::bootstrap::{
     cluster_role, cluster_role_binding, events_rule, named, rule, service_account,
 };
-use super::bootstrap_rules::{APPS, BATCH, CORE, EXTENSIONS, READ};
+use super::bootstrap_rules::{APPS, BATCH, CORE, EXTENSIONS, NETWORKING, READ};
 use super::rule::PolicyRule;
 
 /// Prefix of controller role names.
@@ -357,6 +357,23 @@ fn controllers() -> Vec<(&'static str, Vec<PolicyRule>)> {
             "root-ca-cert-publisher",
             vec![
                 rule(&["create", "update"], &[CORE], &["configmaps"]),
+                events_rule(),
+            ],
+        ),
+        (
+            "service-cidrs-controller",
+            vec![
+                rule(
+                    &["get", "list", "watch", "patch", "update"],
+                    &[NETWORKING],
+                    &["servicecidrs"],
+                ),
+                rule(
+                    &["patch", "update"],
+                    &[NETWORKING],
+                    &["servicecidrs/finalizers", "servicecidrs/status"],
+                ),
+                rule(&["get", "list", "watch"], &[NETWORKING], &["ipaddresses"]),
                 events_rule(),
             ],
         ),

@@ -78,6 +78,7 @@ fn contains_the_named_objects_with_bootstrap_metadata() {
         "endpointslice-controller",
         "endpointslicemirroring-controller",
         "service-account-controller",
+        "service-cidrs-controller",
         "node-controller",
         "resourcequota-controller",
         "horizontal-pod-autoscaler",
