@@ -27,6 +27,10 @@ const APISERVER_FLAGS: &[(&str, &str)] = &[
     ("tls-cert-file", "Serving certificate (PEM)"),
     ("tls-private-key-file", "Serving key (PEM)"),
     ("token-auth-file", "Static bearer tokens (CSV)"),
+    (
+        "service-cluster-ip-range",
+        "The Services' IPv4 range (default 10.96.0.0/12)",
+    ),
     ("audit-policy-file", "audit.k8s.io/v1 Policy"),
     ("audit-log-path", "Audit log (- for standard output)"),
     ("max-requests-inflight", "Concurrent read-only requests"),
@@ -43,10 +47,6 @@ const HIDDEN_FLAGS: &[&str] = &["insecure-port", "insecure-bind-address"];
 /// Flags envtest passes that k1s accepts without acting on them.
 const IGNORED_FLAGS: &[(&str, &str)] = &[
     ("etcd-servers", "ignored: k1s keeps the data in memory"),
-    (
-        "service-cluster-ip-range",
-        "ignored: Services get addresses from 10.96.0.0/12",
-    ),
     (
         "authorization-mode",
         "ignored: k1s always authorizes with Node and RBAC",
@@ -201,6 +201,7 @@ pub fn apiserver_plan(args: &[String]) -> anyhow::Result<Option<ApiServerPlan>> 
         max_mutating_requests_inflight: number("max-mutating-requests-inflight", 200)?,
         serving_cert_files,
         client_ca_file: path("client-ca-file"),
+        service_cluster_ip_range: last(&flags, "service-cluster-ip-range").map(str::to_string),
         ..Default::default()
     };
     // envtest has no controllers; k1s runs them (garbage collection, namespace deletion) unless

@@ -783,6 +783,9 @@ struct ServerArgs {
     /// orphaned twice in a row is deleted and its address freed.
     #[arg(long, default_value = "3m", value_parser = go_duration)]
     service_ip_repair_interval: std::time::Duration,
+    /// The Services' address range: the default ServiceCIDR `kubernetes` (IPv4, /12 to /30).
+    #[arg(long, default_value = "10.96.0.0/12")]
+    service_cluster_ip_range: String,
     #[command(flatten)]
     controller: ControllerFlags,
     /// Simulated nodes to run in process (named k1s-node-0, k1s-node-1, ...; 0 for none).
@@ -920,6 +923,7 @@ async fn run_server(args: ServerArgs) -> anyhow::Result<()> {
         serving_cert_files: args.tls_cert_file.zip(args.tls_private_key_file),
         client_ca_file: args.client_ca_file,
         service_ip_repair_interval: args.service_ip_repair_interval,
+        service_cluster_ip_range: Some(args.service_cluster_ip_range.clone()),
     };
     let names = (0..args.nodes).map(|i| format!("k1s-node-{i}")).collect();
     let options = control_plane_options(
@@ -1387,33 +1391,11 @@ async fn run_init(mut args: InitArgs, given: &[String]) -> anyhow::Result<()> {
     // kubeadm's controller-manager manifest turns these on.
     args.controller.controllers.push("bootstrapsigner".into());
     args.controller.controllers.push("tokencleaner".into());
-    let config = k1s_apiserver::server::ServerConfig {
-        data_dir: opts.data_dir.clone(),
-        bind_address: IpAddr::from([0, 0, 0, 0]),
-        secure_port: opts.bind_port,
-        tls_sans: opts.server_sans(),
-        ephemeral: false,
-        advertise_address: Some(opts.advertise_address),
-        kubeconfig_path: Some(opts.admin_conf()),
-        token_auth_file: None,
-        audit_policy_file: None,
-        audit_log_path: None,
-        audit_log_maxsize_mb: 0,
-        audit_log_maxbackup: 0,
-        max_requests_inflight: 400,
-        max_mutating_requests_inflight: 200,
-        cert_dir: Some(opts.cert_dir.clone()),
-        skip_admin_kubeconfig: true,
-        wal_file_bytes: k1s_storage::DEFAULT_WAL_FILE_BYTES,
-        etcd: None,
-        serving_cert_files: None,
-        client_ca_file: None,
-        service_ip_repair_interval: k1s_apiserver::allocator::REPAIR_INTERVAL,
+    let etcd = match &opts.etcd_external {
+        Some(e) => etcd_flags_for(e, &args.etcd).config()?,
+        None => None,
     };
-    let mut config = config;
-    if let Some(e) = &opts.etcd_external {
-        config.etcd = etcd_flags_for(e, &args.etcd).config()?;
-    }
+    let config = control_plane_server_config(&opts, etcd);
     let options = control_plane_options(
         config,
         args.controller,
@@ -1589,6 +1571,28 @@ async fn run_join(args: JoinArgs, given: &[String]) -> anyhow::Result<()> {
     .await
 }
 
+/// The API server of a kubeadm-style control-plane node (`init`, `join --control-plane`): on
+/// every interface, the PKI and kubeconfigs made by the init phases, the cluster's Service range.
+fn control_plane_server_config(
+    opts: &k1s_kubeadm_lite::init::InitOptions,
+    etcd: Option<k1s_storage::EtcdConfig>,
+) -> k1s_apiserver::server::ServerConfig {
+    k1s_apiserver::server::ServerConfig {
+        data_dir: opts.data_dir.clone(),
+        bind_address: IpAddr::from([0, 0, 0, 0]),
+        secure_port: opts.bind_port,
+        tls_sans: opts.server_sans(),
+        ephemeral: false,
+        advertise_address: Some(opts.advertise_address),
+        kubeconfig_path: Some(opts.admin_conf()),
+        cert_dir: Some(opts.cert_dir.clone()),
+        skip_admin_kubeconfig: true,
+        etcd,
+        service_cluster_ip_range: Some(opts.service_subnet.clone()).filter(|s| !s.is_empty()),
+        ..Default::default()
+    }
+}
+
 /// `k1s join --control-plane`: the shared certificates from kubeadm-certs, this machine's own
 /// serving certificate and kubeconfigs, then a control plane on the cluster's etcd, in the
 /// foreground.
@@ -1667,29 +1671,7 @@ async fn run_join_control_plane(
         .map(|e| etcd_flags_for(e, &args.etcd))
         .context("no etcd")?
         .config()?;
-    let config = k1s_apiserver::server::ServerConfig {
-        data_dir: init_opts.data_dir.clone(),
-        bind_address: IpAddr::from([0, 0, 0, 0]),
-        secure_port: init_opts.bind_port,
-        tls_sans: init_opts.server_sans(),
-        ephemeral: false,
-        advertise_address: Some(advertise),
-        kubeconfig_path: Some(init_opts.admin_conf()),
-        token_auth_file: None,
-        audit_policy_file: None,
-        audit_log_path: None,
-        audit_log_maxsize_mb: 0,
-        audit_log_maxbackup: 0,
-        max_requests_inflight: 400,
-        max_mutating_requests_inflight: 200,
-        cert_dir: Some(cert_dir),
-        skip_admin_kubeconfig: true,
-        wal_file_bytes: k1s_storage::DEFAULT_WAL_FILE_BYTES,
-        etcd,
-        serving_cert_files: None,
-        client_ca_file: None,
-        service_ip_repair_interval: k1s_apiserver::allocator::REPAIR_INTERVAL,
-    };
+    let config = control_plane_server_config(&init_opts, etcd);
     let mut controllers = ControllerFlags::parse_defaults();
     controllers.controllers.push("bootstrapsigner".into());
     controllers.controllers.push("tokencleaner".into());

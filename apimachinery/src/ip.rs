@@ -99,6 +99,11 @@ impl Cidr {
         ip.is_ipv4() == self.addr.is_ipv4() && mask(*ip, self.prefix) == self.addr
     }
 
+    /// Whether `other` lies inside this subnet (equal subnets included).
+    pub fn contains_cidr(&self, other: &Cidr) -> bool {
+        self.prefix <= other.prefix && self.contains(&other.addr)
+    }
+
     /// Addresses in the subnet (saturating at `u128::MAX`).
     pub fn size(&self) -> u128 {
         let host_bits = u32::from(bits(&self.addr) - self.prefix);
@@ -281,6 +286,8 @@ mod tests {
         assert!(c.contains(&"10.111.255.255".parse().unwrap()));
         assert!(!c.contains(&"10.112.0.0".parse().unwrap()));
         assert!(!c.contains(&"2001:db8::1".parse().unwrap()));
+        let (inner, _) = Cidr::parse("10.100.1.0/24").unwrap();
+        assert!(c.contains_cidr(&inner) && c.contains_cidr(&c) && !inner.contains_cidr(&c));
         assert_eq!(c.offset_of(&"10.96.1.0".parse().unwrap()), 256);
         let (v6, _) = Cidr::parse("fd00::/108").unwrap();
         assert_eq!(v6.size(), 1 << 20);

@@ -14,6 +14,7 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
 
 use k1s_apimachinery::catalog::{self, ResourceInfo};
+use k1s_apimachinery::ip::Cidr;
 use k1s_apimachinery::{ApiError, FieldError};
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
@@ -23,8 +24,6 @@ use crate::strategies;
 
 /// 10.96.0.0/12: upstream's default service CIDR, the spec of the ServiceCIDR `kubernetes`.
 pub const SERVICE_CIDR: &str = "10.96.0.0/12";
-const CIDR_BASE: u32 = u32::from_be_bytes([10, 96, 0, 0]);
-const CIDR_SIZE: u32 = 1 << 20;
 const NODE_PORTS: std::ops::RangeInclusive<i64> = 30000..=32767;
 /// Labels upstream's allocator puts on the IPAddresses it creates.
 pub const MANAGED_BY_LABEL: &str = "ipaddress.kubernetes.io/managed-by";
@@ -43,56 +42,104 @@ struct Used {
     next_port: i64,
 }
 
-#[derive(Default)]
 pub struct ServiceAllocator {
     used: Mutex<Option<Used>>,
+    /// The default ServiceCIDR's range (`--service-cluster-ip-range`).
+    range: Range,
+}
+
+impl Default for ServiceAllocator {
+    fn default() -> Self {
+        ServiceAllocator::new(Range::default())
+    }
 }
 
 fn ip_of(text: &str) -> Option<u32> {
     text.parse::<Ipv4Addr>().ok().map(u32::from)
 }
 
-fn in_range(ip: u32) -> bool {
-    (CIDR_BASE..CIDR_BASE + CIDR_SIZE).contains(&ip)
+/// An IPv4 Service range: the default ServiceCIDR's or another one's, with its text.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Range {
+    text: String,
+    cidr: Cidr,
 }
 
-/// The IPv4 addresses of another ServiceCIDR: `base .. base + size`.
-#[derive(Clone, Debug, PartialEq)]
-struct Range {
-    cidr: String,
-    base: u32,
-    size: u64,
+impl Default for Range {
+    fn default() -> Self {
+        Range::for_flag(SERVICE_CIDR).unwrap_or_else(|_| unreachable!("the default range is valid"))
+    }
 }
 
 impl Range {
-    /// `a.b.c.d/n`; `None` for IPv6 (k1s allocates IPv4 only) and malformed text.
-    fn parse(cidr: &str) -> Option<Range> {
-        let (ip, bits) = cidr.split_once('/')?;
-        let ip = u32::from(ip.parse::<Ipv4Addr>().ok()?);
-        let bits: u32 = bits.parse().ok().filter(|b| *b <= 32)?;
-        let size = 1u64 << (32 - bits);
-        let mask = u32::MAX.checked_shl(32 - bits).unwrap_or(0);
+    /// `None` for IPv6 (k1s allocates IPv4 only) and malformed text.
+    fn parse(text: &str) -> Option<Range> {
+        let (cidr, _) = Cidr::parse(text).filter(|(c, _)| c.is_ipv4())?;
         Some(Range {
-            cidr: cidr.to_string(),
-            base: ip & mask,
-            size,
+            text: cidr.to_string(),
+            cidr,
         })
     }
 
+    /// `--service-cluster-ip-range`: an IPv4 subnet from /12 (upstream's largest, 2^20
+    /// addresses) to /30 (room for the `kubernetes` Service).
+    pub fn for_flag(text: &str) -> Result<Range, String> {
+        let range = match Cidr::parse(text) {
+            Some((c, _)) if !c.is_ipv4() => {
+                return Err(format!(
+                    "--service-cluster-ip-range {text}: k1s allocates IPv4 Service addresses only"
+                ));
+            }
+            Some(_) => Range::parse(text),
+            None => None,
+        }
+        .ok_or_else(|| {
+            format!("--service-cluster-ip-range {text}: not a CIDR (e.g. 10.96.0.0/12)")
+        })?;
+        match range.cidr.prefix {
+            0..12 => Err(format!(
+                "specified --service-cluster-ip-range is too large; for 32-bit addresses, the mask must be >= 12 ({text})"
+            )),
+            31.. => Err(format!(
+                "--service-cluster-ip-range {text}: too small, a /30 or larger leaves room for the kubernetes Service"
+            )),
+            _ => Ok(range),
+        }
+    }
+
+    /// The subnet as text (`10.96.0.0/12`).
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The `kubernetes` Service's address: the first after the network address.
+    pub fn kubernetes_ip(&self) -> IpAddr {
+        self.cidr.nth(1)
+    }
+
     fn contains(&self, ip: u32) -> bool {
-        ip >= self.base && u64::from(ip - self.base) < self.size
+        self.cidr.contains(&IpAddr::V4(Ipv4Addr::from(ip)))
+    }
+
+    /// The first address and the number of addresses (at most 2^32 - 1).
+    fn base_and_size(&self) -> (u32, u32) {
+        let base = match self.cidr.addr {
+            IpAddr::V4(a) => u32::from(a),
+            IpAddr::V6(_) => 0,
+        };
+        (base, u32::try_from(self.cidr.size()).unwrap_or(u32::MAX))
     }
 
     /// The first address not in `used`, leaving out the network and broadcast addresses of
-    /// ranges that have them.
+    /// subnets that have them.
     fn first_free(&self, used: &HashSet<u32>) -> Option<u32> {
-        let (first, end) = if self.size > 2 {
-            (1, self.size - 1)
-        } else {
-            (0, self.size)
-        };
+        let size = self.cidr.size();
+        let (first, end) = if size > 2 { (1, size - 1) } else { (0, size) };
         (first..end)
-            .filter_map(|offset| u32::try_from(u64::from(self.base) + offset).ok())
+            .filter_map(|offset| match self.cidr.nth(offset) {
+                IpAddr::V4(ip) => Some(u32::from(ip)),
+                IpAddr::V6(_) => None,
+            })
             .find(|ip| !used.contains(ip))
     }
 }
@@ -132,7 +179,7 @@ async fn extra_ranges(registry: &Registry) -> Result<Vec<Range>, ApiError> {
                 .collect::<Vec<_>>()
         })
         .collect();
-    ranges.sort_by(|a, b| a.cidr.cmp(&b.cidr));
+    ranges.sort_by(|a, b| a.text.cmp(&b.text));
     Ok(ranges)
 }
 
@@ -213,6 +260,19 @@ fn held_by(addr: &Value, namespace: &str, name: &str) -> bool {
 }
 
 impl ServiceAllocator {
+    /// An allocator whose default range is `range`.
+    pub fn new(range: Range) -> Self {
+        ServiceAllocator {
+            used: Mutex::new(None),
+            range,
+        }
+    }
+
+    /// The default range.
+    pub fn range(&self) -> &Range {
+        &self.range
+    }
+
     async fn load(
         &self,
         registry: &Registry,
@@ -250,7 +310,7 @@ impl ServiceAllocator {
                     used.ips.insert(ip);
                     // Services stored before IPAddresses existed get theirs now (upstream's
                     // repair loop does the same).
-                    if in_range(ip) && !names.contains(ip_text) {
+                    if self.range.contains(ip) && !names.contains(ip_text) {
                         let ns = text(svc, "/metadata/namespace");
                         let name = text(svc, "/metadata/name");
                         match create_ip_address(registry, ip_text, ns, name).await {
@@ -283,11 +343,12 @@ impl ServiceAllocator {
             return Err(ApiError::internal("allocator not loaded"));
         };
         if requested.is_empty() {
-            for step in 0..CIDR_SIZE {
-                let offset = (used.next_ip + step) % CIDR_SIZE;
-                let candidate = CIDR_BASE + offset;
+            let (base, size) = self.range.base_and_size();
+            for step in 0..size {
+                let offset = (used.next_ip + step) % size;
+                let candidate = base + offset;
                 // Skip the network address and the last one; .1 belongs to `kubernetes`.
-                if offset == 0 || offset == CIDR_SIZE - 1 || used.ips.contains(&candidate) {
+                if offset == 0 || offset == size - 1 || used.ips.contains(&candidate) {
                     continue;
                 }
                 used.next_ip = offset + 1;
@@ -310,9 +371,9 @@ impl ServiceAllocator {
                 "must be a valid IP address",
             )
         })?;
-        if !in_range(ip) && !extra.iter().any(|r| r.contains(ip)) {
-            let valid: Vec<&str> = std::iter::once(SERVICE_CIDR)
-                .chain(extra.iter().map(|r| r.cidr.as_str()))
+        if !self.range.contains(ip) && !extra.iter().any(|r| r.contains(ip)) {
+            let valid: Vec<&str> = std::iter::once(self.range.text())
+                .chain(extra.iter().map(|r| r.text.as_str()))
                 .collect();
             return Err(invalid(
                 svc,
@@ -884,7 +945,6 @@ mod tests {
     #[test]
     fn service_cidr_ranges_parse_and_hand_out_their_addresses() {
         let r = Range::parse("10.200.0.0/30").unwrap();
-        assert_eq!(r.base, u32::from(Ipv4Addr::new(10, 200, 0, 0)));
         assert!(r.contains(u32::from(Ipv4Addr::new(10, 200, 0, 3))));
         assert!(!r.contains(u32::from(Ipv4Addr::new(10, 200, 0, 4))));
         // Network and broadcast addresses are never handed out.
@@ -895,9 +955,10 @@ mod tests {
         used.insert(r.first_free(&used).unwrap());
         assert_eq!(r.first_free(&used), None);
         // Host bits are masked off; IPv6 and malformed text are not IPv4 ranges.
-        assert_eq!(
-            Range::parse("10.1.2.3/16").unwrap().base,
-            u32::from(Ipv4Addr::new(10, 1, 0, 0))
+        assert!(
+            Range::parse("10.1.2.3/16")
+                .unwrap()
+                .contains(u32::from(Ipv4Addr::new(10, 1, 9, 9)))
         );
         assert!(Range::parse("fd00::/108").is_none());
         assert!(Range::parse("10.0.0.0/33").is_none());
@@ -961,7 +1022,7 @@ mod tests {
             }
         );
         let reserved = Reserved {
-            ip: Some(CIDR_BASE + 20),
+            ip: Some(u32::from(Ipv4Addr::new(10, 96, 0, 20))),
             ports: vec![30111],
             requested: vec![],
         };

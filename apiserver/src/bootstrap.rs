@@ -17,7 +17,6 @@ use crate::strategies;
 pub const SYSTEM_NAMESPACES: [&str; 4] =
     ["default", "kube-system", "kube-public", "kube-node-lease"];
 /// The first address of upstream's default service CIDR (10.96.0.0/12).
-pub const KUBERNETES_SERVICE_IP: &str = "10.96.0.1";
 
 pub(crate) fn target(
     group: &str,
@@ -46,7 +45,9 @@ pub async fn ensure(
     advertise: IpAddr,
     port: u16,
     client_ca_pem: &str,
+    service_range: &crate::allocator::Range,
 ) -> Result<(), ApiError> {
+    let kubernetes_ip = service_range.kubernetes_ip().to_string();
     let ns = target("", "namespaces", None)?;
     for name in SYSTEM_NAMESPACES {
         let obj = json!({ "apiVersion": "v1", "kind": "Namespace", "metadata": { "name": name } });
@@ -126,7 +127,7 @@ pub async fn ensure(
         "metadata": { "name": "kubernetes", "namespace": "default",
             "labels": { "component": "apiserver", "provider": "kubernetes" } },
         "spec": {
-            "type": "ClusterIP", "clusterIP": KUBERNETES_SERVICE_IP, "clusterIPs": [KUBERNETES_SERVICE_IP],
+            "type": "ClusterIP", "clusterIP": kubernetes_ip, "clusterIPs": [kubernetes_ip],
             "ipFamilies": ["IPv4"], "ipFamilyPolicy": "SingleStack", "sessionAffinity": "None",
             "internalTrafficPolicy": "Cluster",
             "ports": [{ "name": "https", "port": 443, "protocol": "TCP", "targetPort": port }]
@@ -134,7 +135,7 @@ pub async fn ensure(
         "status": { "loadBalancer": {} }
     });
     create_if_missing(registry, target("", "services", Some("default"))?, svc).await?;
-    crate::bootstrap_servicecidr::ensure(registry, KUBERNETES_SERVICE_IP).await?;
+    crate::bootstrap_servicecidr::ensure(registry, service_range).await?;
     let ip = advertise.to_string();
     let endpoints = json!({
         "apiVersion": "v1", "kind": "Endpoints",

@@ -6,7 +6,7 @@
 use k1s_apimachinery::ApiError;
 use serde_json::{Value, json};
 
-use crate::allocator::{self, SERVICE_CIDR};
+use crate::allocator::{self, Range};
 use crate::bootstrap::target;
 use crate::registry::{Registry, now_rfc3339};
 
@@ -21,25 +21,25 @@ fn ready_condition() -> Value {
 }
 
 /// The default ServiceCIDR as first created.
-pub fn default_service_cidr() -> Value {
+pub fn default_service_cidr(range: &str) -> Value {
     json!({
         "apiVersion": "networking.k8s.io/v1", "kind": "ServiceCIDR",
         "metadata": { "name": DEFAULT_SERVICE_CIDR },
-        "spec": { "cidrs": [SERVICE_CIDR] },
+        "spec": { "cidrs": [range] },
         "status": { "conditions": [ready_condition()] }
     })
 }
 
 /// What the status of an existing default ServiceCIDR needs: `Some(status)` to write.
-fn status_to_write(current: &Value) -> Option<Value> {
+fn status_to_write(current: &Value, range: &str) -> Option<Value> {
     if current.pointer("/metadata/deletionTimestamp").is_some() {
         return None;
     }
-    if current.pointer("/spec/cidrs") != Some(&json!([SERVICE_CIDR])) {
+    if current.pointer("/spec/cidrs") != Some(&json!([range])) {
         let cidrs = current.pointer("/spec/cidrs").cloned().unwrap_or_default();
         tracing::warn!(
             %cidrs,
-            expected = SERVICE_CIDR,
+            expected = range,
             "the default ServiceCIDR does not match this server's service range; delete it or change it back"
         );
         return None;
@@ -65,11 +65,12 @@ fn status_to_write(current: &Value) -> Option<Value> {
 }
 
 /// Creates or readies the default ServiceCIDR and the IPAddress of `kubernetes_ip`.
-pub async fn ensure(registry: &Registry, kubernetes_ip: &str) -> Result<(), ApiError> {
+pub async fn ensure(registry: &Registry, range: &Range) -> Result<(), ApiError> {
+    let kubernetes_ip = range.kubernetes_ip().to_string();
     let t = target("networking.k8s.io", "servicecidrs", None)?;
     for _ in 0..10 {
         let written = match registry.get(t, DEFAULT_SERVICE_CIDR).await {
-            Ok(current) => match status_to_write(&current) {
+            Ok(current) => match status_to_write(&current, range.text()) {
                 Some(status) => {
                     let mut next = current;
                     next["status"] = status;
@@ -78,7 +79,7 @@ pub async fn ensure(registry: &Registry, kubernetes_ip: &str) -> Result<(), ApiE
                 None => Ok(()),
             },
             Err(e) if e.is_not_found() => {
-                let mut obj = default_service_cidr();
+                let mut obj = default_service_cidr(range.text());
                 obj["metadata"]["uid"] = json!(uuid::Uuid::new_v4().to_string());
                 obj["metadata"]["creationTimestamp"] = json!(now_rfc3339());
                 registry.put_raw(t, &obj).await.map(|_| ())
@@ -94,7 +95,7 @@ pub async fn ensure(registry: &Registry, kubernetes_ip: &str) -> Result<(), ApiE
             }
         }
     }
-    match allocator::create_ip_address(registry, kubernetes_ip, "default", "kubernetes").await {
+    match allocator::create_ip_address(registry, &kubernetes_ip, "default", "kubernetes").await {
         Err(e) if !e.is_already_exists() => Err(e),
         _ => Ok(()),
     }
@@ -108,7 +109,7 @@ mod tests {
     #[test]
     fn default_service_cidr_is_valid_and_ready() {
         use crate::registry::Strategy;
-        let obj = default_service_cidr();
+        let obj = default_service_cidr(allocator::SERVICE_CIDR);
         assert!(
             crate::strategies::networking::ServiceCidrs
                 .validate(&obj)
@@ -117,32 +118,32 @@ mod tests {
         assert_eq!(obj["status"]["conditions"][0]["type"], "Ready");
         assert_eq!(obj["status"]["conditions"][0]["message"], READY_MESSAGE);
         // Already ready: nothing to write.
-        assert!(status_to_write(&obj).is_none());
+        assert!(status_to_write(&obj, allocator::SERVICE_CIDR).is_none());
     }
 
     #[test]
     fn status_is_written_only_when_missing_or_unknown() {
-        let mut obj = default_service_cidr();
+        let mut obj = default_service_cidr(allocator::SERVICE_CIDR);
         obj["status"] = json!({});
         assert_eq!(
-            status_to_write(&obj).unwrap()["conditions"][0]["status"],
+            status_to_write(&obj, allocator::SERVICE_CIDR).unwrap()["conditions"][0]["status"],
             "True"
         );
         obj["status"] = json!({ "conditions": [{ "type": "Ready", "status": "Unknown" }] });
-        let status = status_to_write(&obj).unwrap();
+        let status = status_to_write(&obj, allocator::SERVICE_CIDR).unwrap();
         assert_eq!(status["conditions"].as_array().unwrap().len(), 1);
         assert_eq!(status["conditions"][0]["status"], "True");
         obj["status"] = json!({ "conditions": [{ "type": "Ready", "status": "False" }] });
-        assert!(status_to_write(&obj).is_none());
+        assert!(status_to_write(&obj, allocator::SERVICE_CIDR).is_none());
         // Another range: left to the administrator.
-        let mut other = default_service_cidr();
+        let mut other = default_service_cidr(allocator::SERVICE_CIDR);
         other["spec"]["cidrs"] = json!(["10.0.0.0/24"]);
         other["status"] = json!({});
-        assert!(status_to_write(&other).is_none());
+        assert!(status_to_write(&other, allocator::SERVICE_CIDR).is_none());
         // Being deleted: not touched.
-        let mut deleting = default_service_cidr();
+        let mut deleting = default_service_cidr(allocator::SERVICE_CIDR);
         deleting["status"] = json!({});
         deleting["metadata"]["deletionTimestamp"] = json!("2026-01-01T00:00:00Z");
-        assert!(status_to_write(&deleting).is_none());
+        assert!(status_to_write(&deleting, allocator::SERVICE_CIDR).is_none());
     }
 }

@@ -62,6 +62,8 @@ pub struct ServerConfig {
     /// How often IPAddresses whose Service is gone are looked for (upstream: 3 minutes); one
     /// seen orphaned twice in a row is deleted.
     pub service_ip_repair_interval: std::time::Duration,
+    /// `--service-cluster-ip-range`: the default ServiceCIDR (10.96.0.0/12 when unset).
+    pub service_cluster_ip_range: Option<String>,
 }
 
 impl Default for ServerConfig {
@@ -86,6 +88,7 @@ impl Default for ServerConfig {
             serving_cert_files: None,
             client_ca_file: None,
             service_ip_repair_interval: crate::allocator::REPAIR_INTERVAL,
+            service_cluster_ip_range: None,
             wal_file_bytes: k1s_storage::DEFAULT_WAL_FILE_BYTES,
             etcd: None,
             cert_dir: None,
@@ -147,6 +150,8 @@ pub enum ServerError {
     Bootstrap(ApiError),
     #[error("authentication setup: {0}")]
     Authentication(String),
+    #[error("{0}")]
+    Config(String),
 }
 
 /// A started server. Dropping it does not stop it; call `shutdown`.
@@ -237,7 +242,13 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
             .unwrap_or_else(|| config.data_dir.join("pki"));
         (dir, None)
     };
+    let service_range = match &config.service_cluster_ip_range {
+        Some(text) => crate::allocator::Range::for_flag(text).map_err(ServerError::Config)?,
+        None => crate::allocator::Range::default(),
+    };
     let mut pki_opts = k1s_kubeadm_lite::PkiOptions::for_server(&config.tls_sans, Some(advertise));
+    // Pods reach the API server at the `kubernetes` Service's address.
+    pki_opts.add_ip(service_range.kubernetes_ip());
     if !config.bind_address.is_unspecified() {
         pki_opts.add_ip(config.bind_address);
     }
@@ -256,9 +267,15 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
     let listener =
         TcpListener::bind(SocketAddr::new(config.bind_address, config.secure_port)).await?;
     let local_addr = listener.local_addr()?;
-    crate::bootstrap::ensure(&registry, advertise, local_addr.port(), pki.ca_cert_pem())
-        .await
-        .map_err(ServerError::Bootstrap)?;
+    crate::bootstrap::ensure(
+        &registry,
+        advertise,
+        local_addr.port(),
+        pki.ca_cert_pem(),
+        &service_range,
+    )
+    .await
+    .map_err(ServerError::Bootstrap)?;
 
     let client_host = if config.bind_address.is_unspecified() {
         "127.0.0.1".to_string()
@@ -373,7 +390,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         audit,
         token_cache: Default::default(),
     });
-    let services: Arc<crate::allocator::ServiceAllocator> = Arc::default();
+    let services = Arc::new(crate::allocator::ServiceAllocator::new(service_range));
     crate::allocator::start_repair(
         registry.clone(),
         services.clone(),

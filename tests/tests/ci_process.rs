@@ -11,7 +11,7 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD as B64;
 use k1s_tests::tinyca::TinyCa;
 use k1s_tests::{client_from_kubeconfig, k1s_bin};
-use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::api::core::v1::{Namespace, Service};
 use kube::api::{Api, PostParams};
 
 const TIMEOUT: Duration = Duration::from_secs(60);
@@ -306,6 +306,15 @@ async fn envtest_drop_in_with_envtest_arguments() {
         .get("default")
         .await
         .expect("the default namespace, as envtest waits for it");
+    // The Service range is envtest's: the `kubernetes` Service takes its first address.
+    let kubernetes = Api::<Service>::namespaced(admin_client.clone(), "default")
+        .get("kubernetes")
+        .await
+        .expect("the kubernetes Service");
+    assert_eq!(
+        kubernetes.spec.and_then(|s| s.cluster_ip).as_deref(),
+        Some("10.0.0.1")
+    );
 
     // Another user of the same CA is authenticated (403, not 401) and gets rights through RBAC.
     let alice = client_ca.issue(&[], Some(("alice", &["dev"])));
@@ -350,4 +359,27 @@ async fn envtest_drop_in_with_envtest_arguments() {
     assert_eq!(wait_exit(&mut server).code(), Some(0));
     sigterm(etcd.id());
     assert_eq!(wait_exit(&mut etcd).code(), Some(0));
+}
+
+#[test]
+fn a_service_range_k1s_cannot_serve_is_refused_at_start() {
+    for (range, expected) in [
+        ("10.0.0.0/8", "the mask must be >= 12"),
+        ("fd00::/108", "IPv4 Service addresses only"),
+        ("10.0.0.0", "not a CIDR"),
+        ("10.0.0.0/31", "too small"),
+    ] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let out = Command::new(k1s_bin())
+            .args(["server", "--ephemeral", "--secure-port", "0"])
+            .arg(format!("--service-cluster-ip-range={range}"))
+            .arg("--write-kubeconfig")
+            .arg(dir.path().join("kc"))
+            .stdin(Stdio::null())
+            .output()
+            .expect("run k1s");
+        assert!(!out.status.success(), "{range} was accepted");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(expected), "{range}: {err}");
+    }
 }

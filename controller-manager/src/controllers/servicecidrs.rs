@@ -13,6 +13,8 @@ use kube::Client;
 use kube::api::{Api, Patch, PatchParams};
 use serde_json::{Value, json};
 
+use k1s_apimachinery::ip::Cidr;
+
 use crate::ControllerContext;
 use crate::controller::{Action, Error, Reconciler, is_not_found};
 use crate::informer::{Delta, Store};
@@ -26,56 +28,13 @@ const DELETION_GRACE: Duration = Duration::from_secs(10);
 const MANAGED_BY_LABEL: &str = "ipaddress.kubernetes.io/managed-by";
 const MANAGED_BY: &str = "ipallocator.k8s.io";
 
-/// A CIDR of either family, as a 128-bit number (IPv4 mapped into the low 32 bits).
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Prefix {
-    v6: bool,
-    base: u128,
-    bits: u32,
-}
-
-impl Prefix {
-    fn parse(cidr: &str) -> Option<Prefix> {
-        let (ip, bits) = cidr.split_once('/')?;
-        let bits: u32 = bits.parse().ok()?;
-        let (v6, addr, width) = match ip.parse::<IpAddr>().ok()? {
-            IpAddr::V4(a) => (false, u128::from(u32::from(a)), 32),
-            IpAddr::V6(a) => (true, u128::from(a), 128),
-        };
-        if bits > width {
-            return None;
-        }
-        let host_bits = width - bits;
-        let base = addr >> host_bits << host_bits;
-        Some(Prefix {
-            v6,
-            base: if host_bits == 128 { 0 } else { base },
-            bits,
-        })
-    }
-
-    fn width(&self) -> u32 {
-        if self.v6 { 128 } else { 32 }
-    }
-
-    fn contains_addr(&self, v6: bool, addr: u128) -> bool {
-        let host_bits = self.width() - self.bits;
-        v6 == self.v6 && (host_bits == 128 || addr >> host_bits == self.base >> host_bits)
-    }
-
-    /// Whether `other` lies inside this prefix (equal prefixes included).
-    fn contains(&self, other: &Prefix) -> bool {
-        self.bits <= other.bits && self.contains_addr(other.v6, other.base)
-    }
-}
-
-fn prefixes(cidr: &ServiceCIDR) -> Vec<Prefix> {
+fn prefixes(cidr: &ServiceCIDR) -> Vec<Cidr> {
     cidr.spec
         .as_ref()
         .and_then(|s| s.cidrs.as_ref())
         .into_iter()
         .flatten()
-        .filter_map(|c| Prefix::parse(c))
+        .filter_map(|c| Cidr::parse(c).map(|(c, _)| c))
         .collect()
 }
 
@@ -140,7 +99,7 @@ impl ServiceCidrs {
     /// (upstream's canDeleteCIDR).
     fn can_delete(&self, cidr: &ServiceCIDR) -> bool {
         let name = cidr.metadata.name.as_deref();
-        let others: Vec<Vec<Prefix>> = self
+        let others: Vec<Vec<Cidr>> = self
             .cidrs
             .list()
             .iter()
@@ -150,7 +109,7 @@ impl ServiceCidrs {
         let own = prefixes(cidr);
         let has_parent = own
             .iter()
-            .all(|p| others.iter().flatten().any(|o| o.contains(p)));
+            .all(|p| others.iter().flatten().any(|o| o.contains_cidr(p)));
         if has_parent {
             return true;
         }
@@ -169,13 +128,9 @@ impl ServiceCidrs {
             else {
                 return false;
             };
-            let (v6, addr) = match ip {
-                IpAddr::V4(a) => (false, u128::from(u32::from(a))),
-                IpAddr::V6(a) => (true, u128::from(a)),
-            };
             managed
-                && own.iter().any(|p| p.contains_addr(v6, addr))
-                && !others.iter().flatten().any(|o| o.contains_addr(v6, addr))
+                && own.iter().any(|p| p.contains(&ip))
+                && !others.iter().flatten().any(|o| o.contains(&ip))
         })
     }
 
@@ -276,30 +231,5 @@ impl Reconciler for ServiceCidrs {
         }
         self.set_ready(&cidr, "True", "", READY_MESSAGE).await?;
         Ok(Action::Done)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-    use super::*;
-
-    #[test]
-    fn prefixes_contain_prefixes_and_addresses_of_their_family() {
-        let big = Prefix::parse("10.96.0.0/12").unwrap();
-        let small = Prefix::parse("10.100.1.0/24").unwrap();
-        assert!(big.contains(&small));
-        assert!(!small.contains(&big));
-        assert!(big.contains(&big));
-        assert!(!Prefix::parse("10.200.0.0/24").unwrap().contains(&small));
-        let v6 = Prefix::parse("fd00::/108").unwrap();
-        assert!(v6.contains_addr(
-            true,
-            u128::from("fd00::5".parse::<std::net::Ipv6Addr>().unwrap())
-        ));
-        assert!(!v6.contains_addr(false, 5));
-        assert!(Prefix::parse("0.0.0.0/0").unwrap().contains(&small));
-        assert!(Prefix::parse("10.0.0.0/33").is_none());
-        assert!(Prefix::parse("nonsense").is_none());
     }
 }
