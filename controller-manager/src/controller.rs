@@ -51,6 +51,13 @@ pub trait Reconciler: Send + Sync + 'static {
     fn reconcile(&self, key: &str) -> impl Future<Output = Result<Action, Error>> + Send;
 }
 
+/// A controller that looks at everything once per period instead of reacting to keys (the pod
+/// GC, the legacy-token cleaner; upstream's `wait.Until` loops). See
+/// `ControllerContext::run_every`.
+pub trait Periodic: Send + 'static {
+    fn pass(&mut self) -> impl Future<Output = ()> + Send;
+}
+
 /// Runs `workers` workers over `queue` until it is shut down and drained.
 pub fn spawn_workers<R: Reconciler>(
     name: &'static str,

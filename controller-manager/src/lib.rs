@@ -192,6 +192,30 @@ impl ControllerContext {
             .max(1)
     }
 
+    /// Runs `controller`'s pass every `period` once every informer created so far has synced,
+    /// until shutdown.
+    pub fn run_every<P: controller::Periodic>(&self, period: Duration, mut controller: P) {
+        let (factory, mut shutdown) = (self.factory.clone(), self.shutdown.clone());
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = factory.wait_for_cache_sync() => {}
+                _ = shutdown.wait_for(|s| *s) => return,
+            }
+            let mut tick = tokio::time::interval(period);
+            loop {
+                // The watch guard must not live across the pass's awaits.
+                let stop = tokio::select! {
+                    _ = shutdown.wait_for(|s| *s) => true,
+                    _ = tick.tick() => false,
+                };
+                if stop {
+                    return;
+                }
+                controller.pass().await;
+            }
+        });
+    }
+
     /// Starts `workers` workers once every informer created so far has synced, so a reconcile
     /// never acts on a half-filled cache.
     pub fn run_workers<R: Reconciler>(&self, reconciler: Arc<R>, queue: WorkQueue, workers: usize) {

@@ -83,6 +83,23 @@ fn token_secret(name: &str, account: &str) -> String {
     )
 }
 
+/// `kubectl auth whoami` (printing the user name) with a kubeconfig holding `token` only.
+fn whoami_with_token(c: &TestCluster, token: &str, name: &str) -> std::process::Output {
+    let kc = c.token_kubeconfig(token, name);
+    let kc = kc.to_string_lossy().to_string();
+    c.run_kubectl(
+        &Kubectl::dispatcher(),
+        &[
+            "auth",
+            "whoami",
+            "-o",
+            "jsonpath={.status.userInfo.username}",
+        ],
+        None,
+        &[("KUBECONFIG", &kc)],
+    )
+}
+
 /// The data key `key` of Secret `name`, decoded ("" while it is missing).
 fn secret_value(c: &TestCluster, name: &str, key: &str) -> String {
     use base64::Engine as _;
@@ -134,20 +151,7 @@ fn service_account_token_secrets_are_filled_and_follow_their_account() {
     assert_eq!(annotated, uid);
 
     // The token authenticates as the account (a kubeconfig with the token alone).
-    let kc = c.token_kubeconfig(&token, "builder");
-    let kc = kc.to_string_lossy().to_string();
-    let whoami = [
-        "auth",
-        "whoami",
-        "-o",
-        "jsonpath={.status.userInfo.username}",
-    ];
-    let out = c.run_kubectl(
-        &Kubectl::dispatcher(),
-        &whoami,
-        None,
-        &[("KUBECONFIG", &kc)],
-    );
+    let out = whoami_with_token(&c, &token, "builder");
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
         "system:serviceaccount:default:builder",
@@ -198,12 +202,7 @@ fn service_account_token_secrets_are_filled_and_follow_their_account() {
         (!exists(&c, &["get", "secret", "builder-token-2"])).then_some(())
     });
     wait_until(WAIT, "the first token refused", || {
-        let out = c.run_kubectl(
-            &Kubectl::dispatcher(),
-            &whoami,
-            None,
-            &[("KUBECONFIG", &kc)],
-        );
+        let out = whoami_with_token(&c, &token, "builder");
         String::from_utf8_lossy(&out.stderr)
             .contains("Unauthorized")
             .then_some(())
@@ -435,19 +434,7 @@ fn a_separate_controller_manager_signs_legacy_tokens_with_the_key_file() {
         Some(secret_value(&c, "remote-token", "token")).filter(|t| !t.is_empty())
     });
     // The API server accepts what the separate process signed with the cluster's key.
-    let kc = c.token_kubeconfig(&token, "remote");
-    let kc = kc.to_string_lossy().to_string();
-    let out = c.run_kubectl(
-        &Kubectl::dispatcher(),
-        &[
-            "auth",
-            "whoami",
-            "-o",
-            "jsonpath={.status.userInfo.username}",
-        ],
-        None,
-        &[("KUBECONFIG", &kc)],
-    );
+    let out = whoami_with_token(&c, &token, "remote");
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
         "system:serviceaccount:default:remote",
@@ -532,14 +519,7 @@ fn unused_auto_generated_legacy_tokens_are_invalidated_then_deleted() {
         (label_of(&c, "old-token", INVALID_SINCE) == today).then_some(())
     });
     // The API server refuses an invalidated token.
-    let kc = c.token_kubeconfig(&token, "old");
-    let kc = kc.to_string_lossy().to_string();
-    let out = c.run_kubectl(
-        &Kubectl::dispatcher(),
-        &["auth", "whoami"],
-        None,
-        &[("KUBECONFIG", &kc)],
-    );
+    let out = whoami_with_token(&c, &token, "old");
     assert!(!out.status.success());
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("Unauthorized"),

@@ -15,7 +15,7 @@ use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use tokio::time::Instant;
 
 use crate::ControllerContext;
-use crate::controller::is_not_found;
+use crate::controller::{Periodic, is_not_found};
 use crate::informer::Store;
 
 /// Upstream's gcCheckPeriod and quarantineTime.
@@ -35,32 +35,20 @@ struct PodGc {
 pub fn start(ctx: ControllerContext) {
     let pods = ctx.factory.informer::<Pod>();
     let nodes = ctx.factory.informer::<Node>();
-    let mut gc = PodGc {
+    let gc = PodGc {
         client: ctx.client.clone(),
         pods: pods.store(),
         nodes: nodes.store(),
         threshold: ctx.options.terminated_pod_gc_threshold,
         missing_since: HashMap::new(),
     };
-    let period = ctx.options.pod_gc_period.unwrap_or(PERIOD);
-    let (factory, mut shutdown) = (ctx.factory.clone(), ctx.shutdown.clone());
-    tokio::spawn(async move {
-        tokio::select! {
-            _ = factory.wait_for_cache_sync() => {}
-            _ = shutdown.wait_for(|s| *s) => return,
-        }
-        let mut tick = tokio::time::interval(period);
-        loop {
-            let stop = tokio::select! {
-                _ = shutdown.wait_for(|s| *s) => true,
-                _ = tick.tick() => false,
-            };
-            if stop {
-                return;
-            }
-            gc.run().await;
-        }
-    });
+    ctx.run_every(ctx.options.pod_gc_period.unwrap_or(PERIOD), gc);
+}
+
+impl Periodic for PodGc {
+    async fn pass(&mut self) {
+        self.run().await;
+    }
 }
 
 fn phase(pod: &Pod) -> &str {

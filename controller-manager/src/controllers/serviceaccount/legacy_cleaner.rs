@@ -17,8 +17,9 @@ use kube::Client;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, Preconditions};
 use serde_json::{Value, json};
 
+use super::tokens::{SA_NAME_KEY, SA_UID_KEY, TOKEN_TYPE, annotation};
 use crate::ControllerContext;
-use crate::controller::{is_conflict, is_not_found};
+use crate::controller::{Periodic, is_conflict, is_not_found};
 use crate::informer::Store;
 
 /// Upstream's LastUsedLabelKey and InvalidSinceLabelKey.
@@ -26,9 +27,6 @@ const LAST_USED_LABEL: &str = "kubernetes.io/legacy-token-last-used";
 const INVALID_SINCE_LABEL: &str = "kubernetes.io/legacy-token-invalid-since";
 /// The API server's tracking ConfigMap in kube-system (upstream's legacytokentracking).
 const TRACKING_CONFIGMAP: &str = "kube-apiserver-legacy-service-account-token-tracking";
-const TOKEN_TYPE: &str = "kubernetes.io/service-account-token";
-const SA_NAME_KEY: &str = "kubernetes.io/service-account.name";
-const SA_UID_KEY: &str = "kubernetes.io/service-account.uid";
 /// How often the tokens are evaluated when no interval is configured.
 const SYNC_INTERVAL: Duration = Duration::from_secs(24 * 3600);
 
@@ -56,25 +54,13 @@ pub fn start(ctx: ControllerContext) {
         .options
         .legacy_token_clean_up_sync_interval
         .unwrap_or(SYNC_INTERVAL);
-    let (factory, mut shutdown) = (ctx.factory.clone(), ctx.shutdown.clone());
-    tokio::spawn(async move {
-        tokio::select! {
-            _ = factory.wait_for_cache_sync() => {}
-            _ = shutdown.wait_for(|s| *s) => return,
-        }
-        let mut tick = tokio::time::interval(interval);
-        loop {
-            // The watch guard must not live across the evaluation's awaits.
-            let stop = tokio::select! {
-                _ = shutdown.wait_for(|s| *s) => true,
-                _ = tick.tick() => false,
-            };
-            if stop {
-                return;
-            }
-            cleaner.evaluate(Timestamp::now()).await;
-        }
-    });
+    ctx.run_every(interval, cleaner);
+}
+
+impl Periodic for Cleaner {
+    async fn pass(&mut self) {
+        self.evaluate(Timestamp::now()).await;
+    }
 }
 
 fn day(t: Timestamp) -> String {
@@ -92,15 +78,6 @@ fn label<'a>(secret: &'a Secret, key: &str) -> Option<&'a str> {
         .as_ref()?
         .get(key)
         .map(String::as_str)
-}
-
-fn annotation<'a>(secret: &'a Secret, key: &str) -> &'a str {
-    secret
-        .metadata
-        .annotations
-        .as_ref()
-        .and_then(|a| a.get(key))
-        .map_or("", String::as_str)
 }
 
 /// The Secrets a pod refers to (upstream's VisitPodSecretNames): pull secrets, env and envFrom

@@ -16,10 +16,10 @@ use crate::informer::{Delta, NAMESPACE_INDEX, Store, key_of, split_key};
 use crate::{ControllerContext, LegacyTokenClaims, LegacyTokenSigner};
 
 /// The Secret type this controller fills.
-const TOKEN_TYPE: &str = "kubernetes.io/service-account-token";
+pub(super) const TOKEN_TYPE: &str = "kubernetes.io/service-account-token";
 /// Upstream's ServiceAccountNameKey / ServiceAccountUIDKey annotations.
-const SA_NAME_KEY: &str = "kubernetes.io/service-account.name";
-const SA_UID_KEY: &str = "kubernetes.io/service-account.uid";
+pub(super) const SA_NAME_KEY: &str = "kubernetes.io/service-account.name";
+pub(super) const SA_UID_KEY: &str = "kubernetes.io/service-account.uid";
 
 /// Queue keys besides a live Secret's `ns/name`: what is left to do once an object is gone
 /// (upstream keeps the same facts in its queue keys).
@@ -38,7 +38,7 @@ fn is_token(secret: &Secret) -> bool {
     secret.type_.as_deref() == Some(TOKEN_TYPE)
 }
 
-fn annotation<'a>(secret: &'a Secret, key: &str) -> &'a str {
+pub(super) fn annotation<'a>(secret: &'a Secret, key: &str) -> &'a str {
     secret
         .metadata
         .annotations
