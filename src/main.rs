@@ -230,9 +230,20 @@ struct JoinArgs {
     /// A kubeadm JoinConfiguration file (kubeadm.k8s.io/v1beta4; v1beta3 with a warning).
     #[arg(long)]
     config: Option<PathBuf>,
-    /// The bootstrap token, `[a-z0-9]{6}.[a-z0-9]{16}`.
+    /// The bootstrap token, `[a-z0-9]{6}.[a-z0-9]{16}`: both the discovery token and the TLS
+    /// bootstrap token unless those are given.
     #[arg(long)]
     token: Option<String>,
+    /// For token-based discovery, the token that verifies the cluster-info signature.
+    #[arg(long)]
+    discovery_token: Option<String>,
+    /// For file-based discovery, a kubeconfig file or https URL from which to load the cluster
+    /// information (server and CA), instead of the endpoint and --discovery-token flags.
+    #[arg(long)]
+    discovery_file: Option<String>,
+    /// The token that authenticates the TLS bootstrap (default: --token).
+    #[arg(long)]
+    tls_bootstrap_token: Option<String>,
     /// The CA's public-key pin, `sha256:<hex>` (repeatable).
     #[arg(long = "discovery-token-ca-cert-hash")]
     discovery_token_ca_cert_hash: Vec<String>,
@@ -1466,9 +1477,23 @@ async fn run_join(args: JoinArgs, given: &[String]) -> anyhow::Result<()> {
         Some(d) => d.clone(),
         None => default_data_dir()?,
     };
+    // kubeadm's --token stands in for whichever of the two tokens is not given; with file
+    // discovery there is no discovery token to stand in for.
+    let discovery_token = args.discovery_token.clone().or_else(|| {
+        args.discovery_file
+            .is_none()
+            .then(|| args.token.clone())
+            .flatten()
+    });
     let mut opts = join::JoinOptions {
         endpoint: args.endpoint.clone().unwrap_or_default(),
-        token: args.token.clone().unwrap_or_default(),
+        token: discovery_token.clone().unwrap_or_default(),
+        tls_bootstrap_token: args
+            .tls_bootstrap_token
+            .clone()
+            .or_else(|| args.token.clone())
+            .unwrap_or_default(),
+        discovery_file: args.discovery_file.clone(),
         ca_cert_hashes: args.discovery_token_ca_cert_hash.clone(),
         unsafe_skip_ca_verification: args.discovery_token_unsafe_skip_ca_verification,
         node_name: args.node_name.clone().unwrap_or_else(host_node_name),
@@ -1484,6 +1509,10 @@ async fn run_join(args: JoinArgs, given: &[String]) -> anyhow::Result<()> {
             eprintln!("{w}");
         }
         match (&args.endpoint, &file.endpoint) {
+            (Some(_), _) if file.discovery_file.is_some() => anyhow::bail!(
+                "discovery: Invalid value: \"\": bootstrapToken and file cannot both be set (the file sets discovery.file; drop the API server endpoint argument)"
+            ),
+            (_, _) if file.discovery_file.is_some() => {}
             (Some(arg), _) => eprintln!(
                 "[join] WARNING: the API server endpoint {arg} on the command line is ignored with --config; the file's discovery.bootstrapToken.apiServerEndpoint is used"
             ),
@@ -1493,7 +1522,9 @@ async fn run_join(args: JoinArgs, given: &[String]) -> anyhow::Result<()> {
             _ => {}
         }
         opts.endpoint = file.endpoint.unwrap_or_default();
-        opts.token = file.token.unwrap_or_default();
+        opts.token = file.token.clone().unwrap_or_default();
+        opts.discovery_file = file.discovery_file.clone();
+        opts.tls_bootstrap_token = file.tls_bootstrap_token.unwrap_or_default();
         opts.ca_cert_hashes = file.ca_cert_hashes;
         opts.unsafe_skip_ca_verification = file.unsafe_skip_ca_verification;
         if args.node_name.is_none()
@@ -1510,18 +1541,26 @@ async fn run_join(args: JoinArgs, given: &[String]) -> anyhow::Result<()> {
         control_plane |= file.control_plane;
         file_certificate_key = file.certificate_key.clone();
         if file.dry_run {
-            println!(
-                "[dry-run] Would discover {} with token {} and join as {}; nothing was changed.",
-                opts.endpoint, opts.token, opts.node_name
-            );
+            match &opts.discovery_file {
+                Some(f) => println!(
+                    "[dry-run] Would discover the cluster from the discovery file {f} and join as {}; nothing was changed.",
+                    opts.node_name
+                ),
+                None => println!(
+                    "[dry-run] Would discover {} with token {} and join as {}; nothing was changed.",
+                    opts.endpoint, opts.token, opts.node_name
+                ),
+            }
             return Ok(());
         }
-    } else {
+    } else if args.discovery_file.is_none() {
         if args.endpoint.is_none() {
-            anyhow::bail!("the API server endpoint (HOST:PORT) is required (or --config)");
+            anyhow::bail!(
+                "the API server endpoint (HOST:PORT) is required (or --discovery-file, or --config)"
+            );
         }
-        if args.token.is_none() {
-            anyhow::bail!("--token is required (or --config)");
+        if discovery_token.is_none() {
+            anyhow::bail!("--token is required (or --discovery-file, or --config)");
         }
     }
     if control_plane {

@@ -1,10 +1,14 @@
 //! Token discovery as kubeadm does it: the `cluster-info` kubeconfig, its detached JWS
 //! signatures (`jws-kubeconfig-<token-id>`, HS256 keyed by the token secret) and CA pinning by
-//! the SHA-256 of the CA's SubjectPublicKeyInfo (`sha256:<hex>`).
+//! the SHA-256 of the CA's SubjectPublicKeyInfo (`sha256:<hex>`). Also file discovery's
+//! parsing: `--discovery-file PATH|https://URL`, a kubeconfig naming the server and its CA.
+
+use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
 
-use crate::kubeconfig::{Cluster, Kubeconfig, NamedCluster};
+use crate::api::Credentials;
+use crate::kubeconfig::{Cluster, Context, Kubeconfig, NamedCluster, NamedContext};
 
 /// The ConfigMap `kube-public/cluster-info`.
 pub const CLUSTER_INFO_NAMESPACE: &str = "kube-public";
@@ -159,6 +163,133 @@ pub fn parse_cluster_info(kubeconfig: &str) -> Result<(String, String), Discover
         ));
     }
     Ok((cluster.cluster.server.clone(), ca))
+}
+
+/// Where `--discovery-file` (JoinConfiguration `discovery.file.kubeConfigPath`) points.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileSource {
+    Path(PathBuf),
+    Url(String),
+}
+
+impl std::fmt::Display for FileSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FileSource::Path(p) => write!(f, "{}", p.display()),
+            FileSource::Url(u) => f.write_str(u),
+        }
+    }
+}
+
+/// kubeadm's `ValidateDiscoveryKubeConfigPath`: a value without a URL scheme is a file that
+/// must exist; one with a scheme must be `https`.
+pub fn file_source(value: &str) -> Result<FileSource, DiscoveryError> {
+    let invalid = |why: &str| {
+        DiscoveryError::Invalid(format!(
+            "discovery.file.kubeConfigPath: Invalid value: {value:?}: {why}"
+        ))
+    };
+    // A URL scheme as Go's url.Parse finds one: letters first, then letters, digits, + - .,
+    // ended by ':' before any '/'.
+    let scheme = value.split_once(':').map(|(s, _)| s).filter(|s| {
+        let mut chars = s.chars();
+        chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+            && chars.all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+    });
+    match scheme {
+        None => {
+            if value.is_empty() || !Path::new(value).exists() {
+                return Err(invalid("not a valid HTTPS URL or a file on disk"));
+            }
+            Ok(FileSource::Path(PathBuf::from(value)))
+        }
+        Some(s) if s.eq_ignore_ascii_case("https") => Ok(FileSource::Url(value.to_string())),
+        Some(_) => Err(invalid("if a URL is used, the scheme must be https")),
+    }
+}
+
+/// What a discovery file says: the server, its CA and the credentials it carries (if any).
+#[derive(Debug, Clone)]
+pub struct DiscoveredFile {
+    pub server: String,
+    pub ca_pem: String,
+    pub credentials: Credentials,
+}
+
+/// Reads a discovery kubeconfig as kubeadm's file discovery does: the current context's
+/// cluster (or, without a usable current context, the first cluster), its CA embedded or read
+/// from a file relative to `base_dir`, and the context's user credentials if it names one.
+pub fn parse_discovery_file(text: &str, base_dir: &Path) -> Result<DiscoveredFile, DiscoveryError> {
+    let malformed = |e: &dyn std::fmt::Display| {
+        DiscoveryError::Invalid(format!("the provided kubeconfig file is malformed: {e}"))
+    };
+    let mut config = Kubeconfig::from_yaml(text).map_err(|e| malformed(&e))?;
+    if config.clusters.is_empty() {
+        return Err(DiscoveryError::Invalid(
+            "the provided kubeconfig file must have at least one Cluster defined".into(),
+        ));
+    }
+    let usable_context = config
+        .contexts
+        .iter()
+        .find(|c| !config.current_context.is_empty() && c.name == config.current_context)
+        .is_some_and(|c| {
+            !c.context.cluster.is_empty()
+                && config.clusters.iter().any(|k| k.name == c.context.cluster)
+        });
+    if !usable_context {
+        // cluster-info's own shape: one (often unnamed) cluster, no contexts, no users.
+        const NAME: &str = "k1s-discovery";
+        if config.clusters[0].name.is_empty() {
+            config.clusters[0].name = NAME.into();
+        }
+        let cluster = config.clusters[0].name.clone();
+        config.contexts.push(NamedContext {
+            name: NAME.into(),
+            context: Context {
+                cluster,
+                ..Context::default()
+            },
+        });
+        config.current_context = NAME.into();
+    }
+    let ctx = config.resolve(None, base_dir).map_err(|e| malformed(&e))?;
+    let ca = ctx.ca_pem.ok_or_else(|| {
+        DiscoveryError::Invalid(
+            "the discovery file's cluster has no certificate-authority-data (or certificate-authority): k1s needs the cluster CA in the file to trust the API server".into(),
+        )
+    })?;
+    let ca_pem = String::from_utf8(ca)
+        .ok()
+        .filter(|pem| ca_cert_hash_pem(pem).is_ok())
+        .ok_or_else(|| {
+            DiscoveryError::Invalid(
+                "the discovery file's certificate authority is not a PEM certificate".into(),
+            )
+        })?;
+    let text = |b: Vec<u8>, what: &str| {
+        String::from_utf8(b).map_err(|_| {
+            DiscoveryError::Invalid(format!("the discovery file's {what} is not PEM text"))
+        })
+    };
+    let credentials = match (ctx.token, ctx.client_cert_pem, ctx.client_key_pem) {
+        (Some(t), _, _) => Credentials::Token(t),
+        (None, Some(cert), Some(key)) => Credentials::ClientCert {
+            cert_pem: text(cert, "client certificate")?,
+            key_pem: text(key, "client key")?,
+        },
+        (None, None, None) => Credentials::Anonymous,
+        (None, _, _) => {
+            return Err(DiscoveryError::Invalid(
+                "couldn't read authentication info from the given kubeconfig file: a client certificate needs its key and a key its certificate".into(),
+            ));
+        }
+    };
+    Ok(DiscoveredFile {
+        server: ctx.server,
+        ca_pem,
+        credentials,
+    })
 }
 
 #[cfg(test)]
