@@ -135,9 +135,12 @@ pub async fn https_get(url: &str) -> Result<String, ApiError> {
             "{url:?}: if a URL is used, the scheme must be https"
         )));
     }
-    let base: http::Uri = format!("https://{}", uri.authority().map(|a| a.as_str()).unwrap_or(""))
-        .parse()
-        .map_err(|e| ApiError::Other(format!("{url:?}: {e}")))?;
+    let base: http::Uri = format!(
+        "https://{}",
+        uri.authority().map(|a| a.as_str()).unwrap_or("")
+    )
+    .parse()
+    .map_err(|e| ApiError::Other(format!("{url:?}: {e}")))?;
     let path = uri
         .path_and_query()
         .map(|p| p.as_str().to_string())

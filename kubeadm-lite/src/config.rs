@@ -922,8 +922,7 @@ pub fn apply_join(loaded: &Loaded) -> Result<JoinFile, ConfigError> {
         }
         (true, true) => {
             return Err(ConfigError(
-                "discovery: Invalid value: \"\": bootstrapToken and file cannot both be set"
-                    .into(),
+                "discovery: Invalid value: \"\": bootstrapToken and file cannot both be set".into(),
             ));
         }
         _ => {}
