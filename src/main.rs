@@ -1263,6 +1263,14 @@ fn init_options(
     Ok(opts)
 }
 
+/// A path flag's text, or `default` when the flag is not given.
+fn flag_or(flag: &Option<PathBuf>, default: String) -> String {
+    match flag {
+        Some(p) => p.display().to_string(),
+        None => default,
+    }
+}
+
 fn path_text(p: &Option<PathBuf>) -> String {
     p.as_ref()
         .map(|p| p.display().to_string())
@@ -1418,7 +1426,13 @@ async fn run_init(mut args: InitArgs, given: &[String]) -> anyhow::Result<()> {
     }
     match (&certificate_key, opts.skips("upload-certs")) {
         (Some(key), false) => {
-            k1s_kubeadm_lite::copycerts::upload(&client, &opts.cert_dir, key).await?;
+            k1s_kubeadm_lite::copycerts::upload(
+                &client,
+                &opts.cert_dir,
+                opts.etcd_external.as_ref(),
+                key,
+            )
+            .await?;
         }
         _ => println!("[upload-certs] Skipping phase. Please see --upload-certs"),
     }
@@ -1651,19 +1665,38 @@ async fn run_join_control_plane(
         taints: None,
         dry_run: false,
         certificate_key: Some(certificate_key.to_string()),
+        // The etcd client files: where the flags say, else where the cluster keeps them
+        // (kubeadm writes them to ClusterConfiguration's etcd.external paths).
         etcd_external: Some(init::EtcdExternal {
             endpoints: if args.etcd.etcd_servers.is_empty() {
                 prepared.etcd_endpoints.clone()
             } else {
                 args.etcd.etcd_servers.clone()
             },
-            ca_file: path_text(&args.etcd.etcd_cafile),
-            cert_file: path_text(&args.etcd.etcd_certfile),
-            key_file: path_text(&args.etcd.etcd_keyfile),
+            ca_file: flag_or(
+                &args.etcd.etcd_cafile,
+                cluster_text("/etcd/external/caFile"),
+            ),
+            cert_file: flag_or(
+                &args.etcd.etcd_certfile,
+                cluster_text("/etcd/external/certFile"),
+            ),
+            key_file: flag_or(
+                &args.etcd.etcd_keyfile,
+                cluster_text("/etcd/external/keyFile"),
+            ),
         }),
     };
     init_opts.bind_port = init::preflight(&init_opts)?;
-    for p in copycerts::write(&cert_dir, &prepared.files)? {
+    let etcd_paths: Vec<(&str, PathBuf)> = init_opts
+        .etcd_external
+        .as_ref()
+        .map(copycerts::external_etcd_files)
+        .into_iter()
+        .flatten()
+        .map(|(name, path)| (name, PathBuf::from(path)))
+        .collect();
+    for p in copycerts::write(&cert_dir, &prepared.files, &etcd_paths)? {
         println!("[download-certs] Saved {}", p.display());
     }
     let pki = init::certs(&init_opts)?;

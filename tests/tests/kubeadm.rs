@@ -1556,3 +1556,179 @@ fn join_with_a_discovery_file_or_url() {
     );
     assert!(!root.join("both").exists());
 }
+
+#[test]
+fn external_etcd_client_certificates_travel_in_kubeadm_certs() {
+    let dir = tempfile::Builder::new()
+        .prefix("k1s-kubeadm-etcdtls-")
+        .tempdir()
+        .expect("tmp");
+    let ca = k1s_tests::tinyca::TinyCa::new("etcd-ca");
+    let etcd_pki = dir.path().join("etcd-pki");
+    std::fs::create_dir_all(&etcd_pki).expect("mkdir");
+    let write = |name: &str, pem: &str| {
+        let path = etcd_pki.join(name);
+        std::fs::write(&path, pem).expect("write");
+        path.to_string_lossy().into_owned()
+    };
+    let (serving, serving_key) = ca.issue(&["127.0.0.1", "localhost"], None);
+    let (client, client_key) = ca.issue(&[], Some(("kube-apiserver-etcd-client", &[])));
+    let tls = k1s_tests::etcd::EtcdTls {
+        cert_file: write("server.crt", &serving).into(),
+        key_file: write("server.key", &serving_key).into(),
+        ca_file: write("ca.crt", &ca.pem).into(),
+    };
+    let (ca_file, cert_file, key_file) = (
+        tls.ca_file.to_string_lossy().into_owned(),
+        write("client.crt", &client),
+        write("client.key", &client_key),
+    );
+    let etcd = k1s_tests::etcd::EtcdCluster::start_tls(&tls);
+
+    let a = dir.path().join("cp1");
+    let a_s = a.to_string_lossy().into_owned();
+    let mut cmd = Command::new(k1s_bin());
+    cmd.args([
+        "init",
+        "--data-dir",
+        &a_s,
+        "--apiserver-advertise-address",
+        "127.0.0.1",
+        "--apiserver-bind-port",
+        "0",
+        "--node-name",
+        "cp1",
+        "--token",
+        TOKEN,
+        "--etcd-servers",
+        &etcd.url(),
+        "--etcd-cafile",
+        &ca_file,
+        "--etcd-certfile",
+        &cert_file,
+        "--etcd-keyfile",
+        &key_file,
+        "--upload-certs",
+    ]);
+    let mut cp1 = StreamingCommand::spawn(&mut cmd, "k1s init (TLS etcd)".into());
+    cp1.wait_for_line(TIMEOUT, |l| {
+        l.starts_with("k1s is serving the Kubernetes API at")
+    });
+    let lines = cp1.lines().to_vec();
+    let key = lines
+        .iter()
+        .find_map(|l| l.trim().strip_prefix("--control-plane --certificate-key "))
+        .expect("certificate key")
+        .trim()
+        .to_string();
+    let endpoint = lines
+        .iter()
+        .find_map(|l| l.trim().strip_prefix("k1s join "))
+        .and_then(|l| l.split_whitespace().next())
+        .expect("endpoint")
+        .to_string();
+    let hash = lines
+        .iter()
+        .find_map(|l| l.trim().strip_prefix("--discovery-token-ca-cert-hash "))
+        .expect("hash")
+        .trim_end_matches([' ', '\\'])
+        .to_string();
+    // kubeadm's key names, each value sealed (not the plain PEM).
+    let admin1 = a.join("admin.conf");
+    let data = kubectl_ok(
+        &admin1,
+        &[
+            "get",
+            "secret",
+            "-n",
+            "kube-system",
+            "kubeadm-certs",
+            "-o",
+            "jsonpath={.data}",
+        ],
+    );
+    let data: serde_json::Value = serde_json::from_str(&data).expect("json");
+    for k in [
+        "external-etcd-ca.crt",
+        "external-etcd.crt",
+        "external-etcd.key",
+        "ca.key",
+    ] {
+        let v = data[k]
+            .as_str()
+            .unwrap_or_else(|| panic!("{k} missing: {data}"));
+        assert!(!v.is_empty(), "{k} empty");
+        use base64::Engine as _;
+        let raw = base64::engine::general_purpose::STANDARD
+            .decode(v)
+            .expect("b64");
+        assert!(
+            !String::from_utf8_lossy(&raw).contains("BEGIN"),
+            "{k} is not encrypted"
+        );
+    }
+
+    // The second control plane gets the etcd client files at the paths it is told, and
+    // reaches the TLS etcd with them.
+    let b = dir.path().join("cp2");
+    let bs = b.to_string_lossy().into_owned();
+    let b_etcd = b.join("etcd");
+    let target = |f: &str| b_etcd.join(f).to_string_lossy().into_owned();
+    let mut cmd = Command::new(k1s_bin());
+    cmd.args([
+        "join",
+        &endpoint,
+        "--token",
+        TOKEN,
+        "--discovery-token-ca-cert-hash",
+        &hash,
+        "--control-plane",
+        "--certificate-key",
+        &key,
+        "--data-dir",
+        &bs,
+        "--node-name",
+        "cp2",
+        "--apiserver-advertise-address",
+        "127.0.0.1",
+        "--apiserver-bind-port",
+        "0",
+        "--discovery-timeout",
+        "10s",
+        "--etcd-cafile",
+        &target("ca.crt"),
+        "--etcd-certfile",
+        &target("client.crt"),
+        "--etcd-keyfile",
+        &target("client.key"),
+    ]);
+    let mut cp2 = StreamingCommand::spawn(&mut cmd, "k1s join --control-plane (TLS etcd)".into());
+    cp2.wait_for_line(TIMEOUT, |l| {
+        l.starts_with("k1s is serving the Kubernetes API at")
+    });
+    for (theirs, ours) in [
+        (&ca_file, "ca.crt"),
+        (&cert_file, "client.crt"),
+        (&key_file, "client.key"),
+    ] {
+        assert_eq!(
+            std::fs::read(theirs).expect("cp1's"),
+            std::fs::read(b_etcd.join(ours)).expect("cp2's"),
+            "{ours}"
+        );
+    }
+    use std::os::unix::fs::PermissionsExt as _;
+    let mode = std::fs::metadata(b_etcd.join("client.key"))
+        .expect("key")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    let admin2 = b.join("admin.conf");
+    wait_until(TIMEOUT, "both control-plane nodes through cp2", || {
+        let out = kubectl(&admin2, &["get", "nodes", "-o", "name"]);
+        let names = stdout(&out);
+        (names.contains("node/cp1") && names.contains("node/cp2")).then_some(())
+    });
+    cp2.kill();
+    cp1.kill();
+}
