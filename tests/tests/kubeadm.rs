@@ -1732,3 +1732,74 @@ fn external_etcd_client_certificates_travel_in_kubeadm_certs() {
     cp2.kill();
     cp1.kill();
 }
+
+#[test]
+fn a_certificate_due_within_30_days_is_renewed_when_the_server_starts() {
+    let data = tempfile::Builder::new()
+        .prefix("k1s-kubeadm-renew-")
+        .tempdir()
+        .expect("tmp");
+    let start = || {
+        k1s_tests::TestCluster::start_with(k1s_tests::StartOptions {
+            data_dir: Some(data.path().to_path_buf()),
+            extra_args: vec!["--nodes".into(), "0".into()],
+        })
+    };
+    // The first start makes the PKI.
+    drop(start());
+    let pki = data.path().join("pki");
+    let read = |f: &str| std::fs::read_to_string(pki.join(f)).expect(f);
+    // A serving certificate from the cluster CA, on the server's own key, that expires in
+    // 10 days: as a year-old one would look, without touching any clock.
+    let issuer = rcgen::Issuer::from_ca_cert_pem(
+        &read("ca.crt"),
+        rcgen::KeyPair::from_pem(&read("ca.key")).expect("ca key"),
+    )
+    .expect("issuer");
+    let key = rcgen::KeyPair::from_pem(&read("apiserver.key")).expect("serving key");
+    let mut params =
+        rcgen::CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string()])
+            .expect("params");
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "kube-apiserver");
+    params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ServerAuth];
+    let now = std::time::SystemTime::now();
+    params.not_before = (now - Duration::from_secs(3600)).into();
+    params.not_after = (now + Duration::from_secs(10 * 86400)).into();
+    let planted = params.signed_by(&key, &issuer).expect("cert");
+    std::fs::write(pki.join("apiserver.crt"), planted.pem()).expect("plant");
+    let ds = data.path().to_string_lossy().into_owned();
+    let before = k1s_ok(&["certs", "check-expiration", "--data-dir", &ds]);
+    // The RESIDUAL TIME column of the apiserver row, in days.
+    let residual_days = |table: &str| -> u64 {
+        let row = table
+            .lines()
+            .find(|l| l.starts_with("apiserver "))
+            .unwrap_or_else(|| panic!("no apiserver row:\n{table}"));
+        let after_utc = row.split_once(" UTC").expect("expiry column").1;
+        let residual = after_utc.split_whitespace().next().expect("residual");
+        residual
+            .strip_suffix('d')
+            .and_then(|d| d.parse().ok())
+            .unwrap_or_else(|| panic!("residual {residual:?} in {row:?}"))
+    };
+    assert!(residual_days(&before) <= 10, "{before}");
+
+    // The next start renews it before serving, says so, and serves the new certificate.
+    let server = start();
+    let log = server.server_stderr();
+    assert!(
+        log.contains("[certs] Renewed apiserver (it had "),
+        "no renewal logged:\n{log}"
+    );
+    let renewed = file_cert_der(&pki.join("apiserver.crt"));
+    assert_ne!(renewed, planted.der().to_vec());
+    let port = server.url().rsplit(':').next().expect("port").to_string();
+    assert_eq!(
+        served_cert(&port, read("ca.crt").as_bytes(), "localhost"),
+        renewed
+    );
+    let after = k1s_ok(&["certs", "check-expiration", "--data-dir", &ds]);
+    assert!(residual_days(&after) >= 364, "{after}");
+}
