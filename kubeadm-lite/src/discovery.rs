@@ -349,6 +349,47 @@ mod tests {
     }
 
     #[test]
+    fn discovery_files() {
+        let ca = rcgen::KeyPair::generate().expect("key");
+        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("params");
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        let ca_pem = params.self_signed(&ca).expect("ca").pem();
+        let ca_b64 = base64::engine::general_purpose::STANDARD.encode(&ca_pem);
+        let dir = Path::new("/nonexistent-k1s");
+        // cluster-info's shape: one unnamed cluster, no context, no user.
+        let info = cluster_info_kubeconfig("https://10.0.0.1:6443", &ca_pem).expect("yaml");
+        let f = parse_discovery_file(&info, dir).expect("cluster-info");
+        assert_eq!(f.server, "https://10.0.0.1:6443");
+        assert_eq!(f.ca_pem, ca_pem);
+        assert!(matches!(f.credentials, Credentials::Anonymous));
+        // The current context picks the cluster and the user among several.
+        let two = format!(
+            "clusters:\n- name: a\n  cluster: {{server: 'https://a:1', certificate-authority-data: {ca_b64}}}\n- name: b\n  cluster: {{server: 'https://b:2', certificate-authority-data: {ca_b64}}}\nusers:\n- name: u\n  user: {{token: abcdef.0123456789abcdef}}\ncontexts:\n- name: x\n  context: {{cluster: b, user: u}}\ncurrent-context: x\n"
+        );
+        let f = parse_discovery_file(&two, dir).expect("two clusters");
+        assert_eq!(f.server, "https://b:2");
+        assert!(
+            matches!(f.credentials, Credentials::Token(ref t) if t == "abcdef.0123456789abcdef")
+        );
+        // Refusals name the problem.
+        let err = |text: &str| parse_discovery_file(text, dir).expect_err(text).to_string();
+        assert!(err("clusters: []").contains("at least one Cluster"));
+        assert!(err("clusters: [: x").contains("malformed"));
+        assert!(
+            err("clusters:\n- name: a\n  cluster: {server: 'https://a:1'}\n")
+                .contains("no certificate-authority-data")
+        );
+        let half = format!(
+            "clusters:\n- name: a\n  cluster: {{server: 'https://a:1', certificate-authority-data: {ca_b64}}}\nusers:\n- name: u\n  user: {{client-certificate-data: {ca_b64}}}\ncontexts:\n- name: x\n  context: {{cluster: a, user: u}}\ncurrent-context: x\n"
+        );
+        assert!(err(&half).contains("couldn't read authentication info"));
+        // Paths: a file must exist; a URL must be https.
+        assert!(matches!(file_source("https://h/x"), Ok(FileSource::Url(_))));
+        assert!(file_source("/nonexistent-k1s/x").is_err());
+        assert!(file_source("ftp://h/x").is_err());
+    }
+
+    #[test]
     fn cluster_info_round_trip() {
         let ca = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
         let text = cluster_info_kubeconfig("https://10.0.0.1:6443", ca).expect("yaml");

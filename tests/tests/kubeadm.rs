@@ -1621,18 +1621,6 @@ fn external_etcd_client_certificates_travel_in_kubeadm_certs() {
         .expect("certificate key")
         .trim()
         .to_string();
-    let endpoint = lines
-        .iter()
-        .find_map(|l| l.trim().strip_prefix("k1s join "))
-        .and_then(|l| l.split_whitespace().next())
-        .expect("endpoint")
-        .to_string();
-    let hash = lines
-        .iter()
-        .find_map(|l| l.trim().strip_prefix("--discovery-token-ca-cert-hash "))
-        .expect("hash")
-        .trim_end_matches([' ', '\\'])
-        .to_string();
     // kubeadm's key names, each value sealed (not the plain PEM).
     let admin1 = a.join("admin.conf");
     let data = kubectl_ok(
@@ -1668,8 +1656,22 @@ fn external_etcd_client_certificates_travel_in_kubeadm_certs() {
         );
     }
 
-    // The second control plane gets the etcd client files at the paths it is told, and
-    // reaches the TLS etcd with them.
+    // The second control plane (discovered through a file this time) gets the etcd client
+    // files at the paths it is told, and reaches the TLS etcd with them.
+    let cluster_info = kubectl_ok(
+        &admin1,
+        &[
+            "get",
+            "cm",
+            "-n",
+            "kube-public",
+            "cluster-info",
+            "-o",
+            "jsonpath={.data.kubeconfig}",
+        ],
+    );
+    let info_file = dir.path().join("cluster-info.yaml");
+    std::fs::write(&info_file, cluster_info).expect("write");
     let b = dir.path().join("cp2");
     let bs = b.to_string_lossy().into_owned();
     let b_etcd = b.join("etcd");
@@ -1677,11 +1679,10 @@ fn external_etcd_client_certificates_travel_in_kubeadm_certs() {
     let mut cmd = Command::new(k1s_bin());
     cmd.args([
         "join",
-        &endpoint,
+        "--discovery-file",
+        info_file.to_str().expect("utf8"),
         "--token",
         TOKEN,
-        "--discovery-token-ca-cert-hash",
-        &hash,
         "--control-plane",
         "--certificate-key",
         &key,
