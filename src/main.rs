@@ -230,9 +230,20 @@ struct JoinArgs {
     /// A kubeadm JoinConfiguration file (kubeadm.k8s.io/v1beta4; v1beta3 with a warning).
     #[arg(long)]
     config: Option<PathBuf>,
-    /// The bootstrap token, `[a-z0-9]{6}.[a-z0-9]{16}`.
+    /// The bootstrap token, `[a-z0-9]{6}.[a-z0-9]{16}`: both the discovery token and the TLS
+    /// bootstrap token unless those are given.
     #[arg(long)]
     token: Option<String>,
+    /// For token-based discovery, the token that verifies the cluster-info signature.
+    #[arg(long)]
+    discovery_token: Option<String>,
+    /// For file-based discovery, a kubeconfig file or https URL from which to load the cluster
+    /// information (server and CA), instead of the endpoint and --discovery-token flags.
+    #[arg(long)]
+    discovery_file: Option<String>,
+    /// The token that authenticates the TLS bootstrap (default: --token).
+    #[arg(long)]
+    tls_bootstrap_token: Option<String>,
     /// The CA's public-key pin, `sha256:<hex>` (repeatable).
     #[arg(long = "discovery-token-ca-cert-hash")]
     discovery_token_ca_cert_hash: Vec<String>,
@@ -1288,6 +1299,14 @@ fn init_options(
     Ok(opts)
 }
 
+/// A path flag's text, or `default` when the flag is not given.
+fn flag_or(flag: &Option<PathBuf>, default: String) -> String {
+    match flag {
+        Some(p) => p.display().to_string(),
+        None => default,
+    }
+}
+
 fn path_text(p: &Option<PathBuf>) -> String {
     p.as_ref()
         .map(|p| p.display().to_string())
@@ -1421,7 +1440,13 @@ async fn run_init(mut args: InitArgs, given: &[String]) -> anyhow::Result<()> {
     }
     match (&certificate_key, opts.skips("upload-certs")) {
         (Some(key), false) => {
-            k1s_kubeadm_lite::copycerts::upload(&client, &opts.cert_dir, key).await?;
+            k1s_kubeadm_lite::copycerts::upload(
+                &client,
+                &opts.cert_dir,
+                opts.etcd_external.as_ref(),
+                key,
+            )
+            .await?;
         }
         _ => println!("[upload-certs] Skipping phase. Please see --upload-certs"),
     }
@@ -1480,9 +1505,23 @@ async fn run_join(args: JoinArgs, given: &[String]) -> anyhow::Result<()> {
         Some(d) => d.clone(),
         None => default_data_dir()?,
     };
+    // kubeadm's --token stands in for whichever of the two tokens is not given; with file
+    // discovery there is no discovery token to stand in for.
+    let discovery_token = args.discovery_token.clone().or_else(|| {
+        args.discovery_file
+            .is_none()
+            .then(|| args.token.clone())
+            .flatten()
+    });
     let mut opts = join::JoinOptions {
         endpoint: args.endpoint.clone().unwrap_or_default(),
-        token: args.token.clone().unwrap_or_default(),
+        token: discovery_token.clone().unwrap_or_default(),
+        tls_bootstrap_token: args
+            .tls_bootstrap_token
+            .clone()
+            .or_else(|| args.token.clone())
+            .unwrap_or_default(),
+        discovery_file: args.discovery_file.clone(),
         ca_cert_hashes: args.discovery_token_ca_cert_hash.clone(),
         unsafe_skip_ca_verification: args.discovery_token_unsafe_skip_ca_verification,
         node_name: args.node_name.clone().unwrap_or_else(host_node_name),
@@ -1498,6 +1537,10 @@ async fn run_join(args: JoinArgs, given: &[String]) -> anyhow::Result<()> {
             eprintln!("{w}");
         }
         match (&args.endpoint, &file.endpoint) {
+            (Some(_), _) if file.discovery_file.is_some() => anyhow::bail!(
+                "discovery: Invalid value: \"\": bootstrapToken and file cannot both be set (the file sets discovery.file; drop the API server endpoint argument)"
+            ),
+            (_, _) if file.discovery_file.is_some() => {}
             (Some(arg), _) => eprintln!(
                 "[join] WARNING: the API server endpoint {arg} on the command line is ignored with --config; the file's discovery.bootstrapToken.apiServerEndpoint is used"
             ),
@@ -1507,7 +1550,9 @@ async fn run_join(args: JoinArgs, given: &[String]) -> anyhow::Result<()> {
             _ => {}
         }
         opts.endpoint = file.endpoint.unwrap_or_default();
-        opts.token = file.token.unwrap_or_default();
+        opts.token = file.token.clone().unwrap_or_default();
+        opts.discovery_file = file.discovery_file.clone();
+        opts.tls_bootstrap_token = file.tls_bootstrap_token.unwrap_or_default();
         opts.ca_cert_hashes = file.ca_cert_hashes;
         opts.unsafe_skip_ca_verification = file.unsafe_skip_ca_verification;
         if args.node_name.is_none()
@@ -1524,18 +1569,26 @@ async fn run_join(args: JoinArgs, given: &[String]) -> anyhow::Result<()> {
         control_plane |= file.control_plane;
         file_certificate_key = file.certificate_key.clone();
         if file.dry_run {
-            println!(
-                "[dry-run] Would discover {} with token {} and join as {}; nothing was changed.",
-                opts.endpoint, opts.token, opts.node_name
-            );
+            match &opts.discovery_file {
+                Some(f) => println!(
+                    "[dry-run] Would discover the cluster from the discovery file {f} and join as {}; nothing was changed.",
+                    opts.node_name
+                ),
+                None => println!(
+                    "[dry-run] Would discover {} with token {} and join as {}; nothing was changed.",
+                    opts.endpoint, opts.token, opts.node_name
+                ),
+            }
             return Ok(());
         }
-    } else {
+    } else if args.discovery_file.is_none() {
         if args.endpoint.is_none() {
-            anyhow::bail!("the API server endpoint (HOST:PORT) is required (or --config)");
+            anyhow::bail!(
+                "the API server endpoint (HOST:PORT) is required (or --discovery-file, or --config)"
+            );
         }
-        if args.token.is_none() {
-            anyhow::bail!("--token is required (or --config)");
+        if discovery_token.is_none() {
+            anyhow::bail!("--token is required (or --discovery-file, or --config)");
         }
     }
     if control_plane {
@@ -1648,19 +1701,38 @@ async fn run_join_control_plane(
         taints: None,
         dry_run: false,
         certificate_key: Some(certificate_key.to_string()),
+        // The etcd client files: where the flags say, else where the cluster keeps them
+        // (kubeadm writes them to ClusterConfiguration's etcd.external paths).
         etcd_external: Some(init::EtcdExternal {
             endpoints: if args.etcd.etcd_servers.is_empty() {
                 prepared.etcd_endpoints.clone()
             } else {
                 args.etcd.etcd_servers.clone()
             },
-            ca_file: path_text(&args.etcd.etcd_cafile),
-            cert_file: path_text(&args.etcd.etcd_certfile),
-            key_file: path_text(&args.etcd.etcd_keyfile),
+            ca_file: flag_or(
+                &args.etcd.etcd_cafile,
+                cluster_text("/etcd/external/caFile"),
+            ),
+            cert_file: flag_or(
+                &args.etcd.etcd_certfile,
+                cluster_text("/etcd/external/certFile"),
+            ),
+            key_file: flag_or(
+                &args.etcd.etcd_keyfile,
+                cluster_text("/etcd/external/keyFile"),
+            ),
         }),
     };
     init_opts.bind_port = init::preflight(&init_opts)?;
-    for p in copycerts::write(&cert_dir, &prepared.files)? {
+    let etcd_paths: Vec<(&str, PathBuf)> = init_opts
+        .etcd_external
+        .as_ref()
+        .map(copycerts::external_etcd_files)
+        .into_iter()
+        .flatten()
+        .map(|(name, path)| (name, PathBuf::from(path)))
+        .collect();
+    for p in copycerts::write(&cert_dir, &prepared.files, &etcd_paths)? {
         println!("[download-certs] Saved {}", p.display());
     }
     let pki = init::certs(&init_opts)?;

@@ -61,12 +61,34 @@ pub async fn client_from_kubeconfig(path: &Path) -> Result<Client, ApiError> {
     Client::try_from(config).map_err(ApiError::kube("building the API client"))
 }
 
-/// A client from in-memory kubeconfig parts: `ca_pem` (None: no TLS verification) and a
-/// bearer `token` (None: anonymous).
+/// What a client presents to the API server.
+#[derive(Clone, Default)]
+pub enum Credentials {
+    #[default]
+    Anonymous,
+    /// A bearer token (a bootstrap token during join).
+    Token(String),
+    /// A client certificate and its key, PEM.
+    ClientCert { cert_pem: String, key_pem: String },
+}
+
+impl std::fmt::Debug for Credentials {
+    /// Names the kind of credential, never its contents.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Credentials::Anonymous => "Anonymous",
+            Credentials::Token(_) => "Token",
+            Credentials::ClientCert { .. } => "ClientCert",
+        })
+    }
+}
+
+/// A client from in-memory kubeconfig parts: `ca_pem` (None: no TLS verification) and the
+/// credentials to present.
 pub async fn client_for(
     server_url: &str,
     ca_pem: Option<&str>,
-    token: Option<&str>,
+    credentials: &Credentials,
 ) -> Result<Client, ApiError> {
     let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
     let cluster = match ca_pem {
@@ -75,9 +97,13 @@ pub async fn client_for(
         }
         None => serde_json::json!({ "server": server_url, "insecure-skip-tls-verify": true }),
     };
-    let user = match token {
-        Some(t) => serde_json::json!({ "token": t }),
-        None => serde_json::json!({}),
+    let user = match credentials {
+        Credentials::Anonymous => serde_json::json!({}),
+        Credentials::Token(t) => serde_json::json!({ "token": t }),
+        Credentials::ClientCert { cert_pem, key_pem } => serde_json::json!({
+            "client-certificate-data": b64(cert_pem),
+            "client-key-data": b64(key_pem),
+        }),
     };
     let doc = serde_json::json!({
         "apiVersion": "v1",
@@ -96,6 +122,42 @@ pub async fn client_for(
     config.read_timeout = Some(std::time::Duration::from_secs(15));
     config.default_retry = false;
     Client::try_from(config).map_err(ApiError::kube("building the API client"))
+}
+
+/// GETs an `https://` URL, verifying the server against the host's CA bundle (as kubeadm's
+/// HTTPS discovery does; `SSL_CERT_FILE` / `SSL_CERT_DIR` point elsewhere), and returns the body.
+pub async fn https_get(url: &str) -> Result<String, ApiError> {
+    let uri: http::Uri = url
+        .parse()
+        .map_err(|e| ApiError::Other(format!("{url:?} is not a valid URL: {e}")))?;
+    if uri.scheme_str() != Some("https") || uri.authority().is_none() {
+        return Err(ApiError::Other(format!(
+            "{url:?}: if a URL is used, the scheme must be https"
+        )));
+    }
+    let base: http::Uri = format!(
+        "https://{}",
+        uri.authority().map(|a| a.as_str()).unwrap_or("")
+    )
+    .parse()
+    .map_err(|e| ApiError::Other(format!("{url:?}: {e}")))?;
+    let path = uri
+        .path_and_query()
+        .map(|p| p.as_str().to_string())
+        .unwrap_or_else(|| "/".into());
+    // kube's client with no CA of its own verifies against the platform's roots.
+    let mut config = Config::new(base);
+    config.connect_timeout = Some(std::time::Duration::from_secs(5));
+    config.read_timeout = Some(std::time::Duration::from_secs(15));
+    config.default_retry = false;
+    let client = Client::try_from(config).map_err(ApiError::kube("building the HTTPS client"))?;
+    let request = http::Request::get(path)
+        .body(Vec::new())
+        .map_err(|e| ApiError::Other(format!("{url:?}: {e}")))?;
+    client
+        .request_text(request)
+        .await
+        .map_err(ApiError::kube(format!("GET {url}")))
 }
 
 /// Creates the token's Secret; with `fail_if_exists` an existing one is an error (`token

@@ -526,8 +526,11 @@ pub const INIT_FILE_FLAGS: [&str; 10] = [
 ];
 
 /// The `k1s join` flags a file replaces.
-pub const JOIN_FILE_FLAGS: [&str; 7] = [
+pub const JOIN_FILE_FLAGS: [&str; 10] = [
     "token",
+    "discovery-token",
+    "discovery-file",
+    "tls-bootstrap-token",
     "discovery-token-ca-cert-hash",
     "discovery-token-unsafe-skip-ca-verification",
     "discovery-timeout",
@@ -872,6 +875,10 @@ pub fn apply_init(loaded: &Loaded, opts: &mut InitOptions) -> Result<Vec<String>
 pub struct JoinFile {
     pub endpoint: Option<String>,
     pub token: Option<String>,
+    /// discovery.tlsBootstrapToken.
+    pub tls_bootstrap_token: Option<String>,
+    /// discovery.file.kubeConfigPath.
+    pub discovery_file: Option<String>,
     pub ca_cert_hashes: Vec<String>,
     pub unsafe_skip_ca_verification: bool,
     pub node_name: Option<String>,
@@ -905,30 +912,35 @@ pub fn apply_join(loaded: &Loaded) -> Result<JoinFile, ConfigError> {
         ..JoinFile::default()
     };
     not_applied(doc, &mut out.warnings);
-    if get(doc, "discovery.file").is_some() {
-        return Err(ConfigError(
-            "discovery.file: k1s discovers the cluster with a bootstrap token only; set discovery.bootstrapToken".into(),
-        ));
-    }
     let bt = "discovery.bootstrapToken";
-    if get(doc, bt).is_none() {
-        return Err(ConfigError(
-            "discovery: Invalid value: \"\": bootstrapToken or file must be set".into(),
-        ));
+    let has_file = get(doc, "discovery.file").is_some();
+    match (get(doc, bt).is_some(), has_file) {
+        (false, false) => {
+            return Err(ConfigError(
+                "discovery: Invalid value: \"\": bootstrapToken or file must be set".into(),
+            ));
+        }
+        (true, true) => {
+            return Err(ConfigError(
+                "discovery: Invalid value: \"\": bootstrapToken and file cannot both be set".into(),
+            ));
+        }
+        _ => {}
     }
-    out.endpoint = get_str(doc, &format!("{bt}.apiServerEndpoint")).map(String::from);
-    let token = get_str(doc, &format!("{bt}.token")).map(String::from);
-    let tls = get_str(doc, "discovery.tlsBootstrapToken").map(String::from);
-    if let (Some(a), Some(b)) = (&token, &tls)
-        && a != b
-    {
-        return Err(ConfigError(
-            "discovery.tlsBootstrapToken: k1s uses the discovery token for TLS bootstrap too; leave it unset or equal to discovery.bootstrapToken.token".into(),
-        ));
-    }
-    out.token = token.or(tls);
-    if out.token.is_none() {
-        return Err(ConfigError(format!("{bt}.token: Required value")));
+    out.tls_bootstrap_token = get_str(doc, "discovery.tlsBootstrapToken")
+        .filter(|s| !s.is_empty())
+        .map(String::from);
+    if has_file {
+        let path = get_str(doc, "discovery.file.kubeConfigPath")
+            .filter(|s| !s.is_empty())
+            .ok_or_else(|| ConfigError("discovery.file.kubeConfigPath: Required value".into()))?;
+        out.discovery_file = Some(path.to_string());
+    } else {
+        out.endpoint = get_str(doc, &format!("{bt}.apiServerEndpoint")).map(String::from);
+        out.token = get_str(doc, &format!("{bt}.token")).map(String::from);
+        if out.token.is_none() {
+            return Err(ConfigError(format!("{bt}.token: Required value")));
+        }
     }
     out.ca_cert_hashes = get(doc, &format!("{bt}.caCertHashes"))
         .map(strings)

@@ -1,8 +1,9 @@
 //! kubeadm's copycerts: the control plane's shared certificates and keys in the
 //! `kube-system/kubeadm-certs` Secret, each AES-256-GCM encrypted under the certificate key
 //! (nonce first, then ciphertext and tag, as kubeadm seals them), owned by a short-lived
-//! bootstrap token so that the Secret goes when the token expires. `join --control-plane`
-//! downloads and decrypts them with the same key.
+//! bootstrap token so that the Secret goes when the token expires. With an external etcd its
+//! client certificate, key and CA travel too (kubeadm's `external-etcd*` keys). `join
+//! --control-plane` downloads and decrypts them with the same key.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -30,6 +31,21 @@ pub const FILES: [&str; 6] = [
     "sa.key",
     "sa.pub",
 ];
+
+/// kubeadm's Secret keys for an external etcd's CA, client certificate and client key.
+pub const EXTERNAL_ETCD_CA: &str = "external-etcd-ca.crt";
+pub const EXTERNAL_ETCD_CERT: &str = "external-etcd.crt";
+pub const EXTERNAL_ETCD_KEY: &str = "external-etcd.key";
+
+/// The external etcd files by Secret key: (key, path), from ClusterConfiguration's
+/// etcd.external caFile / certFile / keyFile (an empty path: not configured).
+pub fn external_etcd_files(etcd: &crate::init::EtcdExternal) -> [(&'static str, &str); 3] {
+    [
+        (EXTERNAL_ETCD_CA, etcd.ca_file.as_str()),
+        (EXTERNAL_ETCD_CERT, etcd.cert_file.as_str()),
+        (EXTERNAL_ETCD_KEY, etcd.key_file.as_str()),
+    ]
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum CopyError {
@@ -104,18 +120,36 @@ pub fn decrypt(key: &[u8; 32], data: &[u8]) -> Result<Vec<u8>, CopyError> {
 }
 
 /// The upload-certs phase: a 2h owner token, the encrypted Secret owned by it, and the Role and
-/// RoleBinding that let bootstrap tokens read it.
-pub async fn upload(client: &Client, cert_dir: &Path, key_hex: &str) -> Result<(), CopyError> {
+/// RoleBinding that let bootstrap tokens read it. With an external etcd (`etcd`) its files go
+/// along; one that is not configured or not on disk is stored empty, as kubeadm does.
+pub async fn upload(
+    client: &Client,
+    cert_dir: &Path,
+    etcd: Option<&crate::init::EtcdExternal>,
+    key_hex: &str,
+) -> Result<(), CopyError> {
     let key = parse_key(key_hex)?;
     let mut data = serde_json::Map::new();
+    let sealed = |bytes: &[u8]| -> Result<Value, CopyError> {
+        Ok(json!(
+            base64::engine::general_purpose::STANDARD.encode(encrypt(&key, bytes)?)
+        ))
+    };
     for f in FILES {
         let path = cert_dir.join(f);
         let bytes = std::fs::read(&path)
             .map_err(|e| CopyError::Invalid(format!("{}: {e}", path.display())))?;
-        data.insert(
-            f.to_string(),
-            json!(base64::engine::general_purpose::STANDARD.encode(encrypt(&key, &bytes)?)),
-        );
+        data.insert(f.to_string(), sealed(&bytes)?);
+    }
+    for (name, path) in etcd.map(external_etcd_files).into_iter().flatten() {
+        let value = match std::fs::read(path) {
+            Ok(bytes) if !path.is_empty() => sealed(&bytes)?,
+            Err(e) if !path.is_empty() && e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(CopyError::Invalid(format!("{path}: {e}")));
+            }
+            _ => json!(""),
+        };
+        data.insert(name.to_string(), value);
     }
     println!(
         "[upload-certs] Storing the certificates in Secret \"{SECRET_NAME}\" in the \"kube-system\" Namespace"
@@ -212,27 +246,82 @@ pub async fn download(client: &Client, key_hex: &str) -> Result<Vec<(String, Vec
         })?;
         out.push((f.to_string(), decrypt(&key, &sealed.0)?));
     }
+    // The external etcd's files are there only when the cluster has them; empty means the
+    // uploading control plane had none.
+    for f in [EXTERNAL_ETCD_CA, EXTERNAL_ETCD_CERT, EXTERNAL_ETCD_KEY] {
+        match data.get(f) {
+            Some(sealed) if !sealed.0.is_empty() => {
+                out.push((f.to_string(), decrypt(&key, &sealed.0)?));
+            }
+            Some(_) => println!(
+                "[download-certs] Not saving {f:?} to disk, since it is empty in the {SECRET_NAME:?} Secret"
+            ),
+            None => {}
+        }
+    }
     Ok(out)
 }
 
-/// Writes downloaded files into `cert_dir` (keys 0600); an existing file there is an error and
-/// then nothing is written.
-pub fn write(cert_dir: &Path, files: &[(String, Vec<u8>)]) -> Result<Vec<PathBuf>, CopyError> {
-    for (f, _) in files {
-        let p = cert_dir.join(f);
-        if p.exists() {
-            return Err(CopyError::Invalid(format!(
-                "{} already exists; run 'k1s reset' first",
-                p.display()
-            )));
+/// Where each downloaded file goes: the shared ones into `cert_dir`, the external etcd ones
+/// to `etcd_paths` (Secret key → path; one without a path is not written, with a note).
+fn targets(
+    cert_dir: &Path,
+    files: &[(String, Vec<u8>)],
+    etcd_paths: &[(&str, PathBuf)],
+) -> Vec<(PathBuf, usize)> {
+    let mut out = Vec::new();
+    for (i, (f, _)) in files.iter().enumerate() {
+        if FILES.contains(&f.as_str()) {
+            out.push((cert_dir.join(f), i));
+        } else {
+            match etcd_paths
+                .iter()
+                .find(|(name, p)| name == f && !p.as_os_str().is_empty())
+            {
+                Some((_, p)) => out.push((p.clone(), i)),
+                None => println!(
+                    "[download-certs] Not saving {f:?}: no path for it (pass --etcd-cafile, --etcd-certfile and --etcd-keyfile)"
+                ),
+            }
         }
     }
-    std::fs::create_dir_all(cert_dir)
-        .map_err(|e| CopyError::Invalid(format!("{}: {e}", cert_dir.display())))?;
+    out
+}
+
+/// Writes downloaded files (keys 0600): the shared ones into `cert_dir`, the external etcd
+/// ones to `etcd_paths`. An existing shared file is an error, as is an etcd file that exists
+/// with other contents (the same contents, e.g. a control plane on the same machine, is kept);
+/// on any error nothing is written.
+pub fn write(
+    cert_dir: &Path,
+    files: &[(String, Vec<u8>)],
+    etcd_paths: &[(&str, PathBuf)],
+) -> Result<Vec<PathBuf>, CopyError> {
+    let planned = targets(cert_dir, files, etcd_paths);
+    let mut to_write = Vec::new();
+    for (p, i) in planned {
+        let (name, bytes) = &files[i];
+        if p.exists() {
+            let shared = FILES.contains(&name.as_str());
+            if shared || std::fs::read(&p).ok().as_deref() != Some(bytes.as_slice()) {
+                return Err(CopyError::Invalid(format!(
+                    "{} already exists{}; run 'k1s reset' first",
+                    p.display(),
+                    if shared { "" } else { " with other contents" }
+                )));
+            }
+            continue;
+        }
+        to_write.push((p, i));
+    }
     let mut written = Vec::new();
-    for (f, bytes) in files {
-        let p = cert_dir.join(f);
-        let mode = if f.ends_with(".crt") { 0o644 } else { 0o600 };
+    for (p, i) in to_write {
+        let (name, bytes) = &files[i];
+        if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| CopyError::Invalid(format!("{}: {e}", dir.display())))?;
+        }
+        let mode = if name.ends_with(".crt") { 0o644 } else { 0o600 };
         crate::fsutil::write_atomic(&p, bytes, mode)
             .map_err(|e| CopyError::Invalid(format!("{}: {e}", p.display())))?;
         written.push(p);
@@ -260,5 +349,36 @@ mod tests {
         );
         assert!(parse_key("abc").is_err());
         assert!(parse_key(&"zz".repeat(32)).is_err());
+    }
+
+    #[test]
+    fn write_places_shared_and_etcd_files_and_checks_before_writing() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let pki = tmp.path().join("pki");
+        let etcd_ca = tmp.path().join("etcd/ca.crt");
+        let etcd_key = tmp.path().join("etcd/client.key");
+        let files = vec![
+            ("ca.crt".to_string(), b"ca".to_vec()),
+            (EXTERNAL_ETCD_CA.to_string(), b"etcd-ca".to_vec()),
+            (EXTERNAL_ETCD_KEY.to_string(), b"etcd-key".to_vec()),
+        ];
+        let paths = [
+            (EXTERNAL_ETCD_CA, etcd_ca.clone()),
+            (EXTERNAL_ETCD_KEY, etcd_key.clone()),
+        ];
+        // An etcd file that exists with other contents: refused, nothing written.
+        std::fs::create_dir_all(etcd_ca.parent().expect("dir")).expect("mkdir");
+        std::fs::write(&etcd_ca, b"other").expect("write");
+        let e = write(&pki, &files, &paths).expect_err("differs");
+        assert!(e.to_string().contains("with other contents"), "{e}");
+        assert!(!pki.exists() && !etcd_key.exists());
+        // The same contents are kept; the rest is written.
+        std::fs::write(&etcd_ca, b"etcd-ca").expect("write");
+        let written = write(&pki, &files, &paths).expect("write");
+        assert_eq!(written, vec![pki.join("ca.crt"), etcd_key.clone()]);
+        assert_eq!(std::fs::read(&etcd_key).expect("key"), b"etcd-key");
+        // A shared file that exists is refused.
+        let e = write(&pki, &files, &paths).expect_err("exists");
+        assert!(e.to_string().contains("already exists"), "{e}");
     }
 }

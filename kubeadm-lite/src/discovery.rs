@@ -1,10 +1,14 @@
 //! Token discovery as kubeadm does it: the `cluster-info` kubeconfig, its detached JWS
 //! signatures (`jws-kubeconfig-<token-id>`, HS256 keyed by the token secret) and CA pinning by
-//! the SHA-256 of the CA's SubjectPublicKeyInfo (`sha256:<hex>`).
+//! the SHA-256 of the CA's SubjectPublicKeyInfo (`sha256:<hex>`). Also file discovery's
+//! parsing: `--discovery-file PATH|https://URL`, a kubeconfig naming the server and its CA.
+
+use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
 
-use crate::kubeconfig::{Cluster, Kubeconfig, NamedCluster};
+use crate::api::Credentials;
+use crate::kubeconfig::{Cluster, Context, Kubeconfig, NamedCluster, NamedContext};
 
 /// The ConfigMap `kube-public/cluster-info`.
 pub const CLUSTER_INFO_NAMESPACE: &str = "kube-public";
@@ -161,6 +165,133 @@ pub fn parse_cluster_info(kubeconfig: &str) -> Result<(String, String), Discover
     Ok((cluster.cluster.server.clone(), ca))
 }
 
+/// Where `--discovery-file` (JoinConfiguration `discovery.file.kubeConfigPath`) points.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileSource {
+    Path(PathBuf),
+    Url(String),
+}
+
+impl std::fmt::Display for FileSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FileSource::Path(p) => write!(f, "{}", p.display()),
+            FileSource::Url(u) => f.write_str(u),
+        }
+    }
+}
+
+/// kubeadm's `ValidateDiscoveryKubeConfigPath`: a value without a URL scheme is a file that
+/// must exist; one with a scheme must be `https`.
+pub fn file_source(value: &str) -> Result<FileSource, DiscoveryError> {
+    let invalid = |why: &str| {
+        DiscoveryError::Invalid(format!(
+            "discovery.file.kubeConfigPath: Invalid value: {value:?}: {why}"
+        ))
+    };
+    // A URL scheme as Go's url.Parse finds one: letters first, then letters, digits, + - .,
+    // ended by ':' before any '/'.
+    let scheme = value.split_once(':').map(|(s, _)| s).filter(|s| {
+        let mut chars = s.chars();
+        chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+            && chars.all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+    });
+    match scheme {
+        None => {
+            if value.is_empty() || !Path::new(value).exists() {
+                return Err(invalid("not a valid HTTPS URL or a file on disk"));
+            }
+            Ok(FileSource::Path(PathBuf::from(value)))
+        }
+        Some(s) if s.eq_ignore_ascii_case("https") => Ok(FileSource::Url(value.to_string())),
+        Some(_) => Err(invalid("if a URL is used, the scheme must be https")),
+    }
+}
+
+/// What a discovery file says: the server, its CA and the credentials it carries (if any).
+#[derive(Debug, Clone)]
+pub struct DiscoveredFile {
+    pub server: String,
+    pub ca_pem: String,
+    pub credentials: Credentials,
+}
+
+/// Reads a discovery kubeconfig as kubeadm's file discovery does: the current context's
+/// cluster (or, without a usable current context, the first cluster), its CA embedded or read
+/// from a file relative to `base_dir`, and the context's user credentials if it names one.
+pub fn parse_discovery_file(text: &str, base_dir: &Path) -> Result<DiscoveredFile, DiscoveryError> {
+    let malformed = |e: &dyn std::fmt::Display| {
+        DiscoveryError::Invalid(format!("the provided kubeconfig file is malformed: {e}"))
+    };
+    let mut config = Kubeconfig::from_yaml(text).map_err(|e| malformed(&e))?;
+    if config.clusters.is_empty() {
+        return Err(DiscoveryError::Invalid(
+            "the provided kubeconfig file must have at least one Cluster defined".into(),
+        ));
+    }
+    let usable_context = config
+        .contexts
+        .iter()
+        .find(|c| !config.current_context.is_empty() && c.name == config.current_context)
+        .is_some_and(|c| {
+            !c.context.cluster.is_empty()
+                && config.clusters.iter().any(|k| k.name == c.context.cluster)
+        });
+    if !usable_context {
+        // cluster-info's own shape: one (often unnamed) cluster, no contexts, no users.
+        const NAME: &str = "k1s-discovery";
+        if config.clusters[0].name.is_empty() {
+            config.clusters[0].name = NAME.into();
+        }
+        let cluster = config.clusters[0].name.clone();
+        config.contexts.push(NamedContext {
+            name: NAME.into(),
+            context: Context {
+                cluster,
+                ..Context::default()
+            },
+        });
+        config.current_context = NAME.into();
+    }
+    let ctx = config.resolve(None, base_dir).map_err(|e| malformed(&e))?;
+    let ca = ctx.ca_pem.ok_or_else(|| {
+        DiscoveryError::Invalid(
+            "the discovery file's cluster has no certificate-authority-data (or certificate-authority): k1s needs the cluster CA in the file to trust the API server".into(),
+        )
+    })?;
+    let ca_pem = String::from_utf8(ca)
+        .ok()
+        .filter(|pem| ca_cert_hash_pem(pem).is_ok())
+        .ok_or_else(|| {
+            DiscoveryError::Invalid(
+                "the discovery file's certificate authority is not a PEM certificate".into(),
+            )
+        })?;
+    let text = |b: Vec<u8>, what: &str| {
+        String::from_utf8(b).map_err(|_| {
+            DiscoveryError::Invalid(format!("the discovery file's {what} is not PEM text"))
+        })
+    };
+    let credentials = match (ctx.token, ctx.client_cert_pem, ctx.client_key_pem) {
+        (Some(t), _, _) => Credentials::Token(t),
+        (None, Some(cert), Some(key)) => Credentials::ClientCert {
+            cert_pem: text(cert, "client certificate")?,
+            key_pem: text(key, "client key")?,
+        },
+        (None, None, None) => Credentials::Anonymous,
+        (None, _, _) => {
+            return Err(DiscoveryError::Invalid(
+                "couldn't read authentication info from the given kubeconfig file: a client certificate needs its key and a key its certificate".into(),
+            ));
+        }
+    };
+    Ok(DiscoveredFile {
+        server: ctx.server,
+        ca_pem,
+        credentials,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -215,6 +346,47 @@ mod tests {
             parse_pin("sha256:zz"),
             Err(DiscoveryError::PinValue(..))
         ));
+    }
+
+    #[test]
+    fn discovery_files() {
+        let ca = rcgen::KeyPair::generate().expect("key");
+        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("params");
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        let ca_pem = params.self_signed(&ca).expect("ca").pem();
+        let ca_b64 = base64::engine::general_purpose::STANDARD.encode(&ca_pem);
+        let dir = Path::new("/nonexistent-k1s");
+        // cluster-info's shape: one unnamed cluster, no context, no user.
+        let info = cluster_info_kubeconfig("https://10.0.0.1:6443", &ca_pem).expect("yaml");
+        let f = parse_discovery_file(&info, dir).expect("cluster-info");
+        assert_eq!(f.server, "https://10.0.0.1:6443");
+        assert_eq!(f.ca_pem, ca_pem);
+        assert!(matches!(f.credentials, Credentials::Anonymous));
+        // The current context picks the cluster and the user among several.
+        let two = format!(
+            "clusters:\n- name: a\n  cluster: {{server: 'https://a:1', certificate-authority-data: {ca_b64}}}\n- name: b\n  cluster: {{server: 'https://b:2', certificate-authority-data: {ca_b64}}}\nusers:\n- name: u\n  user: {{token: abcdef.0123456789abcdef}}\ncontexts:\n- name: x\n  context: {{cluster: b, user: u}}\ncurrent-context: x\n"
+        );
+        let f = parse_discovery_file(&two, dir).expect("two clusters");
+        assert_eq!(f.server, "https://b:2");
+        assert!(
+            matches!(f.credentials, Credentials::Token(ref t) if t == "abcdef.0123456789abcdef")
+        );
+        // Refusals name the problem.
+        let err = |text: &str| parse_discovery_file(text, dir).expect_err(text).to_string();
+        assert!(err("clusters: []").contains("at least one Cluster"));
+        assert!(err("clusters: [: x").contains("malformed"));
+        assert!(
+            err("clusters:\n- name: a\n  cluster: {server: 'https://a:1'}\n")
+                .contains("no certificate-authority-data")
+        );
+        let half = format!(
+            "clusters:\n- name: a\n  cluster: {{server: 'https://a:1', certificate-authority-data: {ca_b64}}}\nusers:\n- name: u\n  user: {{client-certificate-data: {ca_b64}}}\ncontexts:\n- name: x\n  context: {{cluster: a, user: u}}\ncurrent-context: x\n"
+        );
+        assert!(err(&half).contains("couldn't read authentication info"));
+        // Paths: a file must exist; a URL must be https.
+        assert!(matches!(file_source("https://h/x"), Ok(FileSource::Url(_))));
+        assert!(file_source("/nonexistent-k1s/x").is_err());
+        assert!(file_source("ftp://h/x").is_err());
     }
 
     #[test]

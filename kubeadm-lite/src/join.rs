@@ -1,7 +1,8 @@
 //! `k1s join`: token discovery (cluster-info fetched anonymously, its JWS signature checked with
-//! the token, the CA pinned by its public-key hash), then TLS bootstrap (a node client CSR
-//! submitted with the bootstrap token, approved and signed by the controllers) and the node's
-//! kubeconfig written. Every check runs before anything is written.
+//! the token, the CA pinned by its public-key hash) or file discovery (a kubeconfig file or
+//! https URL naming the server and CA, checked by reading cluster-info through it), then TLS
+//! bootstrap (a node client CSR submitted with the bootstrap token, approved and signed by the
+//! controllers) and the node's kubeconfig written. Every check runs before anything is written.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -14,7 +15,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Node};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, PostParams};
 
-use crate::api::{self, ApiError};
+use crate::api::{self, ApiError, Credentials};
 use crate::discovery;
 use crate::fsutil;
 use crate::kubeconfig::Kubeconfig;
@@ -27,9 +28,15 @@ pub const KUBELET_CLIENT_SIGNER: &str = "kubernetes.io/kube-apiserver-client-kub
 /// What `k1s join` was told.
 #[derive(Debug, Clone)]
 pub struct JoinOptions {
-    /// `host:port` of the API server.
+    /// `host:port` of the API server (token discovery).
     pub endpoint: String,
+    /// The discovery token (token discovery).
     pub token: String,
+    /// The token TLS bootstrap authenticates with; empty: the discovery token, or with file
+    /// discovery the file's own credentials.
+    pub tls_bootstrap_token: String,
+    /// `--discovery-file PATH|https://URL`: file discovery instead of token discovery.
+    pub discovery_file: Option<String>,
     pub ca_cert_hashes: Vec<String>,
     pub unsafe_skip_ca_verification: bool,
     pub node_name: String,
@@ -70,25 +77,60 @@ pub fn kubelet_conf_path(data_dir: &Path) -> PathBuf {
     data_dir.join("kubelet.conf")
 }
 
-/// Checks the flags; returns (token id, token secret, pins).
-fn validate(opts: &JoinOptions) -> Result<(String, String, Vec<String>), JoinError> {
-    if opts.endpoint.trim().is_empty() {
-        return Err(JoinError::Invalid(
-            "the API server endpoint (HOST:PORT) is required".into(),
-        ));
+/// How join discovers the cluster, from checked flags.
+#[derive(Debug)]
+enum Plan {
+    Token {
+        id: String,
+        secret: String,
+        pins: Vec<String>,
+    },
+    File(discovery::FileSource),
+}
+
+/// Checks the flags (kubeadm's ValidateDiscovery and preflight file checks).
+fn validate(opts: &JoinOptions) -> Result<Plan, JoinError> {
+    if !opts.tls_bootstrap_token.is_empty() {
+        token::parse_token(&opts.tls_bootstrap_token).map_err(|e| {
+            JoinError::Invalid(format!(
+                "discovery.tlsBootstrapToken: Invalid value: the bootstrap token is invalid: {e}"
+            ))
+        })?;
     }
-    let (id, secret) =
-        token::parse_token(&opts.token).map_err(|e| JoinError::Invalid(e.to_string()))?;
-    let pins = opts
-        .ca_cert_hashes
-        .iter()
-        .map(|p| discovery::parse_pin(p).map_err(|e| JoinError::Invalid(e.to_string())))
-        .collect::<Result<Vec<_>, _>>()?;
-    if pins.is_empty() && !opts.unsafe_skip_ca_verification {
-        return Err(JoinError::Invalid(
-            "using token-based discovery without caCertHashes can be unsafe. Set unsafeSkipCAVerification as true in your kubeadm config file or pass --discovery-token-unsafe-skip-ca-verification flag to continue".into(),
-        ));
-    }
+    let plan = match &opts.discovery_file {
+        Some(file) => {
+            if !opts.endpoint.trim().is_empty()
+                || !opts.token.is_empty()
+                || !opts.ca_cert_hashes.is_empty()
+                || opts.unsafe_skip_ca_verification
+            {
+                return Err(JoinError::Invalid(
+                    "discovery: Invalid value: \"\": bootstrapToken and file cannot both be set (--discovery-file goes without the API server endpoint argument, --discovery-token, --discovery-token-ca-cert-hash and --discovery-token-unsafe-skip-ca-verification; --token or --tls-bootstrap-token give the TLS bootstrap token)".into(),
+                ));
+            }
+            Plan::File(discovery::file_source(file).map_err(|e| JoinError::Invalid(e.to_string()))?)
+        }
+        None => {
+            if opts.endpoint.trim().is_empty() {
+                return Err(JoinError::Invalid(
+                    "the API server endpoint (HOST:PORT) is required".into(),
+                ));
+            }
+            let (id, secret) =
+                token::parse_token(&opts.token).map_err(|e| JoinError::Invalid(e.to_string()))?;
+            let pins = opts
+                .ca_cert_hashes
+                .iter()
+                .map(|p| discovery::parse_pin(p).map_err(|e| JoinError::Invalid(e.to_string())))
+                .collect::<Result<Vec<_>, _>>()?;
+            if pins.is_empty() && !opts.unsafe_skip_ca_verification {
+                return Err(JoinError::Invalid(
+                    "using token-based discovery without caCertHashes can be unsafe. Set unsafeSkipCAVerification as true in your kubeadm config file or pass --discovery-token-unsafe-skip-ca-verification flag to continue".into(),
+                ));
+            }
+            Plan::Token { id, secret, pins }
+        }
+    };
     if opts.node_name.is_empty() {
         return Err(JoinError::Invalid("the node name must not be empty".into()));
     }
@@ -99,7 +141,138 @@ fn validate(opts: &JoinOptions) -> Result<(String, String, Vec<String>), JoinErr
             kubelet_conf.display()
         )));
     }
-    Ok((id, secret, pins))
+    Ok(plan)
+}
+
+/// The outcome of discovery: a trusted server and what TLS bootstrap authenticates with.
+#[derive(Debug)]
+pub struct Discovered {
+    pub server: String,
+    pub ca_pem: String,
+    pub bootstrap: Credentials,
+}
+
+/// Runs the discovery `plan` (either kind) and picks the TLS bootstrap credentials.
+async fn discover_any(opts: &JoinOptions, plan: &Plan) -> Result<Discovered, JoinError> {
+    let tls_token = (!opts.tls_bootstrap_token.is_empty())
+        .then(|| Credentials::Token(opts.tls_bootstrap_token.clone()));
+    match plan {
+        Plan::Token { id, secret, pins } => {
+            let (server, ca_pem) = discover(opts, id, secret, pins).await?;
+            println!(
+                "[discovery] Cluster info signature and contents are valid and {} found. Will use API Server {:?}",
+                if opts.unsafe_skip_ca_verification {
+                    "no TLS pinning was"
+                } else {
+                    "TLS certificate validates against pinned roots"
+                },
+                server
+            );
+            Ok(Discovered {
+                server,
+                ca_pem,
+                bootstrap: tls_token.unwrap_or_else(|| Credentials::Token(opts.token.clone())),
+            })
+        }
+        Plan::File(source) => {
+            let file = discover_file(source, opts.discovery_timeout).await?;
+            let bootstrap = match (tls_token, file.credentials) {
+                (Some(t), _) => t,
+                (None, Credentials::Anonymous) => {
+                    return Err(JoinError::Invalid(format!(
+                        "the discovery file {source} holds no credentials for the TLS bootstrap: pass --tls-bootstrap-token (or --token), or give the file's user a token or client certificate"
+                    )));
+                }
+                (None, c) => c,
+            };
+            Ok(Discovered {
+                server: file.server,
+                ca_pem: file.ca_pem,
+                bootstrap,
+            })
+        }
+    }
+}
+
+/// File discovery (kubeadm's discovery/file and discovery/https): load the kubeconfig, then
+/// read `cluster-info` through it until the timeout, which proves the server holds a
+/// certificate the file's CA signed. A 403 (cluster-info not public) is trusted as kubeadm
+/// does; a server that differs from cluster-info's is a warning.
+pub async fn discover_file(
+    source: &discovery::FileSource,
+    timeout: Duration,
+) -> Result<discovery::DiscoveredFile, JoinError> {
+    let (text, base_dir) = match source {
+        discovery::FileSource::Path(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                JoinError::Discovery(format!(
+                    "couldn't read the discovery file {}: {e}",
+                    path.display()
+                ))
+            })?;
+            let base = path
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."))
+                .to_path_buf();
+            (text, base)
+        }
+        discovery::FileSource::Url(url) => {
+            let text = api::https_get(url).await.map_err(|e| {
+                JoinError::Discovery(format!("couldn't fetch the discovery file: {e}"))
+            })?;
+            (text, PathBuf::from("."))
+        }
+    };
+    let file = discovery::parse_discovery_file(&text, &base_dir)
+        .map_err(|e| JoinError::Discovery(format!("discovery file {source}: {e}")))?;
+    let client = api::client_for(&file.server, Some(&file.ca_pem), &file.credentials)
+        .await
+        .map_err(|e| JoinError::Discovery(e.to_string()))?;
+    println!(
+        "[discovery] Created cluster-info discovery client, requesting info from {:?}",
+        file.server
+    );
+    let cms: Api<ConfigMap> = Api::namespaced(client, discovery::CLUSTER_INFO_NAMESPACE);
+    let deadline = Instant::now() + timeout;
+    let cluster_info = loop {
+        match cms.get(discovery::CLUSTER_INFO_NAME).await {
+            Ok(cm) => break Some(cm),
+            Err(kube::Error::Api(s)) if s.code == 403 => {
+                println!(
+                    "[discovery] WARNING: Could not access the cluster-info ConfigMap for refreshing the cluster-info information, but the TLS cert is valid so proceeding..."
+                );
+                break None;
+            }
+            Err(e) if Instant::now() >= deadline => {
+                return Err(JoinError::Discovery(format!(
+                    "couldn't validate the identity of the API Server: Abort reading the cluster-info ConfigMap after timeout of {timeout:?}: {e}"
+                )));
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "file discovery: retrying");
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
+        }
+    };
+    let published = cluster_info
+        .and_then(|cm| cm.data)
+        .and_then(|mut d| d.remove(discovery::KUBECONFIG_KEY));
+    match published.map(|k| discovery::parse_cluster_info(&k)) {
+        Some(Ok((server, _))) if server != file.server => println!(
+            "[discovery] WARNING: the API Server endpoint {:?} in use is different from the endpoint {server:?} which defined in the cluster-info ConfigMap",
+            file.server
+        ),
+        Some(Err(e)) => println!(
+            "[discovery] The cluster-info ConfigMap isn't set up properly ({e}), but the TLS cert is valid so proceeding..."
+        ),
+        _ => {}
+    }
+    println!(
+        "[discovery] The API Server {:?} is trusted by the CA in the discovery file {source}",
+        file.server
+    );
+    Ok(file)
 }
 
 fn endpoint_url(endpoint: &str) -> String {
@@ -119,7 +292,7 @@ pub async fn discover(
 ) -> Result<(String, String), JoinError> {
     let url = endpoint_url(&opts.endpoint);
     let deadline = Instant::now() + opts.discovery_timeout;
-    let client = api::client_for(&url, None, None)
+    let client = api::client_for(&url, None, &Credentials::Anonymous)
         .await
         .map_err(|e| JoinError::Discovery(e.to_string()))?;
     let cms: Api<ConfigMap> = Api::namespaced(client, discovery::CLUSTER_INFO_NAMESPACE);
@@ -202,7 +375,7 @@ pub async fn prepare_control_plane(
     certificate_key: &str,
 ) -> Result<ControlPlaneJoin, JoinError> {
     crate::copycerts::parse_key(certificate_key).map_err(|e| JoinError::Invalid(e.to_string()))?;
-    let (id, secret, pins) = validate(opts)?;
+    let plan = validate(opts)?;
     let admin = opts.data_dir.join("admin.conf");
     if admin.exists() {
         return Err(JoinError::Invalid(format!(
@@ -211,8 +384,12 @@ pub async fn prepare_control_plane(
         )));
     }
     println!("[preflight] Running pre-flight checks");
-    let (server, ca_pem) = discover(opts, &id, &secret, &pins).await?;
-    let client = api::client_for(&server, Some(&ca_pem), Some(&opts.token))
+    let Discovered {
+        server,
+        ca_pem,
+        bootstrap,
+    } = discover_any(opts, &plan).await?;
+    let client = api::client_for(&server, Some(&ca_pem), &bootstrap)
         .await
         .map_err(|e| JoinError::Bootstrap(e.to_string()))?;
     println!(
@@ -260,19 +437,14 @@ pub async fn prepare_control_plane(
 
 /// Runs discovery and TLS bootstrap and writes `kubelet.conf` (and `pki/ca.crt`).
 pub async fn join(opts: &JoinOptions) -> Result<Joined, JoinError> {
-    let (id, secret, pins) = validate(opts)?;
+    let plan = validate(opts)?;
     println!("[preflight] Running pre-flight checks");
-    let (server, ca_pem) = discover(opts, &id, &secret, &pins).await?;
-    println!(
-        "[discovery] Cluster info signature and contents are valid and {} found. Will use API Server {:?}",
-        if opts.unsafe_skip_ca_verification {
-            "no TLS pinning was"
-        } else {
-            "TLS certificate validates against pinned roots"
-        },
-        server
-    );
-    let client = api::client_for(&server, Some(&ca_pem), Some(&opts.token))
+    let Discovered {
+        server,
+        ca_pem,
+        bootstrap,
+    } = discover_any(opts, &plan).await?;
+    let client = api::client_for(&server, Some(&ca_pem), &bootstrap)
         .await
         .map_err(|e| JoinError::Bootstrap(e.to_string()))?;
 
@@ -291,11 +463,16 @@ pub async fn join(opts: &JoinOptions) -> Result<Joined, JoinError> {
                 what: "checking for an existing Node".into(),
                 source: e,
             };
-            // A 401 here is the token being refused (deleted or expired since discovery).
-            return Err(JoinError::Bootstrap(match e.status() {
-                Some(401) => format!(
-                    "the bootstrap token {id:?} was refused by the API server (unknown, deleted or expired)"
+            // A 401 here is the credential being refused (a token deleted or expired since
+            // discovery, a certificate the cluster does not accept).
+            return Err(JoinError::Bootstrap(match (e.status(), &bootstrap) {
+                (Some(401), Credentials::Token(t)) => format!(
+                    "the bootstrap token {:?} was refused by the API server (unknown, deleted or expired)",
+                    t.split('.').next().unwrap_or_default()
                 ),
+                (Some(401), _) => {
+                    "the discovery file's credentials were refused by the API server (401 Unauthorized)".to_string()
+                }
                 _ => e.to_string(),
             }));
         }
@@ -406,6 +583,8 @@ mod tests {
         JoinOptions {
             endpoint: "127.0.0.1:6443".into(),
             token: "abcdef.0123456789abcdef".into(),
+            tls_bootstrap_token: String::new(),
+            discovery_file: None,
             ca_cert_hashes: vec![format!("sha256:{}", "ab".repeat(32))],
             unsafe_skip_ca_verification: false,
             node_name: "n1".into(),
@@ -444,6 +623,26 @@ mod tests {
         );
         o.unsafe_skip_ca_verification = true;
         assert!(validate(&o).is_ok());
+
+        // File discovery excludes token discovery's inputs, and checks its path.
+        let err = |o: &JoinOptions| validate(o).expect_err("refused").to_string();
+        let mut o = opts();
+        o.discovery_file = Some("https://h/discovery.conf".into());
+        assert!(err(&o).contains("bootstrapToken and file cannot both be set"));
+        o.endpoint.clear();
+        o.token.clear();
+        o.ca_cert_hashes.clear();
+        assert!(matches!(
+            validate(&o),
+            Ok(Plan::File(discovery::FileSource::Url(_)))
+        ));
+        o.discovery_file = Some("/nonexistent-k1s/discovery.conf".into());
+        assert!(err(&o).contains("not a valid HTTPS URL or a file on disk"));
+        o.discovery_file = Some("http://h/discovery.conf".into());
+        assert!(err(&o).contains("if a URL is used, the scheme must be https"));
+        o.discovery_file = Some("https://h/discovery.conf".into());
+        o.tls_bootstrap_token = "nope".into();
+        assert!(err(&o).contains("discovery.tlsBootstrapToken"));
         assert_eq!(endpoint_url("h:1"), "https://h:1");
         assert_eq!(endpoint_url("https://h:1/"), "https://h:1");
     }

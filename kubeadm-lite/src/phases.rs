@@ -225,7 +225,7 @@ pub async fn run_api(
                 Some(k) => k.clone(),
                 None => crate::cmd::certificate_key().map_err(|e| InitError::Invalid(e.0))?,
             };
-            crate::copycerts::upload(client, &opts.cert_dir, &key)
+            crate::copycerts::upload(client, &opts.cert_dir, opts.etcd_external.as_ref(), &key)
                 .await
                 .map_err(|e| InitError::Invalid(e.to_string()))?;
         }

@@ -1203,3 +1203,610 @@ fn upload_certs_and_a_second_control_plane_on_a_shared_etcd() {
     cp2.kill();
     cp1.kill();
 }
+
+/// A one-file HTTPS server on 127.0.0.1 (a thread per connection, rustls), its certificate
+/// issued by a fresh CA; returns the port and the CA PEM.
+fn serve_https_file(body: String) -> (u16, String) {
+    use std::io::{Read, Write};
+    let ca_key = rcgen::KeyPair::generate().expect("key");
+    let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).expect("params");
+    ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca.distinguished_name
+        .push(rcgen::DnType::CommonName, "discovery-file-ca");
+    let ca_pem = ca.clone().self_signed(&ca_key).expect("ca").pem();
+    let issuer = rcgen::Issuer::new(ca, ca_key);
+    let key = rcgen::KeyPair::generate().expect("key");
+    let cert = rcgen::CertificateParams::new(vec!["127.0.0.1".to_string()])
+        .expect("params")
+        .signed_by(&key, &issuer)
+        .expect("cert");
+    let config = rustls::ServerConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .expect("versions")
+    .with_no_client_auth()
+    .with_single_cert(
+        vec![cert.der().clone()],
+        rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into()),
+    )
+    .expect("tls");
+    let config = std::sync::Arc::new(config);
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    std::thread::spawn(move || {
+        for tcp in listener.incoming().flatten() {
+            let config = config.clone();
+            let body = body.clone();
+            std::thread::spawn(move || {
+                let Ok(conn) = rustls::ServerConnection::new(config) else {
+                    return;
+                };
+                let mut tls = rustls::StreamOwned::new(conn, tcp);
+                let mut request = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match tls.read(&mut buf) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => request.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let found = String::from_utf8_lossy(&request).starts_with("GET /discovery.conf ");
+                let (status, body) = match found {
+                    true => ("200 OK", body),
+                    false => ("404 Not Found", String::new()),
+                };
+                let _ = write!(
+                    tls,
+                    "HTTP/1.1 {status}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = tls.flush();
+                tls.conn.send_close_notify();
+                let _ = tls.flush();
+            });
+        }
+    });
+    (port, ca_pem)
+}
+
+#[test]
+fn join_with_a_discovery_file_or_url() {
+    let cp = init();
+    let admin = cp.admin.clone();
+    let root = cp.data.parent().expect("parent").to_path_buf();
+    let path = |name: &str| root.join(name).to_string_lossy().into_owned();
+    // kubeadm's usual discovery file: cluster-info's kubeconfig (server and CA, no user).
+    let cluster_info = kubectl_ok(
+        &admin,
+        &[
+            "get",
+            "cm",
+            "-n",
+            "kube-public",
+            "cluster-info",
+            "-o",
+            "jsonpath={.data.kubeconfig}",
+        ],
+    );
+    assert!(
+        cluster_info.contains("certificate-authority-data"),
+        "{cluster_info}"
+    );
+    let info_file = path("cluster-info.yaml");
+    std::fs::write(&info_file, &cluster_info).expect("write");
+    let base = |dir: &str, name: &str| -> Vec<String> {
+        [
+            "join",
+            "--data-dir",
+            &path(dir),
+            "--node-name",
+            name,
+            "--discovery-timeout",
+            "2s",
+            "--no-simulated-node",
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    let run = |args: &[String], env: Option<(&str, &str)>| -> Output {
+        let mut cmd = Command::new(k1s_bin());
+        cmd.args(args);
+        if let Some((k, v)) = env {
+            cmd.env(k, v);
+        }
+        run_with_timeout(cmd, None, TIMEOUT).expect("k1s join")
+    };
+    let joined_as = |dir: &str, name: &str| {
+        let conf = root.join(dir).join("kubelet.conf");
+        let who = kubectl_ok(
+            &conf,
+            &[
+                "auth",
+                "whoami",
+                "-o",
+                "jsonpath={.status.userInfo.username}",
+            ],
+        );
+        assert_eq!(who.trim(), format!("system:node:{name}"));
+        assert!(root.join(dir).join("pki/ca.crt").exists());
+    };
+
+    // The file gives server and CA; --token authenticates the TLS bootstrap.
+    let mut args = base("f1", "f1");
+    args.extend(["--discovery-file", &info_file, "--token", TOKEN].map(String::from));
+    let out = run(&args, None);
+    let text = ok(&["join --discovery-file"], out);
+    assert!(
+        text.contains("[discovery] Created cluster-info discovery client")
+            && text.contains("This node has joined the cluster"),
+        "{text}"
+    );
+    joined_as("f1", "f1");
+
+    // A file whose user carries the bootstrap token needs no token flag (a
+    // bootstrap-kubelet.conf), and --tls-bootstrap-token is honoured.
+    let ca_b64 = cluster_info
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("certificate-authority-data:"))
+        .expect("ca data")
+        .trim()
+        .to_string();
+    let server = cluster_info
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("server:"))
+        .expect("server")
+        .trim()
+        .to_string();
+    let with_user = format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: k\n  cluster:\n    server: {server}\n    certificate-authority-data: {ca_b64}\nusers:\n- name: tls-bootstrap-token-user\n  user:\n    token: {TOKEN}\ncontexts:\n- name: c\n  context: {{cluster: k, user: tls-bootstrap-token-user}}\ncurrent-context: c\n"
+    );
+    let user_file = path("bootstrap.conf");
+    std::fs::write(&user_file, &with_user).expect("write");
+    let mut args = base("f2", "f2");
+    args.extend(["--discovery-file", &user_file].map(String::from));
+    ok(&["join (file credentials)"], run(&args, None));
+    joined_as("f2", "f2");
+
+    // JoinConfiguration discovery.file.kubeConfigPath is the same thing.
+    let cfg = path("join.yaml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "apiVersion: kubeadm.k8s.io/v1beta4\nkind: JoinConfiguration\ndiscovery:\n  file:\n    kubeConfigPath: {info_file}\n  tlsBootstrapToken: {TOKEN}\nnodeRegistration:\n  name: f3\n"
+        ),
+    )
+    .expect("write");
+    k1s_ok(&[
+        "join",
+        "--config",
+        &cfg,
+        "--data-dir",
+        &path("f3"),
+        "--no-simulated-node",
+    ]);
+    joined_as("f3", "f3");
+
+    // An https URL, verified against the host's CA bundle (SSL_CERT_FILE here).
+    let (port, web_ca) = serve_https_file(cluster_info.clone());
+    let web_ca_file = path("web-ca.pem");
+    std::fs::write(&web_ca_file, &web_ca).expect("write");
+    let url = format!("https://127.0.0.1:{port}/discovery.conf");
+    let mut args = base("f4", "f4");
+    args.extend(["--discovery-file", &url, "--token", TOKEN].map(String::from));
+    ok(
+        &["join --discovery-file https://..."],
+        run(&args, Some(("SSL_CERT_FILE", &web_ca_file))),
+    );
+    joined_as("f4", "f4");
+    // Without that CA the URL's server is not trusted.
+    let mut args = base("u1", "u1");
+    args.extend(["--discovery-file", &url, "--token", TOKEN].map(String::from));
+    let empty_bundle = path("empty-bundle.pem");
+    std::fs::write(&empty_bundle, "").expect("write");
+    let err = fails(
+        &["join (untrusted URL)"],
+        run(&args, Some(("SSL_CERT_FILE", &empty_bundle))),
+    );
+    assert!(err.contains("couldn't fetch the discovery file"), "{err}");
+    assert!(
+        !root.join("u1").exists(),
+        "an untrusted URL wrote {}",
+        path("u1")
+    );
+
+    // Refusals: each a clear error, nothing written.
+    let wrong_ca = {
+        let key = rcgen::KeyPair::generate().expect("key");
+        let mut p = rcgen::CertificateParams::new(Vec::<String>::new()).expect("params");
+        p.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        p.self_signed(&key).expect("ca").pem()
+    };
+    let b64 = |s: &str| {
+        use base64::Engine as _;
+        base64::engine::general_purpose::STANDARD.encode(s)
+    };
+    let files = [
+        ("malformed.yaml", "clusters: [: nope".to_string()),
+        (
+            "empty.yaml",
+            "apiVersion: v1\nkind: Config\nclusters: []\n".to_string(),
+        ),
+        (
+            "wrong-ca.yaml",
+            cluster_info.replace(&ca_b64, &b64(&wrong_ca)),
+        ),
+        (
+            "unreachable.yaml",
+            cluster_info.replace(&server, "https://127.0.0.1:1"),
+        ),
+    ];
+    for (name, text) in &files {
+        std::fs::write(path(name), text).expect("write");
+    }
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec![
+                "--discovery-file".into(),
+                info_file.clone(),
+                cp.endpoint.clone(),
+                "--token".into(),
+                TOKEN.into(),
+            ],
+            "bootstrapToken and file cannot both be set",
+        ),
+        (
+            vec![
+                "--discovery-file".into(),
+                info_file.clone(),
+                "--discovery-token".into(),
+                TOKEN.into(),
+            ],
+            "bootstrapToken and file cannot both be set",
+        ),
+        (
+            vec![
+                "--discovery-file".into(),
+                path("missing.yaml"),
+                "--token".into(),
+                TOKEN.into(),
+            ],
+            "not a valid HTTPS URL or a file on disk",
+        ),
+        (
+            vec![
+                "--discovery-file".into(),
+                format!("http://127.0.0.1:{port}/discovery.conf"),
+                "--token".into(),
+                TOKEN.into(),
+            ],
+            "if a URL is used, the scheme must be https",
+        ),
+        (
+            vec![
+                "--discovery-file".into(),
+                path("malformed.yaml"),
+                "--token".into(),
+                TOKEN.into(),
+            ],
+            "the provided kubeconfig file is malformed",
+        ),
+        (
+            vec![
+                "--discovery-file".into(),
+                path("empty.yaml"),
+                "--token".into(),
+                TOKEN.into(),
+            ],
+            "must have at least one Cluster defined",
+        ),
+        (
+            vec![
+                "--discovery-file".into(),
+                path("wrong-ca.yaml"),
+                "--token".into(),
+                TOKEN.into(),
+            ],
+            "Abort reading the cluster-info ConfigMap after timeout",
+        ),
+        (
+            vec![
+                "--discovery-file".into(),
+                path("unreachable.yaml"),
+                "--token".into(),
+                TOKEN.into(),
+            ],
+            "Abort reading the cluster-info ConfigMap after timeout",
+        ),
+        (
+            vec!["--discovery-file".into(), info_file.clone()],
+            "holds no credentials for the TLS bootstrap",
+        ),
+        (
+            vec![
+                "--discovery-file".into(),
+                info_file.clone(),
+                "--tls-bootstrap-token".into(),
+                "bad".into(),
+            ],
+            "discovery.tlsBootstrapToken",
+        ),
+    ];
+    for (i, (extra, want)) in cases.into_iter().enumerate() {
+        let dir = format!("refused-file-{i}");
+        let mut args = base(&dir, "nope");
+        args.extend(extra);
+        let err = fails(&["join"], run(&args, None));
+        assert!(err.contains(want), "case {i}: expected {want:?} in:\n{err}");
+        assert!(!root.join(&dir).exists(), "case {i} wrote {dir}");
+    }
+    // A JoinConfiguration with both kinds of discovery.
+    std::fs::write(
+        &cfg,
+        format!(
+            "apiVersion: kubeadm.k8s.io/v1beta4\nkind: JoinConfiguration\ndiscovery:\n  file:\n    kubeConfigPath: {info_file}\n  bootstrapToken:\n    token: {TOKEN}\n    apiServerEndpoint: {}\n    unsafeSkipCAVerification: true\n",
+            cp.endpoint
+        ),
+    )
+    .expect("write");
+    let err = k1s_fails(&["join", "--config", &cfg, "--data-dir", &path("both")]);
+    assert!(
+        err.contains("bootstrapToken and file cannot both be set"),
+        "{err}"
+    );
+    assert!(!root.join("both").exists());
+}
+
+#[test]
+fn external_etcd_client_certificates_travel_in_kubeadm_certs() {
+    let dir = tempfile::Builder::new()
+        .prefix("k1s-kubeadm-etcdtls-")
+        .tempdir()
+        .expect("tmp");
+    let ca = k1s_tests::tinyca::TinyCa::new("etcd-ca");
+    let etcd_pki = dir.path().join("etcd-pki");
+    std::fs::create_dir_all(&etcd_pki).expect("mkdir");
+    let write = |name: &str, pem: &str| {
+        let path = etcd_pki.join(name);
+        std::fs::write(&path, pem).expect("write");
+        path.to_string_lossy().into_owned()
+    };
+    let (serving, serving_key) = ca.issue(&["127.0.0.1", "localhost"], None);
+    let (client, client_key) = ca.issue(&[], Some(("kube-apiserver-etcd-client", &[])));
+    let tls = k1s_tests::etcd::EtcdTls {
+        cert_file: write("server.crt", &serving).into(),
+        key_file: write("server.key", &serving_key).into(),
+        ca_file: write("ca.crt", &ca.pem).into(),
+    };
+    let (ca_file, cert_file, key_file) = (
+        tls.ca_file.to_string_lossy().into_owned(),
+        write("client.crt", &client),
+        write("client.key", &client_key),
+    );
+    let etcd = k1s_tests::etcd::EtcdCluster::start_tls(&tls);
+
+    let a = dir.path().join("cp1");
+    let a_s = a.to_string_lossy().into_owned();
+    let mut cmd = Command::new(k1s_bin());
+    cmd.args([
+        "init",
+        "--data-dir",
+        &a_s,
+        "--apiserver-advertise-address",
+        "127.0.0.1",
+        "--apiserver-bind-port",
+        "0",
+        "--node-name",
+        "cp1",
+        "--token",
+        TOKEN,
+        "--etcd-servers",
+        &etcd.url(),
+        "--etcd-cafile",
+        &ca_file,
+        "--etcd-certfile",
+        &cert_file,
+        "--etcd-keyfile",
+        &key_file,
+        "--upload-certs",
+    ]);
+    let mut cp1 = StreamingCommand::spawn(&mut cmd, "k1s init (TLS etcd)".into());
+    cp1.wait_for_line(TIMEOUT, |l| {
+        l.starts_with("k1s is serving the Kubernetes API at")
+    });
+    let lines = cp1.lines().to_vec();
+    let key = lines
+        .iter()
+        .find_map(|l| l.trim().strip_prefix("--control-plane --certificate-key "))
+        .expect("certificate key")
+        .trim()
+        .to_string();
+    // kubeadm's key names, each value sealed (not the plain PEM).
+    let admin1 = a.join("admin.conf");
+    let data = kubectl_ok(
+        &admin1,
+        &[
+            "get",
+            "secret",
+            "-n",
+            "kube-system",
+            "kubeadm-certs",
+            "-o",
+            "jsonpath={.data}",
+        ],
+    );
+    let data: serde_json::Value = serde_json::from_str(&data).expect("json");
+    for k in [
+        "external-etcd-ca.crt",
+        "external-etcd.crt",
+        "external-etcd.key",
+        "ca.key",
+    ] {
+        let v = data[k]
+            .as_str()
+            .unwrap_or_else(|| panic!("{k} missing: {data}"));
+        assert!(!v.is_empty(), "{k} empty");
+        use base64::Engine as _;
+        let raw = base64::engine::general_purpose::STANDARD
+            .decode(v)
+            .expect("b64");
+        assert!(
+            !String::from_utf8_lossy(&raw).contains("BEGIN"),
+            "{k} is not encrypted"
+        );
+    }
+
+    // The second control plane (discovered through a file this time) gets the etcd client
+    // files at the paths it is told, and reaches the TLS etcd with them.
+    let cluster_info = kubectl_ok(
+        &admin1,
+        &[
+            "get",
+            "cm",
+            "-n",
+            "kube-public",
+            "cluster-info",
+            "-o",
+            "jsonpath={.data.kubeconfig}",
+        ],
+    );
+    let info_file = dir.path().join("cluster-info.yaml");
+    std::fs::write(&info_file, cluster_info).expect("write");
+    let b = dir.path().join("cp2");
+    let bs = b.to_string_lossy().into_owned();
+    let b_etcd = b.join("etcd");
+    let target = |f: &str| b_etcd.join(f).to_string_lossy().into_owned();
+    let mut cmd = Command::new(k1s_bin());
+    cmd.args([
+        "join",
+        "--discovery-file",
+        info_file.to_str().expect("utf8"),
+        "--token",
+        TOKEN,
+        "--control-plane",
+        "--certificate-key",
+        &key,
+        "--data-dir",
+        &bs,
+        "--node-name",
+        "cp2",
+        "--apiserver-advertise-address",
+        "127.0.0.1",
+        "--apiserver-bind-port",
+        "0",
+        "--discovery-timeout",
+        "10s",
+        "--etcd-cafile",
+        &target("ca.crt"),
+        "--etcd-certfile",
+        &target("client.crt"),
+        "--etcd-keyfile",
+        &target("client.key"),
+    ]);
+    let mut cp2 = StreamingCommand::spawn(&mut cmd, "k1s join --control-plane (TLS etcd)".into());
+    cp2.wait_for_line(TIMEOUT, |l| {
+        l.starts_with("k1s is serving the Kubernetes API at")
+    });
+    for (theirs, ours) in [
+        (&ca_file, "ca.crt"),
+        (&cert_file, "client.crt"),
+        (&key_file, "client.key"),
+    ] {
+        assert_eq!(
+            std::fs::read(theirs).expect("cp1's"),
+            std::fs::read(b_etcd.join(ours)).expect("cp2's"),
+            "{ours}"
+        );
+    }
+    use std::os::unix::fs::PermissionsExt as _;
+    let mode = std::fs::metadata(b_etcd.join("client.key"))
+        .expect("key")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    let admin2 = b.join("admin.conf");
+    wait_until(TIMEOUT, "both control-plane nodes through cp2", || {
+        let out = kubectl(&admin2, &["get", "nodes", "-o", "name"]);
+        let names = stdout(&out);
+        (names.contains("node/cp1") && names.contains("node/cp2")).then_some(())
+    });
+    cp2.kill();
+    cp1.kill();
+}
+
+#[test]
+fn a_certificate_due_within_30_days_is_renewed_when_the_server_starts() {
+    let data = tempfile::Builder::new()
+        .prefix("k1s-kubeadm-renew-")
+        .tempdir()
+        .expect("tmp");
+    let start = || {
+        k1s_tests::TestCluster::start_with(k1s_tests::StartOptions {
+            data_dir: Some(data.path().to_path_buf()),
+            extra_args: vec!["--nodes".into(), "0".into()],
+        })
+    };
+    // The first start makes the PKI.
+    drop(start());
+    let pki = data.path().join("pki");
+    let read = |f: &str| std::fs::read_to_string(pki.join(f)).expect(f);
+    // A serving certificate from the cluster CA, on the server's own key, that expires in
+    // 10 days: as a year-old one would look, without touching any clock.
+    let issuer = rcgen::Issuer::from_ca_cert_pem(
+        &read("ca.crt"),
+        rcgen::KeyPair::from_pem(&read("ca.key")).expect("ca key"),
+    )
+    .expect("issuer");
+    let key = rcgen::KeyPair::from_pem(&read("apiserver.key")).expect("serving key");
+    let mut params =
+        rcgen::CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string()])
+            .expect("params");
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "kube-apiserver");
+    params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ServerAuth];
+    let now = std::time::SystemTime::now();
+    params.not_before = (now - Duration::from_secs(3600)).into();
+    params.not_after = (now + Duration::from_secs(10 * 86400)).into();
+    let planted = params.signed_by(&key, &issuer).expect("cert");
+    std::fs::write(pki.join("apiserver.crt"), planted.pem()).expect("plant");
+    let ds = data.path().to_string_lossy().into_owned();
+    let before = k1s_ok(&["certs", "check-expiration", "--data-dir", &ds]);
+    // The RESIDUAL TIME column of the apiserver row, in whole days.
+    let residual_days = |table: &str| -> u64 {
+        let row = table
+            .lines()
+            .find(|l| l.starts_with("apiserver "))
+            .unwrap_or_else(|| panic!("no apiserver row:\n{table}"));
+        let after_utc = row.split_once(" UTC").expect("expiry column").1;
+        let residual = after_utc.split_whitespace().next().expect("residual");
+        // kubeadm's short durations: "10d", "364d", "1y", or hours under a day.
+        let (n, unit) = residual.split_at(residual.len() - 1);
+        let n: u64 = n
+            .parse()
+            .unwrap_or_else(|_| panic!("residual {residual:?} in {row:?}"));
+        match unit {
+            "y" => n * 365,
+            "d" => n,
+            _ => 0,
+        }
+    };
+    assert!(residual_days(&before) <= 10, "{before}");
+
+    // The next start renews it before serving, says so, and serves the new certificate.
+    let server = start();
+    let log = server.server_stderr();
+    assert!(
+        log.contains("[certs] Renewed apiserver (it had "),
+        "no renewal logged:\n{log}"
+    );
+    let renewed = file_cert_der(&pki.join("apiserver.crt"));
+    assert_ne!(renewed, planted.der().to_vec());
+    let port = server.url().rsplit(':').next().expect("port").to_string();
+    assert_eq!(
+        served_cert(&port, read("ca.crt").as_bytes(), "localhost"),
+        renewed
+    );
+    let after = k1s_ok(&["certs", "check-expiration", "--data-dir", &ds]);
+    assert!(residual_days(&after) >= 364, "{after}");
+}
