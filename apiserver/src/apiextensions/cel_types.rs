@@ -1,6 +1,7 @@
 //! Static type warnings of admission-policy expressions (upstream's ValidatingAdmissionPolicy
 //! type checker, which fills `status.typeChecking`): `object` and `oldObject` are typed by the
-//! matched kind's OpenAPI schema, literals by themselves, and an operator applied to types it
+//! matched kind's OpenAPI schema, `params` by the `paramKind`'s, `variables.<name>` by its
+//! expression, literals by themselves, and an operator applied to types it
 //! has no overload for is reported as cel-go words it. Anything dynamic is not checked, so a
 //! warning is only given where upstream gives one too.
 
@@ -47,29 +48,59 @@ impl T {
     }
 }
 
+/// What a policy's top-level variables are known to be: `object`/`oldObject` of the matched
+/// kind's schema, `params` of the `paramKind`'s, and each of `variables` of its expression's type.
+#[derive(Clone, Default)]
+pub struct Declarations {
+    object: Option<&'static Value>,
+    params: Option<&'static Value>,
+    variables: Vec<(String, T)>,
+}
+
+impl Declarations {
+    pub fn new(object: Option<&'static Value>, params: Option<&'static Value>) -> Self {
+        Declarations {
+            object,
+            params,
+            variables: Vec::new(),
+        }
+    }
+
+    /// Types a variable's expression (seeing the variables before it) and declares the result
+    /// as `variables.<name>`.
+    pub fn declare_variable(&mut self, name: &str, expr: &Expression, resolve: &Resolve) {
+        let t = Typer::new(expr, self, resolve).infer(expr.program.expression());
+        self.variables.push((name.to_string(), t));
+    }
+}
+
 struct Typer<'a> {
     expr: &'a Expression,
     resolve: &'a Resolve,
-    object: Option<&'static Value>,
+    declared: &'a Declarations,
     /// Comprehension variables in scope (dynamic).
     scope: Vec<String>,
     warnings: Vec<String>,
 }
 
-/// The warnings of `expr` with `object`/`oldObject` of the schema `object`.
-pub fn warnings(expr: &Expression, object: &'static Value, resolve: &Resolve) -> Vec<String> {
-    let mut typer = Typer {
-        expr,
-        resolve,
-        object: Some(object),
-        scope: Vec::new(),
-        warnings: Vec::new(),
-    };
+/// The warnings of `expr` under `declared`.
+pub fn warnings(expr: &Expression, declared: &Declarations, resolve: &Resolve) -> Vec<String> {
+    let mut typer = Typer::new(expr, declared, resolve);
     typer.infer(expr.program.expression());
     typer.warnings
 }
 
-impl Typer<'_> {
+impl<'a> Typer<'a> {
+    fn new(expr: &'a Expression, declared: &'a Declarations, resolve: &'a Resolve) -> Self {
+        Typer {
+            expr,
+            resolve,
+            declared,
+            scope: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+
     /// Follows `$ref`s (and a single-element `allOf`) to the node that describes the value.
     fn deref(&self, mut node: &'static Value) -> &'static Value {
         for _ in 0..16 {
@@ -130,9 +161,21 @@ impl Typer<'_> {
             },
             Expr::Ident(name) => match name.as_str() {
                 _ if self.scope.iter().any(|s| s == name) => T::Dyn,
-                "object" | "oldObject" => self.object.map_or(T::Dyn, T::Object),
+                "object" | "oldObject" => self.declared.object.map_or(T::Dyn, T::Object),
+                "params" => self.declared.params.map_or(T::Dyn, T::Object),
                 _ => T::Dyn,
             },
+            Expr::Select(sel)
+                if !sel.test
+                    && matches!(&sel.operand.expr, Expr::Ident(v) if v == "variables")
+                    && !self.scope.iter().any(|s| s == "variables") =>
+            {
+                self.declared
+                    .variables
+                    .iter()
+                    .find(|(name, _)| *name == sel.field)
+                    .map_or(T::Dyn, |(_, t)| *t)
+            }
             Expr::Select(sel) => {
                 let operand = self.infer(&sel.operand);
                 if sel.test {

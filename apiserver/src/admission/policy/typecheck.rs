@@ -43,6 +43,25 @@ pub fn check(policy_json: &Value) -> Vec<(String, String)> {
         }
     }
     let resolve = |name: &str| schemas.definition(name);
+    // `params` is typed when the paramKind is a built-in kind.
+    let params = policy.param_kind.as_ref().and_then(|(api_version, kind)| {
+        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+        let info = catalog::find_by_kind(group, version, kind)?;
+        schemas
+            .definition_for(info.group, info.version, info.kind)
+            .and_then(|d| schemas.definition(d))
+    });
+    // One set of declarations per matched kind (variables may depend on `object`).
+    let declarations: Vec<(&String, types::Declarations)> = kinds
+        .iter()
+        .map(|(gvk, def)| {
+            let mut d = types::Declarations::new(Some(def), params);
+            for v in &policy.variables {
+                d.declare_variable(&v.name, &v.expression, &resolve);
+            }
+            (gvk, d)
+        })
+        .collect();
     let mut out = Vec::new();
     for (i, v) in policy.validations.iter().enumerate() {
         let exprs = [
@@ -51,10 +70,10 @@ pub fn check(policy_json: &Value) -> Vec<(String, String)> {
         ];
         for (field, expr) in exprs {
             let Some(expr) = expr else { continue };
-            let found: Vec<String> = kinds
+            let found: Vec<String> = declarations
                 .iter()
-                .filter_map(|(gvk, def)| {
-                    let w = types::warnings(expr, def, &resolve);
+                .filter_map(|(gvk, declared)| {
+                    let w = types::warnings(expr, declared, &resolve);
                     (!w.is_empty()).then(|| format!("{gvk}: {}", w.join("\n")))
                 })
                 .collect();
@@ -137,5 +156,36 @@ mod tests {
             None
         ))
         .is_empty());
+    }
+
+    #[test]
+    fn params_and_variables_are_typed_too() {
+        let mut p = policy("params.metadata.name > 1", None);
+        p["spec"]["paramKind"] = json!({"apiVersion": "v1", "kind": "ConfigMap"});
+        let found = check(&p);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0]
+                .1
+                .contains("found no matching overload for '_>_' applied to '(string, int)'"),
+            "{found:?}"
+        );
+        let mut p = policy("variables.replicas > 'x' || variables.later == 1", None);
+        p["spec"]["variables"] = json!([
+            {"name": "replicas", "expression": "object.spec.replicas"},
+            {"name": "later", "expression": "variables.replicas + 1"}
+        ]);
+        let found = check(&p);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0]
+                .1
+                .contains("found no matching overload for '_>_' applied to '(int, string)'"),
+            "{found:?}"
+        );
+        // A paramKind that is not a built-in kind leaves `params` dynamic.
+        let mut p = policy("params.spec.x > 1", None);
+        p["spec"]["paramKind"] = json!({"apiVersion": "example.com/v1", "kind": "Widget"});
+        assert!(check(&p).is_empty());
     }
 }
