@@ -717,6 +717,15 @@ async fn dashboard_in_a_real_browser() {
     wait_text(&b, "#yaml", "a: \"3\"").await;
     wait_enabled(&b, "#delete", false).await;
     snap(&b, "7-view-only").await;
+    // Nor may it scale, restart or undo a Deployment: those buttons are disabled, and say why.
+    b.goto(&format!("{}/ui/#/o/deployments/default/web", c.url()))
+        .await
+        .expect("web at /ui/");
+    ready(&b).await;
+    wait_text(&b, "#undo-why", "RBAC: you may not patch").await;
+    for css in ["#undo", "#restart", "#scale", "button.undo-to"] {
+        wait_enabled(&b, css, false).await;
+    }
 
     b.close().await.expect("close the browser");
 }

@@ -724,16 +724,32 @@ async function detailPage(p, plural, namespace, name) {
       res.kind === 'Pod' ? b('logs', 'Logs (l)', () => showLogs()) : null,
       deleteButton(),
     );
-    // RBAC-aware: a user who may not delete sees the button disabled, with the reason.
-    try {
-      const review = await getJSON('/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
-        method: 'POST', type: 'application/json', body: JSON.stringify({
-          apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview',
-          spec: { resourceAttributes: { verb: 'delete', group: res.group, resource: res.plural, namespace: namespace || '', name } },
-        }),
-      });
-      if (!review.status?.allowed) { const d = $('#delete', actions); if (d) { d.disabled = true; d.title = 'RBAC: you may not delete this object'; } }
-    } catch { /* no access review: the server's 403 will tell */ }
+    // RBAC-aware: a user who may not delete, scale or patch (restart, undo) this object sees
+    // those buttons disabled, with the reason; without access reviews the server's 403 tells.
+    const checks = [['delete', ''],
+      ...(['Deployment', 'StatefulSet', 'ReplicaSet'].includes(res.kind) ? [['patch', 'scale']] : []),
+      ...(res.kind === 'Deployment' ? [['patch', '']] : [])];
+    await Promise.all(checks.map(async ([verb, subresource]) => {
+      try {
+        const review = await getJSON('/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
+          method: 'POST', type: 'application/json', body: JSON.stringify({
+            apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview',
+            spec: { resourceAttributes: { verb, group: res.group, resource: res.plural, subresource, namespace: namespace || '', name } },
+          }),
+        });
+        if (!review.status?.allowed) denied[verb + (subresource ? '/' + subresource : '')] = `RBAC: you may not ${verb} ${subresource ? res.plural + '/' + subresource : 'this object'}`;
+      } catch { /* no access review */ }
+    }));
+    applyDenied();
+  };
+  const denied = {}; // 'verb[/subresource]' -> why, from the access reviews
+  const DENIES = { delete: ['#delete'], 'patch/scale': ['#scale', '#scale-to'], patch: ['#restart', '#undo', '.undo-to'] };
+  const applyDenied = () => {
+    for (const [key, sels] of Object.entries(DENIES)) {
+      if (!denied[key]) continue;
+      for (const el of main.querySelectorAll(sels.join(','))) { el.disabled = true; el.title = denied[key]; }
+      if (key === 'patch') { const why = $('#undo-why', actions); if (why) why.textContent = denied[key]; }
+    }
   };
   const undo = async to => {
     try { toast(`deployment.apps/${name} ${await rollback(path, basePath(kinds.get('replicasets'), namespace), name, to)}`); fill(err); } catch (e) { fill(err, errorBox(e)); }
@@ -742,7 +758,7 @@ async function detailPage(p, plural, namespace, name) {
   const undoState = replicaSets => {
     const u = $('#undo', actions), why = $('#undo-why', actions);
     if (!u) return;
-    const reason = obj.spec?.paused ? 'paused: resume the rollout first' : pickRevision(replicaSets, 0) ? '' : 'no previous revision to roll back to';
+    const reason = denied.patch || (obj.spec?.paused ? 'paused: resume the rollout first' : pickRevision(replicaSets, 0) ? '' : 'no previous revision to roll back to');
     u.disabled = !!reason; u.title = reason; why.textContent = reason;
   };
   const deleteButton = () => {
@@ -811,6 +827,7 @@ async function detailPage(p, plural, namespace, name) {
             res.kind === 'Deployment' ? undoTo(c) : null) : null,
           h('div', { class: 'pods' }, pods.map(podBox)))),
         res.kind === 'Job' ? jobTimeline(obj, groups[0][1], namespace) : null);
+      applyDenied();
     } catch (e) { if (!p.abort.signal.aborted && load === dependentsLoad) fill(deps, errorBox(e)); }
   };
 
