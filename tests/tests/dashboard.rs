@@ -1,7 +1,8 @@
 //! The web dashboard, black-box: `k1s dashboard`'s login, session and anti-CSRF rules over
 //! plain HTTP, then the UI itself in headless Chromium driven over WebDriver (fantoccini +
 //! Debian's chromium-driver, installed by scripts/setup): a live pod list, a ConfigMap edit, a
-//! stale edit's 409, scaling a Deployment, and a restricted bearer token's 403 at the API
+//! stale edit's 409, scaling a Deployment and undoing its rollout, a CronJob's Job history, the
+//! overview's live chart from `/metrics`, and a restricted bearer token's 403 at the API
 //! server's `/ui/`.
 //! Screenshots go to target/dashboard-screenshots/.
 
@@ -366,6 +367,26 @@ async fn click(b: &Client, css: &str) {
         .unwrap_or_else(|e| panic!("click {css}: {e}"));
 }
 
+/// Waits until the element `css` is enabled (`true`) or disabled (`false`).
+async fn wait_enabled(b: &Client, css: &str, enabled: bool) {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        if let Ok(el) = b.find(Locator::Css(css)).await
+            && el.is_enabled().await.ok() == Some(enabled)
+        {
+            return;
+        }
+        if Instant::now() > deadline {
+            snap(b, "failure").await;
+            panic!(
+                "{css} did not become {}",
+                if enabled { "enabled" } else { "disabled" }
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 async fn ready(b: &Client) {
     b.wait()
         .at_most(WAIT)
@@ -405,6 +426,24 @@ async fn dashboard_in_a_real_browser() {
     ready(&b).await;
     wait_text(&b, "#main h1", "Overview").await;
     wait_text(&b, "#health", "readyz check passed").await;
+    // The live chart: requests/s and p99 from /metrics, a sparkline once two rates are known.
+    b.wait()
+        .at_most(WAIT)
+        .for_element(Locator::Css("#api-chart svg.spark polyline"))
+        .await
+        .expect("a sparkline");
+    let rate = wait_text(&b, "#rate", "req/s").await;
+    let rate: f64 = rate
+        .trim_end_matches(" req/s")
+        .parse()
+        .expect("a number of req/s");
+    assert!(rate > 0.0, "the dashboard's own calls are requests: {rate}");
+    wait_text(&b, "#p99", " ms").await;
+    let revision = wait_text(&b, "#store-revision", "").await;
+    assert!(
+        revision.parse::<u64>().is_ok_and(|r| r > 0),
+        "store revision {revision:?}"
+    );
     // Navigation Timing from the browser: printed, not asserted.
     let timing = b
         .execute(
@@ -527,6 +566,9 @@ async fn dashboard_in_a_real_browser() {
         .expect("deployment web");
     ready(&b).await;
     wait_text(&b, "#replicas", "1 ready / 1 desired").await;
+    // One revision only: rollout undo is disabled and says why.
+    wait_text(&b, "#undo-why", "no previous revision").await;
+    wait_enabled(&b, "#undo", false).await;
     b.execute("document.querySelector('#scale-to').value = '3'", vec![])
         .await
         .expect("set replicas");
@@ -539,10 +581,99 @@ async fn dashboard_in_a_real_browser() {
     let picture = wait_text(&b, "#dependents", "0/0 ready").await;
     assert!(picture.contains("nginx:1.27"), "{picture}");
     snap(&b, "5-rollout").await;
+    // Rollout undo, as `kubectl rollout undo`: revision 1's template comes back as revision 3,
+    // without the ReplicaSet's pod-template-hash label.
+    wait_enabled(&b, "#undo", true).await;
+    click(&b, "#undo").await;
+    wait_text(&b, "#dependents", "revision 3").await;
+    let image = |c: &TestCluster| {
+        c.kubectl_ok(&[
+            "get",
+            "deploy",
+            "web",
+            "-o",
+            "jsonpath={.spec.template.spec.containers[0].image}",
+        ])
+    };
+    assert_eq!(image(&c), "nginx");
+    let labels = c.kubectl_ok(&[
+        "get",
+        "deploy",
+        "web",
+        "-o",
+        "jsonpath={.spec.template.metadata.labels}",
+    ]);
+    assert!(!labels.contains("pod-template-hash"), "{labels}");
+    // ... and to a revision chosen from the list: revision 2 (nginx:1.27) becomes revision 4.
+    click(&b, "button.undo-to[data-revision='2']").await;
+    wait_text(&b, "#dependents", "revision 4").await;
+    assert_eq!(image(&c), "nginx:1.27");
+    wait_text(&b, "#dependents", "0/0 ready").await;
+    snap(&b, "5b-undo").await;
     b.goto(&format!("http://{}/ui/#/r/pods?q=web-", d.addr))
         .await
         .expect("web pods");
     wait_text(&b, "#main .bar", "3 shown").await;
+
+    // A CronJob's history: its Jobs (one made by `kubectl create job --from`, one failing), each
+    // linking to the Job's view with its pods in the order they finished.
+    c.apply(
+        "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: nightly, namespace: default}\nspec:\n  schedule: \"0 3 * * *\"\n  suspend: true\n  jobTemplate:\n    spec:\n      completions: 2\n      template:\n        metadata: {annotations: {sim.k1s.io/run-seconds: \"1\"}}\n        spec:\n          restartPolicy: Never\n          containers: [{name: c, image: busybox}]\n",
+    );
+    c.kubectl_ok(&["create", "job", "nightly-1", "--from=cronjob/nightly"]);
+    let uid = c.kubectl_ok(&[
+        "get",
+        "cronjob",
+        "nightly",
+        "-o",
+        "jsonpath={.metadata.uid}",
+    ]);
+    c.apply(&format!(
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: nightly-bad\n  namespace: default\n  ownerReferences: [{{apiVersion: batch/v1, kind: CronJob, name: nightly, uid: {}, controller: true}}]\nspec:\n  backoffLimit: 0\n  template:\n    metadata: {{annotations: {{sim.k1s.io/run-seconds: \"1\", sim.k1s.io/exit-code: \"1\"}}}}\n    spec:\n      restartPolicy: Never\n      containers: [{{name: c, image: busybox}}]\n",
+        uid.trim()
+    ));
+    c.kubectl_ok(&[
+        "wait",
+        "--for=condition=complete",
+        "job/nightly-1",
+        "--timeout=60s",
+    ]);
+    c.kubectl_ok(&[
+        "wait",
+        "--for=condition=failed",
+        "job/nightly-bad",
+        "--timeout=60s",
+    ]);
+    b.goto(&format!(
+        "http://{}/ui/#/o/cronjobs/default/nightly",
+        d.addr
+    ))
+    .await
+    .expect("cronjob nightly");
+    ready(&b).await;
+    let ok = wait_text(&b, "#job-history tr[data-name=nightly-1]", "Complete").await;
+    let succeeded = b
+        .find(Locator::Css(
+            "#job-history tr[data-name=nightly-1] td:nth-child(5)",
+        ))
+        .await
+        .expect("the succeeded cell")
+        .text()
+        .await
+        .expect("its text");
+    assert_eq!(succeeded, "2", "{ok}");
+    wait_text(&b, "#job-history tr[data-name=nightly-bad]", "Failed").await;
+    snap(&b, "8-cronjob-history").await;
+    click(&b, "#job-history tr[data-name=nightly-1] a").await;
+    wait_text(&b, "#main h1", "nightly-1").await;
+    wait_text(&b, "#job-progress", "succeeded 2 of 2").await;
+    let timeline = wait_text(&b, "#job-timeline", "Succeeded").await;
+    assert_eq!(
+        timeline.matches("Succeeded").count(),
+        3,
+        "a header and two pods: {timeline}"
+    );
+    snap(&b, "9-job").await;
 
     // At the API server's /ui/, a bearer token only bound to `view` in default: the
     // cluster-wide pod list shows the 403 message, and delete is disabled.
@@ -567,6 +698,8 @@ async fn dashboard_in_a_real_browser() {
     area.send_keys(token.trim()).await.expect("type the token");
     click(&b, "#token-login").await;
     ready(&b).await;
+    // Its overview has no live chart: /metrics is not for `view`.
+    wait_text(&b, "#chart-note", "may not read").await;
     b.goto(&format!("{}/ui/#/r/pods", c.url()))
         .await
         .expect("pods at /ui/");
@@ -582,21 +715,17 @@ async fn dashboard_in_a_real_browser() {
         .expect("cm1 at /ui/");
     ready(&b).await;
     wait_text(&b, "#yaml", "a: \"3\"").await;
-    let deadline = Instant::now() + WAIT;
-    loop {
-        let del = b.find(Locator::Css("#delete")).await;
-        if let Ok(del) = del
-            && !del.is_enabled().await.unwrap_or(true)
-        {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the delete button stayed enabled for a view-only user"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    wait_enabled(&b, "#delete", false).await;
     snap(&b, "7-view-only").await;
+    // Nor may it scale, restart or undo a Deployment: those buttons are disabled, and say why.
+    b.goto(&format!("{}/ui/#/o/deployments/default/web", c.url()))
+        .await
+        .expect("web at /ui/");
+    ready(&b).await;
+    wait_text(&b, "#undo-why", "RBAC: you may not patch").await;
+    for css in ["#undo", "#restart", "#scale", "button.undo-to"] {
+        wait_enabled(&b, css, false).await;
+    }
 
     b.close().await.expect("close the browser");
 }

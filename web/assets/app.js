@@ -271,7 +271,9 @@ async function watchLoop(path, accept, signal, relist, onEvent) {
 
 async function overview(p) {
   const body = h('div', { class: 'overview' });
-  fill(main, h('h1', {}, 'Overview'), body);
+  const chart = h('section', { id: 'api-chart' });
+  fill(main, h('h1', {}, 'Overview'), chart, body);
+  liveChart(p, chart);
   const render = async () => {
     const [nodes, pods, health, counts, leases] = await Promise.all([
       getJSON('/api/v1/nodes', { signal: p.abort.signal }).catch(e => e),
@@ -315,6 +317,92 @@ async function overview(p) {
   await render();
   const timer = setInterval(() => render().catch(() => {}), 5000);
   p.abort.signal.addEventListener('abort', () => clearInterval(timer));
+}
+
+// ---- live API chart (from /metrics) -----------------------------------------------------
+
+// Sums of the counters the chart needs from one Prometheus text exposition: all requests, the
+// latency histogram's cumulative buckets without long-running requests (watches, logs, exec:
+// upstream's p99 SLO leaves them out too), the store's revision and size where exposed.
+function scrape(text) {
+  const m = { total: 0, buckets: new Map(), revision: null, size: null };
+  const val = line => Number(line.slice(line.lastIndexOf(' ') + 1));
+  for (const line of text.split('\n')) {
+    if (line.startsWith('apiserver_request_total{')) m.total += val(line);
+    else if (line.startsWith('apiserver_request_duration_seconds_bucket{')) {
+      if (/verb="(WATCH|WATCHLIST|CONNECT)"|subresource="(log|exec|attach|portforward|proxy)"/.test(line)) continue;
+      const le = line.match(/le="([^"]+)"/)?.[1];
+      if (le) m.buckets.set(le, (m.buckets.get(le) || 0) + val(line));
+    } else if (line.startsWith('k1s_storage_revision ')) m.revision = val(line);
+    else if (line.startsWith('apiserver_storage_size_bytes')) m.size = (m.size || 0) + val(line);
+  }
+  return m;
+}
+
+// The 99th percentile of the requests between two scrapes, interpolated inside its bucket
+// as Prometheus' histogram_quantile does; null when there were none.
+function p99(prev, cur) {
+  const les = [...cur.buckets.keys()].sort((a, b) => Number(a) - Number(b));
+  const count = le => (cur.buckets.get(le) || 0) - (prev.buckets.get(le) || 0);
+  const total = count('+Inf');
+  if (!(total > 0)) return null;
+  const rank = 0.99 * total;
+  let lower = 0, below = 0;
+  for (const le of les) {
+    const n = count(le);
+    if (n >= rank) return le === '+Inf' ? lower : lower + (Number(le) - lower) * (n > below ? (rank - below) / (n - below) : 1);
+    if (le !== '+Inf') lower = Number(le);
+    below = n;
+  }
+  return lower;
+}
+
+function sparkline(values) {
+  const w = 220, ht = 36, max = Math.max(...values, 1e-9);
+  const step = values.length > 1 ? w / (values.length - 1) : 0;
+  const pts = values.map((v, i) => `${(i * step).toFixed(1)},${(ht - 2 - (v / max) * (ht - 4)).toFixed(1)}`).join(' ');
+  const svg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
+  svg.setAttribute('viewBox', `0 0 ${w} ${ht}`); svg.setAttribute('class', 'spark');
+  svg.innerHTML = `<polyline points="${pts}" />`;
+  return svg;
+}
+
+const bytes = n => (n >= 1048576 ? `${(n / 1048576).toFixed(1)} MiB` : `${Math.round(n / 1024)} KiB`);
+
+// Requests/s and p99 latency sampled from /metrics every 2 s while the overview is open.
+function liveChart(p, box) {
+  const rates = [], p99s = [];
+  let prev = null, prevAt = 0;
+  const sample = async () => {
+    let m;
+    try {
+      m = scrape(await (await api('/metrics', { accept: 'text/plain', signal: p.abort.signal })).text());
+    } catch (e) {
+      if (p.abort.signal.aborted) return;
+      clearInterval(timer);
+      fill(box, h('h2', {}, 'API server'), h('p', { id: 'chart-note', class: 'muted' },
+        `No live chart: it reads /metrics, which ${e.code === 403 ? 'your user may not read' : 'did not answer'} (${e.code || ''} ${e.message}).`));
+      return;
+    }
+    const now = performance.now();
+    if (prev) {
+      rates.push(Math.max(0, (m.total - prev.total) / ((now - prevAt) / 1000)));
+      p99s.push(p99(prev, m) ?? 0);
+      if (rates.length > 60) { rates.shift(); p99s.shift(); }
+    }
+    prev = m; prevAt = now;
+    const stat = (id, label, text, values) => h('div', { class: 'stat' }, h('span', { class: 'muted' }, label),
+      h('b', { id }, text), values.length > 1 ? sparkline(values) : null);
+    const last = a => a[a.length - 1];
+    fill(box, h('h2', {}, 'API server'), h('div', { class: 'stats' },
+      stat('rate', 'requests/s', rates.length ? `${last(rates).toFixed(1)} req/s` : 'measuring…', rates),
+      stat('p99', 'p99 latency', p99s.length ? `${(last(p99s) * 1000).toFixed(1)} ms` : 'measuring…', p99s),
+      m.revision != null ? stat('store-revision', 'store revision', String(m.revision), []) : null,
+      m.size != null ? stat('store-size', 'store size', bytes(m.size), []) : null));
+  };
+  const timer = setInterval(sample, 2000);
+  p.abort.signal.addEventListener('abort', () => clearInterval(timer));
+  sample();
 }
 
 async function listPage(p, plural, params) {
@@ -412,6 +500,130 @@ function hashWith(key, value) {
   return path + (s ? '?' + s : '');
 }
 
+// ---- workloads: rollout undo, job history -------------------------------------------------
+
+const REVISION = 'deployment.kubernetes.io/revision';
+// Annotations a rollback keeps from the Deployment instead of copying from the ReplicaSet
+// (kubectl's list in rollback.go).
+const KEEP_ON_ROLLBACK = ['kubectl.kubernetes.io/last-applied-configuration', REVISION,
+  'deployment.kubernetes.io/revision-history', 'deployment.kubernetes.io/desired-replicas',
+  'deployment.kubernetes.io/max-replicas', 'deprecated.deployment.rollback.to'];
+const revisionOf = rs => {
+  const v = rs.metadata.annotations?.[REVISION];
+  return v != null && /^\d+$/.test(v) ? Number(v) : null;
+};
+
+// The ReplicaSet of revision `to`, or for 0 the newest but one (kubectl's choice).
+function pickRevision(replicaSets, to) {
+  let latest = null, previous = null;
+  for (const rs of replicaSets) {
+    const v = revisionOf(rs);
+    if (v == null) continue;
+    if (to) { if (v === to) return rs; continue; }
+    if (!latest || v > revisionOf(latest)) { previous = latest; latest = rs; } else if (!previous || v > revisionOf(previous)) previous = rs;
+  }
+  return to ? null : previous;
+}
+
+// JSON with sorted keys and without empty values, so templates that only differ in how they
+// were serialized compare equal (like apimachinery's semantic equality).
+function canonical(v) {
+  if (Array.isArray(v)) return '[' + v.map(canonical).join(',') + ']';
+  if (v && typeof v === 'object') {
+    return '{' + Object.keys(v).sort().filter(k => v[k] != null && !(typeof v[k] === 'object' && !Object.keys(v[k]).length))
+      .map(k => JSON.stringify(k) + ':' + canonical(v[k])).join(',') + '}';
+  }
+  return JSON.stringify(v);
+}
+
+const withoutHash = t => {
+  const c = structuredClone(t);
+  if (c.metadata?.labels) delete c.metadata.labels['pod-template-hash'];
+  return c;
+};
+
+// `kubectl rollout undo [--to-revision]`: read the Deployment and its own ReplicaSets afresh, and
+// put the chosen revision's pod template (without pod-template-hash) back in one JSON patch that
+// also replaces the annotations as kubectl does. Returns kubectl's message.
+async function rollback(deployPath, rsListPath, name, to = 0) {
+  const dep = await getJSON(deployPath);
+  const mine = (await getJSON(rsListPath)).items.filter(rs =>
+    (rs.metadata.ownerReferences || []).some(r => r.controller && r.uid === dep.metadata.uid));
+  const rs = pickRevision(mine, to);
+  if (!rs) throw new Error(to ? `unable to find specified revision ${to} in history` : `no rollout history found for deployment "${name}"`);
+  if (dep.spec?.paused) throw new Error(`you cannot rollback a paused deployment; resume it first with 'kubectl rollout resume deployment/${name}' and try again`);
+  const template = withoutHash(rs.spec.template);
+  if (canonical(template) === canonical(withoutHash(dep.spec.template))) return `skipped rollback (current template already matches revision ${to})`;
+  const annotations = {};
+  for (const k of KEEP_ON_ROLLBACK) if (dep.metadata.annotations?.[k] != null) annotations[k] = dep.metadata.annotations[k];
+  for (const [k, v] of Object.entries(rs.metadata.annotations || {})) if (!KEEP_ON_ROLLBACK.includes(k)) annotations[k] = v;
+  const patch = [{ op: 'replace', path: '/spec/template', value: template }, { op: 'replace', path: '/metadata/annotations', value: annotations }];
+  try {
+    await api(deployPath, { method: 'PATCH', type: 'application/json-patch+json', body: JSON.stringify(patch) });
+  } catch (e) { e.message = `failed restoring revision ${to}: ${e.message}`; throw e; }
+  return 'rolled back';
+}
+
+const when = ts => (ts ? h('span', { title: ts }, ts.slice(0, 19).replace('T', ' ')) : '');
+function duration(from, to) {
+  if (!from) return '';
+  const s = Math.max(0, Math.round(((to ? Date.parse(to) : Date.now()) - Date.parse(from)) / 1000));
+  if (s < 120) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${s % 60 ? (s % 60) + 's' : ''}`;
+  return `${Math.floor(s / 3600)}h${Math.floor(s % 3600 / 60)}m`;
+}
+
+// A Job's state as kubectl's STATUS column words it.
+function jobStatus(job) {
+  const on = t => (job.status?.conditions || []).some(c => c.type === t && c.status === 'True');
+  if (on('Failed')) return 'Failed';
+  if (on('Complete')) return 'Complete';
+  if (job.metadata.deletionTimestamp) return 'Terminating';
+  if (on('FailureTarget')) return 'FailureTarget';
+  if (on('SuccessCriteriaMet')) return 'SuccessCriteriaMet';
+  if (on('Suspended')) return 'Suspended';
+  return 'Running';
+}
+
+// A CronJob's Jobs, newest first.
+function jobHistory(jobs, namespace) {
+  const started = j => j.status?.startTime || j.metadata.creationTimestamp || '';
+  jobs.sort((a, b) => started(b).localeCompare(started(a)) || b.metadata.name.localeCompare(a.metadata.name));
+  return h('table', { class: 'grid', id: 'job-history' },
+    h('tr', {}, ['Job', 'Start', 'Completion', 'Duration', 'Succeeded', 'Failed', 'Status'].map(t => h('th', {}, t))),
+    jobs.map(j => {
+      const st = jobStatus(j);
+      return h('tr', { 'data-name': j.metadata.name },
+        h('td', {}, h('a', { href: objectHash(kinds.get('jobs'), namespace, j.metadata.name) }, j.metadata.name)),
+        h('td', {}, when(j.status?.startTime)), h('td', {}, when(j.status?.completionTime)),
+        h('td', {}, duration(j.status?.startTime, j.status?.completionTime || (st === 'Failed' ? j.status?.conditions?.find(c => c.type === 'Failed')?.lastTransitionTime : null))),
+        h('td', {}, j.status?.succeeded || 0), h('td', {}, j.status?.failed || 0),
+        h('td', { class: st === 'Complete' ? 'ok' : st === 'Failed' ? 'bad' : 'warn' }, st));
+    }));
+}
+
+// A Job's pods in the order they finished, with the running count of completions and failures.
+function jobTimeline(job, pods, namespace) {
+  const finished = pod => (pod.status?.containerStatuses || []).map(c => c.state?.terminated?.finishedAt).filter(Boolean).sort().pop() || null;
+  const rows = pods.map(pod => ({ pod, end: /^(Succeeded|Failed)$/.test(pod.status?.phase) ? finished(pod) || pod.metadata.creationTimestamp : null }))
+    .sort((a, b) => (a.end && b.end ? a.end.localeCompare(b.end) : a.end ? -1 : b.end ? 1 : 0) || (a.pod.status?.startTime || '').localeCompare(b.pod.status?.startTime || ''));
+  let ok = 0, bad = 0;
+  const spec = job.spec || {};
+  return [h('p', { class: 'muted', id: 'job-progress' }, `succeeded ${job.status?.succeeded || 0}${spec.completions != null ? ' of ' + spec.completions : ''}, `
+    + `failed ${job.status?.failed || 0} (backoffLimit ${spec.backoffLimit ?? 6}), active ${job.status?.active || 0}: ${jobStatus(job)}`),
+  h('table', { class: 'grid', id: 'job-timeline' },
+    h('tr', {}, ['Finished', 'Pod', 'Node', 'Started', 'Result', 'Succeeded so far', 'Failed so far'].map(t => h('th', {}, t))),
+    rows.map(({ pod, end }) => {
+      const phase = pod.status?.phase || 'Pending';
+      if (end && phase === 'Succeeded') ok++; else if (end) bad++;
+      return h('tr', { 'data-name': pod.metadata.name }, h('td', {}, end ? when(end) : '–'),
+        h('td', {}, h('a', { href: objectHash(kinds.get('pods'), namespace, pod.metadata.name) }, pod.metadata.name)),
+        h('td', {}, pod.spec?.nodeName || ''), h('td', {}, when(pod.status?.startTime)),
+        h('td', { class: phase === 'Succeeded' ? 'ok' : phase === 'Failed' ? 'bad' : 'warn' }, phase),
+        h('td', {}, end ? ok : ''), h('td', {}, end ? bad : ''));
+    }))];
+}
+
 async function detailPage(p, plural, namespace, name) {
   const res = kinds.get(plural);
   if (!res) { fill(main, errorBox(new Error(`no kind ${plural}`))); return; }
@@ -503,19 +715,51 @@ async function detailPage(p, plural, namespace, name) {
         const patch = { spec: { template: { metadata: { annotations: { 'kubectl.kubernetes.io/restartedAt': new Date().toISOString() } } } } };
         try { await api(path, { method: 'PATCH', type: 'application/strategic-merge-patch+json', body: JSON.stringify(patch) }); toast('restarted'); } catch (e) { fill(err, errorBox(e)); }
       }) : null,
+      res.kind === 'Deployment' ? h('span', { class: 'group' }, (() => {
+        // Enabled by loadDependents once it knows there is a revision to go back to.
+        const u = b('undo', 'Rollout undo', () => undo(0));
+        u.disabled = true;
+        return u;
+      })(), h('span', { id: 'undo-why', class: 'muted' })) : null,
       res.kind === 'Pod' ? b('logs', 'Logs (l)', () => showLogs()) : null,
       deleteButton(),
     );
-    // RBAC-aware: a user who may not delete sees the button disabled, with the reason.
-    try {
-      const review = await getJSON('/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
-        method: 'POST', type: 'application/json', body: JSON.stringify({
-          apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview',
-          spec: { resourceAttributes: { verb: 'delete', group: res.group, resource: res.plural, namespace: namespace || '', name } },
-        }),
-      });
-      if (!review.status?.allowed) { const d = $('#delete', actions); if (d) { d.disabled = true; d.title = 'RBAC: you may not delete this object'; } }
-    } catch { /* no access review: the server's 403 will tell */ }
+    // RBAC-aware: a user who may not delete, scale or patch (restart, undo) this object sees
+    // those buttons disabled, with the reason; without access reviews the server's 403 tells.
+    const checks = [['delete', ''],
+      ...(['Deployment', 'StatefulSet', 'ReplicaSet'].includes(res.kind) ? [['patch', 'scale']] : []),
+      ...(res.kind === 'Deployment' ? [['patch', '']] : [])];
+    await Promise.all(checks.map(async ([verb, subresource]) => {
+      try {
+        const review = await getJSON('/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
+          method: 'POST', type: 'application/json', body: JSON.stringify({
+            apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview',
+            spec: { resourceAttributes: { verb, group: res.group, resource: res.plural, subresource, namespace: namespace || '', name } },
+          }),
+        });
+        if (!review.status?.allowed) denied[verb + (subresource ? '/' + subresource : '')] = `RBAC: you may not ${verb} ${subresource ? res.plural + '/' + subresource : 'this object'}`;
+      } catch { /* no access review */ }
+    }));
+    applyDenied();
+  };
+  const denied = {}; // 'verb[/subresource]' -> why, from the access reviews
+  const DENIES = { delete: ['#delete'], 'patch/scale': ['#scale', '#scale-to'], patch: ['#restart', '#undo', '.undo-to'] };
+  const applyDenied = () => {
+    for (const [key, sels] of Object.entries(DENIES)) {
+      if (!denied[key]) continue;
+      for (const el of main.querySelectorAll(sels.join(','))) { el.disabled = true; el.title = denied[key]; }
+      if (key === 'patch') { const why = $('#undo-why', actions); if (why) why.textContent = denied[key]; }
+    }
+  };
+  const undo = async to => {
+    try { toast(`deployment.apps/${name} ${await rollback(path, basePath(kinds.get('replicasets'), namespace), name, to)}`); fill(err); } catch (e) { fill(err, errorBox(e)); }
+  };
+  // The undo button says why it is disabled: no older revision, or a paused rollout.
+  const undoState = replicaSets => {
+    const u = $('#undo', actions), why = $('#undo-why', actions);
+    if (!u) return;
+    const reason = denied.patch || (obj.spec?.paused ? 'paused: resume the rollout first' : pickRevision(replicaSets, 0) ? '' : 'no previous revision to roll back to');
+    u.disabled = !!reason; u.title = reason; why.textContent = reason;
   };
   const deleteButton = () => {
     const del = h('button', { id: 'delete', class: 'danger' }, 'Delete');
@@ -552,6 +796,11 @@ async function detailPage(p, plural, namespace, name) {
       h('span', {}, pod.metadata.name), h('small', {}, pod.spec?.nodeName || 'unscheduled'));
     };
     try {
+      if (owns === 'jobs') {
+        const jobs = await owned('jobs', obj.metadata.uid);
+        if (load === dependentsLoad) fill(deps, h('h2', {}, 'Jobs'), jobs.length ? jobHistory(jobs, namespace) : h('p', { class: 'muted' }, 'No jobs yet.'));
+        return;
+      }
       let groups;
       if (owns === 'pods') groups = [[null, await owned('pods', obj.metadata.uid)]];
       else {
@@ -560,14 +809,25 @@ async function detailPage(p, plural, namespace, name) {
         groups = await Promise.all(children.map(async c => [c, owns === 'replicasets' ? await owned('pods', c.metadata.uid) : []]));
       }
       if (load !== dependentsLoad) return;
-      fill(deps, h('h2', {}, owns === 'pods' ? 'Pods' : owns === 'jobs' ? 'Jobs' : 'ReplicaSets → Pods → Nodes'),
+      const newest = res.kind === 'Deployment' ? Math.max(0, ...groups.map(([c]) => revisionOf(c) ?? 0)) : 0;
+      const undoTo = c => {
+        const v = revisionOf(c);
+        if (v == null || v === newest) return null;
+        const x = h('button', { class: 'undo-to', 'data-revision': v }, `Roll back to ${v}`);
+        x.onclick = () => undo(v);
+        return x;
+      };
+      if (res.kind === 'Deployment') undoState(groups.map(([c]) => c));
+      fill(deps, h('h2', {}, owns === 'pods' ? 'Pods' : 'ReplicaSets → Pods → Nodes'),
         groups.map(([c, pods]) => h('div', { class: 'owned' },
           c ? h('div', { class: 'owner' }, h('a', { href: objectHash(kinds.get(owns), namespace, c.metadata.name) }, c.metadata.name),
             c.metadata.annotations?.['deployment.kubernetes.io/revision'] ? h('span', { class: 'tag' }, 'revision ' + c.metadata.annotations['deployment.kubernetes.io/revision']) : null,
             c.spec?.replicas != null ? h('span', { class: 'muted' }, ` ${c.status?.readyReplicas || 0}/${c.spec.replicas} ready`) : null,
             c.spec?.template?.spec?.containers ? h('span', { class: 'muted' }, ' ' + c.spec.template.spec.containers.map(x => x.image).join(', ')) : null,
-            c.status?.succeeded != null || c.status?.failed != null ? h('span', { class: 'muted' }, ` succeeded ${c.status.succeeded || 0}, failed ${c.status.failed || 0}`) : null) : null,
-          h('div', { class: 'pods' }, pods.map(podBox)))));
+            res.kind === 'Deployment' ? undoTo(c) : null) : null,
+          h('div', { class: 'pods' }, pods.map(podBox)))),
+        res.kind === 'Job' ? jobTimeline(obj, groups[0][1], namespace) : null);
+      applyDenied();
     } catch (e) { if (!p.abort.signal.aborted && load === dependentsLoad) fill(deps, errorBox(e)); }
   };
 
