@@ -541,3 +541,59 @@ fn unused_auto_generated_legacy_tokens_are_invalidated_then_deleted() {
         assert_eq!(label_of(&c, kept, INVALID_SINCE), "", "{kept}");
     }
 }
+
+/// A CSR for a made-up signer (nothing approves or signs it by itself).
+fn csr_yaml(name: &str) -> String {
+    use base64::Engine as _;
+    let key = rcgen::KeyPair::generate().expect("key");
+    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("params");
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, name);
+    let pem = params
+        .serialize_request(&key)
+        .expect("csr")
+        .pem()
+        .expect("pem");
+    let request = base64::engine::general_purpose::STANDARD.encode(pem);
+    format!(
+        "apiVersion: certificates.k8s.io/v1\nkind: CertificateSigningRequest\nmetadata: {{name: {name}}}\n\
+         spec: {{request: {request}, signerName: example.com/signer, usages: [client auth]}}\n"
+    )
+}
+
+#[test]
+fn the_csr_cleaner_deletes_requests_past_upstreams_deadlines() {
+    let c = TestCluster::start();
+    c.apply(&csr_yaml("recent"));
+    c.apply(&csr_yaml("stale"));
+    // A condition without times gets them from the server.
+    c.kubectl_ok(&["certificate", "deny", "recent"]);
+    let recent: serde_json::Value =
+        serde_json::from_str(&c.kubectl_ok(&["get", "csr", "recent", "-o", "json"])).expect("json");
+    let denied = &recent["status"]["conditions"][0];
+    assert_eq!(denied["type"], "Denied", "{recent}");
+    assert!(denied["lastUpdateTime"].is_string(), "{recent}");
+    assert!(denied["lastTransitionTime"].is_string(), "{recent}");
+    // One denied two hours ago (times a client sets are kept).
+    let mut stale: serde_json::Value =
+        serde_json::from_str(&c.kubectl_ok(&["get", "csr", "stale", "-o", "json"])).expect("json");
+    stale["status"]["conditions"] = serde_json::json!([{
+        "type": "Denied", "status": "True", "reason": "Test", "message": "old",
+        "lastUpdateTime": "2020-01-01T00:00:00Z", "lastTransitionTime": "2020-01-01T00:00:00Z",
+    }]);
+    let path = "/apis/certificates.k8s.io/v1/certificatesigningrequests/stale/approval";
+    let out = c.kubectl_stdin(&["replace", "--raw", path, "-f", "-"], &stale.to_string());
+    assert!(out.status.success(), "{out:?}");
+    // The cleaner's first pass runs when it starts: a controller-manager with only it.
+    let mut cmd = Command::new(k1s_bin());
+    cmd.arg("controller-manager")
+        .arg("--kubeconfig")
+        .arg(c.kubeconfig())
+        .args(["--controllers=csrcleaner", "--leader-elect=false"]);
+    let _cm = StreamingCommand::spawn(&mut cmd, "k1s controller-manager".into());
+    wait_until(WAIT, "the stale CSR deleted", || {
+        (!exists(&c, &["get", "csr", "stale"])).then_some(())
+    });
+    assert!(exists(&c, &["get", "csr", "recent"]));
+}

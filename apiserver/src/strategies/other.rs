@@ -8,6 +8,41 @@ use serde_json::{Value, json};
 use crate::auth::UserInfo;
 use crate::registry::Strategy;
 
+/// Condition times a client left out (upstream's populateConditionTimestamps): `lastUpdateTime`
+/// now, `lastTransitionTime` kept from an old condition of the same type and status, else now.
+fn populate_condition_timestamps(new: &mut Value, old: &Value) {
+    let now = crate::registry::now_rfc3339();
+    let old_conditions = old
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let Some(conditions) = new
+        .pointer_mut("/status/conditions")
+        .and_then(Value::as_array_mut)
+    else {
+        return;
+    };
+    for c in conditions.iter_mut().filter_map(Value::as_object_mut) {
+        let unset = |v: Option<&Value>| v.is_none_or(|t| t.is_null() || t == "");
+        if unset(c.get("lastUpdateTime")) {
+            c.insert("lastUpdateTime".into(), json!(now));
+        }
+        if unset(c.get("lastTransitionTime")) {
+            let kept = old_conditions
+                .iter()
+                .find(|o| o.get("type") == c.get("type") && o.get("status") == c.get("status"))
+                .and_then(|o| o.get("lastTransitionTime"))
+                .filter(|t| !unset(Some(t)))
+                .cloned();
+            c.insert(
+                "lastTransitionTime".into(),
+                kept.unwrap_or_else(|| json!(now)),
+            );
+        }
+    }
+}
+
 pub struct CertificateSigningRequests;
 impl Strategy for CertificateSigningRequests {
     fn prepare_for_create(&self, obj: &mut Value) {
@@ -38,6 +73,7 @@ impl Strategy for CertificateSigningRequests {
     fn prepare_for_update(&self, new: &mut Value, old: &Value) {
         // The spec is the requester's and never changes; status has its own subresources.
         new["spec"] = old.get("spec").cloned().unwrap_or(Value::Null);
+        populate_condition_timestamps(new, old);
     }
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
         let mut errs = Vec::new();

@@ -259,6 +259,14 @@ pub static DESCRIPTORS: &[ControllerDescriptor] = &[
         enabled_by_default: true,
         start: certificates::signer::start,
     },
+    ControllerDescriptor {
+        name: "certificatesigningrequest-cleaner-controller",
+        aliases: &["csrcleaner"],
+        service_account: Some("certificate-controller"),
+        event_source: "certificate-controller",
+        enabled_by_default: true,
+        start: certificates::cleaner::start,
+    },
     // Off by default upstream; kubeadm (and `k1s init`) turn them on.
     ControllerDescriptor {
         name: "bootstrap-signer-controller",

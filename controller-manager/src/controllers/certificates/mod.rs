@@ -1,8 +1,10 @@
 //! CertificateSigningRequest controllers (upstream `pkg/controller/certificates`): the approver
 //! (csrapproving) auto-approves kubelet client certificates after a SubjectAccessReview, the
-//! signer (csrsigning) issues approved requests of the built-in signers with the cluster CA.
+//! signer (csrsigning) issues approved requests of the built-in signers with the cluster CA,
+//! the cleaner (csrcleaner) deletes requests that have served their purpose.
 
 pub mod approver;
+pub mod cleaner;
 pub mod signer;
 
 use std::collections::BTreeSet;
