@@ -16,7 +16,6 @@ use crate::strategies;
 
 pub const SYSTEM_NAMESPACES: [&str; 4] =
     ["default", "kube-system", "kube-public", "kube-node-lease"];
-/// The first address of upstream's default service CIDR (10.96.0.0/12).
 
 pub(crate) fn target(
     group: &str,
