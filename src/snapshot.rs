@@ -51,7 +51,7 @@ pub async fn run(args: SnapshotArgs) -> anyhow::Result<()> {
                 };
                 if let Some(store) = open_stopped(&data_dir.join("store")) {
                     let info = save_direct(store, &file).await?;
-                    print_saved(&file, &info)?;
+                    print_saved("", &file, &info)?;
                     println!("(read {} directly: no server holds it)", data_dir.display());
                     return Ok(());
                 }
@@ -108,7 +108,7 @@ async fn save(kubeconfig: &Path, file: &Path) -> anyhow::Result<()> {
         .await
         .context("asking the server for a snapshot")?;
     let info = write_checked(body, file).await?;
-    print_saved(file, &info)
+    print_saved("", file, &info)
 }
 
 /// Saves a snapshot of a store this process holds to `file` (checked, then renamed into place).
@@ -121,10 +121,16 @@ pub(crate) async fn save_direct(
     write_checked(stream, file).await
 }
 
-pub(crate) fn print_saved(file: &Path, info: &k1s_storage::SnapshotInfo) -> anyhow::Result<()> {
+/// The line saying what was saved; `prefix` is empty or a kubeadm-style tag such as
+/// `"[upgrade/backup] "`.
+pub(crate) fn print_saved(
+    prefix: &str,
+    file: &Path,
+    info: &k1s_storage::SnapshotInfo,
+) -> anyhow::Result<()> {
     let size = std::fs::metadata(file)?.len();
     println!(
-        "Snapshot saved at {}: revision {}, {} keys, {size} bytes, sha256 {}",
+        "{prefix}Snapshot saved at {}: revision {}, {} keys, {size} bytes, sha256 {}",
         file.display(),
         info.revision,
         info.keys,

@@ -114,12 +114,12 @@ fn plan(data_dir: &Path) -> anyhow::Result<()> {
     println!();
     println!("Upgrade the store to this build's format:");
     println!();
-    println!("{:<12}{:<12}{:<12}", "COMPONENT", "CURRENT", "TARGET");
+    let current = format!("format {}", found.format);
+    println!("{:<12}{:<12}TARGET", "COMPONENT", "CURRENT");
     println!(
-        "{:<12}{:<12}{:<12}",
+        "{:<12}{current:<12}format {}",
         "store",
-        format!("format {}", found.format),
-        format!("format {}", k1s_storage::FORMAT_VERSION)
+        k1s_storage::FORMAT_VERSION
     );
     println!();
     println!("You can now apply the upgrade by executing the following command:");
@@ -173,7 +173,7 @@ async fn apply(data_dir: &Path, yes: bool, backup: Option<PathBuf>) -> anyhow::R
         store.close();
         result.context("[upgrade/backup] writing the backup; the store is unchanged")?
     };
-    crate::snapshot::print_saved(&backup, &saved)?;
+    crate::snapshot::print_saved("[upgrade/backup] ", &backup, &saved)?;
 
     let restore_hint = || {
         format!(
