@@ -201,6 +201,20 @@ fn format_1_store_is_backed_up_upgraded_and_served() {
         text.contains(&format!("reads back all {keys} keys")),
         "{text} / {status}"
     );
+    // The backup is the way back: it restores into a fresh data dir.
+    let back = root.path().join("back");
+    let restored = k1s_ok(&[
+        "snapshot",
+        "restore",
+        backup_s,
+        "--data-dir",
+        back.to_str().unwrap(),
+    ]);
+    assert!(
+        restored.starts_with(&format!("Restored {keys} keys")),
+        "{restored}"
+    );
+
     // The upgraded store serves every object with its resourceVersion.
     let mut c = start(&data);
     assert_eq!(configmap_versions(c.kubeconfig(), "default", "up-"), before);
