@@ -10,6 +10,7 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 mod envtest;
 mod snapshot;
+mod upgrade;
 use k1s_apiserver::auth::UserInfo;
 
 #[derive(Parser)]
@@ -57,6 +58,9 @@ enum Command {
     /// Save the embedded store (of a running or a stopped server) to a checksummed file, or
     /// restore one into a new data dir (`save FILE`, `restore FILE --data-dir DIR`, `status FILE`).
     Snapshot(snapshot::SnapshotArgs),
+    /// Check the data directory's store format and upgrade it in place with a backup
+    /// (kubeadm's `upgrade plan|apply`, for a stopped server's data directory).
+    Upgrade(upgrade::UpgradeArgs),
     /// Serve the web dashboard on loopback for any cluster, with a kubeconfig's credentials.
     Dashboard(DashboardArgs),
     /// Stand in for kube-apiserver under controller-runtime's envtest (also when k1s is run as
@@ -1972,8 +1976,18 @@ impl InitArgs {
     }
 }
 
+/// Asks a yes/no question on the terminal, as kubeadm does; anything but yes (or end of input)
+/// is no.
+fn confirm(question: &str) -> anyhow::Result<bool> {
+    use std::io::{BufRead as _, Write as _};
+    print!("{question} [y/N]: ");
+    std::io::stdout().flush()?;
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer)?;
+    Ok(matches!(answer.trim(), "y" | "Y" | "yes"))
+}
+
 fn run_reset(args: ResetArgs) -> anyhow::Result<()> {
-    use std::io::BufRead as _;
     let data_dir = match args.data_dir {
         Some(d) => d,
         None => default_data_dir()?,
@@ -1993,15 +2007,8 @@ fn run_reset(args: ResetArgs) -> anyhow::Result<()> {
     for t in &targets {
         println!("[reset] Will remove {}", t.display());
     }
-    if !args.force {
-        print!("[reset] Are you sure you want to proceed? [y/N]: ");
-        use std::io::Write as _;
-        std::io::stdout().flush()?;
-        let mut answer = String::new();
-        std::io::stdin().lock().read_line(&mut answer)?;
-        if !matches!(answer.trim(), "y" | "Y" | "yes") {
-            anyhow::bail!("aborted reset operation");
-        }
+    if !args.force && !confirm("[reset] Are you sure you want to proceed?")? {
+        anyhow::bail!("aborted reset operation");
     }
     for removed in k1s_kubeadm_lite::cmd::reset(&data_dir, &cert_dir)? {
         println!("[reset] Deleted {}", removed.display());
@@ -2088,6 +2095,7 @@ fn main() -> anyhow::Result<()> {
         Command::Bench(args) => runtime.block_on(k1s_bench::run(args)),
         Command::Migrate(args) => runtime.block_on(run_migrate(args)),
         Command::Snapshot(args) => runtime.block_on(snapshot::run(args)),
+        Command::Upgrade(args) => runtime.block_on(upgrade::run(args)),
         Command::Init(InitCmd {
             command: Some(InitSubcommand::Phase(phase)),
             ..

@@ -50,9 +50,8 @@ pub async fn run(args: SnapshotArgs) -> anyhow::Result<()> {
                     None => crate::default_data_dir()?,
                 };
                 if let Some(store) = open_stopped(&data_dir.join("store")) {
-                    let stream = Box::pin(k1s_storage::snapshot::save_stream(store).await?);
-                    let stream = stream.map_err(std::io::Error::other).into_async_read();
-                    write_checked(stream, &file).await?;
+                    let info = save_direct(store, &file).await?;
+                    print_saved("", &file, &info)?;
                     println!("(read {} directly: no server holds it)", data_dir.display());
                     return Ok(());
                 }
@@ -108,14 +107,43 @@ async fn save(kubeconfig: &Path, file: &Path) -> anyhow::Result<()> {
         .request_stream(req)
         .await
         .context("asking the server for a snapshot")?;
-    write_checked(body, file).await
+    let info = write_checked(body, file).await?;
+    print_saved("", file, &info)
+}
+
+/// Saves a snapshot of a store this process holds to `file` (checked, then renamed into place).
+pub(crate) async fn save_direct(
+    store: std::sync::Arc<dyn k1s_storage::Store>,
+    file: &Path,
+) -> anyhow::Result<k1s_storage::SnapshotInfo> {
+    let stream = Box::pin(k1s_storage::snapshot::save_stream(store).await?);
+    let stream = stream.map_err(std::io::Error::other).into_async_read();
+    write_checked(stream, file).await
+}
+
+/// The line saying what was saved; `prefix` is empty or a kubeadm-style tag such as
+/// `"[upgrade/backup] "`.
+pub(crate) fn print_saved(
+    prefix: &str,
+    file: &Path,
+    info: &k1s_storage::SnapshotInfo,
+) -> anyhow::Result<()> {
+    let size = std::fs::metadata(file)?.len();
+    println!(
+        "{prefix}Snapshot saved at {}: revision {}, {} keys, {size} bytes, sha256 {}",
+        file.display(),
+        info.revision,
+        info.keys,
+        info.sha256
+    );
+    Ok(())
 }
 
 /// Writes a snapshot to `FILE.part`, checks it end to end, then renames it to `file`.
 async fn write_checked(
     mut body: impl futures::AsyncRead + Unpin,
     file: &Path,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<k1s_storage::SnapshotInfo> {
     let name = file
         .file_name()
         .with_context(|| format!("{} is not a file name", file.display()))?;
@@ -149,13 +177,5 @@ async fn write_checked(
     };
     std::fs::rename(&part, file)
         .with_context(|| format!("renaming {} to {}", part.display(), file.display()))?;
-    let size = std::fs::metadata(file)?.len();
-    println!(
-        "Snapshot saved at {}: revision {}, {} keys, {size} bytes, sha256 {}",
-        file.display(),
-        info.revision,
-        info.keys,
-        info.sha256
-    );
-    Ok(())
+    Ok(info)
 }

@@ -28,7 +28,7 @@ pub use error::{Error, Result};
 pub use etcd::{EtcdConfig, EtcdStore};
 pub use local::LocalStore;
 pub use migrate::copy_all;
-pub use sled_engine::FORMAT_VERSION;
+pub use sled_engine::{FORMAT_VERSION, store_format, store_in_use};
 pub use snapshot::SnapshotInfo;
 pub use wal::{
     DEFAULT_SEGMENT_BYTES as DEFAULT_WAL_FILE_BYTES, MIN_SEGMENT_BYTES as MIN_WAL_FILE_BYTES,

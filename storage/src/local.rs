@@ -25,7 +25,7 @@ use tokio::sync::oneshot;
 
 use crate::codec::{self, LogRecord};
 use crate::engine::{BatchOp, Engine, MemoryEngine};
-use crate::sled_engine::SledEngine;
+use crate::sled_engine::{ReadOnlySled, SledEngine};
 use crate::watch::{Hub, WatchStream};
 use crate::{
     Backend, CompactionPolicy, Deleted, Error, Event, EventKind, KeyValue, ListOptions, ListPage,
@@ -121,6 +121,22 @@ impl LocalStore {
                 config.wal_file_bytes,
             )?),
         };
+        Self::over(engine, &config)
+    }
+
+    /// Opens a sled store of an older format for reading only, leaving its format as it is
+    /// (`k1s upgrade apply` backs it up this way before upgrading it). Writes fail.
+    pub fn open_read_only(config: StoreConfig) -> Result<LocalStore> {
+        let Backend::Sled(dir) = &config.backend else {
+            return Err(Error::Unsupported(
+                "only a store on disk can be opened for reading".into(),
+            ));
+        };
+        let engine = Box::new(ReadOnlySled::open(dir, config.cache_capacity)?);
+        Self::over(engine, &config)
+    }
+
+    fn over(engine: Box<dyn Engine>, config: &StoreConfig) -> Result<LocalStore> {
         let revision = read_meta_u64(engine.as_ref(), META_REVISION)?;
         let compacted = read_meta_u64(engine.as_ref(), META_COMPACTED)?;
         let shared = Arc::new(Shared {

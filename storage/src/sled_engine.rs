@@ -264,27 +264,45 @@ fn apply_to(db: &sled::Db, batch: Vec<BatchOp>) -> Result<()> {
     Ok(())
 }
 
+/// Reads shared by the engine and its read-only form.
+fn db_get(db: &sled::Db, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    Ok(db.get(key)?.map(|v| v.to_vec()))
+}
+
+fn db_scan(
+    db: &sled::Db,
+    start: &[u8],
+    end: &[u8],
+    limit: usize,
+) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    let mut out = Vec::new();
+    for item in db.range(start..end).take(limit) {
+        let (k, v) = item?;
+        out.push((k.to_vec(), v.to_vec()));
+    }
+    Ok(out)
+}
+
+fn db_count(db: &sled::Db, start: &[u8], end: &[u8]) -> Result<u64> {
+    let mut n = 0;
+    for item in db.range(start..end) {
+        item?;
+        n += 1;
+    }
+    Ok(n)
+}
+
 impl Engine for SledEngine {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        Ok(self.inner.db.get(key)?.map(|v| v.to_vec()))
+        db_get(&self.inner.db, key)
     }
 
     fn scan(&self, start: &[u8], end: &[u8], limit: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
-        let mut out = Vec::new();
-        for item in self.inner.db.range(start..end).take(limit) {
-            let (k, v) = item?;
-            out.push((k.to_vec(), v.to_vec()));
-        }
-        Ok(out)
+        db_scan(&self.inner.db, start, end, limit)
     }
 
     fn count(&self, start: &[u8], end: &[u8]) -> Result<u64> {
-        let mut n = 0;
-        for item in self.inner.db.range(start..end) {
-            item?;
-            n += 1;
-        }
-        Ok(n)
+        db_count(&self.inner.db, start, end)
     }
 
     fn commit(&self, batch: Vec<BatchOp>) -> Result<()> {
@@ -349,6 +367,11 @@ fn check_or_create_format(dir: &Path) -> Result<()> {
 }
 
 fn parse_format(marker: &Path, text: &str) -> Result<()> {
+    parse_format_version(marker, text).map(|_| ())
+}
+
+/// The format version a marker names, if this build reads it.
+fn parse_format_version(marker: &Path, text: &str) -> Result<u32> {
     let mut words = text.split_whitespace();
     let (Some(FORMAT_MAGIC), Some(version), None) = (words.next(), words.next(), words.next())
     else {
@@ -358,7 +381,7 @@ fn parse_format(marker: &Path, text: &str) -> Result<()> {
         )));
     };
     match version.parse::<u32>() {
-        Ok(v) if READABLE_FORMATS.contains(&v) => Ok(()),
+        Ok(v) if READABLE_FORMATS.contains(&v) => Ok(v),
         Ok(v) if v > FORMAT_VERSION => Err(Error::Format(format!(
             "the store at {} has format {v}, written by a newer k1s; this build reads format {FORMAT_VERSION}",
             marker.parent().unwrap_or(marker).display()
@@ -367,6 +390,106 @@ fn parse_format(marker: &Path, text: &str) -> Result<()> {
             "{} names an unknown format version {version:?}",
             marker.display()
         ))),
+    }
+}
+
+/// The format of the store in `dir`, read from its marker without opening or writing anything.
+/// A missing, empty or foreign directory, and a format this build cannot read, are errors.
+pub fn store_format(dir: &Path) -> Result<u32> {
+    let marker = dir.join(FORMAT_FILE);
+    match fs::read_to_string(&marker) {
+        Ok(text) => parse_format_version(&marker, &text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let non_empty = match fs::read_dir(dir) {
+                Ok(mut entries) => entries.next().is_some(),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+                Err(e) => return Err(e.into()),
+            };
+            Err(Error::Format(if non_empty {
+                format!(
+                    "{} is not empty and has no {FORMAT_FILE} file: not a k1s store",
+                    dir.display()
+                )
+            } else {
+                format!("there is no k1s store at {}", dir.display())
+            }))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Whether a process (a running server) holds the lock sled takes on the store: probed with a
+/// non-blocking `flock` on the same file, released at once. A store never opened is not in use.
+pub fn store_in_use(dir: &Path) -> Result<bool> {
+    let file = match File::open(dir.join("sled").join("db")) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(e.into()),
+    };
+    match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+        // Closing the file releases the probe's lock.
+        Ok(()) => Ok(false),
+        Err(rustix::io::Errno::WOULDBLOCK) => Ok(true),
+        Err(e) => Err(Error::Engine(format!(
+            "probing the lock of {}: {e}",
+            dir.display()
+        ))),
+    }
+}
+
+/// sled alone over a store of an older format, for reading it (a backup before an upgrade)
+/// without upgrading it: no write-ahead log is created and the marker is left as it is.
+pub(crate) struct ReadOnlySled {
+    db: sled::Db,
+}
+
+impl ReadOnlySled {
+    /// Refuses a store with a write-ahead log to replay: only the full engine sees all of it.
+    pub(crate) fn open(dir: &Path, cache_capacity: u64) -> Result<Self> {
+        store_format(dir)?;
+        let has_log = match fs::read_dir(dir.join("wal")) {
+            Ok(entries) => entries
+                .filter_map(|e| e.ok())
+                .any(|e| e.file_name().to_string_lossy().ends_with(".log")),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+            Err(e) => return Err(e.into()),
+        };
+        if has_log {
+            return Err(Error::Format(format!(
+                "{} has a write-ahead log to replay; it cannot be read without upgrading it",
+                dir.display()
+            )));
+        }
+        let db = sled::Config::new()
+            .path(dir.join("sled"))
+            .cache_capacity(cache_capacity)
+            .flush_every_ms(None)
+            .open()?;
+        Ok(ReadOnlySled { db })
+    }
+}
+
+impl Engine for ReadOnlySled {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        db_get(&self.db, key)
+    }
+
+    fn scan(&self, start: &[u8], end: &[u8], limit: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        db_scan(&self.db, start, end, limit)
+    }
+
+    fn count(&self, start: &[u8], end: &[u8]) -> Result<u64> {
+        db_count(&self.db, start, end)
+    }
+
+    fn commit(&self, _batch: Vec<BatchOp>) -> Result<()> {
+        Err(Error::Unsupported(
+            "the store is open for reading only".into(),
+        ))
+    }
+
+    fn close(&self) -> Result<()> {
+        Ok(())
     }
 }
 

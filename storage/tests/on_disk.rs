@@ -133,3 +133,70 @@ async fn corrupt_value_is_reported_not_panicked() {
         Err(Error::Corrupt(_))
     ));
 }
+
+/// A store as format 1 left it: sled alone (no write-ahead log) under a `k1s-store 1` marker.
+async fn format_1_store(dir: &std::path::Path, keys: usize) {
+    {
+        let s = open(dir).unwrap();
+        for i in 0..keys {
+            s.create(&format!("/f1/{i}"), Bytes::from("v"))
+                .await
+                .unwrap();
+        }
+        s.close();
+    }
+    std::fs::remove_dir_all(dir.join("wal")).unwrap();
+    std::fs::write(dir.join("FORMAT"), b"k1s-store 1\n").unwrap();
+}
+
+#[tokio::test]
+async fn format_probe_reads_the_marker_and_the_lock_without_writing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let missing = tmp.path().join("missing");
+    let err = k1s_storage::store_format(&missing).unwrap_err();
+    assert!(err.to_string().contains("no k1s store"), "{err}");
+    assert!(!missing.exists());
+    let foreign = tmp.path().join("foreign");
+    std::fs::create_dir(&foreign).unwrap();
+    std::fs::write(foreign.join("x.db"), b"x").unwrap();
+    let err = k1s_storage::store_format(&foreign).unwrap_err();
+    assert!(err.to_string().contains("not a k1s store"), "{err}");
+    let newer = tmp.path().join("newer");
+    std::fs::create_dir(&newer).unwrap();
+    std::fs::write(newer.join("FORMAT"), b"k1s-store 99\n").unwrap();
+    let err = k1s_storage::store_format(&newer).unwrap_err();
+    assert!(err.to_string().contains("newer k1s"), "{err}");
+
+    let dir = tmp.path().join("old");
+    format_1_store(&dir, 3).await;
+    assert_eq!(k1s_storage::store_format(&dir).unwrap(), 1);
+    assert!(!k1s_storage::store_in_use(&dir).unwrap());
+    assert!(!dir.join("wal").exists());
+    {
+        let s = open(&dir).unwrap();
+        // The engine's open upgrades it, and holds the lock the probe sees.
+        assert_eq!(
+            k1s_storage::store_format(&dir).unwrap(),
+            k1s_storage::FORMAT_VERSION
+        );
+        assert!(k1s_storage::store_in_use(&dir).unwrap());
+        s.close();
+    }
+    assert!(!k1s_storage::store_in_use(&dir).unwrap());
+}
+
+#[tokio::test]
+async fn read_only_open_reads_an_old_store_and_leaves_its_format() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    format_1_store(&dir, 5).await;
+    {
+        let s = LocalStore::open_read_only(StoreConfig::new(Backend::Sled(dir.clone()))).unwrap();
+        assert_eq!(s.current_revision(), Revision(5));
+        assert_eq!(s.count("/f1/").await.unwrap(), 5);
+        assert!(s.create("/f1/new", Bytes::from("v")).await.is_err());
+        s.close();
+    }
+    assert_eq!(k1s_storage::store_format(&dir).unwrap(), 1);
+    assert!(!dir.join("wal").exists());
+}
