@@ -217,6 +217,10 @@ struct InitArgs {
     /// The key that encrypts the kubeadm-certs Secret (64 hex characters).
     #[arg(long)]
     certificate_key: Option<String>,
+    /// Also write a systemd service unit (e.g. /etc/systemd/system/k1s.service) that brings
+    /// this control plane back on the same data after a stop or a reboot.
+    #[arg(long, value_name = "FILE")]
+    write_systemd_unit: Option<PathBuf>,
     /// A shared etcd (recorded as ClusterConfiguration's etcd.external): further control planes
     /// can join it with `--upload-certs`.
     #[command(flatten)]
@@ -1396,6 +1400,9 @@ async fn run_init(mut args: InitArgs, given: &[String]) -> anyhow::Result<()> {
         for t in &opts.tokens {
             println!("[dry-run] Would create the bootstrap token {}", t.token);
         }
+        if let Some(unit) = &args.write_systemd_unit {
+            println!("[dry-run] Would write the systemd unit {}", unit.display());
+        }
         println!("[dry-run] Finished dry-running successfully; nothing was changed.");
         return Ok(());
     }
@@ -1408,6 +1415,19 @@ async fn run_init(mut args: InitArgs, given: &[String]) -> anyhow::Result<()> {
         init::kubeconfigs(&opts, &pki)?;
     }
     renew_due_certificates(&opts.data_dir, &opts.cert_dir);
+    if let Some(unit) = &args.write_systemd_unit {
+        let exe = std::env::current_exe().context("finding the k1s binary")?;
+        let text = init::systemd_unit(&exe, &init::restart_args(&opts));
+        std::fs::write(unit, text).with_context(|| format!("writing {}", unit.display()))?;
+        let name = unit
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default();
+        println!(
+            "[systemd] Wrote {}: it restarts this control plane on the same data. Stop this process, then run: systemctl daemon-reload && systemctl enable --now {name}",
+            unit.display()
+        );
+    }
     println!(
         "[control-plane] k1s runs the API server, controller-manager and scheduler in this process (no static Pods)"
     );

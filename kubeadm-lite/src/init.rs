@@ -89,6 +89,80 @@ pub struct InitOptions {
     pub etcd_external: Option<EtcdExternal>,
 }
 
+/// The phases a restart of an initialized control plane skips: everything that writes, so it
+/// only loads the PKI and serves the same data.
+pub const RESTART_SKIPPED_PHASES: &str = "preflight,kubeconfig,upload-config,upload-certs,mark-control-plane,bootstrap-token,show-join-command";
+
+/// The `k1s init` arguments that bring this control plane back on the same data dir, PKI,
+/// addresses, node and datastore, without writing anything anew (what a systemd unit runs).
+pub fn restart_args(opts: &InitOptions) -> Vec<String> {
+    let absolute = |p: &Path| {
+        std::path::absolute(p)
+            .unwrap_or_else(|_| p.to_path_buf())
+            .display()
+            .to_string()
+    };
+    let mut args = vec![
+        "init".to_string(),
+        format!("--data-dir={}", absolute(&opts.data_dir)),
+        format!("--cert-dir={}", absolute(&opts.cert_dir)),
+        format!("--apiserver-advertise-address={}", opts.advertise_address),
+        format!("--apiserver-bind-port={}", opts.bind_port),
+        format!("--node-name={}", opts.node_name),
+        format!("--service-cidr={}", opts.service_subnet),
+        format!("--service-dns-domain={}", opts.dns_domain),
+    ];
+    if !opts.pod_subnet.is_empty() {
+        args.push(format!("--pod-network-cidr={}", opts.pod_subnet));
+    }
+    if let Some(e) = &opts.etcd_external {
+        args.push(format!("--etcd-servers={}", e.endpoints.join(",")));
+        for (flag, file) in [
+            ("--etcd-cafile", &e.ca_file),
+            ("--etcd-certfile", &e.cert_file),
+            ("--etcd-keyfile", &e.key_file),
+        ] {
+            if !file.is_empty() {
+                args.push(format!("{flag}={}", absolute(Path::new(file))));
+            }
+        }
+    }
+    args.push(format!("--skip-phases={RESTART_SKIPPED_PHASES}"));
+    args
+}
+
+/// A systemd service unit that runs `exe args` (restarted when it stops).
+pub fn systemd_unit(exe: &Path, args: &[String]) -> String {
+    // systemd splits ExecStart on spaces; quote what has any.
+    let quote = |a: &str| {
+        if a.contains(char::is_whitespace) || a.contains('"') {
+            format!("\"{}\"", a.replace('\\', "\\\\").replace('"', "\\\""))
+        } else {
+            a.to_string()
+        }
+    };
+    let command: Vec<String> = std::iter::once(exe.display().to_string())
+        .chain(args.iter().cloned())
+        .map(|a| quote(&a))
+        .collect();
+    format!(
+        "[Unit]\n\
+         Description=k1s Kubernetes control plane (set up by k1s init)\n\
+         Wants=network-online.target\n\
+         After=network-online.target\n\
+         \n\
+         [Service]\n\
+         ExecStart={}\n\
+         Restart=always\n\
+         RestartSec=5\n\
+         KillSignal=SIGTERM\n\
+         \n\
+         [Install]\n\
+         WantedBy=multi-user.target\n",
+        command.join(" ")
+    )
+}
+
 /// ClusterConfiguration's etcd.external.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct EtcdExternal {

@@ -1810,3 +1810,96 @@ fn a_certificate_due_within_30_days_is_renewed_when_the_server_starts() {
     let after = k1s_ok(&["certs", "check-expiration", "--data-dir", &ds]);
     assert!(residual_days(&after) >= 364, "{after}");
 }
+
+#[test]
+fn a_systemd_unit_brings_the_initialized_control_plane_back() {
+    let dir = tempfile::Builder::new()
+        .prefix("k1s-kubeadm-unit-")
+        .tempdir()
+        .expect("tmp");
+    let data = dir.path().join("cp");
+    let unit = dir.path().join("k1s.service");
+    let (data_s, unit_s) = (
+        data.to_string_lossy().into_owned(),
+        unit.to_string_lossy().into_owned(),
+    );
+    let mut cmd = Command::new(k1s_bin());
+    cmd.args([
+        "init",
+        "--data-dir",
+        &data_s,
+        "--apiserver-advertise-address",
+        "127.0.0.1",
+        "--apiserver-bind-port",
+        "0",
+        "--node-name",
+        "cp",
+        "--write-systemd-unit",
+        &unit_s,
+    ]);
+    let mut first = StreamingCommand::spawn(&mut cmd, "k1s init".into());
+    first.wait_for_line(TIMEOUT, |l| {
+        l.starts_with("k1s is serving the Kubernetes API at")
+    });
+    let said = first.lines().join("\n");
+    assert!(
+        said.contains("systemctl daemon-reload && systemctl enable --now k1s.service"),
+        "{said}"
+    );
+    let admin = data.join("admin.conf");
+    kubectl_ok(
+        &admin,
+        &["create", "configmap", "kept", "--from-literal=a=b"],
+    );
+    let text = std::fs::read_to_string(&unit).expect("unit written");
+    assert!(
+        text.contains("[Install]\nWantedBy=multi-user.target"),
+        "{text}"
+    );
+    assert!(text.contains("Restart=always"), "{text}");
+    let exec = text
+        .lines()
+        .find_map(|l| l.strip_prefix("ExecStart="))
+        .unwrap_or_else(|| panic!("no ExecStart:\n{text}"));
+    // The unit's command with the binary under test: the same data, port and node, no phase
+    // that writes.
+    let args: Vec<&str> = exec.split_whitespace().skip(1).collect();
+    assert!(
+        args.contains(&format!("--data-dir={data_s}").as_str()),
+        "{exec}"
+    );
+    assert!(
+        args.iter()
+            .any(|a| a.starts_with("--skip-phases=preflight,kubeconfig")),
+        "{exec}"
+    );
+    first.kill();
+    let mut again = Command::new(k1s_bin());
+    again.args(&args);
+    let mut second = StreamingCommand::spawn(&mut again, "k1s init (the unit)".into());
+    second.wait_for_line(TIMEOUT, |l| {
+        l.starts_with("k1s is serving the Kubernetes API at")
+    });
+    let said = second.lines().join("\n");
+    assert!(!said.contains("[bootstrap-token]"), "{said}");
+    assert_eq!(
+        kubectl_ok(
+            &admin,
+            &["get", "configmap", "kept", "-o", "jsonpath={.data.a}"]
+        ),
+        "b"
+    );
+    wait_until(TIMEOUT, "the control-plane node Ready again", || {
+        let out = kubectl(
+            &admin,
+            &[
+                "get",
+                "node",
+                "cp",
+                "-o",
+                "jsonpath={.status.conditions[?(@.type==\"Ready\")].status}",
+            ],
+        );
+        (stdout(&out) == "True").then_some(())
+    });
+}
