@@ -1638,9 +1638,22 @@ async fn run_join(args: JoinArgs, given: &[String]) -> anyhow::Result<()> {
         "[kubelet] Running the simulated node {} as system:node:{}",
         opts.node_name, opts.node_name
     );
-    let client = client_from_kubeconfig(&joined.kubeconfig).await?;
+    // The agent's client follows the credentials the rotation task renews.
+    let agent = k1s_kubeadm_lite::rotate::RotatingClient::new(
+        client_from_kubeconfig(&joined.kubeconfig).await?,
+    );
+    let client = agent.client();
     let clients: k1s_simnode::ClientFor = Arc::new(move |_| client.clone());
     let (stop, shutdown) = tokio::sync::watch::channel(false);
+    tokio::spawn(k1s_kubeadm_lite::rotate::run(
+        k1s_kubeadm_lite::rotate::RotationOptions {
+            kubeconfig: joined.kubeconfig.clone(),
+            node_name: opts.node_name.clone(),
+            wait_timeout: opts.tls_bootstrap_timeout,
+        },
+        agent,
+        shutdown.clone(),
+    ));
     run_until_signal(
         k1s_simnode::run(clients, args.shape.options(vec![opts.node_name]), shutdown),
         stop,

@@ -480,22 +480,9 @@ pub async fn join(opts: &JoinOptions) -> Result<Joined, JoinError> {
 
     println!("[kubelet-start] Waiting for the kubelet to perform the TLS Bootstrap");
     let cn = format!("system:node:{}", opts.node_name);
-    let (csr_pem, key_pem) = pki::new_client_csr(&cn, "system:nodes")
-        .map_err(|e| JoinError::Bootstrap(e.to_string()))?;
+    let (csr, key_pem) =
+        node_client_csr(&opts.node_name).map_err(|e| JoinError::Bootstrap(e.to_string()))?;
     let csrs: Api<CertificateSigningRequest> = Api::all(client.clone());
-    let csr = CertificateSigningRequest {
-        metadata: ObjectMeta {
-            generate_name: Some("node-csr-".into()),
-            ..Default::default()
-        },
-        spec: CertificateSigningRequestSpec {
-            request: ByteString(csr_pem.into_bytes()),
-            signer_name: KUBELET_CLIENT_SIGNER.into(),
-            usages: Some(vec!["digital signature".into(), "client auth".into()]),
-            ..Default::default()
-        },
-        status: None,
-    };
     let created = csrs
         .create(&PostParams::default(), &csr)
         .await
@@ -531,6 +518,30 @@ pub async fn join(opts: &JoinOptions) -> Result<Joined, JoinError> {
     })
 }
 
+/// A new key and the kubelet's client CSR for node `name` (CN `system:node:<name>`, O
+/// `system:nodes`, the kubelet client signer and usages): the bootstrap request and every
+/// renewal alike. Returns (the CSR object, the key PEM).
+pub fn node_client_csr(
+    name: &str,
+) -> Result<(CertificateSigningRequest, String), crate::PkiError> {
+    let (csr_pem, key_pem) =
+        pki::new_client_csr(&format!("system:node:{name}"), "system:nodes")?;
+    let csr = CertificateSigningRequest {
+        metadata: ObjectMeta {
+            generate_name: Some("node-csr-".into()),
+            ..Default::default()
+        },
+        spec: CertificateSigningRequestSpec {
+            request: ByteString(csr_pem.into_bytes()),
+            signer_name: KUBELET_CLIENT_SIGNER.into(),
+            usages: Some(vec!["digital signature".into(), "client auth".into()]),
+            ..Default::default()
+        },
+        status: None,
+    };
+    Ok((csr, key_pem))
+}
+
 fn node_ready(node: &Node) -> bool {
     node.status
         .as_ref()
@@ -538,7 +549,7 @@ fn node_ready(node: &Node) -> bool {
         .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
 }
 
-async fn wait_for_certificate(
+pub(crate) async fn wait_for_certificate(
     csrs: &Api<CertificateSigningRequest>,
     name: &str,
     timeout: Duration,

@@ -12,6 +12,7 @@ pub mod jws;
 pub mod kubeconfig;
 pub mod phases;
 pub mod pki;
+pub mod rotate;
 pub mod token;
 
 pub use kubeconfig::{Kubeconfig, KubeconfigError, ResolvedContext, write_admin_kubeconfig};

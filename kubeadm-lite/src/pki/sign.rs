@@ -236,6 +236,15 @@ pub fn cert_expiry(pem: &[u8]) -> Result<(String, i64), String> {
     Ok((cn, certs::not_after_unix(&cert)))
 }
 
+/// A PEM certificate's validity window (notBefore, notAfter) in seconds since the epoch, with
+/// its subject CN.
+pub fn cert_validity(pem: &[u8]) -> Result<(String, i64, i64), String> {
+    let der = pem_block(pem, "CERTIFICATE")?;
+    let cert = certs::parse_der(&der)?;
+    let (cn, not_after) = cert_expiry(pem)?;
+    Ok((cn, cert.validity().not_before.timestamp(), not_after))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
