@@ -521,11 +521,8 @@ pub async fn join(opts: &JoinOptions) -> Result<Joined, JoinError> {
 /// A new key and the kubelet's client CSR for node `name` (CN `system:node:<name>`, O
 /// `system:nodes`, the kubelet client signer and usages): the bootstrap request and every
 /// renewal alike. Returns (the CSR object, the key PEM).
-pub fn node_client_csr(
-    name: &str,
-) -> Result<(CertificateSigningRequest, String), crate::PkiError> {
-    let (csr_pem, key_pem) =
-        pki::new_client_csr(&format!("system:node:{name}"), "system:nodes")?;
+pub fn node_client_csr(name: &str) -> Result<(CertificateSigningRequest, String), crate::PkiError> {
+    let (csr_pem, key_pem) = pki::new_client_csr(&format!("system:node:{name}"), "system:nodes")?;
     let csr = CertificateSigningRequest {
         metadata: ObjectMeta {
             generate_name: Some("node-csr-".into()),

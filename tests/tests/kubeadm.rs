@@ -1903,3 +1903,170 @@ fn a_systemd_unit_brings_the_initialized_control_plane_back() {
         (stdout(&out) == "True").then_some(())
     });
 }
+
+/// The certificate (PEM) and key (PEM) embedded in a kubeconfig written by `k1s join`.
+fn kubeconfig_credentials(path: &Path) -> (String, String) {
+    use base64::Engine as _;
+    let text = std::fs::read_to_string(path).expect("kubeconfig");
+    let field = |name: &str| {
+        let value = text
+            .lines()
+            .find_map(|l| l.trim().strip_prefix(name))
+            .unwrap_or_else(|| panic!("no {name} in:\n{text}"));
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(value.trim())
+            .expect("base64");
+        String::from_utf8(bytes).expect("PEM")
+    };
+    (field("client-certificate-data:"), field("client-key-data:"))
+}
+
+#[test]
+fn a_joined_node_rotates_its_client_certificate_before_it_expires() {
+    use base64::Engine as _;
+    let cp = init();
+    let admin = cp.admin.clone();
+    let jdir = cp.data.parent().expect("parent").join("n3");
+    let jd = jdir.to_string_lossy().into_owned();
+    let mut args = cp.join_args(TOKEN, &cp.hash, &jd, "n3");
+    args.pop(); // run the simulated node
+    let mut cmd = Command::new(k1s_bin());
+    cmd.args(&args);
+    let mut node = StreamingCommand::spawn(&mut cmd, "k1s join".into());
+    node.wait_for_line(TIMEOUT, |l| l.contains("This node has joined the cluster"));
+    let node_ready = || {
+        let out = kubectl(
+            &admin,
+            &[
+                "get",
+                "node",
+                "n3",
+                "-o",
+                "jsonpath={.status.conditions[?(@.type==\"Ready\")].status}",
+            ],
+        );
+        (stdout(&out).trim() == "True").then_some(())
+    };
+    wait_until(TIMEOUT, "n3 Ready", node_ready);
+
+    // Plant a certificate for the node from the cluster CA, issued 9 minutes ago and valid
+    // for 10: past any rotation deadline (70-90% of its validity), as an old one would be.
+    let read = |f: &str| std::fs::read_to_string(cp.data.join("pki").join(f)).expect(f);
+    let issuer = rcgen::Issuer::from_ca_cert_pem(
+        &read("ca.crt"),
+        rcgen::KeyPair::from_pem(&read("ca.key")).expect("ca key"),
+    )
+    .expect("issuer");
+    let key = rcgen::KeyPair::generate().expect("key");
+    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("params");
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "system:node:n3");
+    params
+        .distinguished_name
+        .push(rcgen::DnType::OrganizationName, "system:nodes");
+    params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ClientAuth];
+    let now = std::time::SystemTime::now();
+    params.not_before = (now - Duration::from_secs(9 * 60)).into();
+    params.not_after = (now + Duration::from_secs(60)).into();
+    let planted = params.signed_by(&key, &issuer).expect("cert").pem();
+    let kubelet_conf = jdir.join("kubelet.conf");
+    let (joined_cert, joined_key) = kubeconfig_credentials(&kubelet_conf);
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    let text = std::fs::read_to_string(&kubelet_conf).expect("kubelet.conf");
+    let text = text
+        .replace(&b64(&joined_cert), &b64(&planted))
+        .replace(&b64(&joined_key), &b64(&key.serialize_pem()));
+    std::fs::write(&kubelet_conf, text).expect("plant");
+    assert_eq!(kubeconfig_credentials(&kubelet_conf).0, planted);
+
+    // The agent notices the file, finds the certificate due and renews it.
+    let line = node.wait_for_line(TIMEOUT, |l| {
+        l.starts_with("[kubelet-client] rotated the node client certificate, valid until ")
+    });
+    let (rotated, _) = kubeconfig_credentials(&kubelet_conf);
+    assert!(rotated != planted && rotated != joined_cert, "{line}");
+    let (_, pem) = x509_parser::pem::parse_x509_pem(rotated.as_bytes()).expect("PEM");
+    let not_after = pem
+        .parse_x509()
+        .expect("rotated certificate")
+        .validity()
+        .not_after
+        .timestamp();
+    let unix_now = now
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs() as i64;
+    assert!(
+        not_after - unix_now > 360 * 86400,
+        "the renewed certificate should be valid for about a year: {line}"
+    );
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&kubelet_conf)
+        .expect("kubelet.conf")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    let whoami = kubectl_ok(
+        &kubelet_conf,
+        &[
+            "auth",
+            "whoami",
+            "-o",
+            "jsonpath={.status.userInfo.username}",
+        ],
+    );
+    assert_eq!(whoami.trim(), "system:node:n3");
+
+    // The renewal was requested by the node itself and auto-approved.
+    let csrs: serde_json::Value =
+        serde_json::from_str(&kubectl_ok(&admin, &["get", "csr", "-o", "json"])).expect("json");
+    let renewal = csrs["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .find(|c| c["spec"]["username"] == "system:node:n3")
+        .unwrap_or_else(|| panic!("no CSR from system:node:n3:\n{csrs:#}"));
+    assert_eq!(
+        renewal["spec"]["signerName"],
+        "kubernetes.io/kube-apiserver-client-kubelet"
+    );
+    let approved = renewal["status"]["conditions"]
+        .as_array()
+        .expect("conditions")
+        .iter()
+        .any(|c| c["type"] == "Approved" && c["status"] == "True");
+    assert!(approved, "{renewal:#}");
+    let issued = base64::engine::general_purpose::STANDARD
+        .decode(
+            renewal["status"]["certificate"]
+                .as_str()
+                .expect("certificate"),
+        )
+        .expect("base64");
+    assert_eq!(String::from_utf8_lossy(&issued), rotated);
+
+    // The node agent keeps going on the new credentials: its Lease is renewed after the
+    // rotation and the Node stays Ready.
+    let renew_time = || {
+        let out = kubectl_ok(
+            &admin,
+            &[
+                "get",
+                "lease",
+                "n3",
+                "-n",
+                "kube-node-lease",
+                "-o",
+                "jsonpath={.spec.renewTime}",
+            ],
+        );
+        out.trim().to_string()
+    };
+    let after_rotation = renew_time();
+    wait_until(TIMEOUT, "the Lease renewed after the rotation", || {
+        (renew_time() != after_rotation).then_some(())
+    });
+    node_ready().expect("n3 stays Ready");
+    node.kill();
+}
