@@ -36,6 +36,32 @@ fn kubectl_ok(kubeconfig: &Path, args: &[&str]) -> String {
     ok(args, kubectl(kubeconfig, args))
 }
 
+/// Starts `k1s init` of the control-plane node `name` in `data` (loopback, a free port, the
+/// test's token) with `extra` flags, and returns once it serves.
+fn spawn_init(data: &Path, name: &str, extra: &[&str], label: &str) -> StreamingCommand {
+    let data_s = data.to_string_lossy().into_owned();
+    let mut cmd = Command::new(k1s_bin());
+    cmd.args([
+        "init",
+        "--data-dir",
+        &data_s,
+        "--apiserver-advertise-address",
+        "127.0.0.1",
+        "--apiserver-bind-port",
+        "0",
+        "--node-name",
+        name,
+        "--token",
+        TOKEN,
+    ])
+    .args(extra);
+    let mut process = StreamingCommand::spawn(&mut cmd, label.into());
+    process.wait_for_line(TIMEOUT, |l| {
+        l.starts_with("k1s is serving the Kubernetes API at")
+    });
+    process
+}
+
 struct Init {
     _dir: tempfile::TempDir,
     data: PathBuf,
@@ -51,25 +77,7 @@ fn init() -> Init {
         .tempdir()
         .expect("tmp");
     let data = dir.path().join("cp");
-    let data_s = data.to_string_lossy().into_owned();
-    let mut cmd = Command::new(k1s_bin());
-    cmd.args([
-        "init",
-        "--data-dir",
-        &data_s,
-        "--apiserver-advertise-address",
-        "127.0.0.1",
-        "--apiserver-bind-port",
-        "0",
-        "--node-name",
-        "cp",
-        "--token",
-        TOKEN,
-    ]);
-    let mut process = StreamingCommand::spawn(&mut cmd, "k1s init".into());
-    process.wait_for_line(TIMEOUT, |l| {
-        l.starts_with("k1s is serving the Kubernetes API at")
-    });
+    let mut process = spawn_init(&data, "cp", &[], "k1s init");
     let lines = process.lines().to_vec();
     let text = lines.join("\n");
     assert!(
@@ -1060,27 +1068,12 @@ fn upload_certs_and_a_second_control_plane_on_a_shared_etcd() {
     let etcd_url = etcd.url();
     let a = dir.path().join("cp1");
     let a_s = a.to_string_lossy().into_owned();
-    let mut cmd = Command::new(k1s_bin());
-    cmd.args([
-        "init",
-        "--data-dir",
-        &a_s,
-        "--apiserver-advertise-address",
-        "127.0.0.1",
-        "--apiserver-bind-port",
-        "0",
-        "--node-name",
+    let mut cp1 = spawn_init(
+        &a,
         "cp1",
-        "--token",
-        TOKEN,
-        "--etcd-servers",
-        &etcd_url,
-        "--upload-certs",
-    ]);
-    let mut cp1 = StreamingCommand::spawn(&mut cmd, "k1s init --upload-certs".into());
-    cp1.wait_for_line(TIMEOUT, |l| {
-        l.starts_with("k1s is serving the Kubernetes API at")
-    });
+        &["--etcd-servers", &etcd_url, "--upload-certs"],
+        "k1s init --upload-certs",
+    );
     let lines = cp1.lines().to_vec();
     let text = lines.join("\n");
     let key = lines
@@ -1586,34 +1579,23 @@ fn external_etcd_client_certificates_travel_in_kubeadm_certs() {
     let etcd = k1s_tests::etcd::EtcdCluster::start_tls(&tls);
 
     let a = dir.path().join("cp1");
-    let a_s = a.to_string_lossy().into_owned();
-    let mut cmd = Command::new(k1s_bin());
-    cmd.args([
-        "init",
-        "--data-dir",
-        &a_s,
-        "--apiserver-advertise-address",
-        "127.0.0.1",
-        "--apiserver-bind-port",
-        "0",
-        "--node-name",
+    let etcd_url = etcd.url();
+    let mut cp1 = spawn_init(
+        &a,
         "cp1",
-        "--token",
-        TOKEN,
-        "--etcd-servers",
-        &etcd.url(),
-        "--etcd-cafile",
-        &ca_file,
-        "--etcd-certfile",
-        &cert_file,
-        "--etcd-keyfile",
-        &key_file,
-        "--upload-certs",
-    ]);
-    let mut cp1 = StreamingCommand::spawn(&mut cmd, "k1s init (TLS etcd)".into());
-    cp1.wait_for_line(TIMEOUT, |l| {
-        l.starts_with("k1s is serving the Kubernetes API at")
-    });
+        &[
+            "--etcd-servers",
+            &etcd_url,
+            "--etcd-cafile",
+            &ca_file,
+            "--etcd-certfile",
+            &cert_file,
+            "--etcd-keyfile",
+            &key_file,
+            "--upload-certs",
+        ],
+        "k1s init (TLS etcd)",
+    );
     let lines = cp1.lines().to_vec();
     let key = lines
         .iter()
@@ -1823,24 +1805,7 @@ fn a_systemd_unit_brings_the_initialized_control_plane_back() {
         data.to_string_lossy().into_owned(),
         unit.to_string_lossy().into_owned(),
     );
-    let mut cmd = Command::new(k1s_bin());
-    cmd.args([
-        "init",
-        "--data-dir",
-        &data_s,
-        "--apiserver-advertise-address",
-        "127.0.0.1",
-        "--apiserver-bind-port",
-        "0",
-        "--node-name",
-        "cp",
-        "--write-systemd-unit",
-        &unit_s,
-    ]);
-    let mut first = StreamingCommand::spawn(&mut cmd, "k1s init".into());
-    first.wait_for_line(TIMEOUT, |l| {
-        l.starts_with("k1s is serving the Kubernetes API at")
-    });
+    let mut first = spawn_init(&data, "cp", &["--write-systemd-unit", &unit_s], "k1s init");
     let said = first.lines().join("\n");
     assert!(
         said.contains("systemctl daemon-reload && systemctl enable --now k1s.service"),
