@@ -152,6 +152,18 @@ pub struct Discovered {
     pub bootstrap: Credentials,
 }
 
+/// Discovery, then a client of the discovered server with the TLS bootstrap credentials.
+async fn discover_and_connect(
+    opts: &JoinOptions,
+    plan: &Plan,
+) -> Result<(Discovered, kube::Client), JoinError> {
+    let found = discover_any(opts, plan).await?;
+    let client = api::client_for(&found.server, Some(&found.ca_pem), &found.bootstrap)
+        .await
+        .map_err(|e| JoinError::Bootstrap(e.to_string()))?;
+    Ok((found, client))
+}
+
 /// Runs the discovery `plan` (either kind) and picks the TLS bootstrap credentials.
 async fn discover_any(opts: &JoinOptions, plan: &Plan) -> Result<Discovered, JoinError> {
     let tls_token = (!opts.tls_bootstrap_token.is_empty())
@@ -384,14 +396,7 @@ pub async fn prepare_control_plane(
         )));
     }
     println!("[preflight] Running pre-flight checks");
-    let Discovered {
-        server,
-        ca_pem,
-        bootstrap,
-    } = discover_any(opts, &plan).await?;
-    let client = api::client_for(&server, Some(&ca_pem), &bootstrap)
-        .await
-        .map_err(|e| JoinError::Bootstrap(e.to_string()))?;
+    let (Discovered { server, ca_pem, .. }, client) = discover_and_connect(opts, &plan).await?;
     println!(
         "[preflight] Reading configuration from the \"kubeadm-config\" ConfigMap in namespace \"kube-system\"..."
     );
@@ -439,14 +444,14 @@ pub async fn prepare_control_plane(
 pub async fn join(opts: &JoinOptions) -> Result<Joined, JoinError> {
     let plan = validate(opts)?;
     println!("[preflight] Running pre-flight checks");
-    let Discovered {
-        server,
-        ca_pem,
-        bootstrap,
-    } = discover_any(opts, &plan).await?;
-    let client = api::client_for(&server, Some(&ca_pem), &bootstrap)
-        .await
-        .map_err(|e| JoinError::Bootstrap(e.to_string()))?;
+    let (
+        Discovered {
+            server,
+            ca_pem,
+            bootstrap,
+        },
+        client,
+    ) = discover_and_connect(opts, &plan).await?;
 
     // kubeadm refuses to take over a Ready node of the same name.
     let nodes: Api<Node> = Api::all(client.clone());

@@ -435,6 +435,20 @@ pub fn ok(args: &[&str], out: Output) -> String {
 }
 
 /// Asserts that a command failed and returns its stderr.
+/// A PEM certificate request for `common_name` with a fresh key (for CSR tests).
+pub fn csr_pem(common_name: &str) -> String {
+    let key = rcgen::KeyPair::generate().expect("key");
+    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("params");
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, common_name);
+    params
+        .serialize_request(&key)
+        .expect("csr")
+        .pem()
+        .expect("pem")
+}
+
 pub fn fails(args: &[&str], out: Output) -> String {
     assert!(
         !out.status.success(),

@@ -545,16 +545,7 @@ fn unused_auto_generated_legacy_tokens_are_invalidated_then_deleted() {
 /// A CSR for a made-up signer (nothing approves or signs it by itself).
 fn csr_yaml(name: &str) -> String {
     use base64::Engine as _;
-    let key = rcgen::KeyPair::generate().expect("key");
-    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("params");
-    params
-        .distinguished_name
-        .push(rcgen::DnType::CommonName, name);
-    let pem = params
-        .serialize_request(&key)
-        .expect("csr")
-        .pem()
-        .expect("pem");
+    let pem = k1s_tests::csr_pem(name);
     let request = base64::engine::general_purpose::STANDARD.encode(pem);
     format!(
         "apiVersion: certificates.k8s.io/v1\nkind: CertificateSigningRequest\nmetadata: {{name: {name}}}\n\

@@ -352,16 +352,7 @@ fn an_event_is_one_object_in_core_v1_and_events_k8s_io() {
 #[test]
 fn a_certificate_signing_request_names_its_requester_whatever_the_client_sent() {
     let c = TestCluster::start();
-    let key = rcgen::KeyPair::generate().expect("key");
-    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("params");
-    params
-        .distinguished_name
-        .push(rcgen::DnType::CommonName, "bob");
-    let pem = params
-        .serialize_request(&key)
-        .expect("csr")
-        .pem()
-        .expect("pem");
+    let pem = k1s_tests::csr_pem("bob");
     use base64::Engine as _;
     let request = base64::engine::general_purpose::STANDARD.encode(pem);
     c.apply(&format!(

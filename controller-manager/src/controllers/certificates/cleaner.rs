@@ -129,47 +129,16 @@ mod tests {
         // Pending: a day.
         assert!(due(&csr(json!({}), "2026-06-01T11:00:00Z"), now).is_some());
         assert!(due(&csr(json!({}), "2026-06-01T13:00:00Z"), now).is_none());
-        // Denied and failed: an hour after their condition.
-        assert!(
-            due(
-                &csr(
-                    cond("Denied", "2026-06-02T10:59:00Z"),
-                    "2026-06-02T10:00:00Z"
-                ),
-                now
-            )
-            .is_some()
-        );
-        assert!(
-            due(
-                &csr(
-                    cond("Denied", "2026-06-02T11:30:00Z"),
-                    "2026-06-02T10:00:00Z"
-                ),
-                now
-            )
-            .is_none()
-        );
-        assert!(
-            due(
-                &csr(
-                    cond("Failed", "2026-06-02T10:00:00Z"),
-                    "2026-06-02T10:00:00Z"
-                ),
-                now
-            )
-            .is_some()
-        );
-        // Approved but not issued yet: kept, however old.
-        assert!(
-            due(
-                &csr(
-                    cond("Approved", "2026-06-01T00:00:00Z"),
-                    "2026-06-01T00:00:00Z"
-                ),
-                now
-            )
-            .is_none()
-        );
+        // Denied and failed: an hour after their condition; approved but not issued yet: kept,
+        // however old. (condition, its lastUpdateTime, due)
+        for (type_, at, is_due) in [
+            ("Denied", "2026-06-02T10:59:00Z", true),
+            ("Denied", "2026-06-02T11:30:00Z", false),
+            ("Failed", "2026-06-02T10:00:00Z", true),
+            ("Approved", "2026-06-01T00:00:00Z", false),
+        ] {
+            let request = csr(cond(type_, at), "2026-06-01T00:00:00Z");
+            assert_eq!(due(&request, now).is_some(), is_due, "{type_} at {at}");
+        }
     }
 }
