@@ -34,9 +34,9 @@
 //! - controller periods are options: [`Builder::controller_options`] shortens for example the pod
 //!   GC period, the node-monitor grace period or the HPA sync period, and
 //!   [`Builder::node_options`] the nodes' lease duration (heartbeats every quarter of it);
-//! - CronJobs follow their schedule in real time (the smallest step is a minute): a test of a
-//!   CronJob controller's effect creates the Job from the CronJob's template itself
-//!   (`kubectl create job --from=cronjob/...` does the same).
+//! - CronJobs follow their schedule in real time (the smallest step is a minute): a test of what
+//!   a schedule starts runs the CronJob now with [`TestCluster::run_cronjob_now`] (as `kubectl
+//!   create job --from=cronjob/...`).
 
 mod crds;
 mod wait;
@@ -45,9 +45,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use k1s_apiserver::auth::UserInfo;
+use k8s_openapi::api::batch::v1::{CronJob, Job};
 use k8s_openapi::api::core::v1::Event;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, ListParams};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use kube::api::{Api, ListParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
 pub use crds::read_crds;
@@ -334,6 +336,45 @@ impl TestCluster {
                 .or(e.metadata.creation_timestamp.as_ref().map(|t| t.0))
         });
         Ok(events)
+    }
+
+    /// Starts a run of a CronJob now, as `kubectl create job NAME --from=cronjob/CRONJOB` does:
+    /// a Job named `job_name` from the CronJob's `jobTemplate`, annotated
+    /// `cronjob.kubernetes.io/instantiate: manual` and controlled by the CronJob (so the CronJob
+    /// controller counts it among its active Jobs). The clock-free way to test what a schedule
+    /// would start.
+    pub async fn run_cronjob_now(&self, cronjob: &CronJob, job_name: &str) -> Result<Job, Error> {
+        let namespace = cronjob.metadata.namespace.as_deref().unwrap_or("default");
+        let template = cronjob
+            .spec
+            .as_ref()
+            .map(|s| s.job_template.clone())
+            .unwrap_or_default();
+        let template_meta = template.metadata.unwrap_or_default();
+        let mut annotations = template_meta.annotations.unwrap_or_default();
+        annotations.insert("cronjob.kubernetes.io/instantiate".into(), "manual".into());
+        let job = Job {
+            metadata: ObjectMeta {
+                name: Some(job_name.into()),
+                namespace: Some(namespace.into()),
+                annotations: Some(annotations),
+                labels: template_meta.labels,
+                // As kubectl: no blockOwnerDeletion, which would need cronjobs/finalizers rights.
+                owner_references: Some(vec![OwnerReference {
+                    api_version: "batch/v1".into(),
+                    kind: "CronJob".into(),
+                    name: cronjob.metadata.name.clone().unwrap_or_default(),
+                    uid: cronjob.metadata.uid.clone().unwrap_or_default(),
+                    controller: Some(true),
+                    block_owner_deletion: None,
+                }]),
+                ..Default::default()
+            },
+            spec: template.spec,
+            status: None,
+        };
+        let jobs: Api<Job> = Api::namespaced(self.client.clone(), namespace);
+        Ok(jobs.create(&PostParams::default(), &job).await?)
     }
 
     /// Stops gracefully (controllers first, then the server), waiting for it.

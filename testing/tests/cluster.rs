@@ -1,9 +1,11 @@
 //! `TestCluster` itself: its parts and switches, its helpers (CRDs from a directory, discovery
-//! waits, object waits, events, clients as other users), and that dropping it stops it and leaves nothing behind.
+//! waits, object waits, events, clients as other users, a CronJob run now), and that dropping it
+//! stops it and leaves nothing behind.
 
 use std::time::Duration;
 
 use k1s_testing::{Error, TestCluster, read_crds, wait_for, wait_for_deletion, wait_for_within};
+use k8s_openapi::api::batch::v1::{CronJob, Job};
 use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod, Secret};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, DeleteParams, ListParams, PostParams};
@@ -153,6 +155,54 @@ async fn dependents_are_garbage_collected() -> anyhow::Result<()> {
         .await?;
     cms.delete("owner", &DeleteParams::default()).await?;
     wait_for_deletion(&secrets, "dependent").await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_cronjob_runs_now_as_kubectl_create_job_from_does() -> anyhow::Result<()> {
+    let cluster = TestCluster::start().await?;
+    let cronjobs: Api<CronJob> = Api::namespaced(cluster.client(), "default");
+    // Once a year: only the manual run can start it within the test.
+    let cronjob = cronjobs
+        .create(
+            &PostParams::default(),
+            &object(serde_json::json!({
+                "metadata": {"name": "nightly"},
+                "spec": {"schedule": "0 0 1 1 *", "jobTemplate": {
+                    "metadata": {"labels": {"app": "nightly"}, "annotations": {"team": "a"}},
+                    "spec": {"template": {
+                        "metadata": {"annotations": {"sim.k1s.io/run-seconds": "0.1"}},
+                        "spec": {"restartPolicy": "Never",
+                                 "containers": [{"name": "c", "image": "busybox"}]}}}}}
+            })),
+        )
+        .await?;
+    let job = cluster.run_cronjob_now(&cronjob, "nightly-manual").await?;
+    let annotations = job.metadata.annotations.clone().unwrap_or_default();
+    assert_eq!(
+        annotations
+            .get("cronjob.kubernetes.io/instantiate")
+            .map(String::as_str),
+        Some("manual")
+    );
+    assert_eq!(annotations.get("team").map(String::as_str), Some("a"));
+    let owner = &job.metadata.owner_references.as_ref().expect("owner")[0];
+    assert_eq!(
+        (owner.kind.as_str(), owner.controller),
+        ("CronJob", Some(true))
+    );
+    assert_eq!(owner.uid, cronjob.metadata.uid.clone().unwrap());
+
+    // The CronJob controller adopts the run as its own: it records the success.
+    wait_for(&cronjobs, "nightly", |cj: &CronJob| {
+        cj.status
+            .as_ref()
+            .is_some_and(|s| s.last_successful_time.is_some())
+    })
+    .await?;
+    let jobs: Api<Job> = Api::namespaced(cluster.client(), "default");
+    let done = jobs.get("nightly-manual").await?;
+    assert_eq!(done.status.and_then(|s| s.succeeded), Some(1));
     Ok(())
 }
 
