@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use k1s_apimachinery::ApiError;
 use k1s_apimachinery::catalog::ResourceInfo;
@@ -16,8 +16,14 @@ use tokio::sync::mpsc;
 use super::{Registry, object};
 use crate::errors::from_store;
 
-/// Events kept per resource for watches that resume from a recent resourceVersion.
+/// Events kept per resource for watches that resume from a recent resourceVersion: those of the
+/// last `RING_FRESH` (upstream's eventFreshDuration), at least `RING_MIN` (upstream's lower
+/// bound) and at most `RING_CAPACITY`. A watch from an older revision replays from the store's
+/// history instead. Keeping a fixed 4096 made an idle cluster grow by its Lease renewals (each
+/// event holds the object and its previous state) for over an hour.
 const RING_CAPACITY: usize = 4096;
+const RING_MIN: usize = 100;
+const RING_FRESH: Duration = Duration::from_secs(75);
 /// Events buffered per watcher before it is cut off. Each watcher's channel grows in small
 /// blocks as events queue up (a broadcast ring would allocate the whole buffer per resource up
 /// front: 512 KiB each, paid for every resource anyone watches).
@@ -40,7 +46,8 @@ pub struct CachedEvent {
 struct State {
     objects: BTreeMap<String, Arc<Value>>,
     revision: Revision,
-    ring: VecDeque<Arc<CachedEvent>>,
+    /// Recent events with the time they arrived.
+    ring: VecDeque<(Instant, Arc<CachedEvent>)>,
     /// The ring holds every event after this revision.
     oldest: Revision,
     /// Live watchers; one that falls `SUBSCRIBER_BUFFER` behind is dropped (its watch ends and
@@ -156,8 +163,8 @@ impl WatchCache {
                 replay: state
                     .ring
                     .iter()
-                    .filter(|e| e.revision > rev)
-                    .cloned()
+                    .filter(|(_, e)| e.revision > rev)
+                    .map(|(_, e)| e.clone())
                     .collect(),
                 revision: rev,
                 live,
@@ -263,12 +270,17 @@ async fn start(
                     .insert(event.key.clone(), event.object.clone()),
             };
             state.revision = event.revision;
-            if state.ring.len() == RING_CAPACITY
-                && let Some(dropped) = state.ring.pop_front()
+            // Through a plain reference, so the ring and `oldest` borrow apart.
+            let state = &mut *state;
+            let now = Instant::now();
+            state.ring.push_back((now, event.clone()));
+            while let Some((at, oldest)) = state.ring.front()
+                && (state.ring.len() > RING_CAPACITY
+                    || (state.ring.len() > RING_MIN && now.duration_since(*at) > RING_FRESH))
             {
-                state.oldest = dropped.revision;
+                state.oldest = oldest.revision;
+                state.ring.pop_front();
             }
-            state.ring.push_back(event.clone());
             // Sent under the lock: a subscriber sees each event either in its snapshot or live.
             // A full channel (a watcher too slow) or a closed one (a watch that ended) drops it.
             state
