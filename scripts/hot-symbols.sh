@@ -45,7 +45,7 @@ EOF
 }
 
 profile "$work/first.out" traffic          # first start: bootstrap, then traffic
-profile "$work/restart.out" sleep 30      # a restart on the same data dir, then idle
+profile "$work/restart.out" sleep 150     # a restart, then idle past the periodic tasks (60 s)
 
 # The text symbols of the binary, to drop names callgrind knows but the linker does not.
 nm --defined-only "$bin" | awk '$2 ~ /^[tTwW]$/ {print $3}' | sort -u >"$work/symbols"

@@ -366,10 +366,20 @@ async fn serve_verb(
                     let mut obj = check_body(info, target.namespace, Some(name), obj)?;
                     type_check(info, &obj)?;
                     crate::conversion::to_storage(info, &mut obj);
-                    update_object(ctx, info, target, strategy, name, sub, &write, |old| {
-                        rbac_write_check(ctx, user, info, target.namespace, &obj, Some(old))?;
-                        Ok(obj.clone())
-                    })
+                    update_object(
+                        ctx,
+                        info,
+                        target,
+                        strategy,
+                        name,
+                        sub,
+                        &write,
+                        warnings,
+                        |old| {
+                            rbac_write_check(ctx, user, info, target.namespace, &obj, Some(old))?;
+                            Ok(obj.clone())
+                        },
+                    )
                     .await?
                 }
             };
@@ -422,6 +432,7 @@ async fn serve_verb(
                 name,
                 subname.filter(|s| *s != "scale"),
                 &write,
+                warnings,
                 |old| {
                     let base = if scale {
                         scale_of(info, custom, old)
@@ -736,12 +747,51 @@ fn check_patch_options(query: &Query, patch_type: PatchType) -> Result<(), ApiEr
     Err(ApiError::invalid("PatchOptions", "meta.k8s.io", "", errs))
 }
 
+/// An update of the object (or its subresource), with the kind's update warnings (upstream's
+/// WarningsOnUpdate, for the attempt that was stored) added to `warnings`.
+#[allow(clippy::too_many_arguments)]
+async fn update_object<F>(
+    ctx: &ApiContext,
+    info: &'static ResourceInfo,
+    target: Target<'_>,
+    strategy: &'static dyn crate::registry::Strategy,
+    name: &str,
+    subresource: Option<&str>,
+    write: &WriteOptions,
+    warnings: &mut Vec<String>,
+    mut mutate: F,
+) -> Result<Value, ApiError>
+where
+    F: FnMut(&Value) -> Result<Value, ApiError> + Send,
+{
+    let mut update_warnings = Vec::new();
+    let updated = update_stored(
+        ctx,
+        info,
+        target,
+        strategy,
+        name,
+        subresource,
+        write,
+        |old| {
+            let new = mutate(old)?;
+            if subresource.is_none() {
+                update_warnings = strategy.warnings_on_update(&new, old);
+            }
+            Ok(new)
+        },
+    )
+    .await?;
+    warnings.extend(update_warnings);
+    Ok(updated)
+}
+
 /// The registry's read-modify-write, with a Service's allocations on the way: what the update
 /// needs (a ClusterIP when it stops being ExternalName, node ports when it becomes NodePort) is
 /// reserved first and filled in, and what it gives up is released after, as upstream's Service
 /// REST update does.
 #[allow(clippy::too_many_arguments)]
-async fn update_object<F>(
+async fn update_stored<F>(
     ctx: &ApiContext,
     info: &'static ResourceInfo,
     target: Target<'_>,
@@ -930,6 +980,7 @@ async fn server_side_apply(
         name,
         subname.filter(|s| *s != "scale"),
         &write,
+        warnings,
         |old| {
             let new = apply::apply(&tracking, Some(old), &config, force)?;
             type_check(info, &new)?;

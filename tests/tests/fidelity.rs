@@ -449,6 +449,20 @@ fn creates_carry_upstreams_warnings() {
     ] {
         assert!(err.contains(want), "missing {want:?} in {err}");
     }
+    // On update the template's warnings come again when the spec changes (upstream's
+    // WarningsOnUpdate: the generation moved), never the name's; a metadata change warns not.
+    let out = c.kubectl(&["set", "image", "deployment/web.v1", "c=nginx:2"]);
+    assert!(out.status.success(), "{}", k1s_tests::stderr(&out));
+    let err = k1s_tests::stderr(&out);
+    assert!(
+        err.contains("Warning: spec.template.spec.containers[0].env[1]: hides previous"),
+        "{err}"
+    );
+    assert!(!err.contains("metadata.name"), "{err}");
+    let out = c.kubectl(&["label", "deployment/web.v1", "tier=web"]);
+    assert!(out.status.success(), "{}", k1s_tests::stderr(&out));
+    let err = k1s_tests::stderr(&out);
+    assert!(!err.contains("Warning"), "{err}");
     let out = c.kubectl(&[
         "run",
         "p1",

@@ -48,6 +48,12 @@ pub trait Strategy: Send + Sync {
         Vec::new()
     }
 
+    /// Warnings for an update (sent as `Warning:` headers), as upstream's WarningsOnUpdate;
+    /// `new` is the object as the client sent it, before the update's preparation.
+    fn warnings_on_update(&self, _new: &Value, _old: &Value) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Whether metadata.generation counts spec changes for this kind.
     fn tracks_generation(&self, info: &ResourceInfo) -> bool {
         info.has_status() && info.resource != "pods"

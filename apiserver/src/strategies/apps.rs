@@ -202,6 +202,9 @@ impl Strategy for Deployments {
         }
         out
     }
+    fn warnings_on_update(&self, new: &Value, old: &Value) -> Vec<String> {
+        super::warnings::template_on_update(new, old, "/spec", "/spec/template", "spec.template.")
+    }
     fn default(&self, obj: &mut Value) {
         let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
             return;
@@ -256,6 +259,9 @@ impl Strategy for ReplicaSets {
         }
         out
     }
+    fn warnings_on_update(&self, new: &Value, old: &Value) -> Vec<String> {
+        super::warnings::template_on_update(new, old, "/spec", "/spec/template", "spec.template.")
+    }
     fn default(&self, obj: &mut Value) {
         let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
             return;
@@ -289,6 +295,9 @@ impl Strategy for StatefulSets {
             out.extend(super::warnings::pod(t, "spec.template."));
         }
         out
+    }
+    fn warnings_on_update(&self, new: &Value, old: &Value) -> Vec<String> {
+        super::warnings::template_on_update(new, old, "/spec", "/spec/template", "spec.template.")
     }
     fn default(&self, obj: &mut Value) {
         let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
@@ -388,6 +397,15 @@ impl Strategy for DaemonSets {
             out.extend(super::warnings::pod(t, "spec.template."));
         }
         out
+    }
+    fn warnings_on_update(&self, new: &Value, old: &Value) -> Vec<String> {
+        super::warnings::template_on_update(
+            new,
+            old,
+            "/spec/template",
+            "/spec/template",
+            "spec.template.",
+        )
     }
     fn default(&self, obj: &mut Value) {
         let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {

@@ -23,6 +23,9 @@ impl Strategy for Jobs {
         }
         out
     }
+    fn warnings_on_update(&self, new: &Value, old: &Value) -> Vec<String> {
+        super::warnings::template_on_update(new, old, "/spec", "/spec/template", "spec.template.")
+    }
     fn default(&self, obj: &mut Value) {
         let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
             return;
@@ -501,6 +504,15 @@ impl Strategy for CronJobs {
             out.extend(super::warnings::pod(t, "spec.jobTemplate.spec.template."));
         }
         out
+    }
+    fn warnings_on_update(&self, new: &Value, old: &Value) -> Vec<String> {
+        super::warnings::template_on_update(
+            new,
+            old,
+            "/spec",
+            "/spec/jobTemplate/spec/template",
+            "spec.jobTemplate.spec.template.",
+        )
     }
     fn default(&self, obj: &mut Value) {
         let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {

@@ -1019,6 +1019,9 @@ impl Strategy for ReplicationControllers {
         }
         out
     }
+    fn warnings_on_update(&self, new: &Value, old: &Value) -> Vec<String> {
+        super::warnings::template_on_update(new, old, "/spec", "/spec/template", "spec.template.")
+    }
     fn default(&self, obj: &mut Value) {
         if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) {
             spec.entry("replicas").or_insert(json!(1));

@@ -1,4 +1,4 @@
-//! Upstream's create-time warnings (sent as `Warning:` headers, which kubectl prints): names that
+//! Upstream's create- and update-time warnings (sent as `Warning:` headers, which kubectl prints): names that
 //! are not DNS labels for kinds whose names reach pod host names, and the pod-spec warnings of
 //! `pkg/api/pod/warnings.go` (deprecated node labels, annotations and volume plugins, duplicate
 //! pull secrets and environment variables).
@@ -77,6 +77,24 @@ pub fn dns_label_name(obj: &Value, what: &str) -> Option<String> {
 
 /// Upstream's warningsForPodSpecAndMeta for the pod (template) at `prefix` ("" for a Pod,
 /// "spec.template." for a workload), whose `metadata` and `spec` are in `pod`.
+/// Upstream's WarningsOnUpdate of the kinds with a pod template: the template's warnings when
+/// the part at `changed` changed (what moves the generation: the spec, or a DaemonSet's
+/// template), none otherwise. Pods themselves warn on create only.
+pub fn template_on_update(
+    new: &Value,
+    old: &Value,
+    changed: &str,
+    template: &str,
+    prefix: &str,
+) -> Vec<String> {
+    if new.pointer(changed) == old.pointer(changed) {
+        return Vec::new();
+    }
+    new.pointer(template)
+        .map(|t| pod(t, prefix))
+        .unwrap_or_default()
+}
+
 pub fn pod(pod: &Value, prefix: &str) -> Vec<String> {
     let mut out = Vec::new();
     let spec = &pod["spec"];
