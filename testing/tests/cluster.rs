@@ -191,7 +191,7 @@ async fn a_cronjob_runs_now_as_kubectl_create_job_from_does() -> anyhow::Result<
         (owner.kind.as_str(), owner.controller),
         ("CronJob", Some(true))
     );
-    assert_eq!(owner.uid, cronjob.metadata.uid.clone().unwrap());
+    assert_eq!(Some(&owner.uid), cronjob.metadata.uid.as_ref());
 
     // The CronJob controller adopts the run as its own: it records the success.
     wait_for(&cronjobs, "nightly", |cj: &CronJob| {
