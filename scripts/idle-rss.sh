@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+#: Idle memory of a whole k1s control plane over time: bootstraps a data dir, restarts the server
+#: on it (controllers, scheduler and one simulated node, as `k1s server` runs by default) and
+#: prints VmRSS and RssAnon (/proc's kB, which are KiB) at each given second after the restart.
+#:
+#: usage: scripts/idle-rss.sh BINARY [SECONDS...]   (default: 6 120 300 600)
+#: Extra server flags go in K1S_SERVER_FLAGS, e.g. "--controllers=-* --nodes 0 --disable-scheduler".
+set -euo pipefail
+bin=$1
+shift
+[ $# -gt 0 ] || set -- 6 120 300 600
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+# shellcheck disable=SC2086
+"$bin" server --data-dir "$dir" --secure-port 0 ${K1S_SERVER_FLAGS:-} >/dev/null 2>&1 &
+pid=$!
+sleep 4
+kill "$pid"
+wait "$pid" || true
+# shellcheck disable=SC2086
+"$bin" server --data-dir "$dir" --secure-port 0 ${K1S_SERVER_FLAGS:-} >/dev/null 2>&1 &
+pid=$!
+elapsed=0
+for t in "$@"; do
+  sleep $((t - elapsed))
+  elapsed=$t
+  printf '%5s s  %s\n' "$t" "$(grep -E 'VmRSS|RssAnon' "/proc/$pid/status" | tr -s ' \t\n' ' ')"
+done
+kill "$pid"
+wait "$pid" || true
