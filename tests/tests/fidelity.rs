@@ -463,6 +463,18 @@ fn creates_carry_upstreams_warnings() {
     assert!(out.status.success(), "{}", k1s_tests::stderr(&out));
     let err = k1s_tests::stderr(&out);
     assert!(!err.contains("Warning"), "{err}");
+    // A PodTemplate's template is at `template`.
+    let out = c.kubectl_stdin(
+        &["create", "-f", "-"],
+        "apiVersion: v1\nkind: PodTemplate\nmetadata: {name: pt}\ntemplate:\n  spec:\n    \
+         containers: [{name: c, image: nginx, env: [{name: A, value: '1'}, {name: A, value: '2'}]}]\n",
+    );
+    assert!(out.status.success(), "{}", k1s_tests::stderr(&out));
+    let err = k1s_tests::stderr(&out);
+    assert!(
+        err.contains("Warning: template.spec.containers[0].env[1]: hides previous definition"),
+        "{err}"
+    );
     let out = c.kubectl(&[
         "run",
         "p1",

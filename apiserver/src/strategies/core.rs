@@ -1054,6 +1054,14 @@ impl Strategy for ReplicationControllers {
 
 pub struct PodTemplates;
 impl Strategy for PodTemplates {
+    fn warnings_on_create(&self, obj: &Value) -> Vec<String> {
+        obj.get("template")
+            .map(|t| super::warnings::pod(t, "template."))
+            .unwrap_or_default()
+    }
+    fn warnings_on_update(&self, new: &Value, old: &Value) -> Vec<String> {
+        super::warnings::template_on_update(new, old, "/template", "/template", "template.")
+    }
     fn default(&self, obj: &mut Value) {
         if let Some(t) = obj.get_mut("template") {
             default_pod_template(t);
