@@ -1,7 +1,7 @@
-//! Upstream's create- and update-time warnings (sent as `Warning:` headers, which kubectl prints): names that
-//! are not DNS labels for kinds whose names reach pod host names, and the pod-spec warnings of
-//! `pkg/api/pod/warnings.go` (deprecated node labels, annotations and volume plugins, duplicate
-//! pull secrets and environment variables).
+//! Upstream's create- and update-time warnings (sent as `Warning:` headers, which kubectl
+//! prints): names that are not DNS labels for kinds whose names reach pod host names, and the
+//! pod-spec warnings of `pkg/api/pod/warnings.go` (deprecated node labels, annotations and
+//! volume plugins, duplicate pull secrets and environment variables).
 
 use std::collections::HashSet;
 
@@ -75,8 +75,6 @@ pub fn dns_label_name(obj: &Value, what: &str) -> Option<String> {
     })
 }
 
-/// Upstream's warningsForPodSpecAndMeta for the pod (template) at `prefix` ("" for a Pod,
-/// "spec.template." for a workload), whose `metadata` and `spec` are in `pod`.
 /// Upstream's WarningsOnUpdate of the kinds with a pod template: the template's warnings when
 /// the part at `changed` changed (what moves the generation: the spec, or a DaemonSet's
 /// template), none otherwise. Pods themselves warn on create only.
@@ -95,6 +93,8 @@ pub fn template_on_update(
         .unwrap_or_default()
 }
 
+/// Upstream's warningsForPodSpecAndMeta for the pod (template) at `prefix` ("" for a Pod,
+/// "spec.template." for a workload), whose `metadata` and `spec` are in `pod`.
 pub fn pod(pod: &Value, prefix: &str) -> Vec<String> {
     let mut out = Vec::new();
     let spec = &pod["spec"];
