@@ -1,5 +1,5 @@
 //! Prometheus metrics at `/metrics`, named like upstream's: requests by verb/resource/code with
-//! latency histograms, open watches, the store revision and store request latency.
+//! latency histograms, open watches, the store's revision, size and request latency.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -48,6 +48,19 @@ struct StoreLabels {
     operation: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct StorageClusterLabels {
+    storage_cluster_id: String,
+}
+
+/// What the store says of itself at a scrape.
+pub struct StoreStats {
+    pub revision: Revision,
+    /// Upstream names its storage backends `etcd-0`, `etcd-1`...; the local store is `local-0`.
+    pub cluster_id: &'static str,
+    pub size_bytes: Option<u64>,
+}
+
 /// What a finished resource request reports.
 pub struct RequestRecord<'a> {
     pub verb: &'a str,
@@ -69,6 +82,7 @@ pub struct Metrics {
     durations: Family<DurationLabels, Histogram>,
     watches: Gauge,
     revision: Gauge,
+    size: Family<StorageClusterLabels, Gauge>,
     store: Family<StoreLabels, Histogram>,
 }
 
@@ -90,6 +104,7 @@ impl Metrics {
         });
         let watches = Gauge::default();
         let revision = Gauge::default();
+        let size = Family::<StorageClusterLabels, Gauge>::default();
         registry.register(
             "apiserver_request",
             "Counter of apiserver requests broken out by verb, group, version, resource and HTTP response code",
@@ -111,6 +126,11 @@ impl Metrics {
             revision.clone(),
         );
         registry.register(
+            "apiserver_storage_size_bytes",
+            "Size of the storage database file physically allocated in bytes",
+            size.clone(),
+        );
+        registry.register(
             "k1s_storage_request_duration_seconds",
             "Store request latency in seconds by operation (writes include the durable sync)",
             store.clone(),
@@ -122,6 +142,7 @@ impl Metrics {
             durations,
             watches,
             revision,
+            size,
             store,
         }
     }
@@ -155,8 +176,14 @@ impl Metrics {
     }
 
     /// The Prometheus text exposition of every metric.
-    pub fn render(&self, current_revision: Revision) -> String {
-        self.revision.set(current_revision.0 as i64);
+    pub fn render(&self, stats: &StoreStats) -> String {
+        self.revision.set(stats.revision.0 as i64);
+        if let Some(bytes) = stats.size_bytes {
+            let labels = StorageClusterLabels {
+                storage_cluster_id: stats.cluster_id.to_string(),
+            };
+            self.size.get_or_create(&labels).set(bytes as i64);
+        }
         use prometheus_client::encoding::text::{encode_eof, encode_registry};
         let mut out = String::new();
         if encode_registry(&mut out, &self.registry).is_err() {
@@ -256,6 +283,9 @@ impl Store for InstrumentedStore {
     async fn fresh_revision(&self) -> k1s_storage::Result<Revision> {
         self.inner.fresh_revision().await
     }
+    async fn size_bytes(&self) -> k1s_storage::Result<Option<u64>> {
+        self.inner.size_bytes().await
+    }
     async fn compact(&self, revision: Revision) -> k1s_storage::Result<()> {
         self.inner.compact(revision).await
     }
@@ -283,7 +313,12 @@ mod tests {
             elapsed: Duration::from_millis(3),
         });
         let guard = m.watch_opened();
-        let text = m.render(Revision(42));
+        let stats = StoreStats {
+            revision: Revision(42),
+            cluster_id: "local-0",
+            size_bytes: Some(8192),
+        };
+        let text = m.render(&stats);
         assert!(text.contains("apiserver_request_total{verb=\"LIST\",group=\"\",version=\"v1\",resource=\"pods\",subresource=\"\",code=\"200\"} 1"), "{text}");
         assert!(
             text.contains("apiserver_request_duration_seconds_bucket{le=\"0.005\",verb=\"LIST\"")
@@ -292,9 +327,13 @@ mod tests {
         );
         assert!(text.contains("apiserver_longrunning_requests 1"));
         assert!(text.contains("k1s_storage_revision 42"));
+        assert!(
+            text.contains("apiserver_storage_size_bytes{storage_cluster_id=\"local-0\"} 8192"),
+            "{text}"
+        );
         drop(guard);
         assert!(
-            m.render(Revision(42))
+            m.render(&stats)
                 .contains("apiserver_longrunning_requests 0")
         );
     }

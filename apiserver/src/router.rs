@@ -96,8 +96,30 @@ async fn route(state: &Router, user: &UserInfo, info: RequestInfo, req: Request)
             Some(doc) => json_response(StatusCode::OK, &doc),
             None => error_response(&ApiError::not_found_path()),
         },
+        Route::NonResource if path == "/metrics" => metrics(state).await,
         Route::NonResource => non_resource(state, &path, &headers, &query),
     }
+}
+
+/// `/metrics`: asks the store for its size (etcd answers over the network), then renders.
+async fn metrics(state: &Router) -> Response {
+    let store = state.api.registry.store();
+    let stats = crate::metrics::StoreStats {
+        revision: store.current_revision(),
+        cluster_id: match store.backend_kind() {
+            k1s_storage::BackendKind::Etcd => "etcd-0",
+            k1s_storage::BackendKind::Local => "local-0",
+        },
+        // A backend that cannot answer leaves the gauge out rather than fail the scrape.
+        size_bytes: store.size_bytes().await.ok().flatten(),
+    };
+    let text = state.api.metrics.render(&stats);
+    let mut resp = Response::new(Body::from(text));
+    resp.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+    );
+    resp
 }
 
 fn non_resource(state: &Router, path: &str, headers: &http::HeaderMap, query: &Query) -> Response {
@@ -135,18 +157,6 @@ fn non_resource(state: &Router, path: &str, headers: &http::HeaderMap, query: &Q
             resp
         }
         "/version" | "/version/" => json_response(StatusCode::OK, &discovery::version_info()),
-        "/metrics" => {
-            let text = state
-                .api
-                .metrics
-                .render(state.api.registry.store().current_revision());
-            let mut resp = Response::new(Body::from(text));
-            resp.headers_mut().insert(
-                http::header::CONTENT_TYPE,
-                HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
-            );
-            resp
-        }
         "/openapi/v2" => match crate::openapi::V2Format::negotiate(header(http::header::ACCEPT)) {
             Some(format) => {
                 let mut resp = bytes_response(

@@ -24,6 +24,8 @@ pub(crate) trait Engine: Send + Sync + 'static {
     /// Makes everything durable in its final form and takes no more commits (the store is
     /// closing).
     fn close(&self) -> Result<()>;
+    /// The bytes the engine's files take on disk (an in-memory engine: the bytes it holds).
+    fn size_bytes(&self) -> Result<u64>;
 }
 
 /// A BTreeMap behind a lock: the engine for tests and `--ephemeral` servers.
@@ -77,5 +79,13 @@ impl Engine for MemoryEngine {
 
     fn close(&self) -> Result<()> {
         Ok(())
+    }
+
+    fn size_bytes(&self) -> Result<u64> {
+        Ok(self
+            .read()?
+            .iter()
+            .map(|(k, v)| (k.len() + v.len()) as u64)
+            .sum())
     }
 }

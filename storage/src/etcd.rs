@@ -504,6 +504,12 @@ impl Store for EtcdStore {
         compact(&self.inner, revision).await
     }
 
+    async fn size_bytes(&self) -> Result<Option<u64>> {
+        let mut maintenance = self.inner.client.maintenance_client();
+        let status = timed(maintenance.status()).await.map_err(map_err)?;
+        Ok(Some(status.db_size().max(0) as u64))
+    }
+
     fn backend_kind(&self) -> BackendKind {
         BackendKind::Etcd
     }

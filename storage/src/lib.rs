@@ -200,6 +200,11 @@ pub trait Store: Send + Sync {
     }
     /// Drops history up to and including `revision`.
     async fn compact(&self, revision: Revision) -> Result<()>;
+    /// The bytes the store takes on disk, as upstream's `apiserver_storage_size_bytes` reports
+    /// etcd's database size; `None` where the backend cannot say.
+    async fn size_bytes(&self) -> Result<Option<u64>> {
+        Ok(None)
+    }
     /// Which kind of backend this is.
     fn backend_kind(&self) -> BackendKind {
         BackendKind::Local

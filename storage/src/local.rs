@@ -517,6 +517,10 @@ impl Store for LocalStore {
         Revision(self.shared().compacted.load(Ordering::Acquire))
     }
 
+    async fn size_bytes(&self) -> Result<Option<u64>> {
+        self.shared().engine.size_bytes().map(Some)
+    }
+
     async fn compact(&self, revision: Revision) -> Result<()> {
         let current = self.current_revision();
         if revision > current {

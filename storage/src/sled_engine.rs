@@ -329,6 +329,15 @@ impl Engine for SledEngine {
         self.inner.make_sled_durable()?;
         self.inner.wal()?.close()
     }
+
+    fn size_bytes(&self) -> Result<u64> {
+        // sled's file and blobs, and the log files (preallocated, so their whole length counts).
+        let mut total = self.inner.db.size_on_disk()?;
+        for entry in fs::read_dir(&self.inner.wal_dir)? {
+            total += entry?.metadata()?.len();
+        }
+        Ok(total)
+    }
 }
 
 impl Drop for SledEngine {
@@ -490,6 +499,10 @@ impl Engine for ReadOnlySled {
 
     fn close(&self) -> Result<()> {
         Ok(())
+    }
+
+    fn size_bytes(&self) -> Result<u64> {
+        Ok(self.db.size_on_disk()?)
     }
 }
 
