@@ -60,6 +60,15 @@ pub fn ip_errors(value: &str) -> Vec<String> {
     Vec::new()
 }
 
+/// Upstream's `IsValidIPForLegacyField` with strict validation (fields older than strict IP
+/// validation, such as a Service's `externalIPs`): as [`ip_errors`], but a non-canonical IPv6
+/// form is accepted (it draws a warning instead).
+pub fn legacy_ip_errors(value: &str) -> Vec<String> {
+    let mut errs = ip_errors(value);
+    errs.retain(|e| !e.starts_with("must be in canonical form"));
+    errs
+}
+
 /// A subnet: its first address and prefix length.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Cidr {
@@ -191,6 +200,14 @@ pub fn cidr_errors(value: &str) -> Vec<String> {
         return vec![format!("must be in canonical form (\"{canonical}\")")];
     }
     Vec::new()
+}
+
+/// Upstream's `IsValidCIDRForLegacyField` with strict validation: as [`cidr_errors`], but a
+/// non-canonical IPv6 form is accepted.
+pub fn legacy_cidr_errors(value: &str) -> Vec<String> {
+    let mut errs = cidr_errors(value);
+    errs.retain(|e| !e.starts_with("must be in canonical form"));
+    errs
 }
 
 /// Upstream's `ValidateIPAddressName`: an IPAddress is named by its address in canonical form.

@@ -1,4 +1,5 @@
-//! Strategies of core/v1 kinds: namespaces, pods, services, secrets, events, nodes, RCs.
+//! Strategies of core/v1 kinds: namespaces, pods, secrets, events, nodes, RCs (Services are in
+//! `service.rs`).
 
 use k1s_apimachinery::FieldError;
 use k1s_apimachinery::quantity::Quantity;
@@ -549,105 +550,6 @@ fn qos_class(spec: Option<&Value>) -> &'static str {
         "Guaranteed"
     } else {
         "Burstable"
-    }
-}
-
-pub struct Services;
-impl Strategy for Services {
-    /// Upstream resets a new Service's status; its `loadBalancer` is a plain struct, so every
-    /// Service carries `status: {loadBalancer: {}}` (clients such as the Python client rely on
-    /// `status` being present).
-    fn prepare_for_create(&self, obj: &mut Value) {
-        obj["status"] = json!({ "loadBalancer": {} });
-    }
-    fn return_deleted_object(&self) -> bool {
-        true
-    }
-    fn prepare_for_update(&self, new: &mut Value, _old: &Value) {
-        if let Some(status) = new.get_mut("status").and_then(Value::as_object_mut) {
-            status.entry("loadBalancer").or_insert(json!({}));
-        } else {
-            new["status"] = json!({ "loadBalancer": {} });
-        }
-    }
-    fn default(&self, obj: &mut Value) {
-        let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
-            return;
-        };
-        spec.entry("type").or_insert(json!("ClusterIP"));
-        spec.entry("sessionAffinity").or_insert(json!("None"));
-        match spec.get("sessionAffinity").and_then(Value::as_str) {
-            Some("None") => {
-                spec.remove("sessionAffinityConfig");
-            }
-            Some("ClientIP")
-                if spec
-                    .get("sessionAffinityConfig")
-                    .and_then(|c| c.pointer("/clientIP/timeoutSeconds"))
-                    .is_none() =>
-            {
-                spec.insert(
-                    "sessionAffinityConfig".into(),
-                    json!({ "clientIP": { "timeoutSeconds": 10800 } }),
-                );
-            }
-            _ => {}
-        }
-        if let Some(ports) = spec.get_mut("ports").and_then(Value::as_array_mut) {
-            for p in ports {
-                let port = p.get("port").cloned();
-                if let Some(p) = p.as_object_mut() {
-                    p.entry("protocol").or_insert(json!("TCP"));
-                    let unset = p
-                        .get("targetPort")
-                        .is_none_or(|t| t.as_i64() == Some(0) || t.as_str() == Some(""));
-                    if let (true, Some(port)) = (unset, port) {
-                        p.insert("targetPort".into(), port);
-                    }
-                }
-            }
-        }
-        let ty = spec
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
-        let external_ips = spec
-            .get("externalIPs")
-            .and_then(Value::as_array)
-            .is_some_and(|a| !a.is_empty());
-        // Upstream's ExternallyAccessible.
-        if ty == "LoadBalancer" || ty == "NodePort" || (ty == "ClusterIP" && external_ips) {
-            spec.entry("externalTrafficPolicy")
-                .or_insert(json!("Cluster"));
-        }
-        if ty != "ExternalName" {
-            spec.entry("internalTrafficPolicy")
-                .or_insert(json!("Cluster"));
-        }
-        if ty == "LoadBalancer" {
-            spec.entry("allocateLoadBalancerNodePorts")
-                .or_insert(json!(true));
-        }
-    }
-    fn validate(&self, obj: &Value) -> Vec<FieldError> {
-        let mut errs = Vec::new();
-        let ty = obj
-            .pointer("/spec/type")
-            .and_then(Value::as_str)
-            .unwrap_or("ClusterIP");
-        let ports = obj.pointer("/spec/ports").and_then(Value::as_array);
-        if ty != "ExternalName" && ports.is_none_or(|p| p.is_empty()) {
-            errs.push(FieldError::required("spec.ports", ""));
-        }
-        if !["ClusterIP", "NodePort", "LoadBalancer", "ExternalName"].contains(&ty) {
-            errs.push(FieldError::not_supported(
-                "spec.type",
-                ty,
-                &["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"],
-            ));
-        }
-        errs
     }
 }
 

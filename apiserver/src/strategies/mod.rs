@@ -7,6 +7,7 @@ mod core;
 pub(crate) mod networking;
 mod other;
 mod pod_spec;
+mod service;
 mod warnings;
 
 pub use other::SYSTEM_PRIORITY_CLASSES;
@@ -29,7 +30,7 @@ pub fn for_resource(info: &ResourceInfo) -> &'static dyn Strategy {
     match (info.group, info.resource) {
         ("", "namespaces") => &core::Namespaces,
         ("", "pods") => &core::Pods,
-        ("", "services") => &core::Services,
+        ("", "services") => &service::Services,
         ("", "secrets") => &core::Secrets,
         ("", "events") => &core::Events,
         ("", "nodes") => &core::Nodes,

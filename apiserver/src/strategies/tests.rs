@@ -562,3 +562,210 @@ fn container_resources_are_validated_as_upstream() {
         );
     }
 }
+
+/// A defaulted Service of `spec`, as validation sees it after allocation (a cluster IP set).
+fn service(spec: Value) -> Value {
+    let mut svc = defaulted(
+        "",
+        "v1",
+        "services",
+        json!({ "metadata": { "name": "s" }, "spec": spec }),
+    );
+    let spec = &mut svc["spec"];
+    if spec["type"] != "ExternalName" && spec.get("clusterIP").is_none() {
+        spec["clusterIP"] = json!("10.96.0.10");
+        spec["clusterIPs"] = json!(["10.96.0.10"]);
+    }
+    svc
+}
+
+#[test]
+fn service_validation_follows_upstreams_cases() {
+    let errs = |spec: Value| errors("", "v1", "services", &service(spec));
+    // Valid: a plain ClusterIP Service, a headless one without ports, an ExternalName with a
+    // trailing dot, named ports, a NodePort with its port.
+    assert!(errs(json!({ "ports": [{ "port": 80 }] })).is_empty());
+    assert!(errs(json!({ "clusterIP": "None", "clusterIPs": ["None"] })).is_empty());
+    assert!(errs(json!({ "type": "ExternalName", "externalName": "db.example.com." })).is_empty());
+    assert!(
+        errs(
+            json!({ "ports": [{ "name": "http", "port": 80, "targetPort": "web" },
+                                 { "name": "https", "port": 443, "protocol": "UDP" }] })
+        )
+        .is_empty()
+    );
+    assert!(
+        errs(json!({ "type": "NodePort", "ports": [{ "port": 80, "nodePort": 30080 }] }))
+            .is_empty()
+    );
+
+    let cases: [(Value, &str); 18] = [
+        (json!({}), "spec.ports: Required value"),
+        (
+            json!({ "ports": [{ "port": 80 }, { "port": 81 }] }),
+            "spec.ports[0].name: Required value",
+        ),
+        (
+            json!({ "ports": [{ "name": "a", "port": 80 }, { "name": "a", "port": 81 }] }),
+            "spec.ports[1].name: Duplicate value: \"a\"",
+        ),
+        (
+            json!({ "ports": [{ "port": 65536 }] }),
+            "spec.ports[0].port: Invalid value: 65536: must be between 1 and 65535, inclusive",
+        ),
+        (
+            json!({ "ports": [{ "port": 80, "protocol": "HTTP" }] }),
+            "spec.ports[0].protocol: Unsupported value: \"HTTP\": supported values: \"SCTP\", \"TCP\", \"UDP\"",
+        ),
+        (
+            json!({ "ports": [{ "port": 80, "targetPort": "Web_1" }] }),
+            "spec.ports[0].targetPort: Invalid value: \"Web_1\": must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)",
+        ),
+        (
+            json!({ "ports": [{ "port": 80, "targetPort": "1234" }] }),
+            "spec.ports[0].targetPort: Invalid value: \"1234\": must contain at least one letter (a-z)",
+        ),
+        (
+            json!({ "ports": [{ "port": 80, "nodePort": 30080 }] }),
+            "spec.ports[0].nodePort: Forbidden: may not be used when `type` is 'ClusterIP'",
+        ),
+        (
+            json!({ "ports": [{ "name": "a", "port": 80 }, { "name": "b", "port": 80 }] }),
+            "spec.ports[1]: Duplicate value: core.ServicePort{Name:\"\", Protocol:\"TCP\", AppProtocol:(*string)(nil), Port:80, TargetPort:intstr.IntOrString{Type:0, IntVal:0, StrVal:\"\"}, NodePort:0}",
+        ),
+        (
+            json!({ "type": "ExternalName" }),
+            "spec.externalName: Required value",
+        ),
+        (
+            json!({ "type": "ExternalName", "externalName": "-bad-" }),
+            "spec.externalName: Invalid value: \"-bad-\": a lowercase RFC 1123 subdomain",
+        ),
+        (
+            json!({ "ports": [{ "port": 80 }], "externalIPs": ["127.0.0.1"] }),
+            "spec.externalIPs[0]: Invalid value: \"127.0.0.1\": may not be in the loopback range (127.0.0.0/8, ::1/128)",
+        ),
+        (
+            json!({ "ports": [{ "port": 80 }], "externalIPs": ["1.2.3"] }),
+            "spec.externalIPs[0]: Invalid value: \"1.2.3\": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
+        ),
+        (
+            json!({ "ports": [{ "port": 80 }], "loadBalancerSourceRanges": ["10.0.0.0/8"] }),
+            "spec.LoadBalancerSourceRanges: Forbidden: may only be used when `type` is 'LoadBalancer'",
+        ),
+        (
+            json!({ "type": "LoadBalancer", "ports": [{ "port": 80, "nodePort": 30080 }],
+                    "loadBalancerSourceRanges": ["10.0.0.1/8"] }),
+            "spec.LoadBalancerSourceRanges[0]: Invalid value: \"10.0.0.1/8\": must not have bits set beyond the prefix length",
+        ),
+        (
+            json!({ "sessionAffinity": "ClientIP", "ports": [{ "port": 80 }],
+                    "sessionAffinityConfig": { "clientIP": { "timeoutSeconds": 86401 } } }),
+            "spec.sessionAffinityConfig.clientIP.timeoutSeconds: Invalid value: 86401: must be greater than 0 and less than 86400",
+        ),
+        (
+            json!({ "ports": [{ "port": 80 }], "externalTrafficPolicy": "Local" }),
+            "spec.externalTrafficPolicy: Invalid value: \"Local\": may only be set for externally-accessible services",
+        ),
+        (
+            json!({ "ports": [{ "port": 80 }], "selector": { "app": "a b" } }),
+            "spec.selector: Invalid value: \"a b\": a valid label must be an empty string",
+        ),
+    ];
+    for (spec, want) in cases {
+        let got = errs(spec.clone());
+        assert!(
+            got.iter().any(|e| e.starts_with(want)),
+            "{spec}: want {want:?}, got {got:?}"
+        );
+    }
+}
+
+#[test]
+fn service_updates_keep_the_cluster_ip_and_drop_what_the_old_type_needed() {
+    let info = catalog::find("", "v1", "services").expect("in the catalog");
+    let strategy = for_resource(info);
+    let old = service(
+        json!({ "type": "LoadBalancer", "ports": [{ "port": 80, "nodePort": 30080 }],
+                               "loadBalancerClass": "example.com/lb" }),
+    );
+    // Switching to ClusterIP drops the fields only a load balancer uses.
+    let mut new = old.clone();
+    new["spec"]["type"] = json!("ClusterIP");
+    new["spec"]["ports"][0]
+        .as_object_mut()
+        .expect("port")
+        .remove("nodePort");
+    new["status"] = json!({ "loadBalancer": { "ingress": [{ "ip": "192.0.2.1" }] } });
+    strategy.default(&mut new);
+    strategy.prepare_for_update(&mut new, &old);
+    for gone in [
+        "allocateLoadBalancerNodePorts",
+        "loadBalancerClass",
+        "externalTrafficPolicy",
+    ] {
+        assert_eq!(new["spec"].get(gone), None, "{gone} stays: {new}");
+    }
+    assert_eq!(new["status"], json!({ "loadBalancer": {} }));
+    assert!(
+        strategy.validate_update(&new, &old).is_empty(),
+        "{:?}",
+        strategy.validate_update(&new, &old)
+    );
+    // The cluster IP cannot change.
+    let mut moved = old.clone();
+    moved["spec"]["clusterIP"] = json!("10.96.0.11");
+    moved["spec"]["clusterIPs"] = json!(["10.96.0.11"]);
+    let errs: Vec<String> = strategy
+        .validate_update(&moved, &old)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        errs,
+        ["spec.clusterIPs[0]: Invalid value: []string{\"10.96.0.11\"}: may not change once set"]
+    );
+    // A status update checks the load balancer status only.
+    let mut status = old.clone();
+    status["status"] = json!({ "loadBalancer": { "ingress": [{ "hostname": "10.0.0.1" }] } });
+    let errs: Vec<String> = strategy
+        .validate_subresource_update("status", &status, &old)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        errs,
+        [
+            "status.loadBalancer.ingress[0].hostname: Invalid value: \"10.0.0.1\": must be a DNS name, not an IP address"
+        ]
+    );
+}
+
+#[test]
+fn service_warnings_are_upstreams() {
+    let info = catalog::find("", "v1", "services").expect("in the catalog");
+    let strategy = for_resource(info);
+    let mut svc = service(
+        json!({ "clusterIP": "None", "clusterIPs": ["None"], "externalIPs": ["2001:db8::1"],
+                                  "externalName": "x.example.com", "trafficDistribution": "PreferClose" }),
+    );
+    svc["metadata"]["annotations"] =
+        json!({ "service.kubernetes.io/topology-aware-hints": "Auto" });
+    assert_eq!(
+        strategy.warnings_on_create(&svc),
+        [
+            "annotation service.kubernetes.io/topology-aware-hints is deprecated, please use service.kubernetes.io/topology-mode instead",
+            "spec.externalIPs is ignored for headless services",
+            "spec.externalName is ignored when spec.type is not \"ExternalName\"",
+            "spec.trafficDistribution: \"PreferClose\" is deprecated; use \"PreferSameZone\"",
+        ]
+    );
+    let svc = service(json!({ "ports": [{ "port": 80 }], "externalIPs": ["2001:DB8::1"] }));
+    assert_eq!(
+        strategy.warnings_on_create(&svc),
+        [
+            "spec.externalIPs[0]: IPv6 address \"2001:DB8::1\" should be in RFC 5952 canonical format (\"2001:db8::1\")",
+            "spec.externalIPs is deprecated and may no longer be implemented in some clusters",
+        ]
+    );
+}

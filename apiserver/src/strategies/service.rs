@@ -1,0 +1,822 @@
+//! The Service strategy, as upstream's `pkg/registry/core/service/strategy.go`: defaults,
+//! `ValidateService` / `ValidateServiceUpdate` / `ValidateServiceStatusUpdate`, the type-dependent
+//! fields dropped on a type change, and `GetWarningsForService`.
+
+use std::collections::HashSet;
+use std::net::IpAddr;
+
+use k1s_apimachinery::FieldError;
+use k1s_apimachinery::ip::{legacy_cidr_errors, legacy_ip_errors};
+use k1s_apimachinery::meta::validate_labels;
+use k1s_apimachinery::status::{BadValue, FieldErrorType};
+use k1s_apimachinery::validation::{
+    is_dns1123_label, is_dns1123_subdomain, is_qualified_name, is_valid_port_name,
+    is_valid_port_num,
+};
+use serde_json::{Map, Value, json};
+
+use crate::registry::Strategy;
+
+const TOPOLOGY_HINTS: &str = "service.kubernetes.io/topology-aware-hints";
+const TOPOLOGY_MODE: &str = "service.kubernetes.io/topology-mode";
+const SOURCE_RANGES: &str = "service.beta.kubernetes.io/load-balancer-source-ranges";
+const MAX_AFFINITY_SECONDS: i64 = 86400;
+
+fn text<'a>(v: &'a Value, pointer: &str) -> &'a str {
+    v.pointer(pointer).and_then(Value::as_str).unwrap_or("")
+}
+
+fn list<'a>(v: &'a Value, pointer: &str) -> &'a [Value] {
+    v.pointer(pointer)
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+fn service_type(svc: &Value) -> &str {
+    text(svc, "/spec/type")
+}
+
+/// Upstream's isHeadlessService.
+fn is_headless(svc: &Value) -> bool {
+    service_type(svc) == "ClusterIP" && text(svc, "/spec/clusterIP") == "None"
+}
+
+/// Upstream's ExternallyAccessible: a type reachable from outside, or external IPs.
+fn externally_accessible(svc: &Value) -> bool {
+    match service_type(svc) {
+        "LoadBalancer" | "NodePort" => true,
+        "ClusterIP" => !list(svc, "/spec/externalIPs").is_empty(),
+        _ => false,
+    }
+}
+
+/// Upstream's NeedsHealthCheck.
+fn needs_health_check(svc: &Value) -> bool {
+    service_type(svc) == "LoadBalancer" && text(svc, "/spec/externalTrafficPolicy") == "Local"
+}
+
+/// Go's `%#v` of a `[]string`, as upstream prints a whole list as the bad value.
+fn go_strings(values: &[Value]) -> String {
+    let items: Vec<String> = values
+        .iter()
+        .map(|v| format!("{:?}", v.as_str().unwrap_or_default()))
+        .collect();
+    format!("[]string{{{}}}", items.join(", "))
+}
+
+pub struct Services;
+
+impl Strategy for Services {
+    /// Upstream resets a new Service's status; its `loadBalancer` is a plain struct, so every
+    /// Service carries `status: {loadBalancer: {}}` (clients such as the Python client rely on
+    /// `status` being present).
+    fn prepare_for_create(&self, obj: &mut Value) {
+        obj["status"] = json!({ "loadBalancer": {} });
+    }
+    fn return_deleted_object(&self) -> bool {
+        true
+    }
+    fn prepare_for_update(&self, new: &mut Value, old: &Value) {
+        drop_type_dependent_fields(new, old);
+        if let Some(status) = new.get_mut("status").and_then(Value::as_object_mut) {
+            status.entry("loadBalancer").or_insert(json!({}));
+        } else {
+            new["status"] = json!({ "loadBalancer": {} });
+        }
+    }
+    fn default(&self, obj: &mut Value) {
+        default_service(obj);
+    }
+    fn validate(&self, obj: &Value) -> Vec<FieldError> {
+        validate_service(obj)
+    }
+    fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        let mut errs = validate_update_only(new, old);
+        errs.extend(validate_service(new));
+        errs
+    }
+    /// The status subresource checks only the load balancer status, as upstream's
+    /// ValidateServiceStatusUpdate.
+    fn validate_subresource_update(
+        &self,
+        subresource: &str,
+        new: &Value,
+        old: &Value,
+    ) -> Vec<FieldError> {
+        if subresource == "status" {
+            validate_load_balancer_status(new)
+        } else {
+            self.validate_update(new, old)
+        }
+    }
+    fn warnings_on_create(&self, obj: &Value) -> Vec<String> {
+        warnings(obj)
+    }
+    fn warnings_on_update(&self, new: &Value, _old: &Value) -> Vec<String> {
+        warnings(new)
+    }
+}
+
+/// Upstream's SetDefaults_Service (with the ServicePort defaults).
+fn default_service(obj: &mut Value) {
+    let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
+    spec.entry("type").or_insert(json!("ClusterIP"));
+    spec.entry("sessionAffinity").or_insert(json!("None"));
+    match spec.get("sessionAffinity").and_then(Value::as_str) {
+        Some("None") => {
+            spec.remove("sessionAffinityConfig");
+        }
+        Some("ClientIP")
+            if spec
+                .get("sessionAffinityConfig")
+                .and_then(|c| c.pointer("/clientIP/timeoutSeconds"))
+                .is_none() =>
+        {
+            spec.insert(
+                "sessionAffinityConfig".into(),
+                json!({ "clientIP": { "timeoutSeconds": 10800 } }),
+            );
+        }
+        _ => {}
+    }
+    if let Some(ports) = spec.get_mut("ports").and_then(Value::as_array_mut) {
+        for p in ports {
+            let port = p.get("port").cloned();
+            if let Some(p) = p.as_object_mut() {
+                p.entry("protocol").or_insert(json!("TCP"));
+                let unset = p
+                    .get("targetPort")
+                    .is_none_or(|t| t.as_i64() == Some(0) || t.as_str() == Some(""));
+                if let (true, Some(port)) = (unset, port) {
+                    p.insert("targetPort".into(), port);
+                }
+            }
+        }
+    }
+    let ty = spec
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let external_ips = spec
+        .get("externalIPs")
+        .and_then(Value::as_array)
+        .is_some_and(|a| !a.is_empty());
+    // Upstream's ExternallyAccessible.
+    if ty == "LoadBalancer" || ty == "NodePort" || (ty == "ClusterIP" && external_ips) {
+        spec.entry("externalTrafficPolicy")
+            .or_insert(json!("Cluster"));
+    }
+    if ty != "ExternalName" {
+        spec.entry("internalTrafficPolicy")
+            .or_insert(json!("Cluster"));
+    }
+    if ty == "LoadBalancer" {
+        spec.entry("allocateLoadBalancerNodePorts")
+            .or_insert(json!(true));
+        // Load balancer ingress IPs are VIPs unless a controller says otherwise.
+        if let Some(ingress) = obj
+            .pointer_mut("/status/loadBalancer/ingress")
+            .and_then(Value::as_array_mut)
+        {
+            for ing in ingress.iter_mut().filter_map(Value::as_object_mut) {
+                let has_ip = ing
+                    .get("ip")
+                    .and_then(Value::as_str)
+                    .is_some_and(|ip| !ip.is_empty());
+                if has_ip && ing.get("ipMode").is_none_or(Value::is_null) {
+                    ing.insert("ipMode".into(), json!("VIP"));
+                }
+            }
+        }
+    }
+}
+
+/// Upstream's dropTypeDependentFields: on a type change, values the client left as they were
+/// and the new type does not use go (the cluster IPs and node ports are handled with the
+/// allocation, in `allocator::fill_update`).
+fn drop_type_dependent_fields(new: &mut Value, old: &Value) {
+    let same = |k: &str| new.pointer(k) == old.pointer(k);
+    let mut drop = Vec::new();
+    if needs_health_check(old) && !needs_health_check(new) && same("/spec/healthCheckNodePort") {
+        drop.push("healthCheckNodePort");
+    }
+    let was_lb = service_type(old) == "LoadBalancer";
+    let is_lb = service_type(new) == "LoadBalancer";
+    if was_lb && !is_lb {
+        let (n, o) = (
+            new.pointer("/spec/allocateLoadBalancerNodePorts"),
+            old.pointer("/spec/allocateLoadBalancerNodePorts"),
+        );
+        if n.is_some_and(|n| !n.is_null()) && n == o {
+            drop.push("allocateLoadBalancerNodePorts");
+        }
+        if same("/spec/loadBalancerClass") {
+            drop.push("loadBalancerClass");
+        }
+    }
+    if externally_accessible(old)
+        && !externally_accessible(new)
+        && same("/spec/externalTrafficPolicy")
+    {
+        drop.push("externalTrafficPolicy");
+    }
+    if let Some(spec) = new.get_mut("spec").and_then(Value::as_object_mut) {
+        for k in drop {
+            spec.remove(k);
+        }
+    }
+    // The load balancer's status goes with the type (de-provisioning is the controller's).
+    if was_lb
+        && !is_lb
+        && let Some(status) = new.get_mut("status").and_then(Value::as_object_mut)
+    {
+        status.insert("loadBalancer".into(), json!({}));
+    }
+}
+
+/// Upstream's ValidateService.
+pub fn validate_service(svc: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let annotations = svc
+        .pointer("/metadata/annotations")
+        .and_then(Value::as_object);
+    let annotation = |k: &str| annotations.and_then(|a| a.get(k)).and_then(Value::as_str);
+    if let (Some(hints), Some(mode)) = (annotation(TOPOLOGY_HINTS), annotation(TOPOLOGY_MODE))
+        && hints != mode
+    {
+        errs.push(FieldError::invalid(
+            format!("metadata.annotations[{TOPOLOGY_MODE}]"),
+            mode,
+            format!("must match annotations[{TOPOLOGY_HINTS}] when both are specified"),
+        ));
+    }
+    let ty = service_type(svc);
+    let ports = list(svc, "/spec/ports");
+    if ports.is_empty() && !is_headless(svc) && ty != "ExternalName" {
+        errs.push(FieldError::required("spec.ports", ""));
+    }
+    match ty {
+        "LoadBalancer" | "NodePort" if text(svc, "/spec/clusterIP") == "None" => {
+            errs.push(FieldError::invalid(
+                "spec.clusterIPs[0]",
+                "None",
+                format!("may not be set to 'None' for {ty} services"),
+            ));
+        }
+        "ExternalName" => {
+            if !list(svc, "/spec/clusterIPs").is_empty() || !text(svc, "/spec/clusterIP").is_empty()
+            {
+                errs.push(FieldError::forbidden(
+                    "spec.clusterIPs",
+                    "may not be set for ExternalName services",
+                ));
+            }
+            if !list(svc, "/spec/ipFamilies").is_empty() {
+                errs.push(FieldError::forbidden(
+                    "spec.ipFamilies",
+                    "may not be set for ExternalName services",
+                ));
+            }
+            if svc
+                .pointer("/spec/ipFamilyPolicy")
+                .is_some_and(|p| !p.is_null())
+            {
+                errs.push(FieldError::forbidden(
+                    "spec.ipFamilyPolicy",
+                    "may not be set for ExternalName services",
+                ));
+            }
+            // A CNAME may end in a dot (fully qualified).
+            let cname = text(svc, "/spec/externalName");
+            let cname = cname.strip_suffix('.').unwrap_or(cname);
+            if cname.is_empty() {
+                errs.push(FieldError::required("spec.externalName", ""));
+            } else {
+                for msg in is_dns1123_subdomain(cname) {
+                    errs.push(FieldError::invalid("spec.externalName", cname, msg));
+                }
+            }
+        }
+        _ => {}
+    }
+    let mut names = HashSet::new();
+    for (i, port) in ports.iter().enumerate() {
+        errs.extend(validate_port(port, ports.len() > 1, &mut names, i));
+    }
+    if let Some(selector) = svc.pointer("/spec/selector").and_then(Value::as_object) {
+        let pairs: Vec<(String, String)> = selector
+            .iter()
+            .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
+            .collect();
+        errs.extend(validate_labels(&pairs, "spec.selector"));
+    }
+    errs.extend(validate_session_affinity(svc));
+    for (i, ip) in list(svc, "/spec/externalIPs").iter().enumerate() {
+        let field = format!("spec.externalIPs[{i}]");
+        let ip = ip.as_str().unwrap_or_default();
+        let bad = legacy_ip_errors(ip);
+        if bad.is_empty() {
+            errs.extend(non_special_ip_errors(ip, &field));
+        }
+        errs.extend(bad.into_iter().map(|m| FieldError::invalid(&field, ip, m)));
+    }
+    const TYPES: [&str; 4] = ["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"];
+    if ty.is_empty() {
+        errs.push(FieldError::required("spec.type", ""));
+    } else if !TYPES.contains(&ty) {
+        errs.push(FieldError::not_supported("spec.type", ty, &TYPES));
+    }
+    let node_port = |p: &Value| p.get("nodePort").and_then(Value::as_i64).unwrap_or(0);
+    if ty == "ClusterIP" {
+        for (i, p) in ports.iter().enumerate() {
+            if node_port(p) != 0 {
+                errs.push(FieldError::forbidden(
+                    format!("spec.ports[{i}].nodePort"),
+                    "may not be used when `type` is 'ClusterIP'",
+                ));
+            }
+        }
+    }
+    // Duplicate node ports and ports, by (protocol, number).
+    let protocol = |p: &Value| text(p, "/protocol").to_string();
+    let mut node_ports = HashSet::new();
+    let mut numbers = HashSet::new();
+    for (i, p) in ports.iter().enumerate() {
+        let n = node_port(p);
+        if n != 0 && !node_ports.insert((protocol(p), n)) {
+            errs.push(FieldError::duplicate(
+                format!("spec.ports[{i}].nodePort"),
+                n,
+            ));
+        }
+    }
+    for (i, p) in ports.iter().enumerate() {
+        let port = p.get("port").and_then(Value::as_i64).unwrap_or(0);
+        if !numbers.insert((protocol(p), port)) {
+            // Upstream prints the key, a ServicePort with only these two fields, as Go does.
+            let key = format!(
+                "core.ServicePort{{Name:\"\", Protocol:{:?}, AppProtocol:(*string)(nil), Port:{port}, TargetPort:intstr.IntOrString{{Type:0, IntVal:0, StrVal:\"\"}}, NodePort:0}}",
+                protocol(p)
+            );
+            errs.push(FieldError::new(
+                FieldErrorType::Duplicate,
+                format!("spec.ports[{i}]"),
+                BadValue::Raw(key),
+                "",
+            ));
+        }
+    }
+    errs.extend(validate_source_ranges(svc, annotation(SOURCE_RANGES)));
+    let allocate = svc
+        .pointer("/spec/allocateLoadBalancerNodePorts")
+        .filter(|v| !v.is_null());
+    if allocate.is_some() && ty != "LoadBalancer" {
+        errs.push(FieldError::forbidden(
+            "spec.allocateLoadBalancerNodePorts",
+            "may only be used when `type` is 'LoadBalancer'",
+        ));
+    }
+    if ty == "LoadBalancer" && allocate.is_none() {
+        // Upstream names this field without its `spec.`.
+        errs.push(FieldError::required("allocateLoadBalancerNodePorts", ""));
+    }
+    if let Some(class) = svc
+        .pointer("/spec/loadBalancerClass")
+        .filter(|v| !v.is_null())
+    {
+        let class = class.as_str().unwrap_or_default();
+        if ty == "LoadBalancer" {
+            for msg in is_qualified_name(class) {
+                errs.push(FieldError::invalid("spec.loadBalancerClass", class, msg));
+            }
+        } else {
+            errs.push(FieldError::forbidden(
+                "spec.loadBalancerClass",
+                "may only be used when service type is 'LoadBalancer'",
+            ));
+        }
+    }
+    errs.extend(validate_traffic_policies(svc));
+    errs
+}
+
+/// Upstream's validateServicePort.
+fn validate_port(
+    p: &Value,
+    require_name: bool,
+    names: &mut HashSet<String>,
+    i: usize,
+) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let at = |f: &str| format!("spec.ports[{i}].{f}");
+    let name = text(p, "/name");
+    if require_name && name.is_empty() {
+        errs.push(FieldError::required(at("name"), ""));
+    } else if !name.is_empty() {
+        for msg in is_dns1123_label(name) {
+            errs.push(FieldError::invalid(at("name"), name, msg));
+        }
+        if !names.insert(name.to_string()) {
+            errs.push(FieldError::duplicate(at("name"), name));
+        }
+    }
+    let port = p.get("port").and_then(Value::as_i64).unwrap_or(0);
+    for msg in is_valid_port_num(port) {
+        errs.push(FieldError::invalid(at("port"), port, msg));
+    }
+    const PROTOCOLS: [&str; 3] = ["SCTP", "TCP", "UDP"];
+    match text(p, "/protocol") {
+        "" => errs.push(FieldError::required(at("protocol"), "")),
+        proto if !PROTOCOLS.contains(&proto) => {
+            errs.push(FieldError::not_supported(at("protocol"), proto, &PROTOCOLS));
+        }
+        _ => {}
+    }
+    match p.get("targetPort") {
+        Some(Value::String(name)) => {
+            for msg in is_valid_port_name(name) {
+                errs.push(FieldError::invalid(at("targetPort"), name.as_str(), msg));
+            }
+        }
+        target => {
+            let n = target.and_then(Value::as_i64).unwrap_or(0);
+            for msg in is_valid_port_num(n) {
+                errs.push(FieldError::invalid(at("targetPort"), n, msg));
+            }
+        }
+    }
+    if let Some(proto) = p.get("appProtocol").and_then(Value::as_str) {
+        for msg in is_qualified_name(proto) {
+            errs.push(FieldError::invalid(at("appProtocol"), proto, msg));
+        }
+    }
+    errs
+}
+
+/// Upstream's session affinity checks with validateClientIPAffinityConfig.
+fn validate_session_affinity(svc: &Value) -> Vec<FieldError> {
+    const FIELD: &str = "spec.sessionAffinityConfig";
+    const AFFINITIES: [&str; 2] = ["ClientIP", "None"];
+    let affinity = text(svc, "/spec/sessionAffinity");
+    let config = svc
+        .pointer("/spec/sessionAffinityConfig")
+        .filter(|c| !c.is_null());
+    let mut errs = Vec::new();
+    if affinity.is_empty() {
+        errs.push(FieldError::required("spec.sessionAffinity", ""));
+    } else if !AFFINITIES.contains(&affinity) {
+        errs.push(FieldError::not_supported(
+            "spec.sessionAffinity",
+            affinity,
+            &AFFINITIES,
+        ));
+    }
+    let when = "when session affinity type is ClientIP";
+    match affinity {
+        "ClientIP" => match config
+            .and_then(|c| c.get("clientIP"))
+            .filter(|c| !c.is_null())
+        {
+            None if config.is_none() => errs.push(FieldError::required(FIELD, when)),
+            None => errs.push(FieldError::required(format!("{FIELD}.clientIP"), when)),
+            Some(client) => match client.get("timeoutSeconds").and_then(Value::as_i64) {
+                None => errs.push(FieldError::required(
+                    format!("{FIELD}.clientIP.timeoutSeconds"),
+                    when,
+                )),
+                Some(t) if t <= 0 || t > MAX_AFFINITY_SECONDS => {
+                    errs.push(FieldError::invalid(
+                        format!("{FIELD}.clientIP.timeoutSeconds"),
+                        t,
+                        format!("must be greater than 0 and less than {MAX_AFFINITY_SECONDS}"),
+                    ));
+                }
+                Some(_) => {}
+            },
+        },
+        "None" if config.is_some() => errs.push(FieldError::forbidden(
+            FIELD,
+            "must not be set when session affinity is None",
+        )),
+        _ => {}
+    }
+    errs
+}
+
+/// Upstream's ValidateNonSpecialIP: an external IP may not be unspecified, loopback or
+/// link-local.
+fn non_special_ip_errors(ip: &str, field: &str) -> Vec<FieldError> {
+    let Ok(addr) = ip.parse::<IpAddr>() else {
+        return Vec::new();
+    };
+    let mut details = Vec::new();
+    if addr.is_unspecified() {
+        details.push(format!("may not be unspecified ({ip})"));
+    }
+    if addr.is_loopback() {
+        details.push("may not be in the loopback range (127.0.0.0/8, ::1/128)".to_string());
+    }
+    let (link_local, link_local_multicast) = match addr {
+        IpAddr::V4(v4) => (v4.is_link_local(), v4.octets()[..3] == [224, 0, 0]),
+        IpAddr::V6(v6) => (
+            v6.segments()[0] & 0xffc0 == 0xfe80,
+            v6.segments()[0] & 0xff0f == 0xff02,
+        ),
+    };
+    if link_local {
+        details.push("may not be in the link-local range (169.254.0.0/16, fe80::/10)".to_string());
+    }
+    if link_local_multicast {
+        details.push(
+            "may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)".to_string(),
+        );
+    }
+    details
+        .into_iter()
+        .map(|d| FieldError::invalid(field, ip, d))
+        .collect()
+}
+
+/// `spec.loadBalancerSourceRanges`, or the older annotation when the field is empty: only for
+/// load balancers, and each a CIDR.
+fn validate_source_ranges(svc: &Value, annotation: Option<&str>) -> Vec<FieldError> {
+    let ty = service_type(svc);
+    let ranges = list(svc, "/spec/loadBalancerSourceRanges");
+    let mut errs = Vec::new();
+    let only_lb = "may only be used when `type` is 'LoadBalancer'";
+    if !ranges.is_empty() {
+        // Upstream's field path, capital L included.
+        const FIELD: &str = "spec.LoadBalancerSourceRanges";
+        if ty != "LoadBalancer" {
+            errs.push(FieldError::forbidden(FIELD, only_lb));
+        }
+        for (i, v) in ranges.iter().enumerate() {
+            // Space-padded values are tolerated, as they were in the annotation.
+            let value = v.as_str().unwrap_or_default().trim();
+            for msg in legacy_cidr_errors(value) {
+                errs.push(FieldError::invalid(format!("{FIELD}[{i}]"), value, msg));
+            }
+        }
+    } else if let Some(val) = annotation {
+        let field = format!("metadata.annotations[{SOURCE_RANGES}]");
+        if ty != "LoadBalancer" {
+            errs.push(FieldError::forbidden(&field, only_lb));
+        }
+        let val = val.trim();
+        if !val.is_empty() {
+            for value in val.split(',').map(str::trim) {
+                for msg in legacy_cidr_errors(value) {
+                    errs.push(FieldError::invalid(&field, value, msg));
+                }
+            }
+        }
+    }
+    errs
+}
+
+/// External and internal traffic policies, the health check node port and the traffic
+/// distribution.
+fn validate_traffic_policies(svc: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let etp = text(svc, "/spec/externalTrafficPolicy");
+    const POLICIES: [&str; 2] = ["Cluster", "Local"];
+    if !externally_accessible(svc) {
+        if !etp.is_empty() {
+            errs.push(FieldError::invalid(
+                "spec.externalTrafficPolicy",
+                etp,
+                "may only be set for externally-accessible services",
+            ));
+        }
+    } else if etp.is_empty() {
+        errs.push(FieldError::required("spec.externalTrafficPolicy", ""));
+    } else if !POLICIES.contains(&etp) {
+        errs.push(FieldError::not_supported(
+            "spec.externalTrafficPolicy",
+            etp,
+            &POLICIES,
+        ));
+    }
+    let health = svc
+        .pointer("/spec/healthCheckNodePort")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    if !needs_health_check(svc) {
+        if health != 0 {
+            errs.push(FieldError::invalid(
+                "spec.healthCheckNodePort",
+                health,
+                "may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'",
+            ));
+        }
+    } else if health != 0 {
+        // k1s does not allocate a health check node port yet, so none is required; one the
+        // client sets must be a port number.
+        for msg in is_valid_port_num(health) {
+            errs.push(FieldError::invalid("spec.healthCheckNodePort", health, msg));
+        }
+    }
+    match svc
+        .pointer("/spec/internalTrafficPolicy")
+        .filter(|v| !v.is_null())
+    {
+        None => {
+            if matches!(service_type(svc), "NodePort" | "LoadBalancer" | "ClusterIP") {
+                errs.push(FieldError::required("spec.internalTrafficPolicy", ""));
+            }
+        }
+        Some(itp) => {
+            let itp = itp.as_str().unwrap_or_default();
+            if !POLICIES.contains(&itp) {
+                errs.push(FieldError::not_supported(
+                    "spec.internalTrafficPolicy",
+                    itp,
+                    &POLICIES,
+                ));
+            }
+        }
+    }
+    const DISTRIBUTIONS: [&str; 3] = ["PreferClose", "PreferSameZone", "PreferSameNode"];
+    if let Some(d) = svc
+        .pointer("/spec/trafficDistribution")
+        .filter(|v| !v.is_null())
+    {
+        let d = d.as_str().unwrap_or_default();
+        if !DISTRIBUTIONS.contains(&d) {
+            errs.push(FieldError::not_supported(
+                "spec.trafficDistribution",
+                d,
+                &DISTRIBUTIONS,
+            ));
+        }
+    }
+    errs
+}
+
+/// What ValidateServiceUpdate adds to ValidateService: the primary cluster IP and a load
+/// balancer's class cannot change.
+fn validate_update_only(new: &Value, old: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let (new_ips, old_ips) = (list(new, "/spec/clusterIPs"), list(old, "/spec/clusterIPs"));
+    let types_keep_ips = service_type(old) != "ExternalName" && service_type(new) != "ExternalName";
+    if new_ips != old_ips
+        && types_keep_ips
+        && old_ips
+            .first()
+            .and_then(Value::as_str)
+            .is_some_and(|ip| ip != "None")
+        && new_ips
+            .first()
+            .is_some_and(|ip| Some(ip) != old_ips.first())
+    {
+        errs.push(FieldError::invalid_raw(
+            "spec.clusterIPs[0]",
+            go_strings(new_ips),
+            "may not change once set",
+        ));
+    }
+    if service_type(old) == "LoadBalancer"
+        && service_type(new) == "LoadBalancer"
+        && new.pointer("/spec/loadBalancerClass") != old.pointer("/spec/loadBalancerClass")
+    {
+        let class = new
+            .pointer("/spec/loadBalancerClass")
+            .cloned()
+            .unwrap_or(Value::Null);
+        errs.push(FieldError::invalid(
+            "spec.loadBalancerClass",
+            class,
+            "may not change once set",
+        ));
+    }
+    errs
+}
+
+/// Upstream's ValidateLoadBalancerStatus.
+fn validate_load_balancer_status(svc: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    for (i, ing) in list(svc, "/status/loadBalancer/ingress").iter().enumerate() {
+        let at = |f: &str| format!("status.loadBalancer.ingress[{i}].{f}");
+        let ip = text(ing, "/ip");
+        if !ip.is_empty() {
+            for msg in legacy_ip_errors(ip) {
+                errs.push(FieldError::invalid(at("ip"), ip, msg));
+            }
+        }
+        if let Some(mode) = ing.get("ipMode").filter(|m| !m.is_null()) {
+            const MODES: [&str; 2] = ["Proxy", "VIP"];
+            let mode = mode.as_str().unwrap_or_default();
+            if ip.is_empty() {
+                errs.push(FieldError::forbidden(
+                    at("ipMode"),
+                    "may not be specified when `ip` is not set",
+                ));
+            } else if !MODES.contains(&mode) {
+                errs.push(FieldError::not_supported(at("ipMode"), mode, &MODES));
+            }
+        }
+        let host = text(ing, "/hostname");
+        if !host.is_empty() {
+            for msg in is_dns1123_subdomain(host) {
+                errs.push(FieldError::invalid(at("hostname"), host, msg));
+            }
+            if host.parse::<IpAddr>().is_ok() {
+                errs.push(FieldError::invalid(
+                    at("hostname"),
+                    host,
+                    "must be a DNS name, not an IP address",
+                ));
+            }
+        }
+    }
+    errs
+}
+
+/// Upstream's GetWarningsForService.
+fn warnings(svc: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    let annotations = svc
+        .pointer("/metadata/annotations")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_else(Map::new);
+    if annotations.contains_key(TOPOLOGY_HINTS) {
+        out.push(format!(
+            "annotation {TOPOLOGY_HINTS} is deprecated, please use {TOPOLOGY_MODE} instead"
+        ));
+    }
+    let ty = service_type(svc);
+    let cluster_ip = text(svc, "/spec/clusterIP");
+    if !cluster_ip.is_empty() && cluster_ip != "None" {
+        for (i, ip) in list(svc, "/spec/clusterIPs").iter().enumerate() {
+            out.extend(ip_warning(&format!("spec.clusterIPs[{i}]"), ip));
+        }
+    }
+    let external_ips = list(svc, "/spec/externalIPs");
+    if is_headless(svc) {
+        if !text(svc, "/spec/loadBalancerIP").is_empty() {
+            out.push("spec.loadBalancerIP is ignored for headless services".into());
+        }
+        if !external_ips.is_empty() {
+            out.push("spec.externalIPs is ignored for headless services".into());
+        }
+        if text(svc, "/spec/sessionAffinity") != "None" {
+            out.push("spec.SessionAffinity is ignored for headless services".into());
+        }
+    }
+    for (i, ip) in external_ips.iter().enumerate() {
+        out.extend(ip_warning(&format!("spec.externalIPs[{i}]"), ip));
+    }
+    if !external_ips.is_empty() && !is_headless(svc) && ty != "ExternalName" {
+        out.push(
+            "spec.externalIPs is deprecated and may no longer be implemented in some clusters"
+                .into(),
+        );
+    }
+    if let Some(ip) = svc.pointer("/spec/loadBalancerIP") {
+        out.extend(ip_warning("spec.loadBalancerIP", ip));
+    }
+    for (i, cidr) in list(svc, "/spec/loadBalancerSourceRanges")
+        .iter()
+        .enumerate()
+    {
+        let field = format!("spec.loadBalancerSourceRanges[{i}]");
+        let value = cidr.as_str().unwrap_or_default();
+        if let Some((addr, len)) = value.split_once('/')
+            && let Ok(IpAddr::V6(v6)) = addr.parse::<IpAddr>()
+            && format!("{v6}/{len}") != value
+        {
+            out.push(format!(
+                "{field}: IPv6 CIDR value {value:?} should be in RFC 5952 canonical format (\"{v6}/{len}\")"
+            ));
+        }
+    }
+    if ty == "ExternalName" && !external_ips.is_empty() {
+        out.push("spec.externalIPs is ignored when spec.type is \"ExternalName\"".into());
+    }
+    if ty != "ExternalName" && !text(svc, "/spec/externalName").is_empty() {
+        out.push("spec.externalName is ignored when spec.type is not \"ExternalName\"".into());
+    }
+    if text(svc, "/spec/trafficDistribution") == "PreferClose" {
+        out.push(
+            "spec.trafficDistribution: \"PreferClose\" is deprecated; use \"PreferSameZone\""
+                .into(),
+        );
+    }
+    out
+}
+
+/// Upstream's GetWarningsForIP for a value validation accepted: an IPv6 address not in its
+/// canonical form (strict validation already refuses leading zeros and IPv4-mapped forms).
+fn ip_warning(field: &str, ip: &Value) -> Option<String> {
+    let value = ip.as_str()?;
+    match value.parse::<IpAddr>() {
+        Ok(IpAddr::V6(v6)) if v6.to_string() != value => Some(format!(
+            "{field}: IPv6 address {value:?} should be in RFC 5952 canonical format (\"{v6}\")"
+        )),
+        _ => None,
+    }
+}
