@@ -14,63 +14,7 @@ pub fn default_pod_template(template: &mut Value) {
     }
 }
 
-/// The checks of a pod spec every client trips over first.
-pub fn validate_pod_spec(spec: Option<&Value>, path: &str) -> Vec<FieldError> {
-    let mut errs = Vec::new();
-    let Some(spec) = spec else {
-        errs.push(FieldError::required(path, ""));
-        return errs;
-    };
-    match spec.get("containers").and_then(Value::as_array) {
-        None => errs.push(FieldError::required(format!("{path}.containers"), "")),
-        Some(cs) if cs.is_empty() => {
-            errs.push(FieldError::required(format!("{path}.containers"), ""))
-        }
-        Some(cs) => {
-            let mut seen = std::collections::HashSet::new();
-            for (i, c) in cs.iter().enumerate() {
-                let name = c.get("name").and_then(Value::as_str).unwrap_or_default();
-                if name.is_empty() {
-                    errs.push(FieldError::required(
-                        format!("{path}.containers[{i}].name"),
-                        "",
-                    ));
-                } else if !seen.insert(name) {
-                    errs.push(FieldError::duplicate(
-                        format!("{path}.containers[{i}].name"),
-                        name,
-                    ));
-                }
-                if c.get("image")
-                    .and_then(Value::as_str)
-                    .is_none_or(str::is_empty)
-                {
-                    errs.push(FieldError::required(
-                        format!("{path}.containers[{i}].image"),
-                        "",
-                    ));
-                }
-            }
-        }
-    }
-    for list in ["containers", "initContainers"] {
-        for (i, c) in spec
-            .get(list)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .enumerate()
-        {
-            if let Some(r) = c.get("resources") {
-                errs.extend(validate_resource_requirements(
-                    r,
-                    &format!("{path}.{list}[{i}].resources"),
-                ));
-            }
-        }
-    }
-    errs
-}
+pub use super::pod_validation::validate_pod_spec;
 
 /// Whether a resource may be requested below its limit (upstream's IsOvercommitAllowed: names
 /// in the default namespace other than hugepages; extended resources are not).
@@ -82,7 +26,7 @@ fn overcommit_allowed(name: &str) -> bool {
 /// A container's requests and limits (upstream's ValidateResourceRequirements): quantities are
 /// not negative, a request is at most its limit, and resources that cannot be overcommitted
 /// have a limit equal to the request.
-fn validate_resource_requirements(resources: &Value, path: &str) -> Vec<FieldError> {
+pub(super) fn validate_resource_requirements(resources: &Value, path: &str) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let list = |key: &str| -> Vec<(String, Option<Quantity>)> {
         resources

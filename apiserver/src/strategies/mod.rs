@@ -7,6 +7,7 @@ mod core;
 pub(crate) mod networking;
 mod other;
 mod pod_spec;
+mod pod_validation;
 mod service;
 mod warnings;
 

@@ -164,35 +164,37 @@ fn default_field_ref(r: &mut Value) {
     }
 }
 
-/// The volume sources a Volume may name; a volume with none of them is an emptyDir.
-const VOLUME_SOURCES: &[&str] = &[
+/// The volume sources a Volume may name, in the order upstream's validateVolumeSource checks
+/// them (it decides which of two sources is the one too many); a volume with none of them is
+/// an emptyDir.
+pub const VOLUME_SOURCES: [&str; 30] = [
     "hostPath",
     "emptyDir",
+    "gitRepo",
     "gcePersistentDisk",
     "awsElasticBlockStore",
-    "gitRepo",
     "secret",
     "nfs",
     "iscsi",
     "glusterfs",
+    "flocker",
     "persistentVolumeClaim",
     "rbd",
-    "flexVolume",
     "cinder",
     "cephfs",
-    "flocker",
+    "quobyte",
     "downwardAPI",
     "fc",
-    "azureFile",
+    "flexVolume",
     "configMap",
+    "azureFile",
     "vsphereVolume",
-    "quobyte",
-    "azureDisk",
     "photonPersistentDisk",
-    "projected",
     "portworxVolume",
-    "scaleIO",
+    "azureDisk",
     "storageos",
+    "projected",
+    "scaleIO",
     "csi",
     "ephemeral",
     "image",

@@ -13,10 +13,12 @@ fn defaulted(group: &str, version: &str, resource: &str, mut obj: Value) -> Valu
     obj
 }
 
+/// Validation errors of `obj` after its defaults, as the server validates it.
 fn errors(group: &str, version: &str, resource: &str, obj: &Value) -> Vec<String> {
     let info = catalog::find(group, version, resource).expect("in the catalog");
+    let obj = defaulted(group, version, resource, obj.clone());
     for_resource(info)
-        .validate(obj)
+        .validate(&obj)
         .iter()
         .map(ToString::to_string)
         .collect()
@@ -768,4 +770,122 @@ fn service_warnings_are_upstreams() {
             "spec.externalIPs is deprecated and may no longer be implemented in some clusters",
         ]
     );
+}
+
+#[test]
+fn pod_spec_validation_follows_upstreams_cases() {
+    let pod = |spec: Value| {
+        let mut p = json!({ "metadata": { "name": "p" },
+            "spec": { "containers": [{ "name": "c", "image": "nginx" }] } });
+        merge(&mut p["spec"], spec);
+        errors("", "v1", "pods", &p)
+    };
+    fn merge(into: &mut Value, from: Value) {
+        if let (Some(into), Value::Object(from)) = (into.as_object_mut(), from) {
+            into.extend(from);
+        }
+    }
+    assert!(pod(json!({})).is_empty());
+    let ok = json!({ "volumes": [{ "name": "data" }, { "name": "cfg", "configMap": { "name": "c" } }],
+        "containers": [{ "name": "c", "image": "nginx",
+            "ports": [{ "name": "http", "containerPort": 80 }],
+            "env": [{ "name": "A", "value": "1" },
+                    { "name": "POD", "valueFrom": { "fieldRef": { "fieldPath": "metadata.name" } } }],
+            "volumeMounts": [{ "name": "data", "mountPath": "/data" }, { "name": "cfg", "mountPath": "/etc/c" }],
+            "livenessProbe": { "httpGet": { "port": "http" } } }],
+        "initContainers": [{ "name": "side", "image": "busybox", "restartPolicy": "Always",
+            "readinessProbe": { "exec": { "command": ["true"] } } }],
+        "tolerations": [{ "operator": "Exists" }, { "key": "k", "value": "v", "effect": "NoExecute", "tolerationSeconds": 5 }] });
+    assert_eq!(pod(ok), Vec::<String>::new());
+
+    let cases: [(Value, &str); 20] = [
+        (
+            json!({ "containers": [{ "name": "Web", "image": "i" }] }),
+            "spec.containers[0].name: Invalid value: \"Web\": a lowercase RFC 1123 label",
+        ),
+        (
+            json!({ "containers": [{ "name": "c", "image": "i" }], "initContainers": [{ "name": "c", "image": "i" }] }),
+            "spec.initContainers[0].name: Duplicate value: \"c\"",
+        ),
+        (
+            json!({ "containers": [{ "name": "c", "image": "i", "ports": [{ "containerPort": 0 }] }] }),
+            "spec.containers[0].ports[0].containerPort: Required value",
+        ),
+        (
+            json!({ "containers": [{ "name": "c", "image": "i", "ports": [{ "containerPort": 70000 }] }] }),
+            "spec.containers[0].ports[0].containerPort: Invalid value: 70000: must be between 1 and 65535, inclusive",
+        ),
+        (
+            json!({ "containers": [{ "name": "c", "image": "i", "ports": [{ "name": "a", "containerPort": 1 }, { "name": "a", "containerPort": 2 }] }] }),
+            "spec.containers[0].ports[1].name: Duplicate value: \"a\"",
+        ),
+        (
+            json!({ "containers": [{ "name": "c", "image": "i", "ports": [{ "containerPort": 80, "hostPort": 8080 }] },
+                                { "name": "d", "image": "i", "ports": [{ "containerPort": 81, "hostPort": 8080 }] }] }),
+            "spec.containers[1].ports[0].hostPort: Duplicate value: \"TCP//8080\"",
+        ),
+        (
+            json!({ "containers": [{ "name": "c", "image": "i", "env": [{ "name": "A=B" }] }] }),
+            "spec.containers[0].env[0].name: Invalid value: \"A=B\": a valid environment variable name must consist only of printable ASCII characters other than '='",
+        ),
+        (
+            json!({ "containers": [{ "name": "c", "image": "i", "env": [{ "name": "A", "valueFrom": {} }] }] }),
+            "spec.containers[0].env[0].valueFrom: Invalid value: \"\": must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`",
+        ),
+        (
+            json!({ "containers": [{ "name": "c", "image": "i", "volumeMounts": [{ "name": "x", "mountPath": "/x" }] }] }),
+            "spec.containers[0].volumeMounts[0].name: Not found: \"x\"",
+        ),
+        (
+            json!({ "volumes": [{ "name": "a" }, { "name": "a" }] }),
+            "spec.volumes[1].name: Duplicate value: \"a\"",
+        ),
+        (
+            json!({ "volumes": [{ "name": "a", "emptyDir": {}, "secret": { "secretName": "s" } }] }),
+            "spec.volumes[0].secret: Forbidden: may not specify more than 1 volume type",
+        ),
+        (
+            json!({ "volumes": [{ "name": "a", "secret": {} }] }),
+            "spec.volumes[0].secret.secretName: Required value",
+        ),
+        (
+            json!({ "containers": [{ "name": "c", "image": "i", "imagePullPolicy": "Sometimes" }] }),
+            "spec.containers[0].imagePullPolicy: Unsupported value: \"Sometimes\": supported values: \"Always\", \"IfNotPresent\", \"Never\"",
+        ),
+        (
+            json!({ "containers": [{ "name": "c", "image": "i", "livenessProbe": { "exec": { "command": ["x"] }, "successThreshold": 2 } }] }),
+            "spec.containers[0].livenessProbe.successThreshold: Invalid value: 2: must be 1",
+        ),
+        (
+            json!({ "containers": [{ "name": "c", "image": "i", "readinessProbe": {} }] }),
+            "spec.containers[0].readinessProbe: Required value: must specify a handler type",
+        ),
+        (
+            json!({ "initContainers": [{ "name": "i", "image": "i", "livenessProbe": { "exec": { "command": ["x"] } } }] }),
+            "spec.initContainers[0].livenessProbe: Forbidden: may not be set for init containers without restartPolicy=Always",
+        ),
+        (
+            json!({ "restartPolicy": "Sometimes" }),
+            "spec.restartPolicy: Unsupported value: \"Sometimes\": supported values: \"Always\", \"OnFailure\", \"Never\"",
+        ),
+        (
+            json!({ "dnsPolicy": "None" }),
+            "spec.dnsConfig: Required value: must provide `dnsConfig` when `dnsPolicy` is None",
+        ),
+        (
+            json!({ "tolerations": [{ "key": "k", "operator": "Exists", "value": "v" }] }),
+            "spec.tolerations[0].operator: Invalid value: \"v\": value must be empty when `operator` is 'Exists'",
+        ),
+        (
+            json!({ "activeDeadlineSeconds": 0 }),
+            "spec.activeDeadlineSeconds: Invalid value: 0: must be between 1 and 2147483647, inclusive",
+        ),
+    ];
+    for (spec, want) in cases {
+        let got = pod(spec.clone());
+        assert!(
+            got.iter().any(|e| e.starts_with(want)),
+            "{spec}: want {want:?}, got {got:?}"
+        );
+    }
 }

@@ -1,0 +1,1094 @@
+//! Upstream's ValidatePodSpec (`pkg/apis/core/validation`): volumes, containers and init
+//! containers (names, images, ports, env, mounts, probes, lifecycle, pull and termination
+//! message policies), and the pod-level fields (restart and DNS policies, node selector,
+//! tolerations, names of other objects, deadlines), with upstream's field paths and messages.
+//! Affinity, topology spread, security contexts and DNS options beyond the basics are not
+//! checked here.
+
+use std::collections::HashSet;
+
+use k1s_apimachinery::FieldError;
+use k1s_apimachinery::ip::legacy_ip_errors;
+use k1s_apimachinery::meta::validate_labels;
+use k1s_apimachinery::validation::{
+    is_dns1123_label, is_dns1123_subdomain, is_qualified_name, is_valid_label_value,
+    is_valid_port_name, is_valid_port_num,
+};
+use serde_json::Value;
+
+use super::apps::validate_resource_requirements;
+use super::pod_spec::VOLUME_SOURCES;
+
+const FILE_MODE_ERROR: &str = "must be a number between 0 and 0777 (octal), both inclusive";
+const NON_NEGATIVE: &str = "must be greater than or equal to 0";
+
+fn text<'a>(v: &'a Value, key: &str) -> &'a str {
+    v.get(key).and_then(Value::as_str).unwrap_or("")
+}
+
+fn items<'a>(v: &'a Value, key: &str) -> &'a [Value] {
+    v.get(key)
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+fn set<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
+    v.get(key).filter(|x| !x.is_null())
+}
+
+/// Each message of `check(value)` as an Invalid error at `field`.
+fn invalid_each(field: &str, value: &str, msgs: Vec<String>) -> Vec<FieldError> {
+    msgs.into_iter()
+        .map(|m| FieldError::invalid(field, value, m))
+        .collect()
+}
+
+/// Upstream's NotSupported-or-Required check of an enum field.
+fn one_of(field: &str, value: Option<&str>, allowed: &[&str], errs: &mut Vec<FieldError>) {
+    match value {
+        None | Some("") => errs.push(FieldError::required(field, "")),
+        Some(v) if !allowed.contains(&v) => errs.push(FieldError::not_supported(field, v, allowed)),
+        Some(_) => {}
+    }
+}
+
+/// Upstream's ValidatePodSpec at `path` (`spec`, or `spec.template.spec` in a template).
+pub fn validate_pod_spec(spec: Option<&Value>, path: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let Some(spec) = spec else {
+        errs.push(FieldError::required(path, ""));
+        return errs;
+    };
+    // A Pod itself, rather than a template inside another kind.
+    let is_pod = path == "spec";
+    if set(spec, "terminationGracePeriodSeconds").is_none() {
+        errs.push(FieldError::required(
+            format!("{path}.terminationGracePeriodSeconds"),
+            "",
+        ));
+    }
+    let volumes = validate_volumes(
+        items(spec, "volumes"),
+        &format!("{path}.volumes"),
+        &mut errs,
+    );
+    let containers = items(spec, "containers");
+    let init = items(spec, "initContainers");
+    let ctx = Context { volumes: &volumes };
+    // Regular containers.
+    let field = format!("{path}.containers");
+    if containers.is_empty() {
+        errs.push(FieldError::required(&field, ""));
+    }
+    let mut names = HashSet::new();
+    for (i, c) in containers.iter().enumerate() {
+        let at = format!("{field}[{i}]");
+        errs.extend(ctx.validate_container_common(c, &at));
+        let name = text(c, "name");
+        if !names.insert(name) {
+            errs.push(FieldError::duplicate(format!("{at}.name"), name));
+        }
+        if let Some(l) = set(c, "lifecycle") {
+            errs.extend(validate_lifecycle(l, &format!("{at}.lifecycle")));
+        }
+        errs.extend(validate_probes(c, &at));
+        if set(c, "restartPolicy").is_some() {
+            errs.push(FieldError::forbidden(
+                format!("{at}.restartPolicy"),
+                "may not be set for non-init containers",
+            ));
+        }
+    }
+    errs.extend(host_port_conflicts(containers.iter().enumerate(), &field));
+    // Init containers: names unique among all containers, probes only for sidecars.
+    let field = format!("{path}.initContainers");
+    for (i, c) in init.iter().enumerate() {
+        let at = format!("{field}[{i}]");
+        errs.extend(ctx.validate_container_common(c, &at));
+        let restart = set(c, "restartPolicy").map(|r| r.as_str().unwrap_or_default());
+        if let Some(r) = restart
+            && r != "Always"
+        {
+            errs.push(FieldError::not_supported(
+                format!("{at}.restartPolicy"),
+                r,
+                &["Always"],
+            ));
+        }
+        let name = text(c, "name");
+        if !names.insert(name) {
+            errs.push(FieldError::duplicate(format!("{at}.name"), name));
+        }
+        // Upstream checks each init container alone, so its path always says `[0]`.
+        errs.extend(host_port_conflicts(std::iter::once((0, c)), &field));
+        if restart == Some("Always") {
+            if let Some(l) = set(c, "lifecycle") {
+                errs.extend(validate_lifecycle(l, &format!("{at}.lifecycle")));
+            }
+            errs.extend(validate_probes(c, &at));
+        } else {
+            for f in [
+                "lifecycle",
+                "livenessProbe",
+                "readinessProbe",
+                "startupProbe",
+            ] {
+                if set(c, f).is_some() {
+                    errs.push(FieldError::forbidden(
+                        format!("{at}.{f}"),
+                        "may not be set for init containers without restartPolicy=Always",
+                    ));
+                }
+            }
+        }
+    }
+    // With the host's network, a host port is the container port (in a template, unset is
+    // allowed: the Pod's defaults fill it).
+    if spec.get("hostNetwork") == Some(&Value::Bool(true)) {
+        for (i, c) in containers.iter().enumerate() {
+            for (j, p) in items(c, "ports").iter().enumerate() {
+                let hp = p.get("hostPort").and_then(Value::as_i64).unwrap_or(0);
+                let cp = p.get("containerPort").and_then(Value::as_i64).unwrap_or(0);
+                if (is_pod || hp != 0) && hp != cp {
+                    errs.push(FieldError::invalid(
+                        format!("{path}.containers[{i}].ports[{j}].hostPort"),
+                        hp,
+                        "must match `containerPort` when `hostNetwork` is true",
+                    ));
+                }
+            }
+        }
+    }
+    one_of(
+        &format!("{path}.restartPolicy"),
+        spec.get("restartPolicy").and_then(Value::as_str),
+        &["Always", "OnFailure", "Never"],
+        &mut errs,
+    );
+    let dns_policy = spec.get("dnsPolicy").and_then(Value::as_str);
+    one_of(
+        &format!("{path}.dnsPolicy"),
+        dns_policy,
+        &["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"],
+        &mut errs,
+    );
+    if let Some(selector) = spec.get("nodeSelector").and_then(Value::as_object) {
+        let pairs: Vec<(String, String)> = selector
+            .iter()
+            .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
+            .collect();
+        errs.extend(validate_labels(&pairs, &format!("{path}.nodeSelector")));
+    }
+    errs.extend(validate_dns_config(spec, dns_policy, path));
+    for (i, gate) in items(spec, "readinessGates").iter().enumerate() {
+        let field = format!("{path}.readinessGates[{i}].conditionType");
+        let ty = text(gate, "conditionType");
+        errs.extend(invalid_each(&field, ty, is_qualified_name(ty)));
+    }
+    let mut gates = HashSet::new();
+    for (i, gate) in items(spec, "schedulingGates").iter().enumerate() {
+        let field = format!("{path}.schedulingGates[{i}]");
+        let name = text(gate, "name");
+        errs.extend(invalid_each(&field, name, is_qualified_name(name)));
+        if !gates.insert(name) {
+            errs.push(FieldError::duplicate(field, name));
+        }
+    }
+    // Names of other objects: a ServiceAccount, a Node, a PriorityClass (DNS subdomains).
+    for key in ["serviceAccountName", "nodeName", "priorityClassName"] {
+        let name = text(spec, key);
+        if !name.is_empty() {
+            let field = format!("{path}.{key}");
+            errs.extend(invalid_each(&field, name, is_dns1123_subdomain(name)));
+        }
+    }
+    if let Some(deadline) = set(spec, "activeDeadlineSeconds") {
+        let d = deadline.as_i64().unwrap_or(0);
+        if !(1..=i64::from(i32::MAX)).contains(&d) {
+            errs.push(FieldError::invalid(
+                format!("{path}.activeDeadlineSeconds"),
+                d,
+                "must be between 1 and 2147483647, inclusive",
+            ));
+        }
+    }
+    for key in ["hostname", "subdomain"] {
+        let name = text(spec, key);
+        if !name.is_empty() {
+            let field = format!("{path}.{key}");
+            errs.extend(invalid_each(&field, name, is_dns1123_label(name)));
+        }
+    }
+    errs.extend(validate_tolerations(
+        items(spec, "tolerations"),
+        &format!("{path}.tolerations"),
+    ));
+    for (i, alias) in items(spec, "hostAliases").iter().enumerate() {
+        let at = format!("{path}.hostAliases[{i}]");
+        let ip = text(alias, "ip");
+        errs.extend(invalid_each(&format!("{at}.ip"), ip, legacy_ip_errors(ip)));
+        for (j, host) in items(alias, "hostnames").iter().enumerate() {
+            let host = host.as_str().unwrap_or_default();
+            let field = format!("{at}.hostnames[{j}]");
+            errs.extend(invalid_each(&field, host, is_dns1123_subdomain(host)));
+        }
+    }
+    if let Some(runtime) = set(spec, "runtimeClassName") {
+        let name = runtime.as_str().unwrap_or_default();
+        let field = format!("{path}.runtimeClassName");
+        errs.extend(invalid_each(&field, name, is_dns1123_subdomain(name)));
+    }
+    if let Some(policy) = set(spec, "preemptionPolicy") {
+        one_of(
+            &format!("{path}.preemptionPolicy"),
+            policy.as_str(),
+            &["PreemptLowerPriority", "Never"],
+            &mut errs,
+        );
+    }
+    if is_pod {
+        // Pods only (templates keep their looser historical rules).
+        for list in ["containers", "initContainers"] {
+            for (i, c) in items(spec, list).iter().enumerate() {
+                let image = text(c, "image");
+                if image.len() != image.trim().len() {
+                    errs.push(FieldError::invalid(
+                        format!("{path}.{list}[{i}].image"),
+                        image,
+                        "must not have leading or trailing whitespace",
+                    ));
+                }
+            }
+        }
+    }
+    errs
+}
+
+/// What container validation needs from the pod: the names of its valid volumes and whether
+/// each is a PVC-backed (block-capable) one.
+struct Context<'a> {
+    volumes: &'a [(String, bool)],
+}
+
+impl Context<'_> {
+    /// Upstream's validateContainerCommon.
+    fn validate_container_common(&self, c: &Value, at: &str) -> Vec<FieldError> {
+        let mut errs = Vec::new();
+        let name = text(c, "name");
+        if name.is_empty() {
+            errs.push(FieldError::required(format!("{at}.name"), ""));
+        } else {
+            errs.extend(invalid_each(
+                &format!("{at}.name"),
+                name,
+                is_dns1123_label(name),
+            ));
+        }
+        let image = text(c, "image");
+        if image.is_empty() {
+            errs.push(FieldError::required(format!("{at}.image"), ""));
+        }
+        one_of(
+            &format!("{at}.terminationMessagePolicy"),
+            c.get("terminationMessagePolicy").and_then(Value::as_str),
+            &["File", "FallbackToLogsOnError"],
+            &mut errs,
+        );
+        errs.extend(validate_container_ports(
+            items(c, "ports"),
+            &format!("{at}.ports"),
+        ));
+        errs.extend(validate_env(items(c, "env"), &format!("{at}.env")));
+        errs.extend(validate_env_from(
+            items(c, "envFrom"),
+            &format!("{at}.envFrom"),
+        ));
+        errs.extend(self.validate_volume_mounts(c, at));
+        errs.extend(self.validate_volume_devices(c, at));
+        // The pull policy is defaulted from the image; without one there is nothing to add.
+        if !image.is_empty() {
+            one_of(
+                &format!("{at}.imagePullPolicy"),
+                c.get("imagePullPolicy").and_then(Value::as_str),
+                &["Always", "IfNotPresent", "Never"],
+                &mut errs,
+            );
+        }
+        if let Some(r) = c.get("resources") {
+            errs.extend(validate_resource_requirements(
+                r,
+                &format!("{at}.resources"),
+            ));
+        }
+        errs
+    }
+
+    fn volume(&self, name: &str) -> Option<bool> {
+        self.volumes
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, pvc)| *pvc)
+    }
+
+    /// Upstream's ValidateVolumeMounts.
+    fn validate_volume_mounts(&self, c: &Value, at: &str) -> Vec<FieldError> {
+        let mut errs = Vec::new();
+        let devices = items(c, "volumeDevices");
+        let mut paths = HashSet::new();
+        for (i, m) in items(c, "volumeMounts").iter().enumerate() {
+            let at = format!("{at}.volumeMounts[{i}]");
+            let name = text(m, "name");
+            if name.is_empty() {
+                errs.push(FieldError::required(format!("{at}.name"), ""));
+            }
+            if self.volume(name).is_none() {
+                errs.push(FieldError::not_found(format!("{at}.name"), name));
+            }
+            let mount_path = text(m, "mountPath");
+            if mount_path.is_empty() {
+                errs.push(FieldError::required(format!("{at}.mountPath"), ""));
+            }
+            if !paths.insert(mount_path) {
+                errs.push(FieldError::invalid(
+                    format!("{at}.mountPath"),
+                    mount_path,
+                    "must be unique",
+                ));
+            }
+            if devices.iter().any(|d| text(d, "name") == name) {
+                errs.push(FieldError::invalid(
+                    format!("{at}.name"),
+                    name,
+                    "must not already exist in volumeDevices",
+                ));
+            }
+            if devices.iter().any(|d| text(d, "devicePath") == mount_path) {
+                errs.push(FieldError::invalid(
+                    format!("{at}.mountPath"),
+                    mount_path,
+                    "must not already exist as a path in volumeDevices",
+                ));
+            }
+            // Upstream reports these two at the list's path, not the item's.
+            let list = at.rsplit_once('[').map_or(at.as_str(), |(l, _)| l);
+            let sub_path = text(m, "subPath");
+            if !sub_path.is_empty() {
+                errs.extend(local_descending_path_errors(
+                    sub_path,
+                    &format!("{list}.subPath"),
+                ));
+            }
+            let expr = text(m, "subPathExpr");
+            if !expr.is_empty() {
+                if !sub_path.is_empty() {
+                    errs.push(FieldError::invalid(
+                        format!("{at}.subPathExpr"),
+                        expr,
+                        "subPathExpr and subPath are mutually exclusive",
+                    ));
+                }
+                errs.extend(local_descending_path_errors(
+                    expr,
+                    &format!("{list}.subPathExpr"),
+                ));
+            }
+        }
+        errs
+    }
+
+    /// Upstream's ValidateVolumeDevices (block devices come from PVC-backed volumes).
+    fn validate_volume_devices(&self, c: &Value, at: &str) -> Vec<FieldError> {
+        let mut errs = Vec::new();
+        let mounts = items(c, "volumeMounts");
+        let (mut names, mut paths) = (HashSet::new(), HashSet::new());
+        for (i, d) in items(c, "volumeDevices").iter().enumerate() {
+            let at = format!("{at}.volumeDevices[{i}]");
+            let name = text(d, "name");
+            let device_path = text(d, "devicePath");
+            if name.is_empty() {
+                errs.push(FieldError::required(format!("{at}.name"), ""));
+            }
+            if names.contains(name) {
+                errs.push(FieldError::invalid(
+                    format!("{at}.name"),
+                    name,
+                    "must be unique",
+                ));
+            }
+            match self.volume(name) {
+                Some(false) => errs.push(FieldError::invalid(
+                    format!("{at}.name"),
+                    name,
+                    "can only use volume source type of PersistentVolumeClaim or Ephemeral for block mode",
+                )),
+                None => errs.push(FieldError::not_found(format!("{at}.name"), name)),
+                Some(true) => {}
+            }
+            if device_path.is_empty() {
+                errs.push(FieldError::required(format!("{at}.devicePath"), ""));
+            }
+            if paths.contains(device_path) {
+                errs.push(FieldError::invalid(
+                    format!("{at}.devicePath"),
+                    device_path,
+                    "must be unique",
+                ));
+            }
+            if device_path.split('/').any(|p| p == "..") {
+                errs.push(FieldError::invalid(
+                    format!("{at}.devicePath"),
+                    device_path,
+                    "can not contain backsteps ('..')",
+                ));
+            } else {
+                paths.insert(device_path);
+            }
+            if mounts.iter().any(|m| text(m, "name") == name) {
+                errs.push(FieldError::invalid(
+                    format!("{at}.name"),
+                    name,
+                    "must not already exist in volumeMounts",
+                ));
+            }
+            if mounts.iter().any(|m| text(m, "mountPath") == device_path) {
+                errs.push(FieldError::invalid(
+                    format!("{at}.devicePath"),
+                    device_path,
+                    "must not already exist as a path in volumeMounts",
+                ));
+            }
+            if !name.is_empty() {
+                names.insert(name);
+            }
+        }
+        errs
+    }
+}
+
+/// Upstream's ValidateVolumes: each volume named (a DNS-1123 label, unique) with exactly one
+/// source. Returns the valid volumes' names and whether each is PVC-backed.
+fn validate_volumes(
+    volumes: &[Value],
+    path: &str,
+    errs: &mut Vec<FieldError>,
+) -> Vec<(String, bool)> {
+    let mut valid: Vec<(String, bool)> = Vec::new();
+    for (i, v) in volumes.iter().enumerate() {
+        let at = format!("{path}[{i}]");
+        let mut el = validate_volume_source(v, &at);
+        let name = text(v, "name");
+        if name.is_empty() {
+            el.push(FieldError::required(format!("{at}.name"), ""));
+        } else {
+            el.extend(invalid_each(
+                &format!("{at}.name"),
+                name,
+                is_dns1123_label(name),
+            ));
+        }
+        if valid.iter().any(|(n, _)| n == name) {
+            el.push(FieldError::duplicate(format!("{at}.name"), name));
+        }
+        if el.is_empty() {
+            let pvc = set(v, "persistentVolumeClaim").is_some() || set(v, "ephemeral").is_some();
+            valid.push((name.to_string(), pvc));
+        } else {
+            errs.extend(el);
+        }
+    }
+    valid
+}
+
+/// Upstream's validateVolumeSource, for the sources people write by hand; the rest are only
+/// counted (exactly one source per volume).
+fn validate_volume_source(v: &Value, at: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let mut count = 0;
+    // Upstream checks the sources in this order and flags every one after the first.
+    for source in VOLUME_SOURCES {
+        let Some(s) = set(v, source) else { continue };
+        let field = format!("{at}.{source}");
+        if count > 0 {
+            errs.push(FieldError::forbidden(
+                field,
+                "may not specify more than 1 volume type",
+            ));
+            continue;
+        }
+        count += 1;
+        match source {
+            "hostPath" => {
+                let p = text(s, "path");
+                if p.is_empty() {
+                    errs.push(FieldError::required(format!("{field}.path"), ""));
+                } else if p.split('/').any(|x| x == "..") {
+                    errs.push(FieldError::invalid(
+                        format!("{field}.path"),
+                        p,
+                        "must not contain '..'",
+                    ));
+                }
+            }
+            "secret" => {
+                if text(s, "secretName").is_empty() {
+                    errs.push(FieldError::required(format!("{field}.secretName"), ""));
+                }
+                errs.extend(mode_and_items(s, &field));
+            }
+            "configMap" => {
+                if text(s, "name").is_empty() {
+                    errs.push(FieldError::required(format!("{field}.name"), ""));
+                }
+                errs.extend(mode_and_items(s, &field));
+            }
+            "persistentVolumeClaim" => {
+                if text(s, "claimName").is_empty() {
+                    errs.push(FieldError::required(format!("{field}.claimName"), ""));
+                }
+            }
+            "downwardAPI" | "projected" => errs.extend(default_mode(s, &field)),
+            "nfs" => {
+                if text(s, "server").is_empty() {
+                    errs.push(FieldError::required(format!("{field}.server"), ""));
+                }
+                let p = text(s, "path");
+                if p.is_empty() {
+                    errs.push(FieldError::required(format!("{field}.path"), ""));
+                } else if !p.starts_with('/') {
+                    errs.push(FieldError::invalid(
+                        format!("{field}.path"),
+                        p,
+                        "must be an absolute path",
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    if count == 0 {
+        errs.push(FieldError::required(at, "must specify a volume type"));
+    }
+    errs
+}
+
+fn default_mode(s: &Value, field: &str) -> Vec<FieldError> {
+    match s.get("defaultMode").and_then(Value::as_i64) {
+        Some(m) if !(0..=0o777).contains(&m) => vec![FieldError::invalid(
+            format!("{field}.defaultMode"),
+            m,
+            FILE_MODE_ERROR,
+        )],
+        _ => Vec::new(),
+    }
+}
+
+/// A secret's or config map's default mode and items (upstream's validateKeyToPath).
+fn mode_and_items(s: &Value, field: &str) -> Vec<FieldError> {
+    let mut errs = default_mode(s, field);
+    for (i, kp) in items(s, "items").iter().enumerate() {
+        let at = format!("{field}.items[{i}]");
+        if text(kp, "key").is_empty() {
+            errs.push(FieldError::required(format!("{at}.key"), ""));
+        }
+        let p = text(kp, "path");
+        if p.is_empty() {
+            errs.push(FieldError::required(format!("{at}.path"), ""));
+        }
+        errs.extend(local_descending_path_errors(p, &format!("{at}.path")));
+        if p.starts_with("..") {
+            errs.push(FieldError::invalid(
+                format!("{at}.path"),
+                p,
+                "must not start with '..'",
+            ));
+        }
+        if let Some(m) = kp.get("mode").and_then(Value::as_i64)
+            && !(0..=0o777).contains(&m)
+        {
+            errs.push(FieldError::invalid(
+                format!("{at}.mode"),
+                m,
+                FILE_MODE_ERROR,
+            ));
+        }
+    }
+    errs
+}
+
+/// Upstream's validateLocalDescendingPath: relative, without `..` steps.
+fn local_descending_path_errors(p: &str, field: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    if p.starts_with('/') {
+        errs.push(FieldError::invalid(field, p, "must be a relative path"));
+    }
+    if p.split('/').any(|x| x == "..") {
+        errs.push(FieldError::invalid(field, p, "must not contain '..'"));
+    }
+    errs
+}
+
+/// Upstream's validateContainerPorts.
+fn validate_container_ports(ports: &[Value], path: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let mut names = HashSet::new();
+    for (i, p) in ports.iter().enumerate() {
+        let at = format!("{path}[{i}]");
+        let name = text(p, "name");
+        if !name.is_empty() {
+            let msgs = is_valid_port_name(name);
+            if !msgs.is_empty() {
+                errs.extend(invalid_each(&format!("{at}.name"), name, msgs));
+            } else if !names.insert(name) {
+                errs.push(FieldError::duplicate(format!("{at}.name"), name));
+            }
+        }
+        match p.get("containerPort").and_then(Value::as_i64).unwrap_or(0) {
+            0 => errs.push(FieldError::required(format!("{at}.containerPort"), "")),
+            n => {
+                for m in is_valid_port_num(n) {
+                    errs.push(FieldError::invalid(format!("{at}.containerPort"), n, m));
+                }
+            }
+        }
+        let host = p.get("hostPort").and_then(Value::as_i64).unwrap_or(0);
+        if host != 0 {
+            for m in is_valid_port_num(host) {
+                errs.push(FieldError::invalid(format!("{at}.hostPort"), host, m));
+            }
+        }
+        one_of(
+            &format!("{at}.protocol"),
+            p.get("protocol").and_then(Value::as_str),
+            &["SCTP", "TCP", "UDP"],
+            &mut errs,
+        );
+    }
+    errs
+}
+
+/// Upstream's AccumulateUniqueHostPorts over `containers` (index, container).
+fn host_port_conflicts<'a>(
+    containers: impl Iterator<Item = (usize, &'a Value)>,
+    path: &str,
+) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let mut seen = HashSet::new();
+    for (ci, c) in containers {
+        for (pi, p) in items(c, "ports").iter().enumerate() {
+            let port = p.get("hostPort").and_then(Value::as_i64).unwrap_or(0);
+            if port == 0 {
+                continue;
+            }
+            let key = format!("{}/{}/{port}", text(p, "protocol"), text(p, "hostIP"));
+            if !seen.insert(key.clone()) {
+                errs.push(FieldError::duplicate(
+                    format!("{path}[{ci}].ports[{pi}].hostPort"),
+                    key,
+                ));
+            }
+        }
+    }
+    errs
+}
+
+/// Upstream's IsRelaxedEnvVarName (the relaxed rule is on by default).
+fn env_var_name_errors(name: &str) -> Vec<String> {
+    if name
+        .chars()
+        .any(|c| !c.is_ascii() || c.is_ascii_control() || c == '=')
+    {
+        vec!["a valid environment variable name must consist only of printable ASCII characters other than '='".into()]
+    } else {
+        Vec::new()
+    }
+}
+
+/// Upstream's ValidateEnv with validateEnvVarValueFrom.
+fn validate_env(env: &[Value], path: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    for (i, e) in env.iter().enumerate() {
+        let at = format!("{path}[{i}]");
+        let name = text(e, "name");
+        if name.is_empty() {
+            errs.push(FieldError::required(format!("{at}.name"), ""));
+        } else {
+            errs.extend(invalid_each(
+                &format!("{at}.name"),
+                name,
+                env_var_name_errors(name),
+            ));
+        }
+        let Some(from) = set(e, "valueFrom") else {
+            continue;
+        };
+        let field = format!("{at}.valueFrom");
+        let mut sources = 0;
+        if let Some(r) = set(from, "fieldRef") {
+            sources += 1;
+            let f = format!("{field}.fieldRef");
+            if text(r, "apiVersion").is_empty() {
+                errs.push(FieldError::required(format!("{f}.apiVersion"), ""));
+            } else if text(r, "fieldPath").is_empty() {
+                errs.push(FieldError::required(format!("{f}.fieldPath"), ""));
+            }
+        }
+        if let Some(r) = set(from, "resourceFieldRef") {
+            sources += 1;
+            if text(r, "resource").is_empty() {
+                errs.push(FieldError::required(
+                    format!("{field}.resourceFieldRef.resource"),
+                    "",
+                ));
+            }
+        }
+        for key in ["configMapKeyRef", "secretKeyRef"] {
+            if let Some(r) = set(from, key) {
+                sources += 1;
+                let f = format!("{field}.{key}");
+                let name = text(r, "name");
+                errs.extend(invalid_each(
+                    &format!("{f}.name"),
+                    name,
+                    is_dns1123_subdomain(name),
+                ));
+                if text(r, "key").is_empty() {
+                    errs.push(FieldError::required(format!("{f}.key"), ""));
+                }
+            }
+        }
+        let value_set = !text(e, "value").is_empty();
+        if sources == 0 {
+            errs.push(FieldError::invalid(
+                &field,
+                "",
+                "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`",
+            ));
+        } else if value_set {
+            errs.push(FieldError::invalid(
+                &field,
+                "",
+                "may not be specified when `value` is not empty",
+            ));
+        } else if sources > 1 {
+            errs.push(FieldError::invalid(
+                &field,
+                "",
+                "may not have more than one field specified at a time",
+            ));
+        }
+    }
+    errs
+}
+
+/// Upstream's ValidateEnvFrom: a prefix that is a valid variable name, and one source each.
+fn validate_env_from(sources: &[Value], path: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    for (i, s) in sources.iter().enumerate() {
+        let at = format!("{path}[{i}]");
+        let prefix = text(s, "prefix");
+        if !prefix.is_empty() {
+            errs.extend(invalid_each(
+                &format!("{at}.prefix"),
+                prefix,
+                env_var_name_errors(prefix),
+            ));
+        }
+        let mut count = 0;
+        for key in ["configMapRef", "secretRef"] {
+            if let Some(r) = set(s, key) {
+                count += 1;
+                let name = text(r, "name");
+                let field = format!("{at}.{key}.name");
+                errs.extend(invalid_each(&field, name, is_dns1123_subdomain(name)));
+            }
+        }
+        if count == 0 {
+            errs.push(FieldError::invalid(
+                &at,
+                "",
+                "must specify one of: `configMapRef` or `secretRef`",
+            ));
+        } else if count > 1 {
+            errs.push(FieldError::invalid(
+                &at,
+                "",
+                "may not have more than one field specified at a time",
+            ));
+        }
+    }
+    errs
+}
+
+/// Upstream's validateHandler: exactly one handler, each checked.
+fn validate_handler(h: &Value, path: &str, kinds: &[&str]) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let mut count = 0;
+    for kind in kinds {
+        let Some(action) = set(h, kind) else { continue };
+        let field = format!("{path}.{kind}");
+        if count > 0 {
+            errs.push(FieldError::forbidden(
+                field,
+                "may not specify more than 1 handler type",
+            ));
+            continue;
+        }
+        count += 1;
+        match *kind {
+            "exec" => {
+                if items(action, "command").is_empty() {
+                    errs.push(FieldError::required(format!("{field}.command"), ""));
+                }
+            }
+            "httpGet" => {
+                if text(action, "path").is_empty() {
+                    errs.push(FieldError::required(format!("{field}.path"), ""));
+                }
+                errs.extend(port_num_or_name(
+                    action.get("port"),
+                    &format!("{field}.port"),
+                ));
+                let scheme = text(action, "scheme");
+                if !["HTTP", "HTTPS"].contains(&scheme) {
+                    errs.push(FieldError::not_supported(
+                        format!("{field}.scheme"),
+                        scheme,
+                        &["HTTP", "HTTPS"],
+                    ));
+                }
+            }
+            "tcpSocket" | "grpc" => {
+                errs.extend(port_num_or_name(
+                    action.get("port"),
+                    &format!("{field}.port"),
+                ));
+            }
+            _ => {}
+        }
+    }
+    if count == 0 {
+        errs.push(FieldError::required(path, "must specify a handler type"));
+    }
+    errs
+}
+
+/// Upstream's ValidatePortNumOrName.
+fn port_num_or_name(port: Option<&Value>, field: &str) -> Vec<FieldError> {
+    match port {
+        Some(Value::String(name)) => invalid_each(field, name, is_valid_port_name(name)),
+        other => {
+            let n = other.and_then(Value::as_i64).unwrap_or(0);
+            is_valid_port_num(n)
+                .into_iter()
+                .map(|m| FieldError::invalid(field, n, m))
+                .collect()
+        }
+    }
+}
+
+fn validate_lifecycle(l: &Value, path: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    for hook in ["postStart", "preStop"] {
+        if let Some(h) = set(l, hook) {
+            errs.extend(validate_handler(
+                h,
+                &format!("{path}.{hook}"),
+                &["exec", "httpGet", "tcpSocket", "sleep"],
+            ));
+        }
+    }
+    errs
+}
+
+/// A container's liveness, readiness and startup probes (upstream's validateProbe and the
+/// per-kind rules).
+fn validate_probes(c: &Value, at: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    for kind in ["livenessProbe", "readinessProbe", "startupProbe"] {
+        let Some(p) = set(c, kind) else { continue };
+        let path = format!("{at}.{kind}");
+        errs.extend(validate_handler(
+            p,
+            &path,
+            &["exec", "httpGet", "tcpSocket", "grpc"],
+        ));
+        for f in [
+            "initialDelaySeconds",
+            "timeoutSeconds",
+            "periodSeconds",
+            "successThreshold",
+            "failureThreshold",
+        ] {
+            let v = p.get(f).and_then(Value::as_i64).unwrap_or(0);
+            if v < 0 {
+                errs.push(FieldError::invalid(format!("{path}.{f}"), v, NON_NEGATIVE));
+            }
+        }
+        let grace = set(p, "terminationGracePeriodSeconds").and_then(Value::as_i64);
+        if let Some(g) = grace
+            && g <= 0
+        {
+            errs.push(FieldError::invalid(
+                format!("{path}.terminationGracePeriodSeconds"),
+                g,
+                "must be greater than 0",
+            ));
+        }
+        let success = p
+            .get("successThreshold")
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+        if kind != "readinessProbe" && success != 1 {
+            errs.push(FieldError::invalid(
+                format!("{path}.successThreshold"),
+                success,
+                "must be 1",
+            ));
+        }
+        if kind == "readinessProbe"
+            && let Some(g) = set(p, "terminationGracePeriodSeconds")
+        {
+            errs.push(FieldError::invalid(
+                format!("{path}.terminationGracePeriodSeconds"),
+                g.clone(),
+                "must not be set for readinessProbes",
+            ));
+        }
+    }
+    errs
+}
+
+/// Upstream's ValidateTolerations.
+pub fn validate_tolerations(tolerations: &[Value], path: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    for (i, t) in tolerations.iter().enumerate() {
+        let at = format!("{path}[{i}]");
+        let key = text(t, "key");
+        if !key.is_empty() {
+            errs.extend(invalid_each(
+                &format!("{at}.key"),
+                key,
+                is_qualified_name(key),
+            ));
+        }
+        let op = text(t, "operator");
+        if key.is_empty() && op != "Exists" {
+            errs.push(FieldError::invalid(
+                format!("{at}.operator"),
+                op,
+                "operator must be Exists when `key` is empty, which means \"match all values and all keys\"",
+            ));
+        }
+        let effect = text(t, "effect");
+        if set(t, "tolerationSeconds").is_some() && effect != "NoExecute" {
+            errs.push(FieldError::invalid(
+                format!("{at}.effect"),
+                effect,
+                "effect must be 'NoExecute' when `tolerationSeconds` is set",
+            ));
+        }
+        let value = text(t, "value");
+        match op {
+            "Equal" | "" => {
+                let msgs = is_valid_label_value(value);
+                if !msgs.is_empty() {
+                    errs.push(FieldError::invalid(
+                        format!("{at}.operator"),
+                        value,
+                        msgs.join(";"),
+                    ));
+                }
+            }
+            "Exists" => {
+                if !value.is_empty() {
+                    errs.push(FieldError::invalid(
+                        format!("{at}.operator"),
+                        value,
+                        "value must be empty when `operator` is 'Exists'",
+                    ));
+                }
+            }
+            other => errs.push(FieldError::not_supported(
+                format!("{at}.operator"),
+                other,
+                &["Equal", "Exists"],
+            )),
+        }
+        const EFFECTS: [&str; 3] = ["NoSchedule", "PreferNoSchedule", "NoExecute"];
+        if !effect.is_empty() && !EFFECTS.contains(&effect) {
+            errs.push(FieldError::not_supported(
+                format!("{at}.effect"),
+                effect,
+                &EFFECTS,
+            ));
+        }
+    }
+    errs
+}
+
+/// Upstream's validatePodDNSConfig: `None` needs nameservers; limits on nameservers and
+/// searches.
+fn validate_dns_config(spec: &Value, policy: Option<&str>, path: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let field = format!("{path}.dnsConfig");
+    let config = set(spec, "dnsConfig");
+    if policy == Some("None") {
+        let Some(config) = config else {
+            errs.push(FieldError::required(
+                &field,
+                "must provide `dnsConfig` when `dnsPolicy` is None",
+            ));
+            return errs;
+        };
+        if items(config, "nameservers").is_empty() {
+            errs.push(FieldError::required(
+                format!("{field}.nameservers"),
+                "must provide at least one DNS nameserver when `dnsPolicy` is None",
+            ));
+            return errs;
+        }
+    }
+    let Some(config) = config else {
+        return errs;
+    };
+    let nameservers = items(config, "nameservers");
+    if nameservers.len() > 3 {
+        errs.push(FieldError::invalid(
+            format!("{field}.nameservers"),
+            Value::Array(nameservers.to_vec()),
+            "must not have more than 3 nameservers",
+        ));
+    }
+    for (i, ns) in nameservers.iter().enumerate() {
+        let ns = ns.as_str().unwrap_or_default();
+        let f = format!("{field}.nameservers[{i}]");
+        errs.extend(invalid_each(&f, ns, k1s_apimachinery::ip::ip_errors(ns)));
+    }
+    let searches = items(config, "searches");
+    if searches.len() > 32 {
+        errs.push(FieldError::invalid(
+            format!("{field}.searches"),
+            Value::Array(searches.to_vec()),
+            "must not have more than 32 search paths",
+        ));
+    }
+    for (i, s) in searches.iter().enumerate() {
+        let s = s.as_str().unwrap_or_default();
+        if s == "." {
+            continue;
+        }
+        let s = s.strip_suffix('.').unwrap_or(s);
+        // The relaxed rule (on by default) also takes underscores.
+        let msgs = is_dns1123_subdomain(&s.replace('_', "a"));
+        errs.extend(invalid_each(&format!("{field}.searches[{i}]"), s, msgs));
+    }
+    for (i, o) in items(config, "options").iter().enumerate() {
+        if text(o, "name").is_empty() {
+            errs.push(FieldError::required(
+                format!("{field}.options[{i}]"),
+                "must not be empty",
+            ));
+        }
+    }
+    errs
+}
