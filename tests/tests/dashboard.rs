@@ -17,6 +17,10 @@ use k1s_tests::{TestCluster, k1s_bin, wait_until, workspace_root};
 
 const WAIT: Duration = Duration::from_secs(30);
 
+/// The browser tests take turns: the 1,000-pod run would starve the other one's waits on two
+/// cores.
+static ONE_BROWSER_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// A `k1s dashboard` process, killed on drop.
 struct Dashboard {
     child: Child,
@@ -416,6 +420,7 @@ async fn edit_yaml(b: &Client, f: impl Fn(&str) -> String) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dashboard_in_a_real_browser() {
+    let _turn = ONE_BROWSER_AT_A_TIME.lock().await;
     let c = TestCluster::start();
     let d = Dashboard::start(&c);
     let driver = chromedriver();
@@ -749,6 +754,7 @@ async fn a_thousand_live_pods() {
     use kube::api::{Api, Patch, PatchParams, PostParams};
 
     const PODS: usize = 1000;
+    let _turn = ONE_BROWSER_AT_A_TIME.lock().await;
     let c = TestCluster::start_with(k1s_tests::StartOptions {
         extra_args: vec!["--nodes".into(), "0".into(), "--disable-scheduler".into()],
         ..Default::default()

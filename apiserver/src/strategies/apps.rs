@@ -80,19 +80,378 @@ pub(super) fn validate_resource_requirements(resources: &Value, path: &str) -> V
 }
 
 /// A workload's selector must exist, be valid and non-empty, and select its pod template's
-/// labels; the template's pod spec is valid.
-fn validate_selector_and_template(obj: &Value) -> Vec<FieldError> {
-    let mut errs = validate_selector(obj, false);
+/// labels; the template's pod spec is valid (ValidatePodTemplateSpecForReplicaSet and the
+/// DaemonSet's equivalent). `kind` names the workload in upstream's messages.
+fn validate_selector_and_template(obj: &Value, kind: &str) -> Vec<FieldError> {
+    let mut errs = validate_selector_of(obj, false, selector_word(kind));
     errs.extend(validate_pod_spec(
         obj.pointer("/spec/template/spec"),
         "spec.template.spec",
     ));
+    errs.extend(template_for_controller(obj, kind));
+    errs
+}
+
+/// Upstream's ValidateDeploymentSpec, ValidateReplicaSetSpec, ValidateStatefulSetSpec or
+/// ValidateDaemonSetSpec for `kind`.
+fn validate_workload(obj: &Value, kind: &str) -> Vec<FieldError> {
+    match kind {
+        "Deployment" => {
+            let mut errs = validate_selector_and_template(obj, "ReplicaSet");
+            errs.extend(validate_deployment_spec(obj));
+            errs
+        }
+        "StatefulSet" => validate_statefulset_spec(obj),
+        "DaemonSet" => {
+            let mut errs = validate_selector_and_template(obj, "DaemonSet");
+            errs.extend(validate_daemonset_spec(obj));
+            errs
+        }
+        _ => {
+            let mut errs = non_negative(obj, &["replicas", "minReadySeconds"]);
+            errs.extend(validate_selector_and_template(obj, kind));
+            errs
+        }
+    }
+}
+
+/// Which word upstream's "empty selector is invalid for ..." uses (ReplicaSets say
+/// "deployment", as upstream's copy does).
+fn selector_word(kind: &str) -> &'static str {
+    match kind {
+        "StatefulSet" => "statefulset",
+        "DaemonSet" => "daemonset",
+        _ => "deployment",
+    }
+}
+
+/// A controller's pod template restarts its pods always and has no deadline.
+fn template_for_controller(obj: &Value, kind: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let restart = obj
+        .pointer("/spec/template/spec/restartPolicy")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if restart != "Always" {
+        errs.push(FieldError::not_supported(
+            "spec.template.spec.restartPolicy",
+            restart,
+            &["Always"],
+        ));
+    }
+    if obj
+        .pointer("/spec/template/spec/activeDeadlineSeconds")
+        .is_some_and(|d| !d.is_null())
+    {
+        errs.push(FieldError::forbidden(
+            "spec.template.spec.activeDeadlineSeconds",
+            format!("activeDeadlineSeconds in {kind} is not Supported"),
+        ));
+    }
+    errs
+}
+
+/// Upstream's ValidateNonnegativeField for the integer fields of `spec` that are set.
+fn non_negative(obj: &Value, fields: &[&str]) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    for f in fields {
+        let pointer = format!("/spec/{}", f.replace('.', "/"));
+        if let Some(n) = obj.pointer(&pointer).and_then(Value::as_i64)
+            && n < 0
+        {
+            errs.push(FieldError::invalid(
+                format!("spec.{f}"),
+                n,
+                "must be greater than or equal to 0",
+            ));
+        }
+    }
+    errs
+}
+
+/// Go's `%#v` of an `intstr.IntOrString`, as upstream prints one as a bad value.
+fn go_int_or_string(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("intstr.IntOrString{{Type:1, IntVal:0, StrVal:{s:?}}}"),
+        v => format!(
+            "intstr.IntOrString{{Type:0, IntVal:{}, StrVal:\"\"}}",
+            v.as_i64().unwrap_or(0)
+        ),
+    }
+}
+
+/// An int-or-percent's value: the number, or the percentage's number (0 when unparsable).
+fn int_or_percent(v: Option<&Value>) -> i64 {
+    match v {
+        Some(Value::String(s)) => s
+            .strip_suffix('%')
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0),
+        Some(v) => v.as_i64().unwrap_or(0),
+        None => 0,
+    }
+}
+
+/// Upstream's ValidatePositiveIntOrPercent and IsNotMoreThan100Percent (when `at_most_100`).
+fn int_or_percent_errors(v: Option<&Value>, field: &str, at_most_100: bool) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let Some(v) = v.filter(|v| !v.is_null()) else {
+        return errs;
+    };
+    match v {
+        Value::String(s) => {
+            let percent = s
+                .strip_suffix('%')
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+            if !percent {
+                errs.push(FieldError::invalid_raw(
+                    field,
+                    go_int_or_string(v),
+                    k1s_apimachinery::validation::regex_error(
+                        "a valid percent string must be a numeric string followed by an ending '%'",
+                        "[0-9]+%",
+                        &["1%", "93%"],
+                    ),
+                ));
+            } else if at_most_100 && int_or_percent(Some(v)) > 100 {
+                errs.push(FieldError::invalid_raw(
+                    field,
+                    go_int_or_string(v),
+                    "must not be greater than 100%",
+                ));
+            }
+        }
+        v => {
+            let n = v.as_i64().unwrap_or(0);
+            if n < 0 {
+                errs.push(FieldError::invalid(
+                    field,
+                    n,
+                    "must be greater than or equal to 0",
+                ));
+            }
+        }
+    }
+    errs
+}
+
+/// Upstream's ValidateDeploymentSpec beyond the selector and template: the strategy, the
+/// counts and the progress deadline.
+fn validate_deployment_spec(obj: &Value) -> Vec<FieldError> {
+    let mut errs = non_negative(obj, &["replicas"]);
+    let strategy = obj
+        .pointer("/spec/strategy")
+        .cloned()
+        .unwrap_or(Value::Null);
+    let rolling = strategy.get("rollingUpdate").filter(|r| !r.is_null());
+    match strategy.get("type").and_then(Value::as_str).unwrap_or_default() {
+        "Recreate" => {
+            if rolling.is_some() {
+                errs.push(FieldError::forbidden(
+                    "spec.strategy.rollingUpdate",
+                    "may not be specified when strategy `type` is 'Recreate'",
+                ));
+            }
+        }
+        "RollingUpdate" => match rolling {
+            None => errs.push(FieldError::required(
+                "spec.strategy.rollingUpdate",
+                "this should be defaulted and never be nil",
+            )),
+            Some(r) => {
+                let (unavailable, surge) = (r.get("maxUnavailable"), r.get("maxSurge"));
+                let f = "spec.strategy.rollingUpdate";
+                errs.extend(int_or_percent_errors(unavailable, &format!("{f}.maxUnavailable"), false));
+                errs.extend(int_or_percent_errors(surge, &format!("{f}.maxSurge"), false));
+                if int_or_percent(unavailable) == 0 && int_or_percent(surge) == 0 {
+                    errs.push(FieldError::invalid_raw(
+                        format!("{f}.maxUnavailable"),
+                        go_int_or_string(unavailable.unwrap_or(&Value::from(0))),
+                        "may not be 0 when `maxSurge` is 0",
+                    ));
+                }
+                errs.extend(int_or_percent_errors(unavailable, &format!("{f}.maxUnavailable"), true)
+                    .into_iter()
+                    .filter(|e| e.detail.starts_with("must not be greater")));
+            }
+        },
+        other => errs.push(FieldError::new(
+            k1s_apimachinery::status::FieldErrorType::NotSupported,
+            "spec.strategy",
+            k1s_apimachinery::status::BadValue::Raw(format!(
+                "apps.DeploymentStrategy{{Type:{other:?}, RollingUpdate:(*apps.RollingUpdateDeployment)(nil)}}"
+            )),
+            "supported values: \"Recreate\", \"RollingUpdate\"",
+        )),
+    }
+    errs.extend(non_negative(
+        obj,
+        &[
+            "minReadySeconds",
+            "revisionHistoryLimit",
+            "progressDeadlineSeconds",
+        ],
+    ));
+    let min_ready = obj
+        .pointer("/spec/minReadySeconds")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    if let Some(deadline) = obj
+        .pointer("/spec/progressDeadlineSeconds")
+        .and_then(Value::as_i64)
+        && deadline <= min_ready
+    {
+        errs.push(FieldError::invalid(
+            "spec.progressDeadlineSeconds",
+            deadline,
+            "must be greater than minReadySeconds",
+        ));
+    }
+    errs
+}
+
+/// Upstream's ValidateDaemonSetSpec beyond the selector and template.
+fn validate_daemonset_spec(obj: &Value) -> Vec<FieldError> {
+    let mut errs = non_negative(obj, &["minReadySeconds"]);
+    let strategy = obj
+        .pointer("/spec/updateStrategy")
+        .cloned()
+        .unwrap_or(Value::Null);
+    let f = "spec.updateStrategy";
+    match strategy.get("type").and_then(Value::as_str).unwrap_or_default() {
+        "OnDelete" => {}
+        "RollingUpdate" => match strategy.get("rollingUpdate").filter(|r| !r.is_null()) {
+            None => errs.push(FieldError::required(format!("{f}.rollingUpdate"), "")),
+            Some(r) => {
+                let (unavailable, surge) = (r.get("maxUnavailable"), r.get("maxSurge"));
+                let f = format!("{f}.rollingUpdate");
+                errs.extend(int_or_percent_errors(unavailable, &format!("{f}.maxUnavailable"), true));
+                errs.extend(int_or_percent_errors(surge, &format!("{f}.maxSurge"), true));
+                match (int_or_percent(unavailable) != 0, int_or_percent(surge) != 0) {
+                    (true, true) => errs.push(FieldError::invalid_raw(
+                        format!("{f}.maxSurge"),
+                        go_int_or_string(surge.unwrap_or(&Value::from(0))),
+                        "may not be set when maxUnavailable is non-zero",
+                    )),
+                    (false, false) => errs.push(FieldError::required(
+                        format!("{f}.maxUnavailable"),
+                        "cannot be 0 when maxSurge is 0",
+                    )),
+                    _ => {}
+                }
+            }
+        },
+        other => errs.push(FieldError::new(
+            k1s_apimachinery::status::FieldErrorType::NotSupported,
+            f,
+            k1s_apimachinery::status::BadValue::Raw(format!(
+                "apps.DaemonSetUpdateStrategy{{Type:{other:?}, RollingUpdate:(*apps.RollingUpdateDaemonSet)(nil)}}"
+            )),
+            "supported values: \"RollingUpdate\", \"OnDelete\"",
+        )),
+    }
+    errs.extend(non_negative(obj, &["revisionHistoryLimit"]));
+    errs
+}
+
+/// Upstream's ValidateStatefulSetSpec: policies, counts, ordinals, the selector, and of the
+/// template only its labels, restart policy and deadline (upstream does not validate a
+/// StatefulSet's pod spec: its mounts may name volumes of `volumeClaimTemplates`).
+fn validate_statefulset_spec(obj: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    match obj
+        .pointer("/spec/podManagementPolicy")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+    {
+        "" => errs.push(FieldError::required("spec.podManagementPolicy", "")),
+        "OrderedReady" | "Parallel" => {}
+        other => errs.push(FieldError::invalid(
+            "spec.podManagementPolicy",
+            other,
+            "must be 'OrderedReady' or 'Parallel'",
+        )),
+    }
+    let strategy = obj
+        .pointer("/spec/updateStrategy")
+        .cloned()
+        .unwrap_or(Value::Null);
+    let rolling = strategy.get("rollingUpdate").filter(|r| !r.is_null());
+    match strategy
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+    {
+        "" => errs.push(FieldError::required("spec.updateStrategy", "")),
+        "OnDelete" => {
+            if let Some(r) = rolling {
+                errs.push(FieldError::invalid(
+                    "spec.updateStrategy.rollingUpdate",
+                    r.clone(),
+                    "only allowed for updateStrategy 'RollingUpdate'",
+                ));
+            }
+        }
+        "RollingUpdate" => {
+            if let Some(r) = rolling {
+                errs.extend(non_negative(
+                    obj,
+                    &["updateStrategy.rollingUpdate.partition"],
+                ));
+                if let Some(m) = r.get("maxUnavailable").filter(|m| !m.is_null()) {
+                    let f = "spec.updateStrategy.rollingUpdate.maxUnavailable";
+                    errs.extend(int_or_percent_errors(Some(m), f, false));
+                    if int_or_percent(Some(m)) == 0 {
+                        errs.push(FieldError::invalid_raw(
+                            f,
+                            go_int_or_string(m),
+                            "cannot be 0",
+                        ));
+                    }
+                    errs.extend(
+                        int_or_percent_errors(Some(m), f, true)
+                            .into_iter()
+                            .filter(|e| e.detail.starts_with("must not be greater")),
+                    );
+                }
+            }
+        }
+        _ => errs.push(FieldError::invalid(
+            "spec.updateStrategy",
+            strategy.clone(),
+            "must be 'RollingUpdate' or 'OnDelete'",
+        )),
+    }
+    for when in ["whenDeleted", "whenScaled"] {
+        let pointer = format!("/spec/persistentVolumeClaimRetentionPolicy/{when}");
+        if let Some(v) = obj.pointer(&pointer) {
+            let v = v.as_str().unwrap_or_default();
+            if !["Retain", "Delete"].contains(&v) {
+                errs.push(FieldError::not_supported(
+                    format!("spec.persistentVolumeClaimRetentionPolicy.{when}"),
+                    v,
+                    &["Retain", "Delete"],
+                ));
+            }
+        }
+    }
+    errs.extend(non_negative(
+        obj,
+        &["replicas", "minReadySeconds", "ordinals.start"],
+    ));
+    errs.extend(validate_selector_of(obj, false, "statefulset"));
+    errs.extend(template_for_controller(obj, "StatefulSet"));
     errs
 }
 
 /// `spec.selector` exists, parses, is non-empty unless `allow_empty`, and selects the labels of
 /// `spec.template` (shared by every kind with a selector and a pod template).
 pub fn validate_selector(obj: &Value, allow_empty: bool) -> Vec<FieldError> {
+    validate_selector_of(obj, allow_empty, "deployment")
+}
+
+/// [`validate_selector`] with the kind word of upstream's "empty selector" message.
+fn validate_selector_of(obj: &Value, allow_empty: bool, kind: &str) -> Vec<FieldError> {
     let mut errs = Vec::new();
     match obj.pointer("/spec/selector") {
         None | Some(Value::Null) => errs.push(FieldError::required("spec.selector", "")),
@@ -105,7 +464,7 @@ pub fn validate_selector(obj: &Value, allow_empty: bool) -> Vec<FieldError> {
             Ok(s) if s.is_empty() && !allow_empty => errs.push(FieldError::invalid(
                 "spec.selector",
                 sel.clone(),
-                "empty selector is invalid for deployment",
+                format!("empty selector is invalid for {kind}"),
             )),
             Ok(s) => {
                 let labels = obj.pointer("/spec/template/metadata/labels");
@@ -183,10 +542,10 @@ impl Strategy for Deployments {
         }
     }
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
-        validate_selector_and_template(obj)
+        validate_workload(obj, "Deployment")
     }
     fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
-        let mut errs = validate_selector_and_template(new);
+        let mut errs = validate_workload(new, "Deployment");
         errs.extend(immutable_selector(new, old));
         errs
     }
@@ -219,10 +578,10 @@ impl Strategy for ReplicaSets {
         obj["status"] = json!({ "replicas": 0 });
     }
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
-        validate_selector_and_template(obj)
+        validate_workload(obj, "ReplicaSet")
     }
     fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
-        let mut errs = validate_selector_and_template(new);
+        let mut errs = validate_workload(new, "ReplicaSet");
         errs.extend(immutable_selector(new, old));
         errs
     }
@@ -298,10 +657,10 @@ impl Strategy for StatefulSets {
         obj["status"] = json!({ "replicas": 0, "availableReplicas": 0 });
     }
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
-        validate_selector_and_template(obj)
+        validate_workload(obj, "StatefulSet")
     }
     fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
-        let mut errs = validate_selector_and_template(new);
+        let mut errs = validate_workload(new, "StatefulSet");
         let strip = |v: &Value| {
             let mut spec = v.get("spec").cloned().unwrap_or(Value::Null);
             if let Some(s) = spec.as_object_mut() {
@@ -408,10 +767,10 @@ impl Strategy for DaemonSets {
         new["metadata"]["annotations"][TEMPLATE_GENERATION] = json!(value.to_string());
     }
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
-        validate_selector_and_template(obj)
+        validate_workload(obj, "DaemonSet")
     }
     fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
-        let mut errs = validate_selector_and_template(new);
+        let mut errs = validate_workload(new, "DaemonSet");
         errs.extend(immutable_selector(new, old));
         errs
     }

@@ -952,6 +952,77 @@ impl Strategy for ReplicationControllers {
     fn selectable_fields(&self) -> &'static [&'static str] {
         &["status.replicas"]
     }
+    fn validate(&self, obj: &Value) -> Vec<FieldError> {
+        validate_replication_controller(obj)
+    }
+}
+
+/// Upstream's ValidateReplicationControllerSpec: counts, a non-empty selector that matches
+/// the template, and a template whose pods always restart and have no deadline.
+fn validate_replication_controller(obj: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let number = |f: &str| obj.pointer(&format!("/spec/{f}")).and_then(Value::as_i64);
+    if let Some(n) = number("minReadySeconds").filter(|n| *n < 0) {
+        errs.push(FieldError::invalid(
+            "spec.minReadySeconds",
+            n,
+            "must be greater than or equal to 0",
+        ));
+    }
+    let selector = obj.pointer("/spec/selector").and_then(Value::as_object);
+    if selector.is_none_or(Map::is_empty) {
+        errs.push(FieldError::required("spec.selector", ""));
+    }
+    if let Some(n) = number("replicas").filter(|n| *n < 0) {
+        errs.push(FieldError::invalid(
+            "spec.replicas",
+            n,
+            "must be greater than or equal to 0",
+        ));
+    }
+    let Some(template) = obj.pointer("/spec/template").filter(|t| !t.is_null()) else {
+        errs.push(FieldError::required("spec.template", ""));
+        return errs;
+    };
+    let labels = template
+        .pointer("/metadata/labels")
+        .and_then(Value::as_object);
+    if let Some(selector) = selector.filter(|s| !s.is_empty())
+        && !selector
+            .iter()
+            .all(|(k, v)| labels.and_then(|l| l.get(k)) == Some(v))
+    {
+        errs.push(FieldError::invalid(
+            "spec.template.metadata.labels",
+            labels.map_or(Value::Null, |l| Value::Object(l.clone())),
+            "`selector` does not match template `labels`",
+        ));
+    }
+    errs.extend(validate_pod_spec(
+        template.get("spec"),
+        "spec.template.spec",
+    ));
+    let restart = template
+        .pointer("/spec/restartPolicy")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if restart != "Always" {
+        errs.push(FieldError::not_supported(
+            "spec.template.spec.restartPolicy",
+            restart,
+            &["Always"],
+        ));
+    }
+    if template
+        .pointer("/spec/activeDeadlineSeconds")
+        .is_some_and(|d| !d.is_null())
+    {
+        errs.push(FieldError::forbidden(
+            "spec.template.spec.activeDeadlineSeconds",
+            "activeDeadlineSeconds in ReplicationController is not Supported",
+        ));
+    }
+    errs
 }
 
 pub struct PodTemplates;
@@ -971,6 +1042,10 @@ impl Strategy for PodTemplates {
     }
     fn tracks_generation(&self, _: &k1s_apimachinery::catalog::ResourceInfo) -> bool {
         true
+    }
+    /// Upstream's ValidatePodTemplate: the template's pod spec.
+    fn validate(&self, obj: &Value) -> Vec<FieldError> {
+        validate_pod_spec(obj.pointer("/template/spec"), "template.spec")
     }
 }
 

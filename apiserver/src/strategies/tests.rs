@@ -889,3 +889,141 @@ fn pod_spec_validation_follows_upstreams_cases() {
         );
     }
 }
+
+#[test]
+fn workload_spec_validation_follows_upstreams_cases() {
+    let template = json!({ "metadata": { "labels": { "app": "a" } },
+        "spec": { "containers": [{ "name": "c", "image": "nginx" }] } });
+    let workload = |resource: &str, spec: Value| {
+        let mut obj = json!({ "metadata": { "name": "w" }, "spec": {
+            "selector": { "matchLabels": { "app": "a" } }, "template": template.clone() } });
+        if let (Some(into), Value::Object(from)) = (obj["spec"].as_object_mut(), spec) {
+            into.extend(from);
+        }
+        errors("apps", "v1", resource, &obj)
+    };
+    for resource in ["deployments", "replicasets", "statefulsets", "daemonsets"] {
+        assert_eq!(
+            workload(resource, json!({})),
+            Vec::<String>::new(),
+            "{resource}"
+        );
+    }
+    // A StatefulSet's pod spec is not validated upstream: mounts may name claim templates.
+    let mounted = json!({ "metadata": { "labels": { "app": "a" } }, "spec": { "containers": [{
+        "name": "c", "image": "nginx", "volumeMounts": [{ "name": "data", "mountPath": "/d" }] }] } });
+    assert_eq!(
+        workload(
+            "statefulsets",
+            json!({ "template": mounted.clone(),
+            "volumeClaimTemplates": [{ "metadata": { "name": "data" } }] })
+        ),
+        Vec::<String>::new()
+    );
+    let cases: [(&str, Value, &str); 10] = [
+        (
+            "deployments",
+            json!({ "strategy": { "rollingUpdate": { "maxUnavailable": 0, "maxSurge": 0 } } }),
+            "spec.strategy.rollingUpdate.maxUnavailable: Invalid value: intstr.IntOrString{Type:0, IntVal:0, StrVal:\"\"}: may not be 0 when `maxSurge` is 0",
+        ),
+        (
+            "deployments",
+            json!({ "strategy": { "rollingUpdate": { "maxUnavailable": "150%" } } }),
+            "spec.strategy.rollingUpdate.maxUnavailable: Invalid value: intstr.IntOrString{Type:1, IntVal:0, StrVal:\"150%\"}: must not be greater than 100%",
+        ),
+        (
+            "deployments",
+            json!({ "strategy": { "type": "Recreate", "rollingUpdate": {} } }),
+            "spec.strategy.rollingUpdate: Forbidden: may not be specified when strategy `type` is 'Recreate'",
+        ),
+        (
+            "deployments",
+            json!({ "minReadySeconds": 700 }),
+            "spec.progressDeadlineSeconds: Invalid value: 600: must be greater than minReadySeconds",
+        ),
+        (
+            "deployments",
+            json!({ "replicas": -1 }),
+            "spec.replicas: Invalid value: -1: must be greater than or equal to 0",
+        ),
+        (
+            "replicasets",
+            json!({ "template": { "metadata": { "labels": { "app": "a" } },
+            "spec": { "restartPolicy": "Never", "containers": [{ "name": "c", "image": "i" }] } } }),
+            "spec.template.spec.restartPolicy: Unsupported value: \"Never\": supported values: \"Always\"",
+        ),
+        (
+            "daemonsets",
+            json!({ "updateStrategy": { "type": "RollingUpdate", "rollingUpdate": { "maxUnavailable": 1, "maxSurge": 1 } } }),
+            "spec.updateStrategy.rollingUpdate.maxSurge: Invalid value: intstr.IntOrString{Type:0, IntVal:1, StrVal:\"\"}: may not be set when maxUnavailable is non-zero",
+        ),
+        (
+            "statefulsets",
+            json!({ "podManagementPolicy": "Random" }),
+            "spec.podManagementPolicy: Invalid value: \"Random\": must be 'OrderedReady' or 'Parallel'",
+        ),
+        (
+            "statefulsets",
+            json!({ "ordinals": { "start": -1 } }),
+            "spec.ordinals.start: Invalid value: -1: must be greater than or equal to 0",
+        ),
+        (
+            "statefulsets",
+            json!({ "selector": { "matchLabels": {} } }),
+            "spec.selector: Invalid value: {\"matchLabels\":{}}: empty selector is invalid for statefulset",
+        ),
+    ];
+    for (resource, spec, want) in cases {
+        let got = workload(resource, spec.clone());
+        assert!(
+            got.iter().any(|e| e.starts_with(want)),
+            "{resource} {spec}: want {want:?}, got {got:?}"
+        );
+    }
+}
+
+#[test]
+fn replication_controllers_and_pod_templates_are_validated_as_upstream() {
+    let rc = |spec: Value| {
+        errors(
+            "",
+            "v1",
+            "replicationcontrollers",
+            &json!({ "metadata": { "name": "r" }, "spec": spec }),
+        )
+    };
+    let template = json!({ "metadata": { "labels": { "app": "a" } },
+        "spec": { "containers": [{ "name": "c", "image": "nginx" }] } });
+    assert_eq!(
+        rc(json!({ "template": template.clone() })),
+        Vec::<String>::new()
+    );
+    let errs = rc(json!({ "selector": { "app": "b" }, "template": template.clone() }));
+    assert_eq!(
+        errs,
+        [
+            "spec.template.metadata.labels: Invalid value: {\"app\":\"a\"}: `selector` does not match template `labels`"
+        ]
+    );
+    let mut deadline = template.clone();
+    deadline["spec"]["activeDeadlineSeconds"] = json!(5);
+    assert_eq!(
+        rc(json!({ "template": deadline })),
+        [
+            "spec.template.spec.activeDeadlineSeconds: Forbidden: activeDeadlineSeconds in ReplicationController is not Supported"
+        ]
+    );
+    assert_eq!(
+        rc(json!({})),
+        [
+            "spec.selector: Required value",
+            "spec.template: Required value"
+        ]
+    );
+    let pt = json!({ "metadata": { "name": "t" }, "template": { "spec": { "containers": [{ "name": "C", "image": "i" }] } } });
+    let errs = errors("", "v1", "podtemplates", &pt);
+    assert!(
+        errs[0].starts_with("template.spec.containers[0].name: Invalid value: \"C\""),
+        "{errs:?}"
+    );
+}
