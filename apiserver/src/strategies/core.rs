@@ -1079,33 +1079,149 @@ impl Strategy for PersistentVolumeClaims {
     fn prepare_for_update(&self, new: &mut Value, _old: &Value) {
         normalize_data_sources(new);
     }
+    fn validate(&self, obj: &Value) -> Vec<FieldError> {
+        validate_pvc_spec(obj.get("spec").unwrap_or(&Value::Null))
+    }
+    /// Upstream's ValidatePersistentVolumeClaimUpdate: the spec is immutable, except that a
+    /// volume name may be set once, a storage class may be set where none was, and a bound
+    /// claim's storage request and attributes class may change; the request may not shrink
+    /// below the capacity.
     fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
-        // Once bound, only the requested size (and the attributes class) may change.
-        if old
-            .pointer("/spec/volumeName")
-            .is_none_or(|v| v.as_str() == Some(""))
-        {
-            return Vec::new();
+        let mut errs = validate_pvc_spec(new.get("spec").unwrap_or(&Value::Null));
+        let spec = |v: &Value| v.get("spec").cloned().unwrap_or(Value::Null);
+        let (mut new_spec, mut old_spec) = (spec(new), spec(old));
+        let unset = |v: &Value, k: &str| v.get(k).is_none_or(|x| x.is_null() || x == "");
+        if unset(&old_spec, "volumeName") {
+            old_spec["volumeName"] = new_spec.get("volumeName").cloned().unwrap_or(Value::Null);
         }
-        let strip = |v: &Value| {
-            let mut spec = v.get("spec").cloned().unwrap_or(Value::Null);
-            if let Some(s) = spec.as_object_mut() {
-                s.remove("volumeAttributesClassName");
-                if let Some(r) = s.get_mut("resources").and_then(Value::as_object_mut) {
-                    r.remove("requests");
-                }
+        let old_annotation = old
+            .pointer("/metadata/annotations/volume.beta.kubernetes.io~1storage-class")
+            .and_then(Value::as_str);
+        if old_spec.get("storageClassName").is_none_or(Value::is_null)
+            && let Some(class) = new_spec.get("storageClassName").filter(|c| !c.is_null())
+            && old_annotation.is_none_or(|a| Some(a) == class.as_str())
+        {
+            old_spec["storageClassName"] = class.clone();
+        }
+        let bound = new.pointer("/status/phase").and_then(Value::as_str) == Some("Bound");
+        if bound {
+            if let Some(storage) = old_spec.pointer("/resources/requests/storage").cloned()
+                && new_spec.pointer("/resources/requests").is_some()
+            {
+                new_spec["resources"]["requests"]["storage"] = storage;
             }
-            spec
+            if new_spec.get("volumeAttributesClassName").is_some() {
+                new_spec["volumeAttributesClassName"] = old_spec
+                    .get("volumeAttributesClassName")
+                    .cloned()
+                    .unwrap_or(Value::Null);
+            }
+        }
+        // Compare without the nulls that stand for unset fields.
+        let strip_nulls = |mut v: Value| {
+            if let Some(o) = v.as_object_mut() {
+                o.retain(|_, x| !x.is_null());
+            }
+            v
         };
-        if strip(new) != strip(old) {
-            return vec![FieldError::forbidden(
+        if strip_nulls(new_spec) != strip_nulls(old_spec) {
+            errs.push(FieldError::forbidden(
                 "spec",
                 "spec is immutable after creation except resources.requests and \
                  volumeAttributesClassName for bound claims",
-            )];
+            ));
         }
-        Vec::new()
+        let storage = |v: &Value, p: &str| {
+            v.pointer(p)
+                .and_then(Value::as_str)
+                .and_then(Quantity::parse)
+        };
+        let new_size = storage(new, "/spec/resources/requests/storage");
+        let old_size = storage(old, "/spec/resources/requests/storage");
+        let capacity = storage(old, "/status/capacity/storage").unwrap_or_else(Quantity::zero);
+        if let (Some(n), Some(o)) = (new_size, old_size)
+            && n < o
+            && n <= capacity
+        {
+            errs.push(FieldError::forbidden(
+                "spec.resources.requests.storage",
+                "field can not be less than status.capacity",
+            ));
+        }
+        errs
     }
+}
+
+/// Upstream's ValidatePersistentVolumeClaimSpec: access modes, the storage request, the class
+/// name and the volume mode.
+fn validate_pvc_spec(spec: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let modes = spec
+        .get("accessModes")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    if modes.is_empty() {
+        errs.push(FieldError::required(
+            "spec.accessModes",
+            "at least 1 access mode is required",
+        ));
+    }
+    const MODES: [&str; 4] = [
+        "ReadOnlyMany",
+        "ReadWriteMany",
+        "ReadWriteOnce",
+        "ReadWriteOncePod",
+    ];
+    let (mut once_pod, mut other) = (false, false);
+    for m in modes {
+        let m = m.as_str().unwrap_or_default();
+        if !MODES.contains(&m) {
+            errs.push(FieldError::not_supported("spec.accessModes", m, &MODES));
+        }
+        if m == "ReadWriteOncePod" {
+            once_pod = true;
+        } else {
+            other = true;
+        }
+    }
+    if once_pod && other {
+        errs.push(FieldError::forbidden(
+            "spec.accessModes",
+            "may not use ReadWriteOncePod with other access modes",
+        ));
+    }
+    const STORAGE: &str = "spec.resources[storage]";
+    match spec.pointer("/resources/requests/storage") {
+        None => errs.push(FieldError::required(STORAGE, "")),
+        Some(v) => {
+            let text = v.as_str().map_or_else(|| v.to_string(), str::to_string);
+            match Quantity::parse(&text) {
+                Some(q) if q > Quantity::zero() => {}
+                _ => errs.push(FieldError::invalid(
+                    STORAGE,
+                    text,
+                    "must be greater than zero",
+                )),
+            }
+        }
+    }
+    if let Some(class) = spec.get("storageClassName").and_then(Value::as_str)
+        && !class.is_empty()
+    {
+        for msg in k1s_apimachinery::validation::is_dns1123_subdomain(class) {
+            errs.push(FieldError::invalid("spec.storageClassName", class, msg));
+        }
+    }
+    if let Some(mode) = spec.get("volumeMode").and_then(Value::as_str)
+        && !["Block", "Filesystem"].contains(&mode)
+    {
+        errs.push(FieldError::not_supported(
+            "spec.volumeMode",
+            mode,
+            &["Block", "Filesystem"],
+        ));
+    }
+    errs
 }
 
 /// `dataSource` and `dataSourceRef` mirror each other (AnyVolumeDataSource).

@@ -1027,3 +1027,73 @@ fn replication_controllers_and_pod_templates_are_validated_as_upstream() {
         "{errs:?}"
     );
 }
+
+#[test]
+fn persistent_volume_claims_are_validated_as_upstream() {
+    let info = catalog::find("", "v1", "persistentvolumeclaims").expect("in the catalog");
+    let strategy = for_resource(info);
+    let pvc = |spec: Value| json!({ "metadata": { "name": "c" }, "spec": spec });
+    let ok = pvc(
+        json!({ "accessModes": ["ReadWriteOnce"], "resources": { "requests": { "storage": "1Gi" } } }),
+    );
+    assert_eq!(
+        errors("", "v1", "persistentvolumeclaims", &ok),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        errors("", "v1", "persistentvolumeclaims", &pvc(json!({}))),
+        [
+            "spec.accessModes: Required value: at least 1 access mode is required",
+            "spec.resources[storage]: Required value"
+        ]
+    );
+    let errs = errors(
+        "",
+        "v1",
+        "persistentvolumeclaims",
+        &pvc(json!({
+        "accessModes": ["ReadWriteOncePod", "ReadWriteOnce"], "resources": { "requests": { "storage": "0" } } })),
+    );
+    assert_eq!(
+        errs,
+        [
+            "spec.accessModes: Forbidden: may not use ReadWriteOncePod with other access modes",
+            "spec.resources[storage]: Invalid value: \"0\": must be greater than zero",
+        ]
+    );
+    // Unbound: the volume name may be set once; the size may not change.
+    let old = defaulted("", "v1", "persistentvolumeclaims", ok.clone());
+    let mut named = old.clone();
+    named["spec"]["volumeName"] = json!("pv-1");
+    assert!(strategy.validate_update(&named, &old).is_empty());
+    let mut bigger = old.clone();
+    bigger["spec"]["resources"]["requests"]["storage"] = json!("2Gi");
+    let errs: Vec<String> = strategy
+        .validate_update(&bigger, &old)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        errs,
+        [
+            "spec: Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims"
+        ]
+    );
+    // Bound: the size may grow.
+    let mut bound = named.clone();
+    bound["status"] = json!({ "phase": "Bound", "capacity": { "storage": "1Gi" } });
+    let mut grown = bound.clone();
+    grown["spec"]["resources"]["requests"]["storage"] = json!("2Gi");
+    assert!(strategy.validate_update(&grown, &bound).is_empty());
+    let mut shrunk = bound.clone();
+    shrunk["spec"]["resources"]["requests"]["storage"] = json!("512Mi");
+    let errs: Vec<String> = strategy
+        .validate_update(&shrunk, &bound)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        errs,
+        ["spec.resources.requests.storage: Forbidden: field can not be less than status.capacity"]
+    );
+}
