@@ -100,7 +100,7 @@ impl Strategy for ServiceCidrs {
 }
 
 /// Upstream's `IsValidPathSegmentName` details.
-fn path_segment_errors(value: &str) -> Vec<String> {
+pub(super) fn path_segment_errors(value: &str) -> Vec<String> {
     if value == "." || value == ".." {
         return vec![format!("may not be '{value}'")];
     }

@@ -427,6 +427,56 @@ impl Strategy for HorizontalPodAutoscalers {
         // `desiredReplicas` is a required field of the status (clients validate it).
         obj["status"] = json!({ "desiredReplicas": 0 });
     }
+    fn validate(&self, obj: &Value) -> Vec<FieldError> {
+        validate_hpa_spec(obj)
+    }
+}
+
+/// Upstream's validateHorizontalPodAutoscalerSpec: replica bounds (scale to zero is an alpha
+/// gate, off) and the scale target's kind and name.
+fn validate_hpa_spec(obj: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let min = obj.pointer("/spec/minReplicas").and_then(Value::as_i64);
+    let max = obj
+        .pointer("/spec/maxReplicas")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    if let Some(m) = min.filter(|m| *m < 1) {
+        errs.push(FieldError::invalid(
+            "spec.minReplicas",
+            m,
+            "must be greater than or equal to 1",
+        ));
+    }
+    if max < 1 {
+        errs.push(FieldError::invalid(
+            "spec.maxReplicas",
+            max,
+            "must be greater than 0",
+        ));
+    }
+    if min.is_some_and(|m| max < m) {
+        errs.push(FieldError::invalid(
+            "spec.maxReplicas",
+            max,
+            "must be greater than or equal to `minReplicas`",
+        ));
+    }
+    for key in ["kind", "name"] {
+        let field = format!("spec.scaleTargetRef.{key}");
+        let value = obj
+            .pointer(&format!("/spec/scaleTargetRef/{key}"))
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if value.is_empty() {
+            errs.push(FieldError::required(field, ""));
+        } else {
+            for msg in super::networking::path_segment_errors(value) {
+                errs.push(FieldError::invalid(&field, value, msg));
+            }
+        }
+    }
+    errs
 }
 
 /// Admission webhook configurations: each webhook's defaults (SetDefaults_ValidatingWebhook /

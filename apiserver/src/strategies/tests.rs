@@ -1097,3 +1097,33 @@ fn persistent_volume_claims_are_validated_as_upstream() {
         ["spec.resources.requests.storage: Forbidden: field can not be less than status.capacity"]
     );
 }
+
+#[test]
+fn horizontal_pod_autoscalers_are_validated_as_upstream() {
+    let hpa = |spec: Value| {
+        errors(
+            "autoscaling",
+            "v2",
+            "horizontalpodautoscalers",
+            &json!({ "metadata": { "name": "h" }, "spec": spec }),
+        )
+    };
+    let target = json!({ "apiVersion": "apps/v1", "kind": "Deployment", "name": "web" });
+    assert!(hpa(json!({ "scaleTargetRef": target.clone(), "maxReplicas": 3 })).is_empty());
+    assert_eq!(
+        hpa(json!({ "scaleTargetRef": target.clone(), "minReplicas": 0, "maxReplicas": 3 })),
+        ["spec.minReplicas: Invalid value: 0: must be greater than or equal to 1"]
+    );
+    assert_eq!(
+        hpa(json!({ "scaleTargetRef": target, "minReplicas": 5, "maxReplicas": 3 })),
+        ["spec.maxReplicas: Invalid value: 3: must be greater than or equal to `minReplicas`"]
+    );
+    assert_eq!(
+        hpa(json!({ "scaleTargetRef": { "kind": "Deployment" }, "maxReplicas": 0 })),
+        [
+            "spec.maxReplicas: Invalid value: 0: must be greater than 0",
+            "spec.maxReplicas: Invalid value: 0: must be greater than or equal to `minReplicas`",
+            "spec.scaleTargetRef.name: Required value",
+        ]
+    );
+}
