@@ -265,6 +265,40 @@ pub fn name_is_dns1035_label(name: &str, prefix: bool) -> Vec<String> {
     }
 }
 
+/// Upstream's `IsValidPortNum`: 1 to 65535. Empty when valid.
+pub fn is_valid_port_num(port: i64) -> Vec<String> {
+    if (1..=65535).contains(&port) {
+        Vec::new()
+    } else {
+        vec!["must be between 1 and 65535, inclusive".to_string()]
+    }
+}
+
+/// Upstream's `IsValidPortName` (IANA_SVC_NAME): at most 15 characters of `[-a-z0-9]`, at least
+/// one letter, no `--`, no hyphen at either end. Empty when valid.
+pub fn is_valid_port_name(port: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if port.len() > 15 {
+        errs.push(max_len_error(15));
+    }
+    let charset = !port.is_empty()
+        && port
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+    if !charset {
+        errs.push("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)".into());
+    } else if !port.bytes().any(|b| b.is_ascii_lowercase()) {
+        errs.push("must contain at least one letter (a-z)".into());
+    }
+    if port.contains("--") {
+        errs.push("must not contain consecutive hyphens (-)".into());
+    }
+    if port.starts_with('-') || port.ends_with('-') {
+        errs.push("must not begin or end with a hyphen (-)".into());
+    }
+    errs
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -380,38 +414,4 @@ mod tests {
         assert!(!name_is_dns1035_label("1svc", false).is_empty());
         assert_eq!(mask_trailing_dash("é-"), "\u{fffd}a");
     }
-}
-
-/// Upstream's `IsValidPortNum`: 1 to 65535. Empty when valid.
-pub fn is_valid_port_num(port: i64) -> Vec<String> {
-    if (1..=65535).contains(&port) {
-        Vec::new()
-    } else {
-        vec!["must be between 1 and 65535, inclusive".to_string()]
-    }
-}
-
-/// Upstream's `IsValidPortName` (IANA_SVC_NAME): at most 15 characters of `[-a-z0-9]`, at least
-/// one letter, no `--`, no hyphen at either end. Empty when valid.
-pub fn is_valid_port_name(port: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if port.len() > 15 {
-        errs.push(max_len_error(15));
-    }
-    let charset = !port.is_empty()
-        && port
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
-    if !charset {
-        errs.push("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)".into());
-    } else if !port.bytes().any(|b| b.is_ascii_lowercase()) {
-        errs.push("must contain at least one letter (a-z)".into());
-    }
-    if port.contains("--") {
-        errs.push("must not contain consecutive hyphens (-)".into());
-    }
-    if port.starts_with('-') || port.ends_with('-') {
-        errs.push("must not begin or end with a hyphen (-)".into());
-    }
-    errs
 }

@@ -541,10 +541,8 @@ fn validate_volume_source(v: &Value, at: &str) -> Vec<FieldError> {
                 }
                 errs.extend(mode_and_items(s, &field));
             }
-            "persistentVolumeClaim" => {
-                if text(s, "claimName").is_empty() {
-                    errs.push(FieldError::required(format!("{field}.claimName"), ""));
-                }
+            "persistentVolumeClaim" if text(s, "claimName").is_empty() => {
+                errs.push(FieldError::required(format!("{field}.claimName"), ""));
             }
             "downwardAPI" | "projected" => errs.extend(default_mode(s, &field)),
             "nfs" => {
@@ -835,10 +833,8 @@ fn validate_handler(h: &Value, path: &str, kinds: &[&str]) -> Vec<FieldError> {
         }
         count += 1;
         match *kind {
-            "exec" => {
-                if items(action, "command").is_empty() {
-                    errs.push(FieldError::required(format!("{field}.command"), ""));
-                }
+            "exec" if items(action, "command").is_empty() => {
+                errs.push(FieldError::required(format!("{field}.command"), ""));
             }
             "httpGet" => {
                 if text(action, "path").is_empty() {
