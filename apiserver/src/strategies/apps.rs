@@ -126,7 +126,7 @@ fn selector_word(kind: &str) -> &'static str {
 }
 
 /// A controller's pod template restarts its pods always and has no deadline.
-fn template_for_controller(obj: &Value, kind: &str) -> Vec<FieldError> {
+pub(super) fn template_for_controller(obj: &Value, kind: &str) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let restart = obj
         .pointer("/spec/template/spec/restartPolicy")

@@ -1002,26 +1002,10 @@ fn validate_replication_controller(obj: &Value) -> Vec<FieldError> {
         template.get("spec"),
         "spec.template.spec",
     ));
-    let restart = template
-        .pointer("/spec/restartPolicy")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    if restart != "Always" {
-        errs.push(FieldError::not_supported(
-            "spec.template.spec.restartPolicy",
-            restart,
-            &["Always"],
-        ));
-    }
-    if template
-        .pointer("/spec/activeDeadlineSeconds")
-        .is_some_and(|d| !d.is_null())
-    {
-        errs.push(FieldError::forbidden(
-            "spec.template.spec.activeDeadlineSeconds",
-            "activeDeadlineSeconds in ReplicationController is not Supported",
-        ));
-    }
+    errs.extend(super::apps::template_for_controller(
+        obj,
+        "ReplicationController",
+    ));
     errs
 }
 

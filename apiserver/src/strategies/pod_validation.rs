@@ -355,20 +355,14 @@ impl Context<'_> {
                     "must be unique",
                 ));
             }
-            if devices.iter().any(|d| text(d, "name") == name) {
-                errs.push(FieldError::invalid(
-                    format!("{at}.name"),
-                    name,
-                    "must not already exist in volumeDevices",
-                ));
-            }
-            if devices.iter().any(|d| text(d, "devicePath") == mount_path) {
-                errs.push(FieldError::invalid(
-                    format!("{at}.mountPath"),
-                    mount_path,
-                    "must not already exist as a path in volumeDevices",
-                ));
-            }
+            errs.extend(overlap(
+                devices,
+                "volumeDevices",
+                "devicePath",
+                &at,
+                name,
+                ("mountPath", mount_path),
+            ));
             // Upstream reports these two at the list's path, not the item's.
             let list = at.rsplit_once('[').map_or(at.as_str(), |(l, _)| l);
             let sub_path = text(m, "subPath");
@@ -443,26 +437,48 @@ impl Context<'_> {
             } else {
                 paths.insert(device_path);
             }
-            if mounts.iter().any(|m| text(m, "name") == name) {
-                errs.push(FieldError::invalid(
-                    format!("{at}.name"),
-                    name,
-                    "must not already exist in volumeMounts",
-                ));
-            }
-            if mounts.iter().any(|m| text(m, "mountPath") == device_path) {
-                errs.push(FieldError::invalid(
-                    format!("{at}.devicePath"),
-                    device_path,
-                    "must not already exist as a path in volumeMounts",
-                ));
-            }
+            errs.extend(overlap(
+                mounts,
+                "volumeMounts",
+                "mountPath",
+                &at,
+                name,
+                ("devicePath", device_path),
+            ));
             if !name.is_empty() {
                 names.insert(name);
             }
         }
         errs
     }
+}
+
+/// A volume mount and a volume device may not share a volume name or a path (upstream checks
+/// it from both lists): errors for the item at `at` against the `other_list` entries.
+fn overlap(
+    others: &[Value],
+    other_list: &str,
+    other_path_key: &str,
+    at: &str,
+    name: &str,
+    (path_key, path): (&str, &str),
+) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    if others.iter().any(|o| text(o, "name") == name) {
+        errs.push(FieldError::invalid(
+            format!("{at}.name"),
+            name,
+            format!("must not already exist in {other_list}"),
+        ));
+    }
+    if others.iter().any(|o| text(o, other_path_key) == path) {
+        errs.push(FieldError::invalid(
+            format!("{at}.{path_key}"),
+            path,
+            format!("must not already exist as a path in {other_list}"),
+        ));
+    }
+    errs
 }
 
 /// Upstream's ValidateVolumes: each volume named (a DNS-1123 label, unique) with exactly one
@@ -503,19 +519,9 @@ fn validate_volumes(
 /// counted (exactly one source per volume).
 fn validate_volume_source(v: &Value, at: &str) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    let mut count = 0;
-    // Upstream checks the sources in this order and flags every one after the first.
-    for source in VOLUME_SOURCES {
-        let Some(s) = set(v, source) else { continue };
+    let (first, others) = only_one(v, &VOLUME_SOURCES, at, "volume");
+    if let Some((source, s)) = first {
         let field = format!("{at}.{source}");
-        if count > 0 {
-            errs.push(FieldError::forbidden(
-                field,
-                "may not specify more than 1 volume type",
-            ));
-            continue;
-        }
-        count += 1;
         match source {
             "hostPath" => {
                 let p = text(s, "path");
@@ -562,11 +568,35 @@ fn validate_volume_source(v: &Value, at: &str) -> Vec<FieldError> {
             }
             _ => {}
         }
-    }
-    if count == 0 {
+    } else {
         errs.push(FieldError::required(at, "must specify a volume type"));
     }
+    errs.extend(others);
     errs
+}
+
+/// Upstream's one-of rule for volume sources and handlers: the first of `keys` set in `v` (in
+/// that order), and a Forbidden error for each later one (reported after the first's own).
+fn only_one<'a>(
+    v: &'a Value,
+    keys: &[&'a str],
+    at: &str,
+    what: &str,
+) -> (Option<(&'a str, &'a Value)>, Vec<FieldError>) {
+    let mut first = None;
+    let mut others = Vec::new();
+    for key in keys {
+        let Some(s) = set(v, key) else { continue };
+        if first.is_none() {
+            first = Some((*key, s));
+        } else {
+            others.push(FieldError::forbidden(
+                format!("{at}.{key}"),
+                format!("may not specify more than 1 {what} type"),
+            ));
+        }
+    }
+    (first, others)
 }
 
 fn default_mode(s: &Value, field: &str) -> Vec<FieldError> {
@@ -755,25 +785,12 @@ fn validate_env(env: &[Value], path: &str) -> Vec<FieldError> {
             }
         }
         let value_set = !text(e, "value").is_empty();
-        if sources == 0 {
-            errs.push(FieldError::invalid(
-                &field,
-                "",
-                "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`",
-            ));
-        } else if value_set {
-            errs.push(FieldError::invalid(
-                &field,
-                "",
-                "may not be specified when `value` is not empty",
-            ));
-        } else if sources > 1 {
-            errs.push(FieldError::invalid(
-                &field,
-                "",
-                "may not have more than one field specified at a time",
-            ));
-        }
+        errs.extend(one_source(
+            &field,
+            sources,
+            "`fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`",
+            value_set,
+        ));
     }
     errs
 }
@@ -800,39 +817,38 @@ fn validate_env_from(sources: &[Value], path: &str) -> Vec<FieldError> {
                 errs.extend(invalid_each(&field, name, is_dns1123_subdomain(name)));
             }
         }
-        if count == 0 {
-            errs.push(FieldError::invalid(
-                &at,
-                "",
-                "must specify one of: `configMapRef` or `secretRef`",
-            ));
-        } else if count > 1 {
-            errs.push(FieldError::invalid(
-                &at,
-                "",
-                "may not have more than one field specified at a time",
-            ));
-        }
+        errs.extend(one_source(
+            &at,
+            count,
+            "`configMapRef` or `secretRef`",
+            false,
+        ));
     }
     errs
+}
+
+/// The one-source rule of env values and envFrom entries: none names the choices; more than
+/// one, or one beside a literal `value`, is refused.
+fn one_source(field: &str, count: usize, choices: &str, beside_value: bool) -> Option<FieldError> {
+    let detail = if count == 0 {
+        format!("must specify one of: {choices}")
+    } else if beside_value {
+        "may not be specified when `value` is not empty".to_string()
+    } else if count > 1 {
+        "may not have more than one field specified at a time".to_string()
+    } else {
+        return None;
+    };
+    Some(FieldError::invalid(field, "", detail))
 }
 
 /// Upstream's validateHandler: exactly one handler, each checked.
 fn validate_handler(h: &Value, path: &str, kinds: &[&str]) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    let mut count = 0;
-    for kind in kinds {
-        let Some(action) = set(h, kind) else { continue };
+    let (first, others) = only_one(h, kinds, path, "handler");
+    if let Some((kind, action)) = first {
         let field = format!("{path}.{kind}");
-        if count > 0 {
-            errs.push(FieldError::forbidden(
-                field,
-                "may not specify more than 1 handler type",
-            ));
-            continue;
-        }
-        count += 1;
-        match *kind {
+        match kind {
             "exec" if items(action, "command").is_empty() => {
                 errs.push(FieldError::required(format!("{field}.command"), ""));
             }
@@ -861,10 +877,10 @@ fn validate_handler(h: &Value, path: &str, kinds: &[&str]) -> Vec<FieldError> {
             }
             _ => {}
         }
-    }
-    if count == 0 {
+    } else {
         errs.push(FieldError::required(path, "must specify a handler type"));
     }
+    errs.extend(others);
     errs
 }
 
