@@ -36,7 +36,12 @@ fn service_type(svc: &Value) -> &str {
     text(svc, "/spec/type")
 }
 
-/// Upstream's isHeadlessService.
+/// Validation's isHeadlessService: the one cluster IP is `None`, whatever the type.
+fn headless_ips(svc: &Value) -> bool {
+    list(svc, "/spec/clusterIPs") == [Value::from("None")]
+}
+
+/// The warnings' isHeadlessService (`pkg/api/service`): a ClusterIP Service without one.
 fn is_headless(svc: &Value) -> bool {
     service_type(svc) == "ClusterIP" && text(svc, "/spec/clusterIP") == "None"
 }
@@ -77,6 +82,7 @@ impl Strategy for Services {
         true
     }
     fn prepare_for_update(&self, new: &mut Value, old: &Value) {
+        normalize_cluster_ips(new, old);
         drop_type_dependent_fields(new, old);
         if let Some(status) = new.get_mut("status").and_then(Value::as_object_mut) {
             status.entry("loadBalancer").or_insert(json!({}));
@@ -194,6 +200,32 @@ fn default_service(obj: &mut Value) {
     }
 }
 
+/// Upstream's normalizeClusterIPs on an update: a client that sends only `clusterIP` (an old
+/// client, or a patch that never mentions `clusterIPs`) keeps the list in step with it.
+fn normalize_cluster_ips(new: &mut Value, old: &Value) {
+    let (old_ip, old_ips) = (text(old, "/spec/clusterIP"), list(old, "/spec/clusterIPs"));
+    let new_ip = text(new, "/spec/clusterIP").to_string();
+    let same_ips = list(new, "/spec/clusterIPs") == old_ips;
+    let Some(spec) = new.get_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let new_empty = spec
+        .get("clusterIPs")
+        .and_then(Value::as_array)
+        .is_none_or(Vec::is_empty);
+    if !old_ips.is_empty() && new_empty && old_ip == new_ip {
+        spec.insert("clusterIPs".into(), Value::Array(old_ips.to_vec()));
+    }
+    if old_ip != new_ip {
+        if !old_ip.is_empty() && new_ip.is_empty() && same_ips {
+            spec.remove("clusterIPs");
+        }
+        if !new_ip.is_empty() && same_ips {
+            spec.insert("clusterIPs".into(), json!([new_ip]));
+        }
+    }
+}
+
 /// Upstream's dropTypeDependentFields: on a type change, values the client left as they were
 /// and the new type does not use go (the cluster IPs and node ports are handled with the
 /// allocation, in `allocator::fill_update`).
@@ -255,11 +287,11 @@ pub fn validate_service(svc: &Value) -> Vec<FieldError> {
     }
     let ty = service_type(svc);
     let ports = list(svc, "/spec/ports");
-    if ports.is_empty() && !is_headless(svc) && ty != "ExternalName" {
+    if ports.is_empty() && !headless_ips(svc) && ty != "ExternalName" {
         errs.push(FieldError::required("spec.ports", ""));
     }
     match ty {
-        "LoadBalancer" | "NodePort" if text(svc, "/spec/clusterIP") == "None" => {
+        "LoadBalancer" | "NodePort" if headless_ips(svc) => {
             errs.push(FieldError::invalid(
                 "spec.clusterIPs[0]",
                 "None",
@@ -314,6 +346,7 @@ pub fn validate_service(svc: &Value) -> Vec<FieldError> {
         errs.extend(validate_labels(&pairs, "spec.selector"));
     }
     errs.extend(validate_session_affinity(svc));
+    errs.extend(validate_cluster_ips(svc));
     for (i, ip) in list(svc, "/spec/externalIPs").iter().enumerate() {
         let field = format!("spec.externalIPs[{i}]");
         let ip = ip.as_str().unwrap_or_default();
@@ -506,6 +539,119 @@ fn validate_session_affinity(svc: &Value) -> Vec<FieldError> {
     errs
 }
 
+/// Upstream's ValidateServiceClusterIPsRelatedFields: `clusterIP` and `clusterIPs` agree, the
+/// families and the policy have known values, the addresses are valid (`None` only alone) and
+/// of the families named.
+fn validate_cluster_ips(svc: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    if service_type(svc) == "ExternalName" {
+        return errs;
+    }
+    const FIELD: &str = "spec.clusterIPs";
+    let cluster_ip = text(svc, "/spec/clusterIP");
+    let ips = list(svc, "/spec/clusterIPs");
+    let shown = || go_strings(ips);
+    if !cluster_ip.is_empty() {
+        match ips.first() {
+            None => errs.push(FieldError::required(FIELD, "")),
+            Some(first) if first != cluster_ip => errs.push(FieldError::invalid_raw(
+                FIELD,
+                shown(),
+                "first value must match `clusterIP`",
+            )),
+            Some(_) => {}
+        }
+    } else if !ips.is_empty() {
+        errs.push(FieldError::invalid_raw(
+            FIELD,
+            shown(),
+            "must be empty when `clusterIP` is not specified",
+        ));
+    }
+    let families = list(svc, "/spec/ipFamilies");
+    let mut seen = HashSet::new();
+    for (i, f) in families.iter().enumerate() {
+        let f = f.as_str().unwrap_or_default();
+        let field = format!("spec.ipFamilies[{i}]");
+        if !["IPv4", "IPv6"].contains(&f) {
+            errs.push(FieldError::not_supported(&field, f, &["IPv4", "IPv6"]));
+        }
+        if !seen.insert(f) {
+            errs.push(FieldError::duplicate(field, f));
+        }
+    }
+    if let Some(policy) = svc.pointer("/spec/ipFamilyPolicy").filter(|p| !p.is_null()) {
+        const POLICIES: [&str; 3] = ["PreferDualStack", "RequireDualStack", "SingleStack"];
+        let policy = policy.as_str().unwrap_or_default();
+        if !POLICIES.contains(&policy) {
+            errs.push(FieldError::not_supported(
+                "spec.ipFamilyPolicy",
+                policy,
+                &POLICIES,
+            ));
+        }
+    }
+    let mut invalid = false;
+    for (i, ip) in ips.iter().enumerate() {
+        let ip = ip.as_str().unwrap_or_default();
+        if i == 0 && ip == "None" {
+            if ips.len() > 1 {
+                invalid = true;
+                errs.push(FieldError::invalid_raw(
+                    FIELD,
+                    shown(),
+                    "'None' must be the first and only value",
+                ));
+            }
+            continue;
+        }
+        let msgs = k1s_apimachinery::ip::ip_errors(ip);
+        invalid |= !msgs.is_empty();
+        for m in msgs {
+            errs.push(FieldError::invalid(format!("{FIELD}[{i}]"), ip, m));
+        }
+    }
+    if ips.len() > 2 {
+        errs.push(FieldError::invalid_raw(
+            FIELD,
+            shown(),
+            "may only hold up to 2 values",
+        ));
+    }
+    if invalid {
+        return errs;
+    }
+    let v6 = |ip: &Value| {
+        matches!(
+            ip.as_str().map(str::parse::<IpAddr>),
+            Some(Ok(IpAddr::V6(_)))
+        )
+    };
+    if ips.len() > 1 && v6(&ips[0]) == v6(&ips[1]) {
+        errs.push(FieldError::invalid_raw(
+            FIELD,
+            shown(),
+            "may specify no more than one IP for each IP family",
+        ));
+    }
+    if !headless_ips(svc) {
+        for (i, (ip, family)) in ips.iter().zip(families).enumerate() {
+            let (is_v6, family) = (v6(ip), family.as_str().unwrap_or_default());
+            let wanted = match family {
+                "IPv4" if is_v6 => "IPv4",
+                "IPv6" if !is_v6 => "IPv6",
+                _ => continue,
+            };
+            errs.push(FieldError::invalid(
+                format!("{FIELD}[{i}]"),
+                ip.clone(),
+                format!("expected an {wanted} value as indicated by `ipFamilies[{i}]`"),
+            ));
+        }
+    }
+    errs
+}
+
 /// Upstream's ValidateNonSpecialIP: an external IP may not be unspecified, loopback or
 /// link-local.
 fn non_special_ip_errors(ip: &str, field: &str) -> Vec<FieldError> {
@@ -660,23 +806,32 @@ fn validate_traffic_policies(svc: &Value) -> Vec<FieldError> {
 /// balancer's class cannot change.
 fn validate_update_only(new: &Value, old: &Value) -> Vec<FieldError> {
     let mut errs = Vec::new();
+    // Upstream's validateUpgradeDowngradeClusterIPs (for one family: the IP cannot change).
     let (new_ips, old_ips) = (list(new, "/spec/clusterIPs"), list(old, "/spec/clusterIPs"));
-    let types_keep_ips = service_type(old) != "ExternalName" && service_type(new) != "ExternalName";
-    if new_ips != old_ips
-        && types_keep_ips
-        && old_ips
-            .first()
-            .and_then(Value::as_str)
-            .is_some_and(|ip| ip != "None")
-        && new_ips
-            .first()
-            .is_some_and(|ip| Some(ip) != old_ips.first())
-    {
-        errs.push(FieldError::invalid_raw(
-            "spec.clusterIPs[0]",
-            go_strings(new_ips),
-            "may not change once set",
-        ));
+    let external_name = service_type(old) == "ExternalName" || service_type(new) == "ExternalName";
+    if !external_name && !(headless_ips(old) && headless_ips(new)) {
+        let changed = |i: usize| {
+            FieldError::invalid_raw(
+                format!("spec.clusterIPs[{i}]"),
+                go_strings(new_ips),
+                "may not change once set",
+            )
+        };
+        if old_ips.len() == new_ips.len() {
+            for (i, ip) in old_ips.iter().enumerate() {
+                if Some(ip) != new_ips.get(i) {
+                    errs.push(changed(i));
+                }
+            }
+        } else if new_ips.is_empty() {
+            errs.push(FieldError::invalid_raw(
+                "spec.clusterIPs[0]",
+                go_strings(new_ips),
+                "primary clusterIP can not be unset",
+            ));
+        } else if !old_ips.is_empty() && new_ips.first() != old_ips.first() {
+            errs.push(changed(0));
+        }
     }
     if service_type(old) == "LoadBalancer"
         && service_type(new) == "LoadBalancer"

@@ -1127,3 +1127,61 @@ fn horizontal_pod_autoscalers_are_validated_as_upstream() {
         ]
     );
 }
+
+#[test]
+fn service_cluster_ips_are_validated_and_kept_in_step_as_upstream() {
+    let info = catalog::find("", "v1", "services").expect("in the catalog");
+    let strategy = for_resource(info);
+    let errs = |spec: Value| errors("", "v1", "services", &service(spec));
+    assert_eq!(
+        errs(
+            json!({ "ports": [{ "port": 80 }], "clusterIP": "10.96.0.10", "clusterIPs": ["10.96.0.11"] })
+        ),
+        [
+            "spec.clusterIPs: Invalid value: []string{\"10.96.0.11\"}: first value must match `clusterIP`"
+        ]
+    );
+    assert_eq!(
+        errs(
+            json!({ "ports": [{ "port": 80 }], "clusterIP": "10.96.0.10", "clusterIPs": ["10.96.0.10"], "ipFamilies": ["IPv6"] })
+        ),
+        [
+            "spec.clusterIPs[0]: Invalid value: \"10.96.0.10\": expected an IPv6 value as indicated by `ipFamilies[0]`"
+        ]
+    );
+    assert_eq!(
+        errs(
+            json!({ "type": "NodePort", "ports": [{ "port": 80 }], "clusterIP": "None", "clusterIPs": ["None"] })
+        ),
+        [
+            "spec.clusterIPs[0]: Invalid value: \"None\": may not be set to 'None' for NodePort services"
+        ]
+    );
+    // An update that sends only `clusterIP` keeps `clusterIPs`.
+    let old = service(json!({ "ports": [{ "port": 80 }] }));
+    let mut new = old.clone();
+    new["spec"]
+        .as_object_mut()
+        .expect("spec")
+        .remove("clusterIPs");
+    strategy.prepare_for_update(&mut new, &old);
+    assert_eq!(new["spec"]["clusterIPs"], json!(["10.96.0.10"]));
+    assert!(strategy.validate_update(&new, &old).is_empty());
+    // A headless Service cannot get an address later.
+    let old = service(json!({ "clusterIP": "None", "clusterIPs": ["None"] }));
+    let mut new = old.clone();
+    new["spec"]["clusterIP"] = json!("10.96.0.12");
+    strategy.prepare_for_update(&mut new, &old);
+    let errs: Vec<String> = strategy
+        .validate_update(&new, &old)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        errs,
+        [
+            "spec.clusterIPs[0]: Invalid value: []string{\"10.96.0.12\"}: may not change once set",
+            "spec.ports: Required value",
+        ]
+    );
+}
