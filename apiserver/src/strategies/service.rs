@@ -808,8 +808,11 @@ fn validate_update_only(new: &Value, old: &Value) -> Vec<FieldError> {
     let mut errs = Vec::new();
     // Upstream's validateUpgradeDowngradeClusterIPs (for one family: the IP cannot change).
     let (new_ips, old_ips) = (list(new, "/spec/clusterIPs"), list(old, "/spec/clusterIPs"));
-    let external_name = service_type(old) == "ExternalName" || service_type(new) == "ExternalName";
-    if !external_name && !(headless_ips(old) && headless_ips(new)) {
+    // ExternalName on either side, or headless on both: nothing to keep.
+    let exempt = service_type(old) == "ExternalName"
+        || service_type(new) == "ExternalName"
+        || (headless_ips(old) && headless_ips(new));
+    if !exempt {
         let changed = |i: usize| {
             FieldError::invalid_raw(
                 format!("spec.clusterIPs[{i}]"),
