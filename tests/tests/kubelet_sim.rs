@@ -353,7 +353,7 @@ spec:
     for (patch, expected) in [
         (
             r#"{"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"500m"}}}]}}"#,
-            r#"spec.containers[0].resources.requests[cpu]: Invalid value: "500m": must be less than or equal to cpu limit of 300m"#,
+            r#"spec.containers[0].resources.requests: Invalid value: "500m": must be less than or equal to cpu limit of 300m"#,
         ),
         (
             r#"{"spec":{"containers":[{"name":"d","resources":{"requests":{"cpu":null}}}]}}"#,

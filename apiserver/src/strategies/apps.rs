@@ -51,7 +51,8 @@ pub(super) fn validate_resource_requirements(resources: &Value, path: &str) -> V
         }
     }
     for (name, request) in &requests {
-        let field = format!("{path}.requests[{name}]");
+        // Upstream reports a request against its limit at the `requests` list, not the item.
+        let field = format!("{path}.requests");
         let limit = limits.iter().find(|(n, _)| n == name);
         match (request, limit) {
             (Some(request), Some((_, Some(limit)))) => {

@@ -1288,4 +1288,185 @@ impl Strategy for LimitRanges {
             o.insert("defaultRequest".into(), Value::Object(request));
         }
     }
+    fn validate(&self, obj: &Value) -> Vec<FieldError> {
+        validate_limit_range(obj)
+    }
+}
+
+/// Upstream's ValidateLimitRange: known or qualified types, each once; no defaults for the
+/// Pod type; a storage bound for PVCs; and min ≤ defaultRequest ≤ default ≤ max per resource,
+/// with a ratio of at least 1 that fits max/min. Bad values print as their quantity strings.
+fn validate_limit_range(obj: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let mut types = std::collections::HashSet::new();
+    let items = obj
+        .pointer("/spec/limits")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    for (i, item) in items.iter().enumerate() {
+        let at = format!("spec.limits[{i}]");
+        let ty = item.get("type").and_then(Value::as_str).unwrap_or_default();
+        let type_errs = k1s_apimachinery::validation::is_qualified_name(ty);
+        if !type_errs.is_empty() {
+            for m in type_errs {
+                errs.push(FieldError::invalid(format!("{at}.type"), ty, m));
+            }
+        } else if !ty.contains('/') && !["Pod", "Container", "PersistentVolumeClaim"].contains(&ty)
+        {
+            errs.push(FieldError::invalid(
+                format!("{at}.type"),
+                ty,
+                "must be a standard limit type or fully qualified",
+            ));
+        }
+        if !types.insert(ty) {
+            errs.push(FieldError::duplicate(format!("{at}.type"), ty));
+        }
+        let quantities = |key: &str| -> Vec<(String, Quantity, String)> {
+            item.get(key)
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+                .filter_map(|(k, v)| {
+                    let text = v.as_str().map_or_else(|| v.to_string(), str::to_string);
+                    Quantity::parse(&text).map(|q| (k.clone(), q, text))
+                })
+                .collect()
+        };
+        let (min, max, ratio) = (
+            quantities("min"),
+            quantities("max"),
+            quantities("maxLimitRequestRatio"),
+        );
+        let (mut default, mut request) = (Vec::new(), Vec::new());
+        if ty == "Pod" {
+            for key in ["default", "defaultRequest"] {
+                if item
+                    .get(key)
+                    .and_then(Value::as_object)
+                    .is_some_and(|m| !m.is_empty())
+                {
+                    errs.push(FieldError::forbidden(
+                        format!("{at}.{key}"),
+                        "may not be specified when `type` is 'Pod'",
+                    ));
+                }
+            }
+        } else {
+            default = quantities("default");
+            request = quantities("defaultRequest");
+        }
+        if ty == "PersistentVolumeClaim" && !min.iter().chain(&max).any(|(k, _, _)| k == "storage")
+        {
+            errs.push(FieldError::required(
+                format!("{at}.limits"),
+                "either minimum or maximum storage value is required, but neither was provided",
+            ));
+        }
+        let find = |list: &[(String, Quantity, String)], k: &str| {
+            list.iter()
+                .find(|(n, _, _)| n == k)
+                .map(|(_, q, t)| (*q, t.clone()))
+        };
+        let mut keys: Vec<&String> = min
+            .iter()
+            .chain(&max)
+            .chain(&default)
+            .chain(&request)
+            .chain(&ratio)
+            .map(|(k, _, _)| k)
+            .collect();
+        keys.sort();
+        keys.dedup();
+        for k in keys {
+            let (lo, hi) = (find(&min, k), find(&max, k));
+            let (def, req) = (find(&default, k), find(&request, k));
+            let r = find(&ratio, k);
+            let mut check = |field: &str, shown: &str, bad: bool, detail: String| {
+                if bad {
+                    errs.push(FieldError::invalid(
+                        format!("{at}.{field}[{k}]"),
+                        shown,
+                        detail,
+                    ));
+                }
+            };
+            if let (Some((a, at_)), Some((b, bt))) = (&lo, &hi) {
+                check(
+                    "min",
+                    at_,
+                    a > b,
+                    format!("min value {at_} is greater than max value {bt}"),
+                );
+            }
+            if let (Some((rq, rt)), Some((a, at_))) = (&req, &lo) {
+                check(
+                    "defaultRequest",
+                    rt,
+                    a > rq,
+                    format!("min value {at_} is greater than default request value {rt}"),
+                );
+            }
+            if let (Some((rq, rt)), Some((b, bt))) = (&req, &hi) {
+                check(
+                    "defaultRequest",
+                    rt,
+                    rq > b,
+                    format!("default request value {rt} is greater than max value {bt}"),
+                );
+            }
+            if let (Some((rq, rt)), Some((d, dt))) = (&req, &def) {
+                check(
+                    "defaultRequest",
+                    rt,
+                    rq > d,
+                    format!("default request value {rt} is greater than default limit value {dt}"),
+                );
+            }
+            if let (Some((d, dt)), Some((a, at_))) = (&def, &lo) {
+                check(
+                    "default",
+                    at_,
+                    a > d,
+                    format!("min value {at_} is greater than default value {dt}"),
+                );
+            }
+            if let (Some((d, dt)), Some((b, bt))) = (&def, &hi) {
+                check(
+                    "default",
+                    bt,
+                    d > b,
+                    format!("default value {dt} is greater than max value {bt}"),
+                );
+            }
+            if let Some((q, t)) = &r {
+                check(
+                    "maxLimitRequestRatio",
+                    t,
+                    *q < Quantity::from_int(1),
+                    format!("ratio {t} is less than 1"),
+                );
+            }
+            if let (Some((q, t)), Some((a, _)), Some((b, _))) = (&r, &lo, &hi) {
+                let limit = b.as_f64() / a.as_f64();
+                check(
+                    "maxLimitRequestRatio",
+                    t,
+                    q.as_f64() > limit,
+                    format!("ratio {t} is greater than max/min = {limit:.6}"),
+                );
+            }
+            if let (Some((d, dt)), Some((rq, rt))) = (&def, &req) {
+                let overcommit = !k.contains('/') || k.starts_with("kubernetes.io/");
+                let overcommit = overcommit && !k.starts_with("hugepages-");
+                check(
+                    "defaultRequest",
+                    rt,
+                    !overcommit && d != rq,
+                    format!("default value {dt} must equal to defaultRequest value {rt} in {k}"),
+                );
+            }
+        }
+    }
+    errs
 }

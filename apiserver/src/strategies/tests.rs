@@ -520,7 +520,7 @@ fn container_resources_are_validated_as_upstream() {
         (
             json!({ "requests": { "cpu": "11" }, "limits": { "cpu": "10" } }),
             vec![
-                "spec.template.spec.containers[0].resources.requests[cpu]: Invalid value: \"11\": must be less than or equal to cpu limit of 10",
+                "spec.template.spec.containers[0].resources.requests: Invalid value: \"11\": must be less than or equal to cpu limit of 10",
             ],
         ),
         (
@@ -539,7 +539,7 @@ fn container_resources_are_validated_as_upstream() {
         (
             json!({ "requests": { "example.com/a": "1" }, "limits": { "example.com/a": "2" } }),
             vec![
-                "spec.template.spec.containers[0].resources.requests[example.com/a]: Invalid value: \"1\": must be equal to example.com/a limit of 2",
+                "spec.template.spec.containers[0].resources.requests: Invalid value: \"1\": must be equal to example.com/a limit of 2",
             ],
         ),
         (
@@ -1182,6 +1182,49 @@ fn service_cluster_ips_are_validated_and_kept_in_step_as_upstream() {
         [
             "spec.clusterIPs[0]: Invalid value: []string{\"10.96.0.12\"}: may not change once set",
             "spec.ports: Required value",
+        ]
+    );
+}
+
+#[test]
+fn limit_ranges_are_validated_as_upstream() {
+    let lr = |limits: Value| {
+        errors(
+            "",
+            "v1",
+            "limitranges",
+            &json!({ "metadata": { "name": "l" }, "spec": { "limits": limits } }),
+        )
+    };
+    assert!(
+        lr(json!([{ "type": "Container", "min": { "cpu": "100m" }, "max": { "cpu": "1" } }]))
+            .is_empty()
+    );
+    assert_eq!(
+        lr(json!([{ "type": "Container", "min": { "cpu": "2" }, "max": { "cpu": "1" } }])),
+        [
+            "spec.limits[0].min[cpu]: Invalid value: \"2\": min value 2 is greater than max value 1",
+            "spec.limits[0].defaultRequest[cpu]: Invalid value: \"1\": min value 2 is greater than default request value 1",
+            "spec.limits[0].default[cpu]: Invalid value: \"2\": min value 2 is greater than default value 1",
+        ]
+    );
+    assert_eq!(
+        lr(json!([{ "type": "Pod", "default": { "cpu": "1" } }])),
+        ["spec.limits[0].default: Forbidden: may not be specified when `type` is 'Pod'"]
+    );
+    assert_eq!(
+        lr(json!([{ "type": "PersistentVolumeClaim" }, { "type": "Node" }])),
+        [
+            "spec.limits[0].limits: Required value: either minimum or maximum storage value is required, but neither was provided",
+            "spec.limits[1].type: Invalid value: \"Node\": must be a standard limit type or fully qualified",
+        ]
+    );
+    assert_eq!(
+        lr(
+            json!([{ "type": "Container", "min": { "cpu": "1" }, "max": { "cpu": "2" }, "maxLimitRequestRatio": { "cpu": "3" } }])
+        ),
+        [
+            "spec.limits[0].maxLimitRequestRatio[cpu]: Invalid value: \"3\": ratio 3 is greater than max/min = 2.000000"
         ]
     );
 }
