@@ -179,6 +179,9 @@ pub fn validate_pod_spec(spec: Option<&Value>, path: &str) -> Vec<FieldError> {
             .collect();
         errs.extend(validate_labels(&pairs, &format!("{path}.nodeSelector")));
     }
+    if let Some(affinity) = set(spec, "affinity") {
+        errs.extend(validate_affinity(affinity, &format!("{path}.affinity")));
+    }
     errs.extend(validate_dns_config(spec, dns_policy, path));
     for (i, gate) in items(spec, "readinessGates").iter().enumerate() {
         let field = format!("{path}.readinessGates[{i}].conditionType");
@@ -194,6 +197,10 @@ pub fn validate_pod_spec(spec: Option<&Value>, path: &str) -> Vec<FieldError> {
             errs.push(FieldError::duplicate(field, name));
         }
     }
+    errs.extend(validate_topology_spread(
+        items(spec, "topologySpreadConstraints"),
+        &format!("{path}.topologySpreadConstraints"),
+    ));
     // Names of other objects: a ServiceAccount, a Node, a PriorityClass (DNS subdomains).
     for key in ["serviceAccountName", "nodeName", "priorityClassName"] {
         let name = text(spec, key);
@@ -1101,6 +1108,266 @@ fn validate_dns_config(spec: &Value, policy: Option<&str>, path: &str) -> Vec<Fi
                 "must not be empty",
             ));
         }
+    }
+    errs
+}
+
+/// A label selector field: parses, or an Invalid error with the parser's reason.
+fn selector_errors(selector: Option<&Value>, field: &str) -> Vec<FieldError> {
+    match selector.filter(|s| !s.is_null()) {
+        Some(sel) => match k1s_apimachinery::selector::LabelSelector::from_json(sel) {
+            Ok(_) => Vec::new(),
+            Err(e) => vec![FieldError::invalid(
+                field,
+                sel.clone(),
+                e.message().to_string(),
+            )],
+        },
+        None => Vec::new(),
+    }
+}
+
+/// Upstream's validateAffinity: node selector terms and weights, pod (anti-)affinity terms.
+fn validate_affinity(affinity: &Value, path: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let weight_error = |t: &Value, field: String| {
+        let w = t.get("weight").and_then(Value::as_i64).unwrap_or(0);
+        (!(1..=100).contains(&w))
+            .then(|| FieldError::invalid(field, w, "must be in the range 1-100"))
+    };
+    if let Some(node) = set(affinity, "nodeAffinity") {
+        let at = format!("{path}.nodeAffinity");
+        if let Some(required) = set(node, "requiredDuringSchedulingIgnoredDuringExecution") {
+            let field =
+                format!("{at}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms");
+            let terms = items(required, "nodeSelectorTerms");
+            if terms.is_empty() {
+                errs.push(FieldError::required(
+                    field,
+                    "must have at least one node selector term",
+                ));
+            } else {
+                for (i, term) in terms.iter().enumerate() {
+                    errs.extend(node_selector_term(term, &format!("{field}[{i}]"), false));
+                }
+            }
+        }
+        let field = format!("{at}.preferredDuringSchedulingIgnoredDuringExecution");
+        for (i, t) in items(node, "preferredDuringSchedulingIgnoredDuringExecution")
+            .iter()
+            .enumerate()
+        {
+            errs.extend(weight_error(t, format!("{field}[{i}].weight")));
+            let pref = t.get("preference").unwrap_or(&Value::Null);
+            errs.extend(node_selector_term(
+                pref,
+                &format!("{field}[{i}].preference"),
+                true,
+            ));
+        }
+    }
+    for kind in ["podAffinity", "podAntiAffinity"] {
+        let Some(pod) = set(affinity, kind) else {
+            continue;
+        };
+        let at = format!("{path}.{kind}");
+        let field = format!("{at}.requiredDuringSchedulingIgnoredDuringExecution");
+        for (i, t) in items(pod, "requiredDuringSchedulingIgnoredDuringExecution")
+            .iter()
+            .enumerate()
+        {
+            errs.extend(pod_affinity_term(t, &format!("{field}[{i}]")));
+        }
+        let field = format!("{at}.preferredDuringSchedulingIgnoredDuringExecution");
+        for (i, t) in items(pod, "preferredDuringSchedulingIgnoredDuringExecution")
+            .iter()
+            .enumerate()
+        {
+            errs.extend(weight_error(t, format!("{field}[{i}].weight")));
+            let term = t.get("podAffinityTerm").unwrap_or(&Value::Null);
+            errs.extend(pod_affinity_term(
+                term,
+                &format!("{field}[{i}].podAffinityTerm"),
+            ));
+        }
+    }
+    errs
+}
+
+/// Upstream's ValidateNodeSelectorTerm (label values are not checked for preferred terms).
+fn node_selector_term(term: &Value, at: &str, allow_bad_values: bool) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    for (j, req) in items(term, "matchExpressions").iter().enumerate() {
+        let f = format!("{at}.matchExpressions[{j}]");
+        let values = items(req, "values");
+        match text(req, "operator") {
+            "In" | "NotIn" if values.is_empty() => errs.push(FieldError::required(
+                format!("{f}.values"),
+                "must be specified when `operator` is 'In' or 'NotIn'",
+            )),
+            "Exists" | "DoesNotExist" if !values.is_empty() => errs.push(FieldError::forbidden(
+                format!("{f}.values"),
+                "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+            )),
+            "Gt" | "Lt" if values.len() != 1 => errs.push(FieldError::required(
+                format!("{f}.values"),
+                "must be specified single value when `operator` is 'Lt' or 'Gt'",
+            )),
+            "In" | "NotIn" | "Exists" | "DoesNotExist" | "Gt" | "Lt" => {}
+            op => errs.push(FieldError::invalid(
+                format!("{f}.operator"),
+                op,
+                "not a valid selector operator",
+            )),
+        }
+        let key = text(req, "key");
+        errs.extend(invalid_each(
+            &format!("{f}.key"),
+            key,
+            is_qualified_name(key),
+        ));
+        if !allow_bad_values {
+            for (v, value) in values.iter().enumerate() {
+                let value = value.as_str().unwrap_or_default();
+                let field = format!("{f}.values[{v}]");
+                errs.extend(invalid_each(&field, value, is_valid_label_value(value)));
+            }
+        }
+    }
+    for (j, req) in items(term, "matchFields").iter().enumerate() {
+        let f = format!("{at}.matchFields[{j}]");
+        match text(req, "operator") {
+            "In" | "NotIn" if items(req, "values").len() != 1 => errs.push(FieldError::required(
+                format!("{f}.values"),
+                "must be only one value when `operator` is 'In' or 'NotIn' for node field selector",
+            )),
+            "In" | "NotIn" => {}
+            op => errs.push(FieldError::invalid(
+                format!("{f}.operator"),
+                op,
+                "not a valid selector operator",
+            )),
+        }
+        let key = text(req, "key");
+        if key != "metadata.name" {
+            errs.push(FieldError::invalid(
+                format!("{f}.key"),
+                key,
+                "not a valid field selector key",
+            ));
+        }
+    }
+    errs
+}
+
+/// Upstream's validatePodAffinityTerm: a valid selector, namespace names, a topology key.
+fn pod_affinity_term(term: &Value, at: &str) -> Vec<FieldError> {
+    let mut errs = selector_errors(term.get("labelSelector"), &format!("{at}.labelSelector"));
+    errs.extend(selector_errors(
+        term.get("namespaceSelector"),
+        &format!("{at}.namespaceSelector"),
+    ));
+    for ns in items(term, "namespaces") {
+        let ns = ns.as_str().unwrap_or_default();
+        errs.extend(invalid_each(
+            &format!("{at}.namespace"),
+            ns,
+            is_dns1123_label(ns),
+        ));
+    }
+    let key = text(term, "topologyKey");
+    if key.is_empty() {
+        errs.push(FieldError::required(
+            format!("{at}.topologyKey"),
+            "can not be empty",
+        ));
+    }
+    errs.extend(invalid_each(
+        &format!("{at}.topologyKey"),
+        key,
+        is_qualified_name(key),
+    ));
+    errs
+}
+
+/// Upstream's validateTopologySpreadConstraints.
+fn validate_topology_spread(constraints: &[Value], path: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    for (i, c) in constraints.iter().enumerate() {
+        let at = format!("{path}[{i}]");
+        let skew = c.get("maxSkew").and_then(Value::as_i64).unwrap_or(0);
+        if skew <= 0 {
+            errs.push(FieldError::invalid(
+                format!("{at}.maxSkew"),
+                skew,
+                "must be greater than zero",
+            ));
+        }
+        let key = text(c, "topologyKey");
+        if key.is_empty() {
+            errs.push(FieldError::required(
+                format!("{at}.topologyKey"),
+                "can not be empty",
+            ));
+        } else if let Some(m) = is_qualified_name(key).into_iter().next() {
+            errs.push(FieldError::invalid(format!("{at}.topologyKey"), key, m));
+        }
+        let action = text(c, "whenUnsatisfiable");
+        const ACTIONS: [&str; 2] = ["DoNotSchedule", "ScheduleAnyway"];
+        if !ACTIONS.contains(&action) {
+            errs.push(FieldError::not_supported(
+                format!("{at}.whenUnsatisfiable"),
+                action,
+                &ACTIONS,
+            ));
+        }
+        let repeated = constraints[i + 1..]
+            .iter()
+            .any(|o| text(o, "topologyKey") == key && text(o, "whenUnsatisfiable") == action);
+        if repeated {
+            errs.push(FieldError::duplicate(
+                format!("{at}.{{topologyKey, whenUnsatisfiable}}"),
+                format!("{{{key}, {action}}}"),
+            ));
+        }
+        if let Some(min) = c.get("minDomains").and_then(Value::as_i64) {
+            if min <= 0 {
+                errs.push(FieldError::invalid(
+                    format!("{at}.minDomains"),
+                    min,
+                    "must be greater than zero",
+                ));
+            }
+            if action != "DoNotSchedule" {
+                errs.push(FieldError::invalid(
+                    format!("{at}.minDomains"),
+                    min,
+                    format!(
+                        "can only use minDomains if whenUnsatisfiable=DoNotSchedule, not {action}"
+                    ),
+                ));
+            }
+        }
+        for policy in ["nodeAffinityPolicy", "nodeTaintsPolicy"] {
+            if let Some(p) = c.get(policy).and_then(Value::as_str)
+                && !["Honor", "Ignore"].contains(&p)
+            {
+                errs.push(FieldError::not_supported(
+                    format!("{at}.{policy}"),
+                    p,
+                    &["Honor", "Ignore"],
+                ));
+            }
+        }
+        let selector = c.get("labelSelector").filter(|s| !s.is_null());
+        let match_keys = items(c, "matchLabelKeys");
+        if !match_keys.is_empty() && selector.is_none() {
+            errs.push(FieldError::forbidden(
+                format!("{at}.matchLabelKeys"),
+                "must not be specified when labelSelector is not set",
+            ));
+        }
+        errs.extend(selector_errors(selector, &format!("{at}.labelSelector")));
     }
     errs
 }

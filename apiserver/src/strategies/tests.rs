@@ -1228,3 +1228,59 @@ fn limit_ranges_are_validated_as_upstream() {
         ]
     );
 }
+
+#[test]
+fn pod_affinity_and_topology_spread_are_validated_as_upstream() {
+    let pod = |spec: Value| {
+        let mut p = json!({ "metadata": { "name": "p" },
+            "spec": { "containers": [{ "name": "c", "image": "nginx" }] } });
+        if let (Some(into), Value::Object(from)) = (p["spec"].as_object_mut(), spec) {
+            into.extend(from);
+        }
+        errors("", "v1", "pods", &p)
+    };
+    let ok = json!({
+        "affinity": {
+            "nodeAffinity": { "requiredDuringSchedulingIgnoredDuringExecution": { "nodeSelectorTerms": [
+                { "matchExpressions": [{ "key": "zone", "operator": "In", "values": ["a"] }] }] } },
+            "podAntiAffinity": { "preferredDuringSchedulingIgnoredDuringExecution": [{ "weight": 50,
+                "podAffinityTerm": { "labelSelector": { "matchLabels": { "app": "x" } }, "topologyKey": "kubernetes.io/hostname" } }] } },
+        "topologySpreadConstraints": [{ "maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": { "matchLabels": { "app": "x" } } }] });
+    assert_eq!(pod(ok), Vec::<String>::new());
+    let cases: [(Value, &str); 6] = [
+        (
+            json!({ "affinity": { "nodeAffinity": { "requiredDuringSchedulingIgnoredDuringExecution": { "nodeSelectorTerms": [] } } } }),
+            "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms: Required value: must have at least one node selector term",
+        ),
+        (
+            json!({ "affinity": { "nodeAffinity": { "requiredDuringSchedulingIgnoredDuringExecution": { "nodeSelectorTerms": [
+                { "matchExpressions": [{ "key": "zone", "operator": "Exists", "values": ["a"] }] }] } } } }),
+            "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values: Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+        ),
+        (
+            json!({ "affinity": { "podAffinity": { "preferredDuringSchedulingIgnoredDuringExecution": [{ "weight": 0,
+                "podAffinityTerm": { "topologyKey": "zone" } }] } } }),
+            "spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight: Invalid value: 0: must be in the range 1-100",
+        ),
+        (
+            json!({ "affinity": { "podAffinity": { "requiredDuringSchedulingIgnoredDuringExecution": [{ "labelSelector": {} }] } } }),
+            "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey: Required value: can not be empty",
+        ),
+        (
+            json!({ "topologySpreadConstraints": [{ "maxSkew": 0, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule" }] }),
+            "spec.topologySpreadConstraints[0].maxSkew: Invalid value: 0: must be greater than zero",
+        ),
+        (
+            json!({ "topologySpreadConstraints": [{ "maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "Sometimes" }] }),
+            "spec.topologySpreadConstraints[0].whenUnsatisfiable: Unsupported value: \"Sometimes\": supported values: \"DoNotSchedule\", \"ScheduleAnyway\"",
+        ),
+    ];
+    for (spec, want) in cases {
+        let got = pod(spec.clone());
+        assert!(
+            got.iter().any(|e| e.starts_with(want)),
+            "{spec}: want {want:?}, got {got:?}"
+        );
+    }
+}
