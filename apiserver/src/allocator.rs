@@ -194,7 +194,8 @@ fn node_ports(svc: &Value) -> Vec<i64> {
         .unwrap_or_default()
 }
 
-fn text<'a>(v: &'a Value, pointer: &str) -> &'a str {
+/// The string at JSON `pointer` in `v`, or `""`.
+pub(crate) fn text<'a>(v: &'a Value, pointer: &str) -> &'a str {
     v.pointer(pointer).and_then(Value::as_str).unwrap_or("")
 }
 

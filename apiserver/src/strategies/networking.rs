@@ -17,7 +17,7 @@ fn go_quote(s: &str) -> String {
 }
 
 /// Go's `%#v` of a `[]string`, as upstream prints an invalid slice value.
-fn go_string_slice(values: &[Value]) -> String {
+pub(super) fn go_string_slice(values: &[Value]) -> String {
     let inner: Vec<String> = values
         .iter()
         .map(|v| go_quote(v.as_str().unwrap_or_default()))

@@ -13,18 +13,16 @@ use k1s_apimachinery::validation::{
     is_dns1123_label, is_dns1123_subdomain, is_qualified_name, is_valid_port_name,
     is_valid_port_num,
 };
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
+use super::networking::go_string_slice;
+use crate::allocator::text;
 use crate::registry::Strategy;
 
 const TOPOLOGY_HINTS: &str = "service.kubernetes.io/topology-aware-hints";
 const TOPOLOGY_MODE: &str = "service.kubernetes.io/topology-mode";
 const SOURCE_RANGES: &str = "service.beta.kubernetes.io/load-balancer-source-ranges";
 const MAX_AFFINITY_SECONDS: i64 = 86400;
-
-fn text<'a>(v: &'a Value, pointer: &str) -> &'a str {
-    v.pointer(pointer).and_then(Value::as_str).unwrap_or("")
-}
 
 fn list<'a>(v: &'a Value, pointer: &str) -> &'a [Value] {
     v.pointer(pointer)
@@ -58,15 +56,6 @@ fn externally_accessible(svc: &Value) -> bool {
 /// Upstream's NeedsHealthCheck.
 fn needs_health_check(svc: &Value) -> bool {
     service_type(svc) == "LoadBalancer" && text(svc, "/spec/externalTrafficPolicy") == "Local"
-}
-
-/// Go's `%#v` of a `[]string`, as upstream prints a whole list as the bad value.
-fn go_strings(values: &[Value]) -> String {
-    let items: Vec<String> = values
-        .iter()
-        .map(|v| format!("{:?}", v.as_str().unwrap_or_default()))
-        .collect();
-    format!("[]string{{{}}}", items.join(", "))
 }
 
 pub struct Services;
@@ -550,7 +539,7 @@ fn validate_cluster_ips(svc: &Value) -> Vec<FieldError> {
     const FIELD: &str = "spec.clusterIPs";
     let cluster_ip = text(svc, "/spec/clusterIP");
     let ips = list(svc, "/spec/clusterIPs");
-    let shown = || go_strings(ips);
+    let shown = || go_string_slice(ips);
     if !cluster_ip.is_empty() {
         match ips.first() {
             None => errs.push(FieldError::required(FIELD, "")),
@@ -816,7 +805,7 @@ fn validate_update_only(new: &Value, old: &Value) -> Vec<FieldError> {
         let changed = |i: usize| {
             FieldError::invalid_raw(
                 format!("spec.clusterIPs[{i}]"),
-                go_strings(new_ips),
+                go_string_slice(new_ips),
                 "may not change once set",
             )
         };
@@ -829,7 +818,7 @@ fn validate_update_only(new: &Value, old: &Value) -> Vec<FieldError> {
         } else if new_ips.is_empty() {
             errs.push(FieldError::invalid_raw(
                 "spec.clusterIPs[0]",
-                go_strings(new_ips),
+                go_string_slice(new_ips),
                 "primary clusterIP can not be unset",
             ));
         } else if !old_ips.is_empty() && new_ips.first() != old_ips.first() {
@@ -896,12 +885,11 @@ fn validate_load_balancer_status(svc: &Value) -> Vec<FieldError> {
 /// Upstream's GetWarningsForService.
 fn warnings(svc: &Value) -> Vec<String> {
     let mut out = Vec::new();
-    let annotations = svc
+    if svc
         .pointer("/metadata/annotations")
         .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_else(Map::new);
-    if annotations.contains_key(TOPOLOGY_HINTS) {
+        .is_some_and(|a| a.contains_key(TOPOLOGY_HINTS))
+    {
         out.push(format!(
             "annotation {TOPOLOGY_HINTS} is deprecated, please use {TOPOLOGY_MODE} instead"
         ));
