@@ -502,6 +502,8 @@ struct ControllerFlags {
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     leader_elect: bool,
     #[command(flatten)]
+    leader_election: LeaderElectionFlags,
+    #[command(flatten)]
     concurrency: ConcurrentSyncs,
     /// Terminated pods kept before the pod garbage collector deletes the oldest (0: never).
     #[arg(long, default_value_t = 12_500)]
@@ -527,17 +529,63 @@ struct ControllerFlags {
     legacy_service_account_token_clean_up_sync_interval: Option<std::time::Duration>,
 }
 
+/// Upstream's leader-election timing flags. Unset, they are upstream's 15s/10s/2s, except for
+/// the candidates inside `k1s server` on its embedded store (60s/40s/15s: no other server can
+/// take over there, and each renewal is a durable write).
+#[derive(clap::Args, Clone, Copy, Default)]
+struct LeaderElectionFlags {
+    /// How long a lease holds without renewal before other candidates may take it over.
+    #[arg(long, value_parser = go_duration)]
+    leader_elect_lease_duration: Option<std::time::Duration>,
+    /// How long the leader keeps retrying a failed renewal before it stops leading.
+    #[arg(long, value_parser = go_duration)]
+    leader_elect_renew_deadline: Option<std::time::Duration>,
+    /// How often candidates try to acquire, and the leader renews, the lease.
+    #[arg(long, value_parser = go_duration)]
+    leader_elect_retry_period: Option<std::time::Duration>,
+}
+
+impl LeaderElectionFlags {
+    /// The timings, unset ones taken from `defaults`; refused as client-go refuses them.
+    fn timings(
+        self,
+        defaults: k1s_controller_manager::leaderelection::Timings,
+    ) -> anyhow::Result<k1s_controller_manager::leaderelection::Timings> {
+        let timings = k1s_controller_manager::leaderelection::Timings {
+            lease_duration: self
+                .leader_elect_lease_duration
+                .unwrap_or(defaults.lease_duration),
+            renew_deadline: self
+                .leader_elect_renew_deadline
+                .unwrap_or(defaults.renew_deadline),
+            retry_period: self
+                .leader_elect_retry_period
+                .unwrap_or(defaults.retry_period),
+        };
+        timings
+            .validate()
+            .map_err(|e| anyhow::anyhow!("leader election: {e}"))?;
+        Ok(timings)
+    }
+}
+
 fn go_duration(s: &str) -> Result<std::time::Duration, String> {
     k1s_controller_manager::controllers::podautoscaler::parse_go_duration(s)
         .ok_or_else(|| format!("invalid duration {s:?} (e.g. 15s, 1m30s)"))
 }
 
 impl ControllerFlags {
-    /// The controller-manager's options from these flags, publishing `root_ca_pem`.
-    fn options(self, root_ca_pem: Option<String>) -> k1s_controller_manager::Options {
+    /// The controller-manager's options from these flags, publishing `root_ca_pem`; unset
+    /// leader-election timings are `timings`.
+    fn options(
+        self,
+        root_ca_pem: Option<String>,
+        timings: k1s_controller_manager::leaderelection::Timings,
+    ) -> k1s_controller_manager::Options {
         k1s_controller_manager::Options {
             controllers: self.controllers,
             leader_elect: self.leader_elect,
+            leader_elect_timings: timings,
             concurrent_syncs: self.concurrency.into_map(),
             terminated_pod_gc_threshold: self.terminated_pod_gc_threshold,
             node_monitor_grace_period: self.node_monitor_grace_period,
@@ -699,6 +747,8 @@ struct SchedulerArgs {
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1,
           default_missing_value = "true")]
     leader_elect: bool,
+    #[command(flatten)]
+    leader_election: LeaderElectionFlags,
 }
 
 #[derive(clap::Args)]
@@ -951,7 +1001,7 @@ async fn run_server(args: ServerArgs) -> anyhow::Result<()> {
         names,
         args.node_shape,
         args.disable_scheduler,
-    );
+    )?;
     // Watch the parent from the start: a parent that dies while we start must not be missed.
     let parent_gone = args.exit_with_parent.then(parent_exited);
     let cluster = k1s::ControlPlane::start(options).await?;
@@ -988,17 +1038,67 @@ fn control_plane_options(
     node_names: Vec<String>,
     node_shape: NodeShape,
     disable_scheduler: bool,
-) -> k1s::ControlPlaneOptions {
+) -> anyhow::Result<k1s::ControlPlaneOptions> {
+    use k1s_controller_manager::leaderelection::Timings;
     let leader_elect = controllers.leader_elect;
-    k1s::ControlPlaneOptions {
-        server,
-        controller_manager: Some(controllers.options(None)),
-        scheduler: (!disable_scheduler).then(|| k1s_scheduler::Options {
-            leader_elect,
-            ..Default::default()
-        }),
-        nodes: Some(node_shape.options(node_names)),
+    let embedded = server.etcd.is_none();
+    let timings = controllers.leader_election.timings(if embedded {
+        Timings::EMBEDDED
+    } else {
+        Timings::UPSTREAM
+    })?;
+    let mut cm = controllers.options(None, timings);
+    let mut scheduler = k1s_scheduler::Options {
+        leader_elect,
+        leader_elect_timings: timings,
+        ..Default::default()
+    };
+    if embedded && !server.ephemeral {
+        // Only one process at a time can open this data directory, so a candidate restarted on
+        // it (after kill -9 too) is the same candidate: it renews its own lease at once instead
+        // of waiting out the longer embedded lease of its dead predecessor.
+        let (c, s) = (
+            stable_identity(&server.data_dir, "kube-controller-manager"),
+            stable_identity(&server.data_dir, "kube-scheduler"),
+        );
+        cm.identity = c;
+        scheduler.identity = s;
     }
+    Ok(k1s::ControlPlaneOptions {
+        server,
+        controller_manager: Some(cm),
+        scheduler: (!disable_scheduler).then_some(scheduler),
+        nodes: Some(node_shape.options(node_names)),
+    })
+}
+
+/// `<hostname>_<uuid>` (upstream's identity format) where the UUID is derived from the data
+/// directory's absolute path and the lock's name rather than drawn at random.
+fn stable_identity(data_dir: &std::path::Path, lock: &str) -> String {
+    let path = std::fs::canonicalize(data_dir).unwrap_or_else(|_| data_dir.to_path_buf());
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_else(|_| "localhost".into());
+    // FNV-1a, twice with different offsets: stable across builds, unlike std's hasher.
+    let fnv = |offset: u64| {
+        let bytes = path
+            .as_os_str()
+            .as_encoded_bytes()
+            .iter()
+            .chain(lock.as_bytes());
+        bytes.fold(offset, |h, b| {
+            (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
+        })
+    };
+    let (a, b) = (fnv(0xcbf2_9ce4_8422_2325), fnv(0x6c62_272e_07bb_0142));
+    format!(
+        "{host}_{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+        a >> 32,
+        (a >> 16) & 0xffff,
+        a & 0xffff,
+        b >> 48,
+        b & 0xffff_ffff_ffff
+    )
 }
 
 /// Serves until SIGINT/SIGTERM (or the parent's exit), then stops the components first (their
@@ -1123,9 +1223,13 @@ async fn run_controller_manager(args: ControllerManagerArgs) -> anyhow::Result<(
     };
     let client = kube::Client::try_from(config).context("building the API client")?;
     let clients: k1s_controller_manager::ClientSource = Arc::new(move |_| client.clone());
+    let timings = args
+        .controller
+        .leader_election
+        .timings(k1s_controller_manager::leaderelection::Timings::UPSTREAM)?;
     let mut options = args
         .controller
-        .options((!root_ca_pem.is_empty()).then_some(root_ca_pem));
+        .options((!root_ca_pem.is_empty()).then_some(root_ca_pem), timings);
     options.cluster_signing_cert_file = args.cluster_signing_cert_file;
     options.cluster_signing_key_file = args.cluster_signing_key_file;
     if let Some(path) = &args.service_account_private_key_file {
@@ -1205,6 +1309,9 @@ async fn run_scheduler(args: SchedulerArgs) -> anyhow::Result<()> {
     let client = client_from_kubeconfig(&args.kubeconfig).await?;
     let options = k1s_scheduler::Options {
         leader_elect: args.leader_elect,
+        leader_elect_timings: args
+            .leader_election
+            .timings(k1s_controller_manager::leaderelection::Timings::UPSTREAM)?,
         ..Default::default()
     };
     let (stop, shutdown) = tokio::sync::watch::channel(false);
@@ -1445,7 +1552,7 @@ async fn run_init(mut args: InitArgs, given: &[String]) -> anyhow::Result<()> {
         vec![opts.node_name.clone()],
         args.node_shape,
         false,
-    );
+    )?;
     let running = k1s::ControlPlane::start(options).await?;
     println!(
         "[wait-control-plane] The API server is healthy after {} ms",
@@ -1789,7 +1896,7 @@ async fn run_join_control_plane(
     } else {
         vec![init_opts.node_name.clone()]
     };
-    let options = control_plane_options(config, controllers, node_names, args.shape, false);
+    let options = control_plane_options(config, controllers, node_names, args.shape, false)?;
     let running = k1s::ControlPlane::start(options).await?;
     let client = kube::Client::new(
         running.server().in_process_service(UserInfo::new(

@@ -65,6 +65,8 @@ pub struct Options {
     pub leader_elect: bool,
     /// The lease name (`kube-controller-manager`).
     pub leader_elect_resource_name: String,
+    /// `--leader-elect-lease-duration`, `-renew-deadline`, `-retry-period`.
+    pub leader_elect_timings: leaderelection::Timings,
     /// The cluster CA bundle published as `kube-root-ca.crt` (root-ca-certificate-publisher).
     pub root_ca_pem: Option<String>,
     /// This process's name in events (`source.host`) and its leader-election identity prefix.
@@ -136,6 +138,7 @@ impl Default for Options {
             controllers: vec!["*".into()],
             leader_elect: true,
             leader_elect_resource_name: "kube-controller-manager".into(),
+            leader_elect_timings: Default::default(),
             root_ca_pem: None,
             identity: format!("{}_{}", hostname(), uuid::Uuid::new_v4()),
             host: hostname(),
@@ -302,7 +305,11 @@ pub async fn run(
     let mut elector = options.leader_elect.then(|| {
         LeaderElector::new(
             clients(None),
-            LeaderElectionConfig::new(&options.leader_elect_resource_name, identity),
+            LeaderElectionConfig::new(
+                &options.leader_elect_resource_name,
+                identity,
+                options.leader_elect_timings,
+            ),
         )
     });
     loop {

@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use k1s_controller_manager::SharedInformerFactory;
 use k1s_controller_manager::events_v1::EventRecorderV1;
-use k1s_controller_manager::leaderelection::{LeaderElectionConfig, LeaderElector};
+use k1s_controller_manager::leaderelection::{LeaderElectionConfig, LeaderElector, Timings};
 
 /// Settings, with kube-scheduler's names where one exists.
 #[derive(Clone, Debug)]
@@ -29,6 +29,8 @@ pub struct Options {
     pub leader_elect: bool,
     /// This process's leader-election identity.
     pub identity: String,
+    /// `--leader-elect-lease-duration`, `-renew-deadline`, `-retry-period`.
+    pub leader_elect_timings: Timings,
 }
 
 impl Default for Options {
@@ -37,6 +39,7 @@ impl Default for Options {
             scheduler_name: "default-scheduler".into(),
             leader_elect: true,
             identity: format!("k1s-scheduler_{}", std::process::id()),
+            leader_elect_timings: Timings::default(),
         }
     }
 }
@@ -51,7 +54,11 @@ pub async fn run(
     let mut elector = options.leader_elect.then(|| {
         LeaderElector::new(
             client.clone(),
-            LeaderElectionConfig::new("kube-scheduler", options.identity.clone()),
+            LeaderElectionConfig::new(
+                "kube-scheduler",
+                options.identity.clone(),
+                options.leader_elect_timings,
+            ),
         )
     });
     loop {
