@@ -88,12 +88,13 @@ async fn small_writes_stay_within_a_byte_budget() {
         store.create(&format!("/seq/{i}"), value(i)).await.unwrap();
     }
     let sequential = write_bytes().unwrap() - before;
-    // One page per durable commit plus sled's share; before page-sized log writes this was
-    // about 70 KB per create on ext4 with large folios.
+    // One page per durable commit plus sled's (zstd-compressed) share; before page-sized log
+    // writes this was about 70 KB per create on ext4 with large folios, in session 13 about
+    // 9.7 KB, with sled's compression about 4-5 KB (issue 17's goal is 8 KiB).
     let per_create = sequential / N as u64;
     eprintln!("sequential: {per_create} bytes written per create");
     assert!(
-        per_create <= 16 * 1024,
+        per_create <= 8 * 1024,
         "{per_create} bytes written per sequential create"
     );
 
@@ -117,8 +118,9 @@ async fn small_writes_stay_within_a_byte_budget() {
     let concurrent = write_bytes().unwrap() - before;
     let per_create = concurrent / (64 * (N / 64)) as u64;
     eprintln!("64 writers: {per_create} bytes written per create");
+    // About 1.1 KB here with sled's compression (5-6 KB before).
     assert!(
-        per_create <= 12 * 1024,
+        per_create <= 4 * 1024,
         "{per_create} bytes written per concurrent create"
     );
     store.close();
