@@ -848,6 +848,11 @@ struct ServerArgs {
     /// flash cards; larger means fewer checkpoints. At least 64Ki.
     #[arg(long, default_value = "4Mi", value_parser = k1s_storage::parse_byte_size)]
     wal_size: u64,
+    /// Create the store with sled's zstd compression: about half the bytes written per write
+    /// (for SD cards and eMMC), at about 20% of the sequential create rate. A store keeps the
+    /// setting it was created with.
+    #[arg(long)]
+    store_compression: bool,
     /// How often IPAddresses whose Service is gone are looked for (a Go duration); one seen
     /// orphaned twice in a row is deleted and its address freed.
     #[arg(long, default_value = "3m", value_parser = go_duration)]
@@ -987,6 +992,7 @@ async fn run_server(args: ServerArgs) -> anyhow::Result<()> {
         max_mutating_requests_inflight: args.max_mutating_requests_inflight,
         etcd: args.etcd.config()?,
         wal_file_bytes: args.wal_size,
+        store_compression: args.store_compression,
         cert_dir: None,
         skip_admin_kubeconfig: false,
         serving_cert_files: args.tls_cert_file.zip(args.tls_private_key_file),

@@ -119,6 +119,7 @@ impl LocalStore {
                 dir,
                 config.cache_capacity,
                 config.wal_file_bytes,
+                config.compress_new_store,
             )?),
         };
         Self::over(engine, &config)

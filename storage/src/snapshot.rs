@@ -446,7 +446,12 @@ pub fn restore(file: &Path, data_dir: &Path) -> Result<SnapshotInfo> {
 
 fn build(file: &Path, dir: &Path, info: &SnapshotInfo) -> Result<()> {
     let defaults = crate::StoreConfig::new(crate::Backend::Sled(dir.to_path_buf()));
-    let engine = SledEngine::open(dir, defaults.cache_capacity, defaults.wal_file_bytes)?;
+    let engine = SledEngine::open(
+        dir,
+        defaults.cache_capacity,
+        defaults.wal_file_bytes,
+        defaults.compress_new_store,
+    )?;
     let mut reader = SnapshotReader::open(file)?;
     let mut batch: Vec<BatchOp> = Vec::with_capacity(PAGE);
     while let Some(kv) = reader.next_record()? {

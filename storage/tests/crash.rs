@@ -59,6 +59,16 @@ fn parse_acks(lines: &[String], acked: &mut Acked) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn acknowledged_writes_survive_sigkill() {
+    kill_rounds(false).await;
+}
+
+/// The same on a store created with sled's compression (`k1s server --store-compression`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acknowledged_writes_survive_sigkill_with_compression() {
+    kill_rounds(true).await;
+}
+
+async fn kill_rounds(compressed: bool) {
     let rounds: u32 = std::env::var("K1S_CRASH_ROUNDS")
         .ok()
         .and_then(|r| r.parse().ok())
@@ -72,6 +82,14 @@ async fn acknowledged_writes_survive_sigkill() {
     let mut rng = Rng(seed);
     let dir = tempfile::tempdir().unwrap();
     let store_dir = dir.path().join("store");
+    if compressed {
+        // Created compressed here; the writer and every reopen keep the store's own setting.
+        let mut config = StoreConfig::new(Backend::Sled(store_dir.clone()));
+        config.compress_new_store = true;
+        LocalStore::open(config).unwrap().close();
+        let conf = std::fs::read(store_dir.join("sled/conf")).unwrap();
+        assert!(String::from_utf8_lossy(&conf).contains("use_compression: true"));
+    }
     let mut acked = Acked::default();
     let mut last_revision = Revision(0);
     let mut total_acks = 0;
