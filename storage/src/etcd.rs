@@ -23,7 +23,7 @@ use etcd_client::{
 };
 use tokio::sync::mpsc;
 
-use crate::etcd_endpoints::request;
+use crate::etcd_endpoints::{Repeat, request};
 use crate::watch::{Feed, WatchStream};
 use crate::{
     BackendKind, CompactionPolicy, Deleted, Error, Event, EventKind, KeyValue, ListOptions,
@@ -106,12 +106,16 @@ impl EtcdStore {
         let mut options = ConnectOptions::new()
             .with_connect_timeout(Duration::from_secs(5))
             .with_keep_alive(Duration::from_secs(10), Duration::from_secs(10))
-            .with_keep_alive_while_idle(true);
+            .with_keep_alive_while_idle(true)
+            // As kube-apiserver's watches: a member cut off from the leader refuses requests
+            // and cancels watches (which are then resumed on another member) instead of
+            // serving stale data or hanging.
+            .with_require_leader(true);
         let https = config.endpoints.iter().any(|e| e.starts_with("https://"));
         if https || config.ca_file.is_some() || config.cert_file.is_some() {
             options = options.with_tls(tls_options(&config)?);
         }
-        let client = timed(Client::connect(&config.endpoints, Some(options)))
+        let client = timed(Client::connect(&config.endpoints, Some(options.clone())))
             .await
             .map_err(|e| {
                 Error::Engine(format!("connecting to etcd {:?}: {e}", config.endpoints))
@@ -143,6 +147,7 @@ impl EtcdStore {
         crate::etcd_endpoints::spawn_monitor(
             store.inner.client.clone(),
             config.endpoints.clone(),
+            options,
             store.inner.closed.subscribe(),
         );
         if let Some(interval) = config.compaction.interval {
@@ -170,7 +175,7 @@ impl EtcdStore {
     /// handed a revision by another server.
     pub async fn fetch_revision(&self) -> Result<Revision> {
         let kv = self.inner.client.kv_client();
-        let resp = request(|| {
+        let resp = request(Repeat::Read, || {
             let mut kv = kv.clone();
             async move {
                 kv.get(COMPACTOR_KEY, Some(GetOptions::new().with_count_only()))
@@ -223,7 +228,7 @@ impl EtcdStore {
             .and_then([then])
             .or_else([TxnOp::get(self.etcd_key(key), None)]);
         let kv = self.inner.client.kv_client();
-        let resp = request(|| {
+        let resp = request(Repeat::Write, || {
             let (mut kv, txn) = (kv.clone(), txn.clone());
             async move { kv.txn(txn).await }
         })
@@ -264,7 +269,7 @@ impl Store for EtcdStore {
     async fn get(&self, key: &str) -> Result<Option<KeyValue>> {
         check_key(key)?;
         let (kv, etcd_key) = (self.inner.client.kv_client(), self.etcd_key(key));
-        let resp = request(|| {
+        let resp = request(Repeat::Read, || {
             let (mut kv, etcd_key) = (kv.clone(), etcd_key.clone());
             async move { kv.get(etcd_key, None).await }
         })
@@ -382,7 +387,7 @@ impl Store for EtcdStore {
             get = get.with_limit(opts.limit as i64);
         }
         let (kv, etcd_key) = (self.inner.client.kv_client(), self.etcd_key(&start));
-        let resp = match request(|| {
+        let resp = match request(Repeat::Read, || {
             let (mut kv, etcd_key, get) = (kv.clone(), etcd_key.clone(), get.clone());
             async move { kv.get(etcd_key, Some(get)).await }
         })
@@ -425,7 +430,7 @@ impl Store for EtcdStore {
         let mut end = self.inner.prefix.clone().into_bytes();
         end.extend_from_slice(&prefix_end(prefix.as_bytes()));
         let (kv, etcd_key) = (self.inner.client.kv_client(), self.etcd_key(prefix));
-        let resp = request(|| {
+        let resp = request(Repeat::Read, || {
             let (mut kv, etcd_key) = (kv.clone(), etcd_key.clone());
             let get = GetOptions::new().with_range(end.clone()).with_count_only();
             async move { kv.get(etcd_key, Some(get)).await }
@@ -448,13 +453,16 @@ impl Store for EtcdStore {
         if after.0 > 0 {
             // etcd reports a compacted start revision only once the watch runs; a read at the
             // revision answers now, so the API can say 410 to the request itself.
-            let mut kv = self.inner.client.kv_client();
+            let (kv, etcd_key) = (self.inner.client.kv_client(), self.etcd_key(prefix));
             let probe = GetOptions::new()
                 .with_revision(as_i64(after))
                 .with_count_only();
-            match timed(kv.get(self.etcd_key(prefix), Some(probe)))
-                .await
-                .map_err(map_err)
+            match request(Repeat::Read, || {
+                let (mut kv, etcd_key, probe) = (kv.clone(), etcd_key.clone(), probe.clone());
+                async move { kv.get(etcd_key, Some(probe)).await }
+            })
+            .await
+            .map_err(map_err)
             {
                 Ok(resp) => {
                     self.observe_header(resp.header());

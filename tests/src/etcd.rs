@@ -149,6 +149,29 @@ impl EtcdCluster {
         }
     }
 
+    /// Stops member `i` with SIGSTOP: its ports still accept connections but nothing answers,
+    /// as with a hung or cut-off machine.
+    pub fn stop_member(&self, i: usize) {
+        self.signal(i, "STOP");
+    }
+
+    /// Lets a stopped member `i` run again (SIGCONT).
+    pub fn resume_member(&self, i: usize) {
+        self.signal(i, "CONT");
+    }
+
+    fn signal(&self, i: usize, signal: &str) {
+        let child = self.members[i]
+            .child
+            .as_ref()
+            .expect("the member is running");
+        let status = Command::new("kill")
+            .args([&format!("-{signal}"), &child.id().to_string()])
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill -{signal} of etcd member {i} failed");
+    }
+
     /// Whether member `i` answers `/health` with `true` (it and a quorum are up).
     pub fn healthy(&self, i: usize) -> bool {
         self.http(i, "GET", "/health", "")
