@@ -95,7 +95,7 @@ pub(crate) fn spawn_monitor(
                 } else if add {
                     match client.add_endpoint(&member.endpoint).await {
                         Ok(()) => {
-                            tracing::info!(endpoint = %member.endpoint, "etcd member answers again");
+                            tracing::warn!(endpoint = %member.endpoint, "etcd member answers again; routing to it");
                             member.in_pool = true;
                         }
                         Err(e) => {

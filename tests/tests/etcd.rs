@@ -411,6 +411,11 @@ fn a_hung_etcd_member_is_routed_around() {
 
     // Resumed, the member catches up and is routed to again.
     etcd.resume_member(leader);
+    wait_until(
+        Duration::from_secs(60),
+        "the resumed member to be healthy",
+        || etcd.healthy(leader).then_some(()),
+    );
     wait_for_log(&k, "etcd member answers again");
     let n = writer.acked_count();
     wait_until(
