@@ -530,7 +530,7 @@ struct ControllerFlags {
 }
 
 /// Upstream's leader-election timing flags. Unset, they are upstream's 15s/10s/2s, except for
-/// the candidates inside `k1s server` on its embedded store (60s/40s/15s: no other server can
+/// the candidates inside `k1s server` on its embedded store (90s/60s/30s: no other server can
 /// take over there, and each renewal is a durable write).
 #[derive(clap::Args, Clone, Copy, Default)]
 struct LeaderElectionFlags {
