@@ -183,15 +183,24 @@ async fn extra_ranges(registry: &Registry) -> Result<Vec<Range>, ApiError> {
     Ok(ranges)
 }
 
+/// Every node port a Service holds: its ports' and its health check node port.
 fn node_ports(svc: &Value) -> Vec<i64> {
-    svc.pointer("/spec/ports")
-        .and_then(Value::as_array)
-        .map(|ps| {
-            ps.iter()
-                .filter_map(|p| p.get("nodePort").and_then(Value::as_i64))
-                .collect()
-        })
-        .unwrap_or_default()
+    let mut ports: Vec<i64> = port_list(svc)
+        .iter()
+        .filter_map(|p| p.get("nodePort").and_then(Value::as_i64))
+        .collect();
+    ports.extend(health_check_node_port(svc));
+    ports
+}
+
+/// The health check node port a Service holds (only one that needs it holds one).
+fn health_check_node_port(svc: &Value) -> Option<i64> {
+    if !strategies::service::needs_health_check(svc) {
+        return None;
+    }
+    svc.pointer("/spec/healthCheckNodePort")
+        .and_then(Value::as_i64)
+        .filter(|n| *n != 0)
 }
 
 /// The string at JSON `pointer` in `v`, or `""`.
@@ -646,6 +655,8 @@ pub struct Reserved {
     ports: Vec<i64>,
     /// Node ports the client asked for, checked free.
     requested: Vec<i64>,
+    /// A free node port for a health check node port the Service now needs.
+    health_check: Option<i64>,
 }
 
 /// What a Service update still needs from the allocator.
@@ -656,6 +667,8 @@ pub struct Needs {
     ports: usize,
     /// Node ports the client asked for that the old Service did not hold.
     requested: Vec<i64>,
+    /// A health check node port to assign.
+    health_check: bool,
 }
 
 fn service_type(svc: &Value) -> &str {
@@ -671,6 +684,13 @@ fn needs_cluster_ip(svc: &Value) -> bool {
 
 fn needs_node_ports(svc: &Value) -> bool {
     matches!(service_type(svc), "NodePort" | "LoadBalancer")
+}
+
+/// Upstream's shouldAllocateNodePorts: a LoadBalancer with `allocateLoadBalancerNodePorts:
+/// false` gets only the node ports it asks for (absent, the field defaults to true).
+fn assigns_node_ports(svc: &Value) -> bool {
+    !(service_type(svc) == "LoadBalancer"
+        && svc.pointer("/spec/allocateLoadBalancerNodePorts") == Some(&Value::Bool(false)))
 }
 
 fn port_list(svc: &Value) -> &[Value] {
@@ -747,6 +767,7 @@ pub fn fill_update(old: &Value, new: &mut Value, reserved: &Reserved) -> Result<
             Vec::new()
         };
         let mut spare = reserved.ports.iter().copied();
+        let assigns = assigns_node_ports(new);
         if let Some(list) = new.pointer_mut("/spec/ports").and_then(Value::as_array_mut) {
             for p in list.iter_mut() {
                 if p.get("nodePort")
@@ -760,6 +781,9 @@ pub fn fill_update(old: &Value, new: &mut Value, reserved: &Reserved) -> Result<
                     .iter()
                     .find(|(n, port)| *n == name && !in_new.contains(port))
                     .map(|(_, port)| *port);
+                if kept.is_none() && !assigns {
+                    continue;
+                }
                 match kept.or_else(|| spare.next()) {
                     Some(port) => p["nodePort"] = json!(port),
                     None => needs.ports += 1,
@@ -770,6 +794,15 @@ pub fn fill_update(old: &Value, new: &mut Value, reserved: &Reserved) -> Result<
             .into_iter()
             .filter(|n| !held.contains(n) && !reserved.requested.contains(n))
             .collect();
+    }
+    // Upstream's patchAllocatedValues and updateHealthCheckNodePort: a Service that goes on
+    // needing a health check node port keeps its old one when the client omits it; one that
+    // starts needing it gets a free one (or the one it asks for, checked above).
+    if strategies::service::needs_health_check(new) && health_check_node_port(new).is_none() {
+        match health_check_node_port(old).or(reserved.health_check) {
+            Some(port) => new["spec"]["healthCheckNodePort"] = json!(port),
+            None => needs.health_check = true,
+        }
     }
     if needs == Needs::default() {
         Ok(())
@@ -808,7 +841,8 @@ impl ServiceAllocator {
                 }
             }
         }
-        if needs.ports == 0 && needs.requested.is_empty() {
+        let health_check = needs.health_check && reserved.health_check.is_none();
+        if needs.ports == 0 && needs.requested.is_empty() && !health_check {
             return Ok(());
         }
         let mut guard = self.load(registry, services).await?;
@@ -821,7 +855,7 @@ impl ServiceAllocator {
         for n in &needs.requested {
             ports.push(json!({"nodePort": n}));
         }
-        for _ in 0..needs.ports {
+        for _ in 0..needs.ports + usize::from(health_check) {
             ports.push(json!({}));
         }
         request["spec"]["ports"] = Value::Array(ports);
@@ -830,7 +864,10 @@ impl ServiceAllocator {
         reserved
             .requested
             .extend(got.by_ref().take(needs.requested.len()));
-        reserved.ports.extend(got);
+        reserved.ports.extend(got.by_ref().take(needs.ports));
+        if health_check {
+            reserved.health_check = got.next();
+        }
         Ok(())
     }
 
@@ -856,6 +893,7 @@ impl ServiceAllocator {
         }
         let unused: Vec<i64> = (reserved.ports.into_iter())
             .chain(reserved.requested)
+            .chain(reserved.health_check)
             .filter(|p| !kept_ports.contains(p))
             .collect();
         self.forget(None, &unused).await;
@@ -900,11 +938,23 @@ fn allocate_node_ports(used: &mut Used, svc: &mut Value) -> Result<(), ApiError>
         )
     };
     let mut taken: Vec<i64> = Vec::new();
-    let Some(list) = svc.pointer_mut("/spec/ports").and_then(Value::as_array_mut) else {
-        return Ok(());
+    let assigns = assigns_node_ports(svc);
+    let mut empty = Vec::new();
+    let list = match svc.pointer_mut("/spec/ports").and_then(Value::as_array_mut) {
+        Some(list) => list,
+        None => &mut empty,
     };
     let span = NODE_PORTS.end() - NODE_PORTS.start() + 1;
     let mut next_port = used.next_port;
+    let next_free = |next_port: &mut i64, taken: &[i64]| {
+        let free = (0..span)
+            .map(|step| NODE_PORTS.start() + (*next_port - NODE_PORTS.start() + step) % span)
+            .find(|n| !used.ports.contains(n) && !taken.contains(n));
+        if let Some(free) = free {
+            *next_port = free + 1;
+        }
+        free
+    };
     for (i, p) in list.iter_mut().enumerate() {
         let port = match p.get("nodePort").and_then(Value::as_i64) {
             Some(n) if !NODE_PORTS.contains(&n) => {
@@ -918,18 +968,42 @@ fn allocate_node_ports(used: &mut Used, svc: &mut Value) -> Result<(), ApiError>
                 return Err(port_error(i, n, "provided port is already allocated"));
             }
             Some(n) => n,
-            None => {
-                let free = (0..span)
-                    .map(|step| NODE_PORTS.start() + (next_port - NODE_PORTS.start() + step) % span)
-                    .find(|n| !used.ports.contains(n) && !taken.contains(n))
-                    .ok_or_else(|| {
-                        ApiError::internal("failed to allocate a nodePort: range is full")
-                    })?;
-                next_port = free + 1;
-                free
-            }
+            None if !assigns => continue,
+            None => next_free(&mut next_port, &taken).ok_or_else(|| {
+                ApiError::internal("failed to allocate a nodePort: range is full")
+            })?,
         };
         p["nodePort"] = json!(port);
+        taken.push(port);
+    }
+    // Upstream's allocHealthCheckNodePort; its errors are internal errors there too.
+    if strategies::service::needs_health_check(svc) {
+        let health = svc
+            .pointer("/spec/healthCheckNodePort")
+            .and_then(Value::as_i64);
+        let port = match health.filter(|n| *n != 0) {
+            Some(n) => {
+                let why = if !NODE_PORTS.contains(&n) {
+                    Some(
+                        "provided port is not in the valid range. The range of valid ports is 30000-32767",
+                    )
+                } else if used.ports.contains(&n) || taken.contains(&n) {
+                    Some("provided port is already allocated")
+                } else {
+                    None
+                };
+                if let Some(why) = why {
+                    return Err(ApiError::internal(format!(
+                        "failed to allocate requested HealthCheck NodePort {n}: {why}"
+                    )));
+                }
+                n
+            }
+            None => next_free(&mut next_port, &taken).ok_or_else(|| {
+                ApiError::internal("failed to allocate a HealthCheck NodePort 0: range is full")
+            })?,
+        };
+        svc["spec"]["healthCheckNodePort"] = json!(port);
         taken.push(port);
     }
     used.next_port = next_port;
@@ -1019,13 +1093,13 @@ mod tests {
             Needs {
                 ip: true,
                 ports: 1,
-                requested: vec![]
+                ..Needs::default()
             }
         );
         let reserved = Reserved {
             ip: Some(u32::from(Ipv4Addr::new(10, 96, 0, 20))),
             ports: vec![30111],
-            requested: vec![],
+            ..Reserved::default()
         };
         fill_update(&external, &mut back, &reserved).unwrap();
         assert_eq!(back["spec"]["clusterIPs"], json!(["10.96.0.20"]));
@@ -1060,5 +1134,68 @@ mod tests {
         let mut outside = json!({ "metadata": { "name": "u" },
             "spec": { "ports": [{ "port": 80, "nodePort": 80 }] } });
         assert!(allocate_node_ports(&mut used, &mut outside).is_err());
+    }
+
+    #[test]
+    fn a_local_load_balancer_gets_a_health_check_node_port() {
+        let mut used = Used {
+            next_port: *NODE_PORTS.start(),
+            ..Default::default()
+        };
+        let mut svc = json!({ "metadata": { "name": "lb" },
+            "spec": { "type": "LoadBalancer", "externalTrafficPolicy": "Local",
+                      "ports": [{ "port": 80 }] } });
+        allocate_node_ports(&mut used, &mut svc).unwrap();
+        assert_eq!(svc["spec"]["ports"][0]["nodePort"], 30000);
+        assert_eq!(svc["spec"]["healthCheckNodePort"], 30001);
+        assert_eq!(node_ports(&svc), vec![30000, 30001]);
+        // One the client asks for is checked, and refused as upstream when taken.
+        let mut taken = json!({ "metadata": { "name": "t" },
+            "spec": { "type": "LoadBalancer", "externalTrafficPolicy": "Local",
+                      "healthCheckNodePort": 30001, "ports": [{ "port": 80 }] } });
+        let err = allocate_node_ports(&mut used, &mut taken).unwrap_err();
+        assert!(
+            err.to_string().contains(
+                "failed to allocate requested HealthCheck NodePort 30001: provided port is already allocated"
+            ),
+            "{err}"
+        );
+        // A cluster-wide policy needs none; node ports are not assigned when a load balancer
+        // asks for none.
+        let mut cluster = json!({ "metadata": { "name": "c" },
+            "spec": { "type": "LoadBalancer", "externalTrafficPolicy": "Cluster",
+                      "allocateLoadBalancerNodePorts": false, "ports": [{ "port": 80 }] } });
+        allocate_node_ports(&mut used, &mut cluster).unwrap();
+        assert!(cluster["spec"].get("healthCheckNodePort").is_none());
+        assert!(cluster["spec"]["ports"][0].get("nodePort").is_none());
+
+        // Updates: the port is kept when the client omits it, and asked for when the Service
+        // starts needing one.
+        svc["spec"]["clusterIP"] = json!("10.96.0.9");
+        svc["spec"]["clusterIPs"] = json!(["10.96.0.9"]);
+        let mut again = json!({ "metadata": { "name": "lb" },
+            "spec": { "type": "LoadBalancer", "externalTrafficPolicy": "Local",
+                      "ports": [{ "port": 80, "nodePort": 30000 }] } });
+        fill_update(&svc, &mut again, &Reserved::default()).unwrap();
+        assert_eq!(again["spec"]["healthCheckNodePort"], 30001);
+        let mut was_cluster = svc.clone();
+        was_cluster["spec"]["externalTrafficPolicy"] = json!("Cluster");
+        was_cluster["spec"]
+            .as_object_mut()
+            .unwrap()
+            .remove("healthCheckNodePort");
+        let mut to_local = svc.clone();
+        to_local["spec"]
+            .as_object_mut()
+            .unwrap()
+            .remove("healthCheckNodePort");
+        let needs = fill_update(&was_cluster, &mut to_local, &Reserved::default()).unwrap_err();
+        assert!(needs.health_check, "{needs:?}");
+        let reserved = Reserved {
+            health_check: Some(30042),
+            ..Reserved::default()
+        };
+        fill_update(&was_cluster, &mut to_local, &reserved).unwrap();
+        assert_eq!(to_local["spec"]["healthCheckNodePort"], 30042);
     }
 }

@@ -193,6 +193,69 @@ fn a_service_changing_type_gets_and_gives_up_its_allocations() {
 }
 
 #[test]
+fn a_local_load_balancer_holds_a_health_check_node_port() {
+    let c = TestCluster::start();
+    let get =
+        |path: &str| c.kubectl_ok(&["get", "service", "lb", "-o", &format!("jsonpath={path}")]);
+    let patch = |body: &str| c.kubectl(&["patch", "service", "lb", "-p", body]);
+    c.kubectl_ok(&["create", "service", "loadbalancer", "lb", "--tcp=80:8080"]);
+    assert_eq!(
+        get("{.spec.healthCheckNodePort}"),
+        "",
+        "Cluster policy needs none"
+    );
+    // externalTrafficPolicy: Local gets one from the node port range, besides the port's own.
+    ok(
+        &["patch"],
+        patch(r#"{"spec":{"externalTrafficPolicy":"Local"}}"#),
+    );
+    let health: i64 = get("{.spec.healthCheckNodePort}")
+        .parse()
+        .expect("a healthCheckNodePort");
+    assert!((30000..=32767).contains(&health), "{health}");
+    assert_ne!(get("{.spec.ports[0].nodePort}"), health.to_string());
+    // It cannot change, and another Service cannot ask for it while it is held.
+    let err = fails(
+        &["patch"],
+        patch(r#"{"spec":{"healthCheckNodePort":30999}}"#),
+    );
+    assert!(
+        err.contains("spec.healthCheckNodePort: Forbidden: field is immutable"),
+        "{err}"
+    );
+    let other = format!(
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: other\nspec:\n  type: LoadBalancer\n  externalTrafficPolicy: Local\n  healthCheckNodePort: {health}\n  ports:\n  - port: 80\n"
+    );
+    let err = fails(
+        &["create other"],
+        c.kubectl_stdin(&["create", "-f", "-"], &other),
+    );
+    assert!(
+        err.contains(&format!(
+            "failed to allocate requested HealthCheck NodePort {health}: provided port is already allocated"
+        )),
+        "{err}"
+    );
+    // Back to Cluster: the port is given up and can be asked for again.
+    ok(
+        &["patch"],
+        patch(r#"{"spec":{"externalTrafficPolicy":"Cluster"}}"#),
+    );
+    assert_eq!(get("{.spec.healthCheckNodePort}"), "");
+    let created = c.kubectl_stdin(
+        &[
+            "create",
+            "-f",
+            "-",
+            "-o",
+            "jsonpath={.spec.healthCheckNodePort}",
+        ],
+        &other,
+    );
+    assert_eq!(ok(&["create other"], created), health.to_string());
+}
+
+#[test]
 fn an_address_held_by_an_ip_address_is_not_allocated() {
     let c = TestCluster::start();
     with_stdin(

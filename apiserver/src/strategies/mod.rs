@@ -8,7 +8,7 @@ pub(crate) mod networking;
 mod other;
 mod pod_spec;
 mod pod_validation;
-mod service;
+pub(crate) mod service;
 mod warnings;
 
 pub use other::SYSTEM_PRIORITY_CLASSES;

@@ -54,7 +54,9 @@ fn externally_accessible(svc: &Value) -> bool {
 }
 
 /// Upstream's NeedsHealthCheck.
-fn needs_health_check(svc: &Value) -> bool {
+/// Upstream's NeedsHealthCheck: a LoadBalancer that sends external traffic to local endpoints
+/// only gets a health check node port.
+pub(crate) fn needs_health_check(svc: &Value) -> bool {
     service_type(svc) == "LoadBalancer" && text(svc, "/spec/externalTrafficPolicy") == "Local"
 }
 
@@ -748,8 +750,8 @@ fn validate_traffic_policies(svc: &Value) -> Vec<FieldError> {
             ));
         }
     } else if health != 0 {
-        // k1s does not allocate a health check node port yet, so none is required; one the
-        // client sets must be a port number.
+        // The allocator assigns one before validation (as upstream's); it is not required
+        // here only because a dry-run update skips the allocator.
         for msg in is_valid_port_num(health) {
             errs.push(FieldError::invalid("spec.healthCheckNodePort", health, msg));
         }
@@ -791,8 +793,8 @@ fn validate_traffic_policies(svc: &Value) -> Vec<FieldError> {
     errs
 }
 
-/// What ValidateServiceUpdate adds to ValidateService: the primary cluster IP and a load
-/// balancer's class cannot change.
+/// What ValidateServiceUpdate adds to ValidateService: the primary cluster IP, a load
+/// balancer's class and its health check node port cannot change.
 fn validate_update_only(new: &Value, old: &Value) -> Vec<FieldError> {
     let mut errs = Vec::new();
     // Upstream's validateUpgradeDowngradeClusterIPs (for one family: the IP cannot change).
@@ -837,6 +839,16 @@ fn validate_update_only(new: &Value, old: &Value) -> Vec<FieldError> {
             "spec.loadBalancerClass",
             class,
             "may not change once set",
+        ));
+    }
+    // Upstream's validateServiceExternalTrafficFieldsUpdate.
+    if needs_health_check(old)
+        && needs_health_check(new)
+        && new.pointer("/spec/healthCheckNodePort") != old.pointer("/spec/healthCheckNodePort")
+    {
+        errs.push(FieldError::forbidden(
+            "spec.healthCheckNodePort",
+            "field is immutable",
         ));
     }
     errs
