@@ -2,7 +2,7 @@
 //! (MutatingWebhookConfiguration / ValidatingWebhookConfiguration), called as upstream's
 //! `MutatingAdmissionWebhook` and `ValidatingAdmissionWebhook` plugins do, and
 //! ValidatingAdmissionPolicies (`policy`), with the CEL match conditions both share
-//! (`conditions`).
+//! (`conditions`), and the create/update validation of webhook configurations (`validation`).
 //!
 //! The request chain calls [`webhook::WebhookDispatcher::mutate`] after defaulting, then
 //! [`policy::PolicyDispatcher::validate`] and [`webhook::WebhookDispatcher::validate`] after the
@@ -10,6 +10,7 @@
 
 pub mod conditions;
 pub mod policy;
+pub mod validation;
 pub mod webhook;
 
 pub use webhook::{

@@ -17,12 +17,17 @@ fn go_quote(s: &str) -> String {
 }
 
 /// Go's `%#v` of a `[]string`, as upstream prints an invalid slice value.
-pub(super) fn go_string_slice(values: &[Value]) -> String {
+pub(crate) fn go_string_slice(values: &[Value]) -> String {
+    go_typed_slice("string", values)
+}
+
+/// Go's `%#v` of a slice of a string type (`[]<element>{"a", "b"}`).
+pub(crate) fn go_typed_slice(element: &str, values: &[Value]) -> String {
     let inner: Vec<String> = values
         .iter()
         .map(|v| go_quote(v.as_str().unwrap_or_default()))
         .collect();
-    format!("[]string{{{}}}", inner.join(", "))
+    format!("[]{element}{{{}}}", inner.join(", "))
 }
 
 fn cidrs(obj: &Value) -> &[Value] {

@@ -485,19 +485,13 @@ pub struct WebhookConfigurations {
     pub mutating: bool,
 }
 impl Strategy for WebhookConfigurations {
-    /// Only `matchConditions` are checked here (count, names, CEL compilation).
+    /// Upstream's Validate(Validating|Mutating)WebhookConfiguration.
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
-        let mut errs = Vec::new();
-        let hooks = obj.get("webhooks").and_then(Value::as_array);
-        for (i, h) in hooks.into_iter().flatten().enumerate() {
-            crate::admission::policy::match_conditions(
-                h.get("matchConditions"),
-                &format!("webhooks[{i}].matchConditions"),
-                crate::admission::conditions::WEBHOOK_VARIABLES,
-                &mut errs,
-            );
-        }
-        errs
+        crate::admission::validation::webhook_configuration(obj, None, self.mutating)
+    }
+    /// As on create, relaxed where the stored configuration already broke a newer rule.
+    fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        crate::admission::validation::webhook_configuration(new, Some(old), self.mutating)
     }
     fn default(&self, obj: &mut Value) {
         let hooks = obj.get_mut("webhooks").and_then(Value::as_array_mut);

@@ -1284,3 +1284,119 @@ fn pod_affinity_and_topology_spread_are_validated_as_upstream() {
         );
     }
 }
+
+#[test]
+fn webhook_configurations_are_validated_as_upstream() {
+    let check = |hook: Value| {
+        errors(
+            "admissionregistration.k8s.io",
+            "v1",
+            "validatingwebhookconfigurations",
+            &json!({ "metadata": { "name": "c" }, "webhooks": [hook] }),
+        )
+    };
+    let good = json!({ "name": "check.example.com", "sideEffects": "None",
+        "admissionReviewVersions": ["v1"],
+        "clientConfig": { "service": { "name": "s", "namespace": "n", "path": "/validate" } },
+        "rules": [{ "operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"],
+                    "resources": ["pods", "pods/status"] }] });
+    assert_eq!(check(good.clone()), Vec::<String>::new());
+    let with = |patch: Value| {
+        let mut hook = good.clone();
+        for (k, v) in patch.as_object().expect("an object") {
+            hook[k] = v.clone();
+        }
+        check(hook)
+    };
+    // (changes to the good webhook, upstream's messages)
+    let cases: Vec<(Value, Vec<&str>)> = vec![
+        (
+            json!({ "name": "check" }),
+            vec![
+                "webhooks[0].name: Invalid value: \"check\": should be a domain with at least three segments separated by dots",
+            ],
+        ),
+        (
+            json!({ "sideEffects": null }),
+            vec!["webhooks[0].sideEffects: Required value: must specify one of None, NoneOnDryRun"],
+        ),
+        (
+            json!({ "sideEffects": "Some" }),
+            vec![
+                "webhooks[0].sideEffects: Unsupported value: \"Some\": supported values: \"None\", \"NoneOnDryRun\"",
+            ],
+        ),
+        (
+            json!({ "admissionReviewVersions": [] }),
+            vec![
+                "webhooks[0].admissionReviewVersions: Required value: must specify one of v1, v1beta1",
+            ],
+        ),
+        (
+            json!({ "admissionReviewVersions": ["v2"] }),
+            vec![
+                "webhooks[0].admissionReviewVersions: Invalid value: []string{\"v2\"}: must include at least one of v1, v1beta1",
+            ],
+        ),
+        (
+            json!({ "timeoutSeconds": 31 }),
+            vec![
+                "webhooks[0].timeoutSeconds: Invalid value: 31: the timeout value must be between 1 and 30 seconds",
+            ],
+        ),
+        (
+            json!({ "clientConfig": { "url": "http://h/x?a=b" } }),
+            vec![
+                "webhooks[0].clientConfig.url: Invalid value: \"http\": 'https' is the only allowed URL scheme; desired format: https://host[/path]",
+                "webhooks[0].clientConfig.url: Invalid value: \"a=b\": query parameters are not permitted in the URL",
+            ],
+        ),
+        (
+            json!({ "clientConfig": {} }),
+            vec![
+                "webhooks[0].clientConfig: Required value: exactly one of url or service is required",
+            ],
+        ),
+        (
+            json!({ "clientConfig": { "service": { "namespace": "n", "path": "x//" } } }),
+            vec![
+                // Upstream swaps name and namespace in this check (kubernetes#141353).
+                "webhooks[0].clientConfig.service.namespace: Required value",
+                "webhooks[0].clientConfig.service.path: Invalid value: \"x//\": must start with a '/'",
+                "webhooks[0].clientConfig.service.path: Invalid value: \"x//\": segment[0] may not be empty",
+                "webhooks[0].clientConfig.service.path: Invalid value: \"x//\": segment[1] may not be empty",
+            ],
+        ),
+        (
+            json!({ "rules": [{ "operations": ["*", "CREATE"], "apiGroups": ["*", "apps"],
+                "apiVersions": ["v1"], "resources": ["*", "pods"], "scope": "Everywhere" }] }),
+            vec![
+                "webhooks[0].rules[0].operations: Invalid value: []admissionregistration.OperationType{\"*\", \"CREATE\"}: if '*' is present, must not specify other operations",
+                "webhooks[0].rules[0].apiGroups: Invalid value: []string{\"*\", \"apps\"}: if '*' is present, must not specify other API groups",
+                "webhooks[0].rules[0].resources: Invalid value: []string{\"*\", \"pods\"}: if '*' is present, must not specify other resources without subresources",
+                "webhooks[0].rules[0].scope: Unsupported value: \"Everywhere\": supported values: \"*\", \"Cluster\", \"Namespaced\"",
+            ],
+        ),
+        (
+            json!({ "rules": [{ "operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"],
+                "resources": ["pods/*", "pods/status"] }] }),
+            vec![
+                "webhooks[0].rules[0].resources[1]: Invalid value: \"pods/status\": if 'pods/*' is present, must not specify pods/status",
+            ],
+        ),
+    ];
+    for (patch, want) in cases {
+        assert_eq!(with(patch.clone()), want, "{patch}");
+    }
+    // Two webhooks of one name.
+    let twice = errors(
+        "admissionregistration.k8s.io",
+        "v1",
+        "mutatingwebhookconfigurations",
+        &json!({ "metadata": { "name": "c" }, "webhooks": [good.clone(), good.clone()] }),
+    );
+    assert_eq!(
+        twice,
+        vec!["webhooks[1].name: Duplicate value: \"check.example.com\""]
+    );
+}

@@ -187,23 +187,7 @@ fn named_rules(v: &Value, key: &str, path: &str, errs: &mut Vec<FieldError>) -> 
                     ));
                 }
             }
-            if list(r, "operations").is_empty() {
-                errs.push(FieldError::required(format!("{rpath}.operations"), ""));
-            }
-            for f in ["apiGroups", "apiVersions", "resources"] {
-                if list(r, f).is_empty() {
-                    errs.push(FieldError::required(format!("{rpath}.{f}"), ""));
-                }
-            }
-            for (j, op) in strings(r, "operations").iter().enumerate() {
-                if !["*", "CREATE", "UPDATE", "DELETE", "CONNECT"].contains(&op.as_str()) {
-                    errs.push(FieldError::not_supported(
-                        format!("{rpath}.operations[{j}]"),
-                        op.as_str(),
-                        &["*", "CONNECT", "CREATE", "DELETE", "UPDATE"],
-                    ));
-                }
-            }
+            crate::admission::validation::rule_with_operations(r, &rpath, errs);
             NamedRule {
                 rule: parse_rule(r),
                 resource_names,
