@@ -174,7 +174,7 @@ impl EtcdStore {
     /// Asks etcd for its current revision (a read every server sees), for callers that were
     /// handed a revision by another server.
     pub async fn fetch_revision(&self) -> Result<Revision> {
-        let kv = self.inner.client.kv_client();
+        let kv = kv_client(&self.inner.client);
         let resp = request(Repeat::Read, || {
             let mut kv = kv.clone();
             async move {
@@ -227,7 +227,7 @@ impl EtcdStore {
             .when([compare])
             .and_then([then])
             .or_else([TxnOp::get(self.etcd_key(key), None)]);
-        let kv = self.inner.client.kv_client();
+        let kv = kv_client(&self.inner.client);
         let resp = request(Repeat::Write, || {
             let (mut kv, txn) = (kv.clone(), txn.clone());
             async move { kv.txn(txn).await }
@@ -268,7 +268,7 @@ impl EtcdStore {
 impl Store for EtcdStore {
     async fn get(&self, key: &str) -> Result<Option<KeyValue>> {
         check_key(key)?;
-        let (kv, etcd_key) = (self.inner.client.kv_client(), self.etcd_key(key));
+        let (kv, etcd_key) = (kv_client(&self.inner.client), self.etcd_key(key));
         let resp = request(Repeat::Read, || {
             let (mut kv, etcd_key) = (kv.clone(), etcd_key.clone());
             async move { kv.get(etcd_key, None).await }
@@ -386,7 +386,7 @@ impl Store for EtcdStore {
         if opts.limit > 0 {
             get = get.with_limit(opts.limit as i64);
         }
-        let (kv, etcd_key) = (self.inner.client.kv_client(), self.etcd_key(&start));
+        let (kv, etcd_key) = (kv_client(&self.inner.client), self.etcd_key(&start));
         let resp = match request(Repeat::Read, || {
             let (mut kv, etcd_key, get) = (kv.clone(), etcd_key.clone(), get.clone());
             async move { kv.get(etcd_key, Some(get)).await }
@@ -429,7 +429,7 @@ impl Store for EtcdStore {
         check_key(prefix)?;
         let mut end = self.inner.prefix.clone().into_bytes();
         end.extend_from_slice(&prefix_end(prefix.as_bytes()));
-        let (kv, etcd_key) = (self.inner.client.kv_client(), self.etcd_key(prefix));
+        let (kv, etcd_key) = (kv_client(&self.inner.client), self.etcd_key(prefix));
         let resp = request(Repeat::Read, || {
             let (mut kv, etcd_key) = (kv.clone(), etcd_key.clone());
             let get = GetOptions::new().with_range(end.clone()).with_count_only();
@@ -453,7 +453,7 @@ impl Store for EtcdStore {
         if after.0 > 0 {
             // etcd reports a compacted start revision only once the watch runs; a read at the
             // revision answers now, so the API can say 410 to the request itself.
-            let (kv, etcd_key) = (self.inner.client.kv_client(), self.etcd_key(prefix));
+            let (kv, etcd_key) = (kv_client(&self.inner.client), self.etcd_key(prefix));
             let probe = GetOptions::new()
                 .with_revision(as_i64(after))
                 .with_count_only();
@@ -527,7 +527,7 @@ async fn compact(inner: &Inner, revision: Revision) -> Result<()> {
     if revision.0 == 0 || revision.0 <= inner.compacted.load(Ordering::Acquire) {
         return Ok(());
     }
-    let mut kv = inner.client.kv_client();
+    let mut kv = kv_client(&inner.client);
     match timed(kv.compact(as_i64(revision), None))
         .await
         .map_err(map_err)
@@ -604,7 +604,10 @@ impl Feeder {
             .with_start_revision(as_i64(Revision(self.after.0 + 1)))
             .with_prev_key()
             .with_progress_notify();
-        let mut client = self.client.watch_client();
+        let mut client = self
+            .client
+            .watch_client()
+            .max_decoding_message_size(MAX_RECEIVED_MESSAGE);
         let stream = tokio::select! {
             s = timed(client.watch(self.start.clone(), Some(options))) => s,
             _ = self.tx.closed() => return Ended::Done,
@@ -847,7 +850,7 @@ async fn hold_lease(inner: &Inner, held: Option<Holder>) -> Result<Option<Holder
             id.to_string(),
             Some(PutOptions::new().with_lease(id)),
         )]);
-    let mut kv = inner.client.kv_client();
+    let mut kv = kv_client(&inner.client);
     let resp = timed(kv.txn(txn)).await.map_err(map_err)?;
     observe(&inner.current, resp.header());
     if !resp.succeeded() {
@@ -933,6 +936,16 @@ pub(crate) async fn timed<T>(
             "etcd request timed out".into(),
         )),
     }
+}
+
+/// The largest answer accepted from etcd, as kube-apiserver's client (math.MaxInt32): tonic's
+/// 4 MiB default refuses an unpaged list of a few thousand objects.
+const MAX_RECEIVED_MESSAGE: usize = i32::MAX as usize;
+
+fn kv_client(client: &Client) -> etcd_client::KvClient {
+    client
+        .kv_client()
+        .max_decoding_message_size(MAX_RECEIVED_MESSAGE)
 }
 
 /// etcd's errors as the contract's: compaction and future revisions are distinct.

@@ -210,3 +210,21 @@ async fn migrate_sled_to_etcd_and_back() {
         b("changed")
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unpaged_list_and_a_watch_larger_than_four_mebibytes() {
+    let etcd = EtcdProcess::start().await;
+    let s = etcd.store().await;
+    let mut w = s.watch("/big/", Revision(0)).await.unwrap();
+    // 48 values of 128 KiB: 6 MiB in one answer, over tonic's default 4 MiB limit.
+    let value = "x".repeat(128 * 1024);
+    for i in 0..48 {
+        s.create(&format!("/big/k{i:02}"), b(&value)).await.unwrap();
+    }
+    let all = s.list("/big/", ListOptions::default()).await.unwrap();
+    assert_eq!(all.items.len(), 48);
+    assert!(all.items.iter().all(|kv| kv.value.len() == value.len()));
+    for _ in 0..48 {
+        assert_eq!(next(&mut w).await.0, EventKind::Created);
+    }
+}
