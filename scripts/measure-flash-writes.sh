@@ -5,7 +5,10 @@
 #  2. sequential creates of ~200-byte ConfigMaps (one client), bytes per create;
 #  3. the same from 64 concurrent writers;
 #  4. an idle minute of a bare API server, and of one with the controller-manager, the
-#     scheduler and one simulated node (IDLE_SECONDS, default 60);
+#     scheduler and one simulated node (IDLE_SECONDS, default 60), after IDLE_SETTLE seconds
+#     (default 3). sled writes its log in 512 KiB buffers as they fill, and the first one (the
+#     bootstrap objects) lands about a minute after a start: for the steady state use e.g.
+#     IDLE_SETTLE=90 IDLE_SECONDS=900 (a buffer about every 6 minutes at idle);
 #  5. with STRACE=1, which files the writes of step 2 went to (write/pwrite/fsync calls by file).
 # Usage: scripts/measure-flash-writes.sh [path/to/k1s] [creates]   (default target/release/k1s,
 # 3000). Extra server flags (e.g. --wal-size 1Mi) go in SERVER_ARGS. Runs on the host's disk
@@ -15,6 +18,7 @@ BIN=${1:-target/release/k1s}
 N=${2:-3000}
 BENCH=${BENCH:-$BIN}
 IDLE=${IDLE_SECONDS:-60}
+SETTLE=${IDLE_SETTLE:-3}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/k1s-flash.XXXXXX")
 PIDS=()
 cleanup() {
@@ -85,6 +89,7 @@ EOF
 fi
 
 start full
+sleep "$SETTLE"
 a=$(wb "$PID")
 sleep "$IDLE"
-echo "idle server with controllers, scheduler and 1 simulated node: $(($(wb "$PID") - a)) bytes in ${IDLE}s"
+echo "idle server with controllers, scheduler and 1 simulated node: $(($(wb "$PID") - a)) bytes in ${IDLE}s (from ${SETTLE}s after ready)"
