@@ -137,3 +137,24 @@ fn block_on<F: std::future::Future>(f: F) -> F::Output {
         .expect("runtime")
         .block_on(f)
 }
+
+/// Asserts that every create in `acked` (name to the resourceVersion it was answered with) is
+/// in `namespace` at that resourceVersion: no acknowledged write was lost or changed.
+pub fn assert_no_acked_create_lost(
+    kubeconfig: &Path,
+    namespace: &str,
+    prefix: &str,
+    acked: &BTreeMap<String, u64>,
+) {
+    let present = configmap_versions(kubeconfig, namespace, prefix);
+    let missing: Vec<_> = acked
+        .iter()
+        .filter(|(name, rv)| present.get(*name) != Some(rv))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "{} of {} acknowledged creates through {prefix} are missing or changed: {missing:?}",
+        missing.len(),
+        acked.len()
+    );
+}

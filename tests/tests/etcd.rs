@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use k1s_tests::etcd::{EtcdCluster, EtcdProcess, EtcdTls};
 use k1s_tests::tinyca::TinyCa;
-use k1s_tests::writer::{AckedWriter, configmap_versions};
+use k1s_tests::writer::{AckedWriter, assert_no_acked_create_lost};
 use k1s_tests::{Kubectl, StartOptions, TestCluster, wait_until};
 
 fn on_etcd(etcd: &EtcdProcess, data_dir: &Path, extra: &[&str]) -> TestCluster {
@@ -290,17 +290,7 @@ fn two_servers_on_a_three_member_etcd_cluster() {
     // No acknowledged write is lost: every create either server answered is there, at the
     // resourceVersion it was answered with (including those A acknowledged before it died).
     for (prefix, acked) in [("via-a-", writer_a.finish()), ("via-b-", writer_b.finish())] {
-        let present = configmap_versions(b.kubeconfig(), "default", prefix);
-        let missing: Vec<_> = acked
-            .iter()
-            .filter(|(name, rv)| present.get(*name) != Some(rv))
-            .collect();
-        assert!(
-            missing.is_empty(),
-            "{} of {} acknowledged creates through {prefix} are missing or changed: {missing:?}",
-            missing.len(),
-            acked.len()
-        );
+        assert_no_acked_create_lost(b.kubeconfig(), "default", prefix, &acked);
     }
 }
 
@@ -423,18 +413,7 @@ fn a_hung_etcd_member_is_routed_around() {
         "writes after the member came back",
         || (writer.acked_count() >= n + 20).then_some(()),
     );
-    let acked = writer.finish();
-    let present = configmap_versions(k.kubeconfig(), "default", "hung-");
-    let missing: Vec<_> = acked
-        .iter()
-        .filter(|(name, rv)| present.get(*name) != Some(rv))
-        .collect();
-    assert!(
-        missing.is_empty(),
-        "{} of {} acknowledged creates are missing or changed: {missing:?}",
-        missing.len(),
-        acked.len()
-    );
+    assert_no_acked_create_lost(k.kubeconfig(), "default", "hung-", &writer.finish());
 }
 
 /// Waits up to a minute for `text` in the server's log; on failure the log is shown.
