@@ -135,12 +135,25 @@ pub async fn ensure(
     });
     create_if_missing(registry, target("", "services", Some("default"))?, svc).await?;
     crate::bootstrap_servicecidr::ensure(registry, service_range).await?;
-    let ip = advertise.to_string();
+    write_kubernetes_endpoints(registry, &[advertise], port).await
+}
+
+/// Points the `kubernetes` Endpoints and EndpointSlice at `ips` (sorted, at least one) on
+/// `port`; unchanged objects are not written.
+pub(crate) async fn write_kubernetes_endpoints(
+    registry: &Registry,
+    ips: &[IpAddr],
+    port: u16,
+) -> Result<(), ApiError> {
+    let addresses: Vec<Value> = ips
+        .iter()
+        .map(|ip| json!({ "ip": ip.to_string() }))
+        .collect();
     let endpoints = json!({
         "apiVersion": "v1", "kind": "Endpoints",
         "metadata": { "name": "kubernetes", "namespace": "default",
             "labels": { "endpointslice.kubernetes.io/skip-mirror": "true" } },
-        "subsets": [{ "addresses": [{ "ip": ip }],
+        "subsets": [{ "addresses": addresses,
             "ports": [{ "name": "https", "port": port, "protocol": "TCP" }] }]
     });
     put_if_changed(
@@ -150,14 +163,22 @@ pub async fn ensure(
         "/subsets",
     )
     .await?;
-    let family = if advertise.is_ipv4() { "IPv4" } else { "IPv6" };
+    let family = if ips.first().is_none_or(IpAddr::is_ipv4) {
+        "IPv4"
+    } else {
+        "IPv6"
+    };
+    let slice_endpoints: Vec<Value> = ips
+        .iter()
+        .map(|ip| json!({ "addresses": [ip.to_string()], "conditions": { "ready": true } }))
+        .collect();
     let slice = json!({
         "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
         "metadata": { "name": "kubernetes", "namespace": "default",
             "labels": { "kubernetes.io/service-name": "kubernetes",
                 "endpointslice.kubernetes.io/managed-by": "endpointslicemirroring-controller.k8s.io" } },
         "addressType": family,
-        "endpoints": [{ "addresses": [ip], "conditions": { "ready": true } }],
+        "endpoints": slice_endpoints,
         "ports": [{ "name": "https", "port": port, "protocol": "TCP" }]
     });
     put_if_changed(

@@ -17,6 +17,7 @@ pub mod context;
 pub mod conversion;
 pub mod discovery;
 pub mod encoding;
+pub mod endpoint_reconciler;
 pub mod errors;
 pub mod eviction;
 pub mod field_validation;

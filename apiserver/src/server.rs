@@ -345,6 +345,14 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
     crate::admit::keep_policy_status(registry.clone(), stop_rx.clone());
     crate::apiextensions::start(registry.clone(), stop_rx.clone());
     crate::identity_lease::start(registry.clone(), stop_rx.clone());
+    if registry.store().backend_kind() == k1s_storage::BackendKind::Etcd {
+        crate::endpoint_reconciler::start(
+            registry.clone(),
+            advertise,
+            local_addr.port(),
+            stop_rx.clone(),
+        );
+    }
     let authorizer = crate::authorization::start(&registry, stop_rx.clone())
         .await
         .map_err(ServerError::Bootstrap)?;

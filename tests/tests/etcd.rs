@@ -1,5 +1,6 @@
 //! k1s on a real etcd (`--etcd-servers`): kubectl CRUD and watch, data surviving a restart, and
-//! two servers on a three-member etcd cluster (shared writes, watches and conflicts, one leader
+//! two servers on a three-member etcd cluster (shared writes, watches and conflicts, the
+//! `kubernetes` endpoints listing the live servers, one leader
 //! for the controllers, an etcd member and then the leading server killed, no acknowledged
 //! write lost), a hung member routed around, and `k1s migrate` to etcd and back.
 #![allow(clippy::unwrap_used)]
@@ -43,6 +44,22 @@ fn lease_holder(c: &TestCluster, name: &str) -> String {
         "-o",
         "jsonpath={.spec.holderIdentity}",
     ])
+}
+
+/// The addresses of the `kubernetes` Service's endpoints, sorted.
+fn endpoint_ips(c: &TestCluster) -> Vec<String> {
+    let out = c.kubectl_ok(&[
+        "get",
+        "endpoints",
+        "kubernetes",
+        "-n",
+        "default",
+        "-o",
+        "jsonpath={.subsets[0].addresses[*].ip}",
+    ]);
+    let mut ips: Vec<String> = out.split_whitespace().map(str::to_string).collect();
+    ips.sort();
+    ips
 }
 
 #[test]
@@ -176,7 +193,21 @@ fn two_servers_on_a_three_member_etcd_cluster() {
     copy_pki(da.path(), db.path());
     // B's bootstrap (namespaces, RBAC, PriorityClasses, the kubernetes Service) runs against
     // a store A already filled: it must start cleanly.
-    let b = on_etcd(&etcd, db.path(), &[]);
+    let b = on_etcd(&etcd, db.path(), &["--advertise-address", "127.0.0.2"]);
+    // The `kubernetes` Service's endpoints list both servers (upstream's lease reconciler).
+    let a_ip = endpoint_ips(&a)
+        .into_iter()
+        .find(|ip| ip != "127.0.0.2")
+        .expect("A's address in the endpoints");
+    wait_until(
+        Duration::from_secs(30),
+        "both servers in the endpoints",
+        || {
+            let mut want = vec![a_ip.clone(), "127.0.0.2".to_string()];
+            want.sort();
+            (endpoint_ips(&b) == want).then_some(())
+        },
+    );
 
     // A write through one server is seen by a watch on the other.
     let mut watch_b = b.kubectl_stream(
@@ -250,7 +281,7 @@ fn two_servers_on_a_three_member_etcd_cluster() {
     }
 
     // Kill -9 A: its leases run out and B's controllers and scheduler take over; a Deployment
-    // created afterwards still becomes Available.
+    // created afterwards still becomes Available; A's address leaves the endpoints.
     drop(a);
     let nb = writer_b.acked_count();
     b.kubectl_ok(&[
@@ -273,6 +304,11 @@ fn two_servers_on_a_three_member_etcd_cluster() {
             ]);
             (ready == "2").then_some(())
         },
+    );
+    wait_until(
+        Duration::from_secs(60),
+        "A's address out of the endpoints",
+        || (endpoint_ips(&b) == ["127.0.0.2"]).then_some(()),
     );
     let now = lease_holder(&b, "kube-controller-manager");
     assert!(!now.is_empty() && now != cm_holder, "B leads now: {now}");
