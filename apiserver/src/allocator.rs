@@ -46,6 +46,14 @@ pub struct ServiceAllocator {
     used: Mutex<Option<Used>>,
     /// The default ServiceCIDR's range (`--service-cluster-ip-range`).
     range: Range,
+    /// Node ports are claimed in the store too (one key per port), for servers sharing one
+    /// store (etcd): this process's memory does not see the others' allocations.
+    claims_in_store: bool,
+}
+
+/// The store key that holds node port `port` for one Service.
+fn port_key(port: i64) -> String {
+    format!("/ranges/servicenodeports/{port}")
 }
 
 impl Default for ServiceAllocator {
@@ -275,6 +283,57 @@ impl ServiceAllocator {
         ServiceAllocator {
             used: Mutex::new(None),
             range,
+            claims_in_store: false,
+        }
+    }
+
+    /// The same, claiming node ports in the store when `shared` (several servers on etcd).
+    pub fn sharing_the_store(mut self, shared: bool) -> Self {
+        self.claims_in_store = shared;
+        self
+    }
+
+    /// Claims `ports` for `owner` in the store (when sharing it). Returns the first port
+    /// another server holds, having given back the ones claimed here.
+    async fn claim_ports(
+        &self,
+        registry: &Registry,
+        ports: &[i64],
+        owner: &str,
+    ) -> Result<Option<i64>, ApiError> {
+        if !self.claims_in_store {
+            return Ok(None);
+        }
+        let store = registry.store();
+        for (i, port) in ports.iter().enumerate() {
+            let value = bytes::Bytes::from(owner.to_string());
+            match store.create(&port_key(*port), value).await {
+                Ok(_) => {}
+                Err(k1s_storage::Error::AlreadyExists { .. }) => {
+                    self.unclaim_ports(registry, &ports[..i]).await;
+                    return Ok(Some(*port));
+                }
+                Err(e) => {
+                    self.unclaim_ports(registry, &ports[..i]).await;
+                    return Err(ApiError::internal(format!(
+                        "claiming node port {port}: {e}"
+                    )));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// Gives claimed node ports back in the store (when sharing it).
+    async fn unclaim_ports(&self, registry: &Registry, ports: &[i64]) {
+        if !self.claims_in_store {
+            return;
+        }
+        for port in ports {
+            match registry.store().delete(&port_key(*port), None).await {
+                Ok(_) | Err(k1s_storage::Error::NotFound { .. }) => {}
+                Err(e) => tracing::warn!(port, error = %e, "releasing a node port claim failed"),
+            }
         }
     }
 
@@ -330,7 +389,24 @@ impl ServiceAllocator {
                         }
                     }
                 }
-                used.ports.extend(node_ports(svc));
+                let ports = node_ports(svc);
+                if self.claims_in_store {
+                    // Services stored before claims existed (or by a server that crashed
+                    // before claiming) get theirs now; another's claim is left alone.
+                    let owner = format!(
+                        "{}/{}",
+                        text(svc, "/metadata/namespace"),
+                        text(svc, "/metadata/name")
+                    );
+                    for port in &ports {
+                        let value = bytes::Bytes::from(owner.clone());
+                        match registry.store().create(&port_key(*port), value).await {
+                            Ok(_) | Err(k1s_storage::Error::AlreadyExists { .. }) => {}
+                            Err(e) => return Err(ApiError::internal(e.to_string())),
+                        }
+                    }
+                }
+                used.ports.extend(ports);
             }
             *guard = Some(used);
         }
@@ -455,11 +531,8 @@ impl ServiceAllocator {
             }
         }
         let ports = if ty == "NodePort" || ty == "LoadBalancer" {
-            let mut guard = self.used.lock().await;
-            match guard.as_mut() {
-                Some(used) => allocate_node_ports(used, svc),
-                None => Err(ApiError::internal("allocator not loaded")),
-            }
+            let owner = format!("{namespace}/{name}");
+            self.allocate_claimed(registry, svc, &owner, dry_run).await
         } else {
             Ok(())
         };
@@ -484,6 +557,55 @@ impl ServiceAllocator {
         Ok(())
     }
 
+    /// Assigns and checks `svc`'s node ports, and (sharing the store, not in a dry run) claims
+    /// them there; a port another server claimed first is marked used and another one picked.
+    async fn allocate_claimed(
+        &self,
+        registry: &Registry,
+        svc: &mut Value,
+        owner: &str,
+        dry_run: bool,
+    ) -> Result<(), ApiError> {
+        let requested = node_ports(svc);
+        for _ in 0..ATTEMPTS {
+            let mut trial = svc.clone();
+            let mut guard = self.used.lock().await;
+            let Some(used) = guard.as_mut() else {
+                return Err(ApiError::internal("allocator not loaded"));
+            };
+            allocate_node_ports(used, &mut trial)?;
+            let ports = node_ports(&trial);
+            if dry_run {
+                *svc = trial;
+                return Ok(());
+            }
+            match self.claim_ports(registry, &ports, owner).await {
+                Ok(None) => {
+                    *svc = trial;
+                    return Ok(());
+                }
+                Ok(Some(taken)) => {
+                    // Held elsewhere: it stays marked used here; the others go back.
+                    for p in ports.iter().filter(|p| **p != taken) {
+                        used.ports.remove(p);
+                    }
+                    if requested.contains(&taken) {
+                        return Err(already_held_port(svc, taken));
+                    }
+                }
+                Err(e) => {
+                    for p in &ports {
+                        used.ports.remove(p);
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        Err(ApiError::internal(
+            "failed to allocate a nodePort: every port tried is claimed by another server",
+        ))
+    }
+
     async fn forget(&self, ip: Option<u32>, ports: &[i64]) {
         if let Some(used) = self.used.lock().await.as_mut() {
             if let Some(ip) = ip {
@@ -501,6 +623,9 @@ impl ServiceAllocator {
         let ip_text = text(svc, "/spec/clusterIP");
         let ip = ip_of(ip_text);
         self.forget(ip, &node_ports(svc)).await;
+        if delete_object {
+            self.unclaim_ports(registry, &node_ports(svc)).await;
+        }
         if delete_object && ip.is_some() {
             let ns = text(svc, "/metadata/namespace");
             let name = text(svc, "/metadata/name");
@@ -608,6 +733,29 @@ impl ServiceAllocator {
         }
         *suspects = orphans;
         Ok(())
+    }
+}
+
+/// A requested node port another server claimed first, reported as upstream reports a taken one.
+fn already_held_port(svc: &Value, port: i64) -> ApiError {
+    const TAKEN: &str = "provided port is already allocated";
+    let index = port_list(svc)
+        .iter()
+        .position(|p| p.get("nodePort").and_then(Value::as_i64) == Some(port));
+    match index {
+        Some(i) => ApiError::invalid(
+            "Service",
+            "",
+            text(svc, "/metadata/name"),
+            vec![FieldError::invalid(
+                format!("spec.ports[{i}].nodePort"),
+                port,
+                TAKEN,
+            )],
+        ),
+        None => ApiError::internal(format!(
+            "failed to allocate requested HealthCheck NodePort {port}: {TAKEN}"
+        )),
     }
 }
 
@@ -845,10 +993,7 @@ impl ServiceAllocator {
         if needs.ports == 0 && needs.requested.is_empty() && !health_check {
             return Ok(());
         }
-        let mut guard = self.load(registry, services).await?;
-        let Some(used) = guard.as_mut() else {
-            return Err(ApiError::internal("allocator not loaded"));
-        };
+        drop(self.load(registry, services).await?);
         let mut request = json!({"metadata": svc.get("metadata").cloned().unwrap_or_default(),
             "spec": {"ports": []}});
         let mut ports = Vec::new();
@@ -859,7 +1004,13 @@ impl ServiceAllocator {
             ports.push(json!({}));
         }
         request["spec"]["ports"] = Value::Array(ports);
-        allocate_node_ports(used, &mut request)?;
+        let owner = format!(
+            "{}/{}",
+            text(svc, "/metadata/namespace"),
+            text(svc, "/metadata/name")
+        );
+        self.allocate_claimed(registry, &mut request, &owner, false)
+            .await?;
         let mut got = node_ports(&request).into_iter();
         reserved
             .requested
@@ -897,6 +1048,7 @@ impl ServiceAllocator {
             .filter(|p| !kept_ports.contains(p))
             .collect();
         self.forget(None, &unused).await;
+        self.unclaim_ports(registry, &unused).await;
         if let (Some(old), Some(_)) = (old, stored) {
             let old_ip = text(old, "/spec/clusterIP");
             if ip_of(old_ip).is_some() && old_ip != kept_ip {
@@ -907,6 +1059,7 @@ impl ServiceAllocator {
                 .filter(|p| !kept_ports.contains(p))
                 .collect();
             self.forget(None, &gone).await;
+            self.unclaim_ports(registry, &gone).await;
         }
     }
 

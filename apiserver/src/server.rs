@@ -402,7 +402,10 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         audit,
         token_cache: Default::default(),
     });
-    let services = Arc::new(crate::allocator::ServiceAllocator::new(service_range));
+    let services = Arc::new(
+        crate::allocator::ServiceAllocator::new(service_range)
+            .sharing_the_store(store.backend_kind() == k1s_storage::BackendKind::Etcd),
+    );
     crate::allocator::start_repair(
         registry.clone(),
         services.clone(),

@@ -209,6 +209,22 @@ fn two_servers_on_a_three_member_etcd_cluster() {
         },
     );
 
+    // Node ports are claimed through the store: B, which loaded its view of the ports in use
+    // before A allocated one, does not hand out the same port.
+    b.kubectl_ok(&["create", "service", "clusterip", "loads-b", "--tcp=80:80"]);
+    let node_port = |c: &TestCluster, name: &str| {
+        c.kubectl_ok(&["create", "service", "nodeport", name, "--tcp=80:80"]);
+        c.kubectl_ok(&[
+            "get",
+            "service",
+            name,
+            "-o",
+            "jsonpath={.spec.ports[0].nodePort}",
+        ])
+    };
+    let (via_a, via_b) = (node_port(&a, "np-a"), node_port(&b, "np-b"));
+    assert_ne!(via_a, via_b, "both servers handed out node port {via_a}");
+
     // A write through one server is seen by a watch on the other.
     let mut watch_b = b.kubectl_stream(
         &Kubectl::dispatcher(),
