@@ -56,28 +56,20 @@ pub fn rule_with_operations(r: &Value, path: &str, errs: &mut Vec<FieldError>) {
             ));
         }
     }
-    let groups = list(r, "apiGroups");
-    if groups.is_empty() {
-        errs.push(FieldError::required(format!("{path}.apiGroups"), ""));
-    }
-    if groups.len() > 1 && has_wildcard(groups) {
-        errs.push(FieldError::invalid_raw(
-            format!("{path}.apiGroups"),
-            go_string_slice(groups),
-            "if '*' is present, must not specify other API groups",
-        ));
+    for (key, what) in [("apiGroups", "API groups"), ("apiVersions", "API versions")] {
+        let values = list(r, key);
+        if values.is_empty() {
+            errs.push(FieldError::required(format!("{path}.{key}"), ""));
+        }
+        if values.len() > 1 && has_wildcard(values) {
+            errs.push(FieldError::invalid_raw(
+                format!("{path}.{key}"),
+                go_string_slice(values),
+                format!("if '*' is present, must not specify other {what}"),
+            ));
+        }
     }
     let versions = list(r, "apiVersions");
-    if versions.is_empty() {
-        errs.push(FieldError::required(format!("{path}.apiVersions"), ""));
-    }
-    if versions.len() > 1 && has_wildcard(versions) {
-        errs.push(FieldError::invalid_raw(
-            format!("{path}.apiVersions"),
-            go_string_slice(versions),
-            "if '*' is present, must not specify other API versions",
-        ));
-    }
     for (i, v) in versions.iter().enumerate() {
         if v.as_str().unwrap_or_default().is_empty() {
             errs.push(FieldError::required(format!("{path}.apiVersions[{i}]"), ""));

@@ -24,6 +24,14 @@ fn errors(group: &str, version: &str, resource: &str, obj: &Value) -> Vec<String
         .collect()
 }
 
+/// Asserts that one of `got` (a case's errors) starts with `want`.
+fn assert_reported(got: &[String], want: &str, case: &dyn std::fmt::Display) {
+    assert!(
+        got.iter().any(|e| e.starts_with(want)),
+        "{case}: want {want:?}, got {got:?}"
+    );
+}
+
 #[test]
 fn job_defaults_follow_upstreams_cases() {
     // (spec given, expected fields)
@@ -675,11 +683,7 @@ fn service_validation_follows_upstreams_cases() {
         ),
     ];
     for (spec, want) in cases {
-        let got = errs(spec.clone());
-        assert!(
-            got.iter().any(|e| e.starts_with(want)),
-            "{spec}: want {want:?}, got {got:?}"
-        );
+        assert_reported(&errs(spec.clone()), want, &spec);
     }
 }
 
@@ -882,11 +886,7 @@ fn pod_spec_validation_follows_upstreams_cases() {
         ),
     ];
     for (spec, want) in cases {
-        let got = pod(spec.clone());
-        assert!(
-            got.iter().any(|e| e.starts_with(want)),
-            "{spec}: want {want:?}, got {got:?}"
-        );
+        assert_reported(&pod(spec.clone()), want, &spec);
     }
 }
 
@@ -974,10 +974,10 @@ fn workload_spec_validation_follows_upstreams_cases() {
         ),
     ];
     for (resource, spec, want) in cases {
-        let got = workload(resource, spec.clone());
-        assert!(
-            got.iter().any(|e| e.starts_with(want)),
-            "{resource} {spec}: want {want:?}, got {got:?}"
+        assert_reported(
+            &workload(resource, spec.clone()),
+            want,
+            &format!("{resource} {spec}"),
         );
     }
 }
@@ -1277,11 +1277,7 @@ fn pod_affinity_and_topology_spread_are_validated_as_upstream() {
         ),
     ];
     for (spec, want) in cases {
-        let got = pod(spec.clone());
-        assert!(
-            got.iter().any(|e| e.starts_with(want)),
-            "{spec}: want {want:?}, got {got:?}"
-        );
+        assert_reported(&pod(spec.clone()), want, &spec);
     }
 }
 
