@@ -44,6 +44,7 @@ pub async fn ensure(
     advertise: IpAddr,
     port: u16,
     client_ca_pem: &str,
+    front_proxy_ca_pem: &str,
     service_range: &crate::allocator::Range,
 ) -> Result<(), ApiError> {
     let kubernetes_ip = service_range.kubernetes_ip().to_string();
@@ -62,11 +63,19 @@ pub async fn ensure(
         create_if_missing(registry, pc, obj).await?;
     }
     // The cluster-authentication-trust controller: how extension API servers learn to trust the
-    // client certificates this server accepts (k1s has no request-header authentication).
+    // client certificates this server accepts, and the front-proxy certificate and headers with
+    // which the aggregator forwards requests to them (kubeadm's requestheader flags).
     let trust = json!({
         "apiVersion": "v1", "kind": "ConfigMap",
         "metadata": { "name": "extension-apiserver-authentication", "namespace": "kube-system" },
-        "data": { "client-ca-file": client_ca_pem },
+        "data": {
+            "client-ca-file": client_ca_pem,
+            "requestheader-client-ca-file": front_proxy_ca_pem,
+            "requestheader-allowed-names": "[\"front-proxy-client\"]",
+            "requestheader-username-headers": "[\"X-Remote-User\"]",
+            "requestheader-group-headers": "[\"X-Remote-Group\"]",
+            "requestheader-extra-headers-prefix": "[\"X-Remote-Extra-\"]",
+        },
     });
     put_if_changed(
         registry,

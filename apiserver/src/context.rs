@@ -15,6 +15,8 @@ pub struct ApiContext {
     pub security: Arc<Security>,
     pub webhooks: Arc<crate::admission::WebhookDispatcher>,
     pub policies: Arc<crate::admission::policy::PolicyDispatcher>,
+    /// APIServices: routing to aggregated API servers, merged discovery and OpenAPI.
+    pub aggregator: Arc<crate::aggregator::Aggregator>,
 }
 
 /// What authentication and authorization need.

@@ -2,6 +2,7 @@
 
 pub mod admission;
 pub mod admit;
+pub mod aggregator;
 pub mod allocator;
 pub mod apiextensions;
 pub mod apply;

@@ -67,6 +67,10 @@ async fn route(state: &Router, user: &UserInfo, info: RequestInfo, req: Request)
         route,
         ..
     } = info;
+    // The aggregator comes first: an APIService with a backend owns its group/version.
+    if let Some(remote) = state.api.aggregator.remote_for(&path) {
+        return crate::aggregator::proxy::serve(&state.api.aggregator, remote, user, req).await;
+    }
     match route {
         Route::NonResource if path == crate::snapshot::PATH => {
             crate::snapshot::serve(&state.api, user, &method).await
@@ -87,12 +91,17 @@ async fn route(state: &Router, user: &UserInfo, info: RequestInfo, req: Request)
             handlers::handle(&state.api, user, r, &headers, &query, body).await
         }
         Route::GroupVersion { group, version } => {
-            match crate::apiextensions::served_apis().api_resource_list(&group, &version) {
+            match state
+                .api
+                .aggregator
+                .served_apis()
+                .api_resource_list(&group, &version)
+            {
                 Some(doc) => json_response(StatusCode::OK, &doc),
                 None => error_response(&ApiError::not_found_path()),
             }
         }
-        Route::Group(group) => match crate::apiextensions::served_apis().api_group(&group) {
+        Route::Group(group) => match state.api.aggregator.served_apis().api_group(&group) {
             Some(doc) => json_response(StatusCode::OK, &doc),
             None => error_response(&ApiError::not_found_path()),
         },
@@ -131,7 +140,7 @@ fn non_resource(state: &Router, path: &str, headers: &http::HeaderMap, query: &Q
             } else {
                 discovery::Scope::Legacy
             };
-            let d = crate::apiextensions::served_apis().root_response(
+            let d = state.api.aggregator.served_apis().root_response(
                 scope,
                 header(http::header::ACCEPT).unwrap_or(""),
                 header(http::header::IF_NONE_MATCH),
@@ -174,12 +183,28 @@ fn non_resource(state: &Router, path: &str, headers: &http::HeaderMap, query: &Q
             ])),
         },
         "/openapi/v3" | "/openapi/v3/" => bytes_response(
-            Bytes::from(crate::apiextensions::openapi::v3_index(
-                &crate::openapi::schemas().v3_index_json(),
+            Bytes::from(state.api.aggregator.openapi_v3_index(
+                crate::apiextensions::openapi::v3_index(&crate::openapi::schemas().v3_index_json()),
             )),
             "application/json",
             false,
         ),
+        p if p.starts_with("/openapi/v3/apis/")
+            && state
+                .api
+                .aggregator
+                .openapi_v3_document(&p["/openapi/v3/".len()..])
+                .is_some() =>
+        {
+            match state
+                .api
+                .aggregator
+                .openapi_v3_document(&p["/openapi/v3/".len()..])
+            {
+                Some((doc, hash)) => v3_answer(p, query, doc, &hash),
+                None => error_response(&ApiError::not_found_path()),
+            }
+        }
         p if p.starts_with("/openapi/v3/apis/")
             && crate::openapi::schemas()
                 .v3_document(&p["/openapi/v3/".len()..])
@@ -197,20 +222,7 @@ fn non_resource(state: &Router, path: &str, headers: &http::HeaderMap, query: &Q
         p if p.starts_with("/openapi/v3/") => {
             let doc_path = &p["/openapi/v3/".len()..];
             match crate::openapi::schemas().v3_document(doc_path) {
-                // An outdated hash is redirected to the current one, as upstream does.
-                Some((_, hash)) if query.get("hash").is_some_and(|h| h != hash) => {
-                    let mut resp = Response::new(Body::empty());
-                    *resp.status_mut() = StatusCode::MOVED_PERMANENTLY;
-                    if let Ok(v) =
-                        HeaderValue::from_str(&format!("/openapi/v3/{doc_path}?hash={hash}"))
-                    {
-                        resp.headers_mut().insert(http::header::LOCATION, v);
-                    }
-                    resp
-                }
-                Some((doc, _)) => {
-                    bytes_response(doc, "application/json", query.contains_key("hash"))
-                }
+                Some((doc, hash)) => v3_answer(p, query, doc, hash),
                 None => error_response(&ApiError::not_found_path()),
             }
         }
@@ -239,6 +251,20 @@ fn non_resource(state: &Router, path: &str, headers: &http::HeaderMap, query: &Q
         p if is_public(p) => health(state, p, query),
         _ => error_response(&ApiError::not_found_path()),
     }
+}
+
+/// An OpenAPI v3 document; a request with an outdated `?hash=` is redirected to the current
+/// one, as upstream does, and one with the current hash may be cached for good.
+fn v3_answer(path: &str, query: &Query, doc: Bytes, hash: &str) -> Response {
+    if query.get("hash").is_some_and(|h| h != hash) {
+        let mut resp = Response::new(Body::empty());
+        *resp.status_mut() = StatusCode::MOVED_PERMANENTLY;
+        if let Ok(v) = HeaderValue::from_str(&format!("{path}?hash={hash}")) {
+            resp.headers_mut().insert(http::header::LOCATION, v);
+        }
+        return resp;
+    }
+    bytes_response(doc, "application/json", query.contains_key("hash"))
 }
 
 /// `/healthz`, `/livez`, `/readyz` with `?verbose` and per-check paths, as upstream words them.

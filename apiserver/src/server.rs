@@ -276,6 +276,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         advertise,
         local_addr.port(),
         pki.ca_cert_pem(),
+        pki.front_proxy_ca_cert_pem(),
         &service_range,
     )
     .await
@@ -412,6 +413,9 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         config.service_ip_repair_interval,
         stop_rx.clone(),
     );
+    let aggregator =
+        crate::aggregator::Aggregator::new(registry.clone(), Some(proxy_identity(&pki)?));
+    aggregator.start(stop_rx.clone());
     let api = ApiContext {
         registry,
         shutdown: stop_rx.clone(),
@@ -420,6 +424,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         security,
         webhooks: webhooks.clone(),
         policies,
+        aggregator,
     };
     let router = Arc::new(Router::new(
         api.clone(),
@@ -446,6 +451,29 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         done,
         _ephemeral_pki: ephemeral_pki,
     })
+}
+
+/// The front-proxy client certificate presented to aggregated API servers: kubeadm's
+/// `front-proxy-client.crt`/`.key` when the PKI holds them, else one issued for this run by the
+/// front-proxy CA (which backends trust through `extension-apiserver-authentication`).
+fn proxy_identity(
+    pki: &k1s_kubeadm_lite::Pki,
+) -> Result<crate::aggregator::transport::ProxyIdentity, ServerError> {
+    let (crt, key) = (
+        pki.dir().join("front-proxy-client.crt"),
+        pki.dir().join("front-proxy-client.key"),
+    );
+    let (cert_pem, key_pem) = match (std::fs::read_to_string(&crt), std::fs::read_to_string(&key)) {
+        (Ok(c), Ok(k)) => (c, k),
+        _ => pki
+            .issue_front_proxy_client_cert(
+                "front-proxy-client",
+                Duration::from_secs(365 * 24 * 3600),
+            )
+            .map_err(|e| ServerError::Authentication(e.to_string()))?,
+    };
+    crate::aggregator::transport::ProxyIdentity::from_pem(&cert_pem, &key_pem)
+        .map_err(ServerError::Authentication)
 }
 
 /// The accept loop; on stop, drains connections and closes the store.

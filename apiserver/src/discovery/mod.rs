@@ -182,6 +182,12 @@ impl ServedApis {
         }
     }
 
+    /// Serves a group/version without resources yet (an aggregated API before its backend
+    /// answered), placed as [`ServedApis::add`] places versions.
+    pub fn add_group_version(&mut self, group: &str, version: &str) {
+        self.add_version(group, version);
+    }
+
     /// [`ServedApis::add`] for each resource, by value.
     pub fn with(mut self, resources: impl IntoIterator<Item = ServedResource>) -> Self {
         for r in resources {

@@ -73,6 +73,7 @@ pub fn for_resource(info: &ResourceInfo) -> &'static dyn Strategy {
             &other::AdmissionPolicies { binding: true }
         }
         ("discovery.k8s.io", "endpointslices") => &other::EndpointSlices,
+        ("apiregistration.k8s.io", "apiservices") => &other::ApiServices,
         ("flowcontrol.apiserver.k8s.io", "flowschemas" | "prioritylevelconfigurations") => {
             &other::FlowControl
         }

@@ -618,3 +618,152 @@ impl Strategy for FlowControl {
         }
     }
 }
+
+/// apiregistration.k8s.io APIServices (kube-aggregator's strategy and validation): the name is
+/// `<version>.<group>`, priorities in range, a local APIService (no `service`) carries no TLS
+/// settings; the status starts empty (a local one Available at once) and only the status
+/// subresource changes it.
+pub struct ApiServices;
+impl Strategy for ApiServices {
+    fn default(&self, obj: &mut Value) {
+        if let Some(service) = obj
+            .pointer_mut("/spec/service")
+            .and_then(Value::as_object_mut)
+        {
+            service.entry("port").or_insert(json!(443));
+        }
+    }
+    fn prepare_for_create(&self, obj: &mut Value) {
+        let local = !obj.pointer("/spec/service").is_some_and(Value::is_object);
+        let conditions = if local {
+            json!([{ "type": "Available", "status": "True",
+                "lastTransitionTime": crate::registry::now_rfc3339(),
+                "reason": "Local", "message": "Local APIServices are always available" }])
+        } else {
+            json!([])
+        };
+        obj["status"] = if local {
+            json!({ "conditions": conditions })
+        } else {
+            json!({})
+        };
+    }
+    fn validate(&self, obj: &Value) -> Vec<FieldError> {
+        let mut errs = Vec::new();
+        let spec = obj.get("spec").cloned().unwrap_or_else(|| json!({}));
+        let text = |k: &str| spec.get(k).and_then(Value::as_str).unwrap_or_default();
+        let (group, version) = (text("group"), text("version"));
+        let name = obj
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let required_name = format!("{version}.{group}");
+        if !name.is_empty() && name != required_name {
+            errs.push(FieldError::invalid(
+                "metadata.name",
+                name,
+                format!("must be `spec.version+\".\"+spec.group`: {required_name:?}"),
+            ));
+        }
+        if group.is_empty() && version != "v1" {
+            errs.push(FieldError::required(
+                "spec.group",
+                "only v1 may have an empty group and it better be legacy kube",
+            ));
+        }
+        if !group.is_empty() {
+            for e in k1s_apimachinery::validation::is_dns1123_subdomain(group) {
+                errs.push(FieldError::invalid("spec.group", group, e));
+            }
+        }
+        for e in k1s_apimachinery::validation::is_dns1035_label(version) {
+            errs.push(FieldError::invalid("spec.version", version, e));
+        }
+        let number = |k: &str| spec.get(k).and_then(Value::as_i64).unwrap_or_default();
+        let group_priority = number("groupPriorityMinimum");
+        if !(1..=20000).contains(&group_priority) {
+            errs.push(FieldError::invalid(
+                "spec.groupPriorityMinimum",
+                group_priority,
+                "must be positive and less than 20000",
+            ));
+        }
+        let version_priority = number("versionPriority");
+        if !(1..=1000).contains(&version_priority) {
+            errs.push(FieldError::invalid(
+                "spec.versionPriority",
+                version_priority,
+                "must be positive and less than 1000",
+            ));
+        }
+        let ca_bundle = text("caBundle");
+        let insecure = spec.get("insecureSkipTLSVerify") == Some(&Value::Bool(true));
+        let Some(service) = spec.get("service").filter(|s| s.is_object()) else {
+            if !ca_bundle.is_empty() {
+                // The bytes of the decoded bundle, as upstream counts them.
+                let bytes =
+                    base64::Engine::decode(&base64::engine::general_purpose::STANDARD, ca_bundle)
+                        .map_or(ca_bundle.len(), |b| b.len());
+                errs.push(FieldError::invalid_raw(
+                    "spec.caBundle",
+                    format!("{bytes} bytes"),
+                    "local APIServices may not have a caBundle",
+                ));
+            }
+            if insecure {
+                errs.push(FieldError::invalid(
+                    "spec.insecureSkipTLSVerify",
+                    true,
+                    "local APIServices may not have insecureSkipTLSVerify",
+                ));
+            }
+            return errs;
+        };
+        for field in ["namespace", "name"] {
+            if service
+                .get(field)
+                .and_then(Value::as_str)
+                .is_none_or(str::is_empty)
+            {
+                errs.push(FieldError::required(format!("spec.service.{field}"), ""));
+            }
+        }
+        if insecure && !ca_bundle.is_empty() {
+            errs.push(FieldError::invalid(
+                "spec.insecureSkipTLSVerify",
+                true,
+                "may not be true if caBundle is present",
+            ));
+        }
+        errs
+    }
+    fn validate_subresource_update(
+        &self,
+        _sub: &str,
+        new: &Value,
+        _old: &Value,
+    ) -> Vec<FieldError> {
+        let conditions = new
+            .pointer("/status/conditions")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        conditions
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| {
+                let status = c.get("status").and_then(Value::as_str).unwrap_or_default();
+                (!["True", "False", "Unknown"].contains(&status)).then(|| {
+                    FieldError::not_supported(
+                        format!("status.conditions[{i}].status"),
+                        status,
+                        &["True", "False", "Unknown"],
+                    )
+                })
+            })
+            .collect()
+    }
+    fn allow_unconditional_update(&self) -> bool {
+        false
+    }
+}
