@@ -103,7 +103,7 @@ fn table(items: &[Value]) -> Value {
 
 async fn handle(
     wardle: Arc<Wardle>,
-    req: hyper::Request<hyper::body::Incoming>,
+    mut req: hyper::Request<hyper::body::Incoming>,
 ) -> hyper::Response<Body> {
     if req.headers().contains_key("authorization") || req.headers().contains_key("impersonate-user")
     {
@@ -123,6 +123,29 @@ async fn handle(
             json!({"kind": "Status", "code": 401, "message": "no X-Remote-User"}),
             401,
         );
+    }
+    // `.../flunders/<name>/echo` with `Upgrade: echo`: greets the user, then echoes bytes.
+    if req.uri().path().ends_with("/echo") && req.headers().contains_key("upgrade") {
+        let upgrade = hyper::upgrade::on(&mut req);
+        tokio::spawn(async move {
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            let Ok(upgraded) = upgrade.await else { return };
+            let mut io = hyper_util::rt::TokioIo::new(upgraded);
+            let _ = io.write_all(format!("hello {user}\n").as_bytes()).await;
+            let mut buf = [0u8; 1024];
+            while let Ok(n) = io.read(&mut buf).await {
+                if n == 0 || io.write_all(&buf[..n]).await.is_err() {
+                    break;
+                }
+            }
+        });
+        let mut r = hyper::Response::new(Full::new(Bytes::new()).boxed());
+        *r.status_mut() = hyper::StatusCode::SWITCHING_PROTOCOLS;
+        r.headers_mut()
+            .insert("connection", "Upgrade".parse().expect("h"));
+        r.headers_mut()
+            .insert("upgrade", "echo".parse().expect("h"));
+        return r;
     }
     let as_table = header_all("accept").join(",").contains("as=Table");
     let watch = req
@@ -328,12 +351,62 @@ async fn start_wardle(
                 let _ = hyper_util::server::conn::auto::Builder::new(
                     hyper_util::rt::TokioExecutor::new(),
                 )
-                .serve_connection(hyper_util::rt::TokioIo::new(tls), service)
+                .serve_connection_with_upgrades(hyper_util::rt::TokioIo::new(tls), service)
                 .await;
             });
         }
     });
     addr
+}
+
+/// Opens `.../flunders/first/echo` with `Upgrade: echo` on a raw HTTP/1.1 connection to the
+/// server at `url`, then sends `ping\n`: returns what came back after the 101.
+fn upgrade_through(url: &str, ca_pem: &[u8], token: &str) -> String {
+    use rustls::pki_types::pem::PemObject;
+    use std::io::{Read, Write};
+    let mut roots = rustls::RootCertStore::empty();
+    for c in rustls::pki_types::CertificateDer::pem_slice_iter(ca_pem) {
+        roots.add(c.expect("ca")).expect("root");
+    }
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .expect("versions")
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    let host_port = url.trim_start_matches("https://").trim_end_matches('/');
+    let host = host_port.rsplit_once(':').expect("port").0.to_string();
+    let name = rustls::pki_types::ServerName::try_from(host).expect("name");
+    let conn = rustls::ClientConnection::new(Arc::new(config), name).expect("tls");
+    let tcp = std::net::TcpStream::connect(host_port).expect("connect");
+    tcp.set_read_timeout(Some(Duration::from_secs(20)))
+        .expect("timeout");
+    let mut tls = rustls::StreamOwned::new(conn, tcp);
+    let request = format!(
+        "GET /apis/wardle.example.com/v1alpha1/namespaces/wardle/flunders/first/echo HTTP/1.1\r\nHost: {host_port}\r\nAuthorization: Bearer {token}\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n"
+    );
+    tls.write_all(request.as_bytes()).expect("request");
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        tls.read_exact(&mut byte).expect("response head");
+        head.push(byte[0]);
+    }
+    let head = String::from_utf8_lossy(&head).to_string();
+    assert!(head.starts_with("HTTP/1.1 101"), "{head}");
+    let mut out = Vec::new();
+    let mut read_line = |tls: &mut rustls::StreamOwned<_, _>, out: &mut Vec<u8>| loop {
+        tls.read_exact(&mut byte).expect("upgraded stream");
+        out.push(byte[0]);
+        if byte[0] == b'\n' {
+            break;
+        }
+    };
+    read_line(&mut tls, &mut out);
+    tls.write_all(b"ping\n").expect("ping");
+    read_line(&mut tls, &mut out);
+    String::from_utf8_lossy(&out).to_string()
 }
 
 fn condition(c: &TestCluster, field: &str) -> String {
@@ -468,6 +541,23 @@ async fn an_aggregated_api_server_is_reached_through_kubectl() {
         let line = watch.wait_for_line(Duration::from_secs(20), |l| l.contains("ADDED"));
         assert!(line.contains("\"first\""), "{line}");
         watch.kill();
+        // A connection upgrade is spliced through, as a service account with a bearer token
+        // (which the backend must not see).
+        c.kubectl_ok(&["create", "serviceaccount", "up", "-n", "wardle"]);
+        c.kubectl_ok(&[
+            "create", "clusterrolebinding", "up", "--clusterrole=cluster-admin",
+            "--serviceaccount=wardle:up",
+        ]);
+        let token = c.kubectl_ok(&["create", "token", "up", "-n", "wardle"]);
+        let ca = c.kubectl_ok(&[
+            "config", "view", "--raw", "-o",
+            "jsonpath={.clusters[0].cluster.certificate-authority-data}",
+        ]);
+        let ca = base64::engine::general_purpose::STANDARD
+            .decode(ca.trim())
+            .expect("ca");
+        let echoed = upgrade_through(c.url(), &ca, token.trim());
+        assert_eq!(echoed, "hello system:serviceaccount:wardle:up\nping\n");
         // OpenAPI v3 comes from the backend (kubectl explain).
         let explain = c.kubectl_ok(&["explain", "flunders.spec"]);
         assert!(explain.contains("What the flunder refers to"), "{explain}");
