@@ -123,6 +123,8 @@ pub async fn ensure(
     for obj in bootstrap_flowcontrol::suggested_schemas() {
         put_if_missing(registry, schemas, obj).await?;
     }
+    // The local APIServices of the built-in group versions (upstream's autoregister).
+    crate::aggregator::autoregister::register_builtin(registry).await?;
     // metrics.k8s.io is served in process; its APIService is there as a metrics-server install's.
     create_if_missing(
         registry,

@@ -468,7 +468,31 @@ async fn an_aggregated_api_server_is_reached_through_kubectl() {
     };
 
     run(Box::new(move |c| {
-        // Validation first: a name that is not version.group, and a local service with TLS.
+        // The built-in group versions have local APIServices, as upstream's autoregister
+        // makes them; a CRD's served versions get one while the CRD exists.
+        let all = c.kubectl_ok(&["get", "apiservices"]);
+        for name in ["v1.", "v1.apps", "v2.autoscaling", "v1.apiextensions.k8s.io"] {
+            assert!(
+                all.lines().any(|l| l.starts_with(&format!("{name} ")) && l.contains("Local") && l.contains("True")),
+                "{name}: {all}"
+            );
+        }
+        let core = c.kubectl_ok(&[
+            "get", "apiservice", "v1.", "-o",
+            "jsonpath={.spec.groupPriorityMinimum} {.spec.versionPriority} {.metadata.labels.kube-aggregator\\.kubernetes\\.io/automanaged}",
+        ]);
+        assert_eq!(core.trim(), "18000 1 onstart");
+        c.apply("apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: gizmos.toys.example.com}\nspec:\n  group: toys.example.com\n  scope: Namespaced\n  names: {plural: gizmos, singular: gizmo, kind: Gizmo}\n  versions:\n  - {name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}\n  - {name: v2, served: false, storage: false, schema: {openAPIV3Schema: {type: object}}}\n");
+        wait_until(Duration::from_secs(10), "the CRD's APIService", || {
+            let out = c.kubectl(&["get", "apiservice", "v1.toys.example.com", "-o", "jsonpath={.spec.groupPriorityMinimum} {.spec.versionPriority} {.metadata.labels.kube-aggregator\\.kubernetes\\.io/automanaged}"]);
+            (k1s_tests::stdout(&out).trim() == "1000 100 true").then_some(())
+        });
+        assert!(!c.kubectl(&["get", "apiservice", "v2.toys.example.com"]).status.success());
+        c.kubectl_ok(&["delete", "crd", "gizmos.toys.example.com"]);
+        wait_until(Duration::from_secs(20), "the CRD's APIService to go", || {
+            (!c.kubectl(&["get", "apiservice", "v1.toys.example.com"]).status.success()).then_some(())
+        });
+        // Validation: a name that is not version.group, and a local service with TLS.
         let bad = "apiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata: {name: v1.wrong.example.com}\nspec: {group: wardle.example.com, version: v1alpha1, groupPriorityMinimum: 1000, versionPriority: 15, insecureSkipTLSVerify: true}\n";
         let args = ["create", "-f", "-"];
         let err = fails(&args, c.kubectl_stdin(&args, bad));

@@ -9,9 +9,11 @@
 //! - `availability`: upstream's AvailableConditionController, which writes the `Available`
 //!   condition that routing obeys (an unavailable backend answers 503 for its group only).
 //! - `transport`: Service resolution and TLS towards a backend.
+//! - `autoregister`: the local APIServices of built-in and custom resource group versions.
 //!
 //! Local APIServices (`service: null`) are served by this server's own handlers, as upstream.
 
+pub mod autoregister;
 mod availability;
 pub mod proxy;
 pub mod transport;
@@ -117,6 +119,7 @@ impl Aggregator {
                 std::future::ready(())
             },
         ));
+        autoregister::follow_crds(self.registry.clone(), shutdown.clone());
         tokio::spawn(availability::run(self.clone(), shutdown));
     }
 

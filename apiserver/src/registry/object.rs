@@ -144,6 +144,8 @@ fn name_validator(info: &ResourceInfo) -> validation::ValidateNameFn {
         "namespaces" => validation::name_is_dns_label,
         "services" => validation::name_is_dns1035_label,
         "ipaddresses" => k1s_apimachinery::ip::name_is_ip_address,
+        // `v1.` is the core group's APIService; the strategy requires `<version>.<group>`.
+        "apiservices" => name_is_path_segment,
         _ => validation::name_is_dns_subdomain,
     }
 }

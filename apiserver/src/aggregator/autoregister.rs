@@ -1,0 +1,188 @@
+//! Local APIServices for what this server serves itself, as upstream's autoregister and
+//! crdregistration controllers keep them: one per built-in group/version of kube-apiserver's
+//! priority table (`v1.`, `v1.apps`, ..., labelled `automanaged: onstart`, created at start),
+//! and one per served version of every CustomResourceDefinition (`automanaged: true`, created
+//! and deleted as CRDs come and go). They carry the group and version priorities discovery
+//! orders by; routing ignores them (a local APIService is served by this server's handlers).
+
+use std::collections::BTreeSet;
+
+use k1s_apimachinery::ApiError;
+use k1s_apimachinery::catalog;
+use k1s_apimachinery::selector::LabelSelector;
+use serde_json::{Value, json};
+
+use crate::registry::informer::{self, Change};
+use crate::registry::{DeleteOptions, ListQuery, Registry, Target};
+
+const AUTOMANAGED: &str = "kube-aggregator.kubernetes.io/automanaged";
+
+/// kube-apiserver's group and version priorities (`apiVersionPriorities`), for the group
+/// versions k1s serves. A group/version not listed gets no APIService, as upstream.
+const PRIORITIES: &[(&str, &str, i64, i64)] = &[
+    ("", "v1", 18000, 1),
+    ("apiregistration.k8s.io", "v1", 18000, 15),
+    ("apps", "v1", 17800, 15),
+    ("events.k8s.io", "v1", 17750, 15),
+    ("authentication.k8s.io", "v1", 17700, 15),
+    ("authorization.k8s.io", "v1", 17600, 15),
+    ("autoscaling", "v1", 17500, 15),
+    ("autoscaling", "v2", 17500, 30),
+    ("batch", "v1", 17400, 15),
+    ("certificates.k8s.io", "v1", 17300, 15),
+    ("networking.k8s.io", "v1", 17200, 15),
+    ("policy", "v1", 17100, 15),
+    ("rbac.authorization.k8s.io", "v1", 17000, 15),
+    ("storage.k8s.io", "v1", 16800, 15),
+    ("apiextensions.k8s.io", "v1", 16700, 15),
+    ("admissionregistration.k8s.io", "v1", 16700, 15),
+    ("scheduling.k8s.io", "v1", 16600, 15),
+    ("coordination.k8s.io", "v1", 16500, 15),
+    ("node.k8s.io", "v1", 16300, 15),
+    ("discovery.k8s.io", "v1", 16200, 15),
+    ("resource.k8s.io", "v1beta2", 16200, 15),
+    ("resource.k8s.io", "v1beta1", 16200, 9),
+    ("flowcontrol.apiserver.k8s.io", "v1", 16100, 21),
+];
+
+/// Upstream's crdregistration priorities for custom resource group versions.
+const CRD_GROUP_PRIORITY: i64 = 1000;
+const CRD_VERSION_PRIORITY: i64 = 100;
+
+fn local_api_service(group: &str, version: &str, priority: (i64, i64), managed: &str) -> Value {
+    json!({
+        "apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+        "metadata": { "name": format!("{version}.{group}"), "labels": { AUTOMANAGED: managed } },
+        "spec": { "group": group, "version": version,
+            "groupPriorityMinimum": priority.0, "versionPriority": priority.1 },
+    })
+}
+
+fn target() -> Result<Target<'static>, ApiError> {
+    let info = catalog::find("apiregistration.k8s.io", "v1", "apiservices")
+        .ok_or_else(|| ApiError::internal("no APIService kind"))?;
+    Ok(Target {
+        info,
+        namespace: None,
+    })
+}
+
+/// Creates the built-in group versions' local APIServices that are missing.
+pub async fn register_builtin(registry: &Registry) -> Result<(), ApiError> {
+    let t = target()?;
+    for g in catalog::groups() {
+        for v in g.versions {
+            let Some(&(_, _, group_priority, version_priority)) = PRIORITIES
+                .iter()
+                .find(|(pg, pv, _, _)| *pg == g.name && pv == v)
+            else {
+                continue;
+            };
+            let obj = local_api_service(g.name, v, (group_priority, version_priority), "onstart");
+            crate::bootstrap::create_if_missing(registry, t, obj).await?;
+        }
+    }
+    Ok(())
+}
+
+/// Keeps one local APIService per served custom resource group version until `shutdown`.
+pub fn follow_crds(registry: Registry, shutdown: tokio::sync::watch::Receiver<bool>) {
+    let Some(info) = catalog::find("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+    else {
+        return;
+    };
+    let mut crds: std::collections::BTreeMap<String, Value> = Default::default();
+    let reg = registry.clone();
+    tokio::spawn(informer::run(registry, info, shutdown, move |change| {
+        let name = |o: &Value| {
+            k1s_apimachinery::meta::name(o)
+                .unwrap_or_default()
+                .to_string()
+        };
+        match change {
+            Change::Listed(items) => crds = items.into_iter().map(|o| (name(&o), o)).collect(),
+            Change::Upserted(o) => {
+                crds.insert(name(&o), (*o).clone());
+            }
+            Change::Deleted(o) => {
+                crds.remove(&name(&o));
+            }
+        }
+        let wanted = served_group_versions(crds.values());
+        let registry = reg.clone();
+        async move {
+            if let Err(e) = sync(&registry, &wanted).await {
+                tracing::warn!(error = %e.message, "aggregator: CRD APIServices not synced");
+            }
+        }
+    }));
+}
+
+/// The (group, version) pairs the CRDs serve.
+fn served_group_versions<'a>(crds: impl Iterator<Item = &'a Value>) -> BTreeSet<(String, String)> {
+    let mut out = BTreeSet::new();
+    for crd in crds {
+        let group = crd
+            .pointer("/spec/group")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        for v in crd
+            .pointer("/spec/versions")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|v| v.get("served") == Some(&Value::Bool(true)))
+        {
+            if let Some(version) = v.get("name").and_then(Value::as_str)
+                && !group.is_empty()
+            {
+                out.insert((group.to_string(), version.to_string()));
+            }
+        }
+    }
+    out
+}
+
+/// Creates the missing CRD APIServices and deletes those no CRD serves any more.
+async fn sync(registry: &Registry, wanted: &BTreeSet<(String, String)>) -> Result<(), ApiError> {
+    let t = target()?;
+    let selector = LabelSelector::parse(&format!("{AUTOMANAGED}=true"))
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    let q = ListQuery {
+        label_selector: Some(selector),
+        ..Default::default()
+    };
+    let existing = registry.list(t, &q).await?.items;
+    let have: BTreeSet<(String, String)> = existing
+        .iter()
+        .map(|o| {
+            let text = |k: &str| {
+                o.pointer(k)
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string()
+            };
+            (text("/spec/group"), text("/spec/version"))
+        })
+        .collect();
+    for (group, version) in wanted.difference(&have) {
+        let obj = local_api_service(
+            group,
+            version,
+            (CRD_GROUP_PRIORITY, CRD_VERSION_PRIORITY),
+            "true",
+        );
+        crate::bootstrap::create_if_missing(registry, t, obj).await?;
+    }
+    for (group, version) in have.difference(wanted) {
+        match registry
+            .delete(t, &format!("{version}.{group}"), &DeleteOptions::default())
+            .await
+        {
+            Ok(_) => {}
+            Err(e) if e.is_not_found() => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
