@@ -357,6 +357,8 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
     let authorizer = crate::authorization::start(&registry, stop_rx.clone())
         .await
         .map_err(ServerError::Bootstrap)?;
+    // `authorizer` in admission policy expressions asks the same authorizer as the chain.
+    policies.set_authorizer(authorizer.clone());
     let tokens = crate::auth::authn::TokenIssuer::new(
         pki.sa_private_key_pkcs8_der(),
         pki.sa_public_key_pem(),

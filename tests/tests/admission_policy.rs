@@ -446,3 +446,115 @@ fn policies_are_type_checked_into_their_status() {
         },
     );
 }
+
+/// The `authorizer` variable: a policy that lets only users who may delete Secrets in a
+/// namespace create ConfigMaps there, asking this server's RBAC about the requesting user,
+/// with `authorizer.requestResource` and a `reason()` in the message.
+#[test]
+fn the_authorizer_variable_asks_rbac_about_the_requester() {
+    let c = TestCluster::start();
+    c.kubectl_ok(&["create", "namespace", "authz"]);
+    c.kubectl_ok(&[
+        "create",
+        "role",
+        "cm-writer",
+        "-n",
+        "authz",
+        "--verb=create,get",
+        "--resource=configmaps",
+    ]);
+    c.kubectl_ok(&[
+        "create",
+        "rolebinding",
+        "alice-cm",
+        "-n",
+        "authz",
+        "--role=cm-writer",
+        "--user=alice",
+    ]);
+    c.apply(
+        r#"
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: secret-admins-only}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}
+  validations:
+  - expression: "authorizer.requestResource.check('create').allowed()"
+  - expression: "authorizer.group('').resource('secrets').namespace(object.metadata.namespace).check('delete').allowed()"
+    messageExpression: "'only secret admins may create configmaps here: ' + authorizer.group('').resource('secrets').namespace(object.metadata.namespace).check('delete').reason()"
+  - expression: "!authorizer.serviceAccount('authz', 'nobody').group('').resource('secrets').check('list').allowed()"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: secret-admins-only}
+spec:
+  policyName: secret-admins-only
+  validationActions: [Deny]
+  matchResources:
+    namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: authz}}
+"#,
+    );
+    let policy_status = c.kubectl_ok(&[
+        "get",
+        "validatingadmissionpolicy",
+        "secret-admins-only",
+        "-o",
+        "jsonpath={.status.typeChecking}",
+    ]);
+    assert!(!policy_status.contains("undeclared"), "{policy_status}");
+    // The admin (system:masters) may delete secrets: allowed.
+    let admin = |name: &str| c.kubectl(&["create", "configmap", name, "-n", "authz"]);
+    let err = wait_until(Duration::from_secs(10), "the policy to be enforced", || {
+        let out = c.kubectl(&[
+            "create",
+            "configmap",
+            "probe",
+            "-n",
+            "authz",
+            "--as=alice",
+            "--dry-run=server",
+        ]);
+        (!out.status.success()).then(|| stderr(&out))
+    });
+    assert!(
+        err.contains(r#"ValidatingAdmissionPolicy 'secret-admins-only' with binding 'secret-admins-only' denied request: only secret admins may create configmaps here"#),
+        "{err}"
+    );
+    assert!(admin("by-admin").status.success());
+    // Once alice may delete secrets there, she may create configmaps too.
+    c.kubectl_ok(&[
+        "create",
+        "role",
+        "secret-admin",
+        "-n",
+        "authz",
+        "--verb=delete",
+        "--resource=secrets",
+    ]);
+    c.kubectl_ok(&[
+        "create",
+        "rolebinding",
+        "alice-secrets",
+        "-n",
+        "authz",
+        "--role=secret-admin",
+        "--user=alice",
+    ]);
+    wait_until(Duration::from_secs(10), "alice's new role to count", || {
+        c.kubectl(&[
+            "create",
+            "configmap",
+            "by-alice",
+            "-n",
+            "authz",
+            "--as=alice",
+        ])
+        .status
+        .success()
+        .then_some(())
+    });
+}

@@ -77,6 +77,8 @@ static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| {
             tracing::warn!("CEL function {id}: {e}");
         }
     }
+    // The authorization library; its functions are only usable where `authorizer` is declared.
+    crate::admission::policy::authz::register(&mut env);
     Arc::new(env)
 });
 
@@ -691,7 +693,9 @@ impl<'a> Checker<'a> {
             arg_tys.push(t);
         }
         let is_operator = name.starts_with('_') || name.contains('@') || name.starts_with('!');
-        if !is_operator && !FUNCTIONS.contains(&name) {
+        let authz = self.declared.contains(&"authorizer")
+            && crate::admission::policy::authz::FUNCTIONS.contains(&name);
+        if !is_operator && !authz && !FUNCTIONS.contains(&name) {
             let qualified = name.rsplit('.').next().unwrap_or(name);
             if !FUNCTIONS.contains(&qualified) {
                 self.error(

@@ -23,16 +23,22 @@ const MAX_AUDIT_ANNOTATIONS: usize = 20;
 const MAX_VALUE_EXPRESSION_LEN: usize = 5 * 1024;
 
 /// The top-level variables of a policy's expressions, by whether it has a `paramKind` and
-/// `variables` (upstream declares `params` and `variables` only then). `authorizer` is not
-/// offered: expressions using it fail to compile.
+/// `variables` (upstream declares `params` and `variables` only then; `authorizer` always).
 fn declared(params: bool, variables: bool) -> &'static [&'static str] {
     match (params, variables) {
-        (false, false) => &["object", "oldObject", "request", "namespaceObject"],
+        (false, false) => &[
+            "object",
+            "oldObject",
+            "request",
+            "namespaceObject",
+            "authorizer",
+        ],
         (true, false) => &[
             "object",
             "oldObject",
             "request",
             "namespaceObject",
+            "authorizer",
             "params",
         ],
         (false, true) => &[
@@ -40,6 +46,7 @@ fn declared(params: bool, variables: bool) -> &'static [&'static str] {
             "oldObject",
             "request",
             "namespaceObject",
+            "authorizer",
             "variables",
         ],
         (true, true) => &[
@@ -47,6 +54,7 @@ fn declared(params: bool, variables: bool) -> &'static [&'static str] {
             "oldObject",
             "request",
             "namespaceObject",
+            "authorizer",
             "params",
             "variables",
         ],

@@ -9,6 +9,7 @@
 //! when one does but its rules do not select the request. Param objects are read from the
 //! registry (a store read) when a policy that uses them matches.
 
+pub mod authz;
 mod compile;
 mod eval;
 mod matching;
@@ -76,6 +77,8 @@ pub struct PolicyDispatcher {
     state: RwLock<Arc<State>>,
     policies: RwLock<BTreeMap<String, Arc<Policy>>>,
     bindings: RwLock<BTreeMap<String, Arc<Binding>>>,
+    /// What `authorizer` checks ask (unset: expressions see no authorizer).
+    authorizer: RwLock<Option<Arc<dyn authz::Authorize>>>,
 }
 
 /// The policies a request may meet (their constraint rules select it).
@@ -104,6 +107,17 @@ fn name_of(v: &Value) -> String {
 impl PolicyDispatcher {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The authorizer behind the `authorizer` variable.
+    pub fn set_authorizer(&self, authorizer: Arc<dyn authz::Authorize>) {
+        if let Ok(mut a) = self.authorizer.write() {
+            *a = Some(authorizer);
+        }
+    }
+
+    fn authorizer(&self) -> Option<Arc<dyn authz::Authorize>> {
+        self.authorizer.read().ok().and_then(|a| a.clone())
     }
 
     /// Replaces the policies (whole ValidatingAdmissionPolicy objects).
@@ -204,7 +218,11 @@ impl PolicyDispatcher {
         let mut out = PolicyOutcome::default();
         let mut denied: Vec<(String, Option<String>, eval::Denial)> = Vec::new();
         for hook in &candidates.0 {
-            dispatch_one(hook, attrs, obj, namespace, params, &mut out, &mut denied).await?;
+            let sources = Sources {
+                params,
+                authorizer: self.authorizer(),
+            };
+            dispatch_one(hook, attrs, obj, namespace, &sources, &mut out, &mut denied).await?;
         }
         match denied.into_iter().next() {
             None => Ok(out),
@@ -274,12 +292,18 @@ fn config_error(
     ));
 }
 
+/// What expressions read besides the request: param objects and the authorizer.
+struct Sources<'a> {
+    params: &'a dyn ParamSource,
+    authorizer: Option<Arc<dyn authz::Authorize>>,
+}
+
 async fn dispatch_one(
     hook: &Hook,
     attrs: &AdmissionAttributes,
     obj: &Value,
     namespace: Option<&Value>,
-    params: &dyn ParamSource,
+    sources: &Sources<'_>,
     out: &mut PolicyOutcome,
     denied: &mut Denied,
 ) -> Result<(), ApiError> {
@@ -333,21 +357,34 @@ async fn dispatch_one(
                 continue;
             }
         }
-        let param_objects = match collect_params(policy, binding, &attrs.namespace, params).await {
-            Ok(p) => p,
-            Err(e) => {
-                config_error(policy, Some(binding), e, denied);
-                continue;
-            }
-        };
+        let param_objects =
+            match collect_params(policy, binding, &attrs.namespace, sources.params).await {
+                Ok(p) => p,
+                Err(e) => {
+                    config_error(policy, Some(binding), e, denied);
+                    continue;
+                }
+            };
         for param in &param_objects {
-            let act = Activation::new(&[
+            let mut act = Activation::new(&[
                 ("object", obj),
                 ("oldObject", &old),
                 ("request", &request),
                 ("namespaceObject", &ns_obj),
                 ("params", param.as_ref().unwrap_or(&Value::Null)),
             ]);
+            if let Some(a) = &sources.authorizer {
+                let request_resource = (
+                    attrs.group.as_str(),
+                    attrs.resource.as_str(),
+                    attrs.subresource.as_str(),
+                    attrs.namespace.as_str(),
+                    attrs.name.as_str(),
+                );
+                for (name, value) in authz::variables(a.clone(), &attrs.user, request_resource) {
+                    act.set(name, value);
+                }
+            }
             let result = eval::validate(policy, act);
             for d in result.denials {
                 for action in &binding.actions {
