@@ -359,6 +359,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         .map_err(ServerError::Bootstrap)?;
     // `authorizer` in admission policy expressions asks the same authorizer as the chain.
     policies.set_authorizer(authorizer.clone());
+    webhooks.set_authorizer(authorizer.clone());
     let tokens = crate::auth::authn::TokenIssuer::new(
         pki.sa_private_key_pkcs8_der(),
         pki.sa_public_key_pem(),

@@ -557,4 +557,57 @@ spec:
         .success()
         .then_some(())
     });
+    // Webhook match conditions see the authorizer too: who may delete ConfigMaps in `hooked`
+    // skips this unreachable, fail-closed webhook; who may only create them is sent to it.
+    c.kubectl_ok(&["create", "namespace", "hooked"]);
+    c.kubectl_ok(&[
+        "create",
+        "role",
+        "cm-creator",
+        "-n",
+        "hooked",
+        "--verb=create",
+        "--resource=configmaps",
+    ]);
+    c.kubectl_ok(&[
+        "create",
+        "rolebinding",
+        "bob-cm",
+        "-n",
+        "hooked",
+        "--role=cm-creator",
+        "--user=bob",
+    ]);
+    c.apply(
+        r#"
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: unreachable-unless-admin.example.com}
+webhooks:
+- name: unreachable-unless-admin.example.com
+  admissionReviewVersions: [v1]
+  sideEffects: None
+  failurePolicy: Fail
+  clientConfig: {url: "https://127.0.0.1:1/"}
+  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: hooked}}
+  rules:
+  - {apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}
+  matchConditions:
+  - name: not-for-deleters
+    expression: "!authorizer.requestResource.check('delete').allowed()"
+"#,
+    );
+    let err = wait_until(
+        Duration::from_secs(10),
+        "the webhook to be called for bob",
+        || {
+            let out = c.kubectl(&["create", "configmap", "by-bob", "-n", "hooked", "--as=bob"]);
+            (!out.status.success()).then(|| stderr(&out))
+        },
+    );
+    assert!(
+        err.contains("failed calling webhook \"unreachable-unless-admin.example.com\""),
+        "{err}"
+    );
+    c.kubectl_ok(&["create", "configmap", "by-admin", "-n", "hooked"]);
 }

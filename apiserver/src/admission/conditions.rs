@@ -10,7 +10,7 @@ use crate::apiextensions::cel::{self, Activation, EvalError, Expression};
 
 /// The variables of a webhook's match conditions. `authorizer` is not offered (k1s has no CEL
 /// authorizer library), so a condition using it fails to compile.
-pub const WEBHOOK_VARIABLES: &[&str] = &["object", "oldObject", "request"];
+pub const WEBHOOK_VARIABLES: &[&str] = &["object", "oldObject", "request", "authorizer"];
 
 /// Upstream's limit on the number of match conditions.
 pub const MAX_MATCH_CONDITIONS: usize = 64;
@@ -100,8 +100,25 @@ pub fn request_value(attrs: &AdmissionAttributes) -> Value {
 }
 
 /// The activation of a webhook's match conditions.
-pub fn webhook_activation(attrs: &AdmissionAttributes, obj: &Value) -> Activation {
+pub fn webhook_activation(
+    attrs: &AdmissionAttributes,
+    obj: &Value,
+    authorizer: Option<&std::sync::Arc<dyn super::policy::authz::Authorize>>,
+) -> Activation {
     let request = request_value(attrs);
     let old = attrs.old_object.as_ref().unwrap_or(&Value::Null);
-    Activation::new(&[("object", obj), ("oldObject", old), ("request", &request)])
+    let mut act = Activation::new(&[("object", obj), ("oldObject", old), ("request", &request)]);
+    if let Some(a) = authorizer {
+        let resource = (
+            attrs.group.as_str(),
+            attrs.resource.as_str(),
+            attrs.subresource.as_str(),
+            attrs.namespace.as_str(),
+            attrs.name.as_str(),
+        );
+        for (name, value) in super::policy::authz::variables(a.clone(), &attrs.user, resource) {
+            act.set(name, value);
+        }
+    }
+    act
 }

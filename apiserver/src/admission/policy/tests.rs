@@ -525,16 +525,16 @@ fn webhook_match_conditions() {
     let a = attrs("ConfigMap", "configmaps", "", "default", "c");
     let labelled = json!({"metadata": {"name": "c", "labels": {"x": "1"}}});
     let plain = json!({"metadata": {"name": "c"}});
-    let act = conditions::webhook_activation(&a, &labelled);
+    let act = conditions::webhook_activation(&a, &labelled, None);
     assert_eq!(conditions::evaluate(&conds, &act), MatchResult::Matches);
-    let act = conditions::webhook_activation(&a, &plain);
+    let act = conditions::webhook_activation(&a, &plain, None);
     assert_eq!(
         conditions::evaluate(&conds, &act),
         MatchResult::Excluded("labelled".into())
     );
     // Cluster-scoped requests have no request.namespace: an error, not a match.
     let cluster = attrs("Node", "nodes", "", "", "n");
-    let act = conditions::webhook_activation(&cluster, &labelled);
+    let act = conditions::webhook_activation(&cluster, &labelled, None);
     assert!(
         matches!(conditions::evaluate(&conds, &act), MatchResult::Error(e) if e.contains("no such key"))
     );

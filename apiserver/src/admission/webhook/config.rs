@@ -146,6 +146,8 @@ pub struct Webhook {
     pub match_conditions: Result<Vec<crate::admission::conditions::MatchCondition>, String>,
     /// `matchPolicy` other than `Exact` (the default is `Equivalent`).
     pub equivalent_match: bool,
+    /// What `authorizer` in the match conditions asks (set by the dispatcher).
+    pub authorizer: Option<Arc<dyn crate::admission::policy::authz::Authorize>>,
 }
 
 /// Parses the webhooks of one configuration object. `default_roots` are trusted for webhooks
@@ -253,6 +255,7 @@ fn parse_webhook(
             h.get("matchConditions"),
             crate::admission::conditions::WEBHOOK_VARIABLES,
         ),
+        authorizer: None,
     }
 }
 

@@ -218,7 +218,7 @@ pub(super) fn matched(
                     (&cattrs, &cobj)
                 }
             };
-            let act = conditions::webhook_activation(attrs, obj);
+            let act = conditions::webhook_activation(attrs, obj, hook.authorizer.as_ref());
             match conditions::evaluate(conditions, &act) {
                 MatchResult::Matches => {}
                 MatchResult::Excluded(_) => return Ok(None),

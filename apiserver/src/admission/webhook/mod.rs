@@ -154,6 +154,8 @@ pub struct WebhookDispatcher {
     default_roots: RwLock<Vec<CertificateDer<'static>>>,
     /// Raw configurations, kept to rebuild when the default roots change.
     raw: RwLock<(Vec<Value>, Vec<Value>)>,
+    /// What `authorizer` in match conditions asks.
+    authorizer: RwLock<Option<Arc<dyn crate::admission::policy::authz::Authorize>>>,
 }
 
 impl WebhookDispatcher {
@@ -171,6 +173,15 @@ impl WebhookDispatcher {
         self.set_configurations(m, v);
     }
 
+    /// The authorizer behind `authorizer` in match conditions.
+    pub fn set_authorizer(&self, authorizer: Arc<dyn crate::admission::policy::authz::Authorize>) {
+        if let Ok(mut a) = self.authorizer.write() {
+            *a = Some(authorizer);
+        }
+        let (m, v) = self.raw.read().map(|r| r.clone()).unwrap_or_default();
+        self.set_configurations(m, v);
+    }
+
     /// Replaces both lists (whole `MutatingWebhookConfiguration` and
     /// `ValidatingWebhookConfiguration` objects, in any order).
     pub fn set_configurations(&self, mutating: Vec<Value>, validating: Vec<Value>) {
@@ -179,9 +190,10 @@ impl WebhookDispatcher {
             .read()
             .map(|r| r.clone())
             .unwrap_or_default();
+        let authorizer = self.authorizer.read().ok().and_then(|a| a.clone());
         let hooks = Hooks {
-            mutating: build(&mutating, true, &roots),
-            validating: build(&validating, false, &roots),
+            mutating: build(&mutating, true, &roots, &authorizer),
+            validating: build(&validating, false, &roots, &authorizer),
         };
         if let Ok(mut raw) = self.raw.write() {
             *raw = (mutating, validating);
@@ -296,13 +308,17 @@ fn build(
     configs: &[Value],
     mutating: bool,
     roots: &[CertificateDer<'static>],
+    authorizer: &Option<Arc<dyn crate::admission::policy::authz::Authorize>>,
 ) -> Vec<Arc<Webhook>> {
     let mut configs: Vec<&Value> = configs.iter().collect();
     configs.sort_by(|a, b| config_name(a).cmp(config_name(b)));
     configs
         .into_iter()
         .flat_map(|c| parse_configuration(c, mutating, roots))
-        .map(Arc::new)
+        .map(|mut w| {
+            w.authorizer = authorizer.clone();
+            Arc::new(w)
+        })
         .collect()
 }
 
