@@ -464,3 +464,77 @@ fn kube_rs_dynamic_round_trip() {
         }
     });
 }
+
+/// `selectableFields`: field selectors on custom resources (`kubectl get --field-selector`),
+/// and the CRD validation of the paths, with upstream's messages.
+#[test]
+fn selectable_fields_filter_lists_and_are_validated() {
+    let c = TestCluster::start();
+    let crd = |name: &str, plural: &str, fields: &str| {
+        format!(
+            "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {{name: {plural}.{name}}}\nspec:\n  group: {name}\n  scope: Namespaced\n  names: {{plural: {plural}, singular: {single}, kind: {kind}}}\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    selectableFields: {fields}\n    schema:\n      openAPIV3Schema:\n        type: object\n        properties:\n          spec:\n            type: object\n            properties:\n              color: {{type: string, enum: [red, blue]}}\n              size: {{type: integer}}\n              tags: {{type: array, items: {{type: string}}}}\n",
+            single = plural.trim_end_matches('s'),
+            kind = {
+                let s = plural.trim_end_matches('s');
+                let mut k = s[..1].to_uppercase();
+                k.push_str(&s[1..]);
+                k
+            },
+        )
+    };
+    let args = ["create", "-f", "-"];
+    let bad = fails(
+        &args,
+        c.kubectl_stdin(
+            &args,
+            &crd(
+                "bad.example.com",
+                "blobs",
+                "[{jsonPath: .spec.tags}, {jsonPath: .metadata.name}, {jsonPath: .spec.nope}, {jsonPath: .spec.size}, {jsonPath: .spec.size}, {jsonPath: spec.size}]",
+            ),
+        ),
+    );
+    for expected in [
+        "spec.versions[0].selectableFields[0].jsonPath: Invalid value: \".spec.tags\": must point to a field of type string, boolean or integer. Enum string fields and strings with formats are allowed.",
+        "spec.versions[0].selectableFields[1].jsonPath: Invalid value: \".metadata.name\": is an invalid path: does not refer to a valid field",
+        "spec.versions[0].selectableFields[2].jsonPath: Invalid value: \".spec.nope\": is an invalid path: does not refer to a valid field",
+        "spec.versions[0].selectableFields[4].jsonPath: Duplicate value: \".spec.size\"",
+        "spec.versions[0].selectableFields[5].jsonPath: Invalid value: \"spec.size\": is an invalid path",
+    ] {
+        assert!(bad.contains(expected), "{expected}\n{bad}");
+    }
+    c.apply(&crd(
+        "shop.example.com",
+        "gadgets",
+        "[{jsonPath: .spec.color}, {jsonPath: .spec.size}]",
+    ));
+    established(&c, "gadgets.shop.example.com");
+    for (name, color, size) in [("a", "red", 1), ("b", "blue", 2), ("c", "red", 3)] {
+        c.apply(&format!(
+            "apiVersion: shop.example.com/v1\nkind: Gadget\nmetadata: {{name: {name}, namespace: default}}\nspec: {{color: {color}, size: {size}}}\n"
+        ));
+    }
+    let names = |selector: &str| {
+        c.kubectl_ok(&["get", "gadgets", "--field-selector", selector, "-o", "name"])
+            .lines()
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        names("spec.color=red"),
+        ["gadget.shop.example.com/a", "gadget.shop.example.com/c"]
+    );
+    assert_eq!(
+        names("spec.color=red,spec.size!=1"),
+        ["gadget.shop.example.com/c"]
+    );
+    assert_eq!(names("spec.size=2"), ["gadget.shop.example.com/b"]);
+    let err = fails(
+        &["get", "gadgets", "--field-selector", "spec.tags=x"],
+        c.kubectl(&["get", "gadgets", "--field-selector", "spec.tags=x"]),
+    );
+    assert!(
+        err.contains("field label not supported: spec.tags"),
+        "{err}"
+    );
+}

@@ -363,6 +363,7 @@ fn validate_versions(spec: &Value, errs: &mut Vec<FieldError>) {
                 errs.push(FieldError::required(format!("{cpath}.JSONPath"), ""));
             }
         }
+        validate_selectable_fields(v, &path, errs);
     }
     if storage != 1 {
         errs.push(FieldError::invalid(
@@ -371,6 +372,116 @@ fn validate_versions(spec: &Value, errs: &mut Vec<FieldError>) {
             "must have exactly one version marked as storage version",
         ));
     }
+}
+
+/// Upstream's most selectable fields per version.
+const MAX_SELECTABLE_FIELDS: usize = 8;
+
+/// `selectableFields`: simple paths (no array notation, not into metadata) to a string,
+/// boolean or integer field of the version's schema, unique, at most eight.
+fn validate_selectable_fields(v: &Value, path: &str, errs: &mut Vec<FieldError>) {
+    let Some(fields) = v.get("selectableFields").and_then(Value::as_array) else {
+        return;
+    };
+    if fields.is_empty() {
+        return;
+    }
+    let fpath = format!("{path}.selectableFields");
+    let Some(schema) = v
+        .pointer("/schema/openAPIV3Schema")
+        .filter(|s| s.is_object())
+    else {
+        errs.push(FieldError::invalid(
+            fpath,
+            "",
+            "selectableFields may only be set when version.schema.openAPIV3Schema is not included",
+        ));
+        return;
+    };
+    let mut unique: Vec<String> = Vec::new();
+    for (i, f) in fields.iter().enumerate() {
+        let jpath = format!("{fpath}[{i}].jsonPath");
+        let Some(json_path) = f
+            .get("jsonPath")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+        else {
+            errs.push(FieldError::required(jpath, ""));
+            continue;
+        };
+        let (field, node) = match selectable_path(json_path, schema) {
+            Ok(found) => found,
+            Err(e) => {
+                errs.push(FieldError::invalid(
+                    jpath,
+                    json_path,
+                    format!("is an invalid path: {e}"),
+                ));
+                continue;
+            }
+        };
+        if field == "metadata" || field.starts_with("metadata.") {
+            errs.push(FieldError::invalid(
+                jpath.clone(),
+                json_path,
+                "must not point to fields in metadata",
+            ));
+        }
+        if !matches!(
+            node.get("type").and_then(Value::as_str),
+            Some("string" | "boolean" | "integer")
+        ) {
+            errs.push(FieldError::invalid(
+                jpath.clone(),
+                json_path,
+                "must point to a field of type string, boolean or integer. Enum string fields and strings with formats are allowed.",
+            ));
+        }
+        if unique.contains(&field) {
+            errs.push(FieldError::duplicate(jpath, json_path));
+        } else {
+            unique.push(field);
+        }
+    }
+    if unique.len() > MAX_SELECTABLE_FIELDS {
+        errs.push(FieldError::too_many(
+            fpath,
+            Some(unique.len()),
+            Some(MAX_SELECTABLE_FIELDS),
+        ));
+    }
+}
+
+/// A selectable field's path (`.spec.color`) in the schema: the field selector name
+/// (`spec.color`) and the schema node it reaches. Only `.name` steps through properties.
+fn selectable_path<'a>(json_path: &str, schema: &'a Value) -> Result<(String, &'a Value), String> {
+    let mut node = schema;
+    let mut names: Vec<&str> = Vec::new();
+    let mut rest = json_path;
+    while !rest.is_empty() {
+        let Some(r) = rest.strip_prefix('.') else {
+            return Err(if rest.starts_with('[') {
+                "array notation is not allowed".to_string()
+            } else {
+                format!("expected [ or . but got: {rest}")
+            });
+        };
+        let end = r.find(['.', '[']).unwrap_or(r.len());
+        let name = &r[..end];
+        if name.is_empty() {
+            return Err("unexpected end of JSON path".into());
+        }
+        node = node
+            .get("properties")
+            .and_then(|p| p.get(name))
+            .ok_or("does not refer to a valid field")?;
+        names.push(name);
+        rest = &r[end..];
+    }
+    if names.is_empty() {
+        return Err("unexpected end of JSON path".into());
+    }
+    Ok((names.join("."), node))
 }
 
 fn validate_subresources(v: &Value, path: &str, errs: &mut Vec<FieldError>) {

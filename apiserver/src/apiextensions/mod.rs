@@ -488,7 +488,7 @@ fn publish(crd: &Value, terminating: bool) {
                 schema: raw_schema
                     .as_ref()
                     .and_then(|s| schema::Schema::parse(s).ok()),
-                strategy: served::strategy_for(raw_schema.as_ref(), status),
+                strategy: served::strategy_for(raw_schema.as_ref(), status, &selectable_fields(v)),
                 raw_schema,
                 status,
                 scale,
@@ -499,6 +499,17 @@ fn publish(crd: &Value, terminating: bool) {
         .collect();
     served::publish(&name, served);
     rebuild_discovery();
+}
+
+/// A version's `selectableFields` as field selector names (`.spec.color` -> `spec.color`).
+fn selectable_fields(version: &Value) -> Vec<String> {
+    version["selectableFields"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|f| f["jsonPath"].as_str())
+        .map(|p| p.trim_start_matches('.').to_string())
+        .collect()
 }
 
 fn unpublish(name: &str) {

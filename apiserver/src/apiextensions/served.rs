@@ -100,6 +100,8 @@ pub struct CustomResourceStrategy {
     pub status: bool,
     /// The schema's `x-kubernetes-validations`, compiled once.
     pub rules: Option<super::cel::Validator>,
+    /// `selectableFields` as field selector names (`spec.color`).
+    pub selectable: &'static [&'static str],
 }
 
 /// Strategies by their definition, leaked once each so the registry can hold `&'static`.
@@ -110,9 +112,11 @@ static STRATEGIES: LazyLock<std::sync::Mutex<HashMap<String, &'static CustomReso
 pub(super) fn strategy_for(
     raw_schema: Option<&Value>,
     status: bool,
+    selectable: &[String],
 ) -> &'static CustomResourceStrategy {
     let fingerprint = format!(
-        "{status}:{}",
+        "{status}:{}:{}",
+        selectable.join(","),
         raw_schema.map(Value::to_string).unwrap_or_default()
     );
     let mut all = STRATEGIES.lock().unwrap_or_else(|p| p.into_inner());
@@ -123,12 +127,23 @@ pub(super) fn strategy_for(
         schema: raw_schema.and_then(|s| Schema::parse(s).ok()),
         status,
         rules: raw_schema.and_then(|s| super::cel::compile(s, "").0),
+        selectable: Box::leak(
+            selectable
+                .iter()
+                .map(|f| &*Box::leak(f.clone().into_boxed_str()))
+                .collect::<Vec<&'static str>>()
+                .into_boxed_slice(),
+        ),
     }));
     all.insert(fingerprint, leaked);
     leaked
 }
 
 impl Strategy for CustomResourceStrategy {
+    fn selectable_fields(&self) -> &'static [&'static str] {
+        self.selectable
+    }
+
     fn default(&self, obj: &mut Value) {
         if let Some(s) = &self.schema {
             schema::apply_defaults(s, obj);
