@@ -537,4 +537,20 @@ fn selectable_fields_filter_lists_and_are_validated() {
         err.contains("field label not supported: spec.tags"),
         "{err}"
     );
+    // The custom resource is in OpenAPI v2 too (protobuf, as kubectl reads it).
+    let explain = c.kubectl_ok(&[
+        "explain",
+        "gadgets.spec.color",
+        "--output=plaintext-openapiv2",
+    ]);
+    assert!(
+        explain.contains("Gadget") && explain.contains("color"),
+        "{explain}"
+    );
+    let v2 = c.kubectl_ok(&["get", "--raw", "/openapi/v2"]);
+    assert!(
+        v2.contains(r#""com.example.shop.v1.Gadget""#)
+            && v2.contains("/apis/shop.example.com/v1/namespaces/{namespace}/gadgets/{name}"),
+        "no Gadget in /openapi/v2"
+    );
 }

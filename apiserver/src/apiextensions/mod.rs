@@ -7,6 +7,7 @@ pub mod cel;
 pub mod crd;
 mod formats;
 pub mod openapi;
+pub mod openapi_v2;
 pub mod schema;
 pub mod served;
 mod structural;

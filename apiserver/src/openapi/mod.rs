@@ -60,6 +60,12 @@ fn v2_document() -> Value {
     v2::document(full.defs, &full.kinds)
 }
 
+/// A Swagger 2.0 document in gnostic's protobuf form (for documents other than the built-in
+/// one, which [`Schemas::v2_protobuf`] caches).
+pub fn v2_protobuf_of(doc: &Value) -> Bytes {
+    Bytes::from(v2_proto::encode(doc))
+}
+
 /// The process-wide registry, built on first use.
 pub fn schemas() -> &'static Schemas {
     SCHEMAS.get_or_init(Schemas::build)
