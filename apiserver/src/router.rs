@@ -169,7 +169,7 @@ fn non_resource(state: &Router, path: &str, headers: &http::HeaderMap, query: &Q
         "/openapi/v2" => match crate::openapi::V2Format::negotiate(header(http::header::ACCEPT)) {
             Some(format) => {
                 let mut resp = bytes_response(
-                    crate::apiextensions::openapi_v2::document(format),
+                    state.api.aggregator.openapi_v2(format),
                     format.content_type(),
                     false,
                 );

@@ -79,6 +79,35 @@ fn openapi() -> Value {
     })
 }
 
+/// The same kind in Swagger 2.0, as a k8s.io/apiserver-based server serves it.
+fn openapi_v2() -> Value {
+    json!({
+        "swagger": "2.0", "info": { "title": "wardle", "version": "v1alpha1" },
+        "paths": {
+            "/apis/wardle.example.com/v1alpha1/namespaces/{namespace}/flunders/{name}": { "get": {
+                "responses": { "200": { "description": "OK",
+                    "schema": { "$ref": "#/definitions/com.example.wardle.v1alpha1.Flunder" } } },
+                "x-kubernetes-action": "get",
+                "x-kubernetes-group-version-kind":
+                    { "group": "wardle.example.com", "kind": "Flunder", "version": "v1alpha1" }
+            } },
+            "/apis/other.example.com/v1/things": { "get": { "responses": {} } }
+        },
+        "definitions": { "com.example.wardle.v1alpha1.Flunder": {
+            "type": "object", "description": "A Flunder is a test object of the wardle server.",
+            "properties": {
+                "apiVersion": { "type": "string" }, "kind": { "type": "string" },
+                "metadata": { "$ref": "#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta" },
+                "spec": { "type": "object", "description": "What the flunder refers to (v2).",
+                    "properties": { "reference": { "type": "string" } } }
+            },
+            "x-kubernetes-group-version-kind": [
+                { "group": "wardle.example.com", "kind": "Flunder", "version": "v1alpha1" }
+            ]
+        } }
+    })
+}
+
 /// `Name` and `Reference` columns, as an aggregated server's table convertor gives them.
 fn table(items: &[Value]) -> Value {
     let rows: Vec<Value> = items
@@ -160,6 +189,7 @@ async fn handle(
         ("GET", ["openapi", "v3", "apis", "wardle.example.com", "v1alpha1"]) => {
             full(openapi(), 200)
         }
+        ("GET", ["openapi", "v2"]) => full(openapi_v2(), 200),
         (
             "GET",
             [
@@ -585,6 +615,11 @@ async fn an_aggregated_api_server_is_reached_through_kubectl() {
         // OpenAPI v3 comes from the backend (kubectl explain).
         let explain = c.kubectl_ok(&["explain", "flunders.spec"]);
         assert!(explain.contains("What the flunder refers to"), "{explain}");
+        // And OpenAPI v2 (its paths outside the group/version are not taken).
+        let explain = c.kubectl_ok(&["explain", "flunders.spec", "--output=plaintext-openapiv2"]);
+        assert!(explain.contains("What the flunder refers to (v2)"), "{explain}");
+        let v2 = c.kubectl_ok(&["get", "--raw", "/openapi/v2"]);
+        assert!(!v2.contains("/apis/other.example.com/v1/things"));
         // RBAC is this server's: a user without a role never reaches the backend.
         let err = fails(
             &["get", "flunders", "--as=nobody"],

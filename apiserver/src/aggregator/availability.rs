@@ -114,24 +114,24 @@ async fn check(agg: &Aggregator, remote: &Remote, tls: Arc<rustls::ClientConfig>
     let resources = serde_json::from_slice::<Value>(&body)
         .map(|list| super::resources_of(&remote.group, &remote.version, &list))
         .unwrap_or_default();
-    // The OpenAPI document is fetched once, then again when the resources change.
-    let known = agg.openapi_hash(&remote.name).is_some()
-        && agg
-            .discovered
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&remote.name)
-            .is_some_and(|d| d.resources == resources);
-    let openapi = if known {
+    // The OpenAPI documents are fetched once, then again when the resources change.
+    let openapi = if agg.openapi_current(&remote.name, &resources) {
         None
     } else {
-        match get(format!("/openapi/v3{path}")).await {
+        let v3 = match get(format!("/openapi/v3{path}")).await {
             Ok((200, doc)) if serde_json::from_slice::<Value>(&doc).is_ok() => {
                 let hash = hash_of(&doc);
                 Some((doc, hash))
             }
             _ => None,
-        }
+        };
+        let v2 = match get("/openapi/v2".to_string()).await {
+            Ok((200, doc)) => serde_json::from_slice::<Value>(&doc)
+                .ok()
+                .map(|d| v2_part(&d, &path)),
+            _ => None,
+        };
+        Some(super::BackendOpenApi { v3, v2 })
     };
     agg.set_discovered(&remote.name, resources, openapi);
     Outcome {
@@ -139,6 +139,19 @@ async fn check(agg: &Aggregator, remote: &Remote, tls: Arc<rustls::ClientConfig>
         reason: "Passed".into(),
         message: "all checks passed".into(),
     }
+}
+
+/// What a backend's Swagger 2.0 document adds: its paths under `prefix` (its group/version)
+/// and its definitions (those this server already has are not taken, when merged).
+fn v2_part(doc: &Value, prefix: &str) -> Value {
+    let paths: serde_json::Map<String, Value> = doc["paths"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(p, _)| p.as_str() == prefix || p.starts_with(&format!("{prefix}/")))
+        .map(|(p, v)| (p.clone(), v.clone()))
+        .collect();
+    json!({ "paths": paths, "definitions": doc["definitions"].clone() })
 }
 
 /// The `?hash=` of an OpenAPI document (uppercase hex SHA-512, as upstream's).

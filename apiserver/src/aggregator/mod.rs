@@ -59,6 +59,17 @@ struct Discovered {
     resources: Vec<ServedResource>,
     /// The backend's `/openapi/v3/apis/<group>/<version>` document and its hash.
     openapi_v3: Option<(Bytes, String)>,
+    /// The backend's `/openapi/v2`: its paths under the group/version and its definitions.
+    openapi_v2: Option<Arc<Value>>,
+    /// The OpenAPI documents were fetched (they are fetched again when the resources change).
+    openapi_fetched: bool,
+}
+
+/// The OpenAPI documents a check fetched from a backend.
+#[derive(Debug, Default)]
+pub(crate) struct BackendOpenApi {
+    pub v3: Option<(Bytes, String)>,
+    pub v2: Option<Value>,
 }
 
 /// The aggregator's state, shared by the router, the proxy and the availability check.
@@ -75,7 +86,12 @@ pub struct Aggregator {
     merged: Mutex<Option<(usize, u64, Arc<ServedApis>)>>,
     /// Wakes the availability check when APIServices change.
     changed: tokio::sync::Notify,
+    /// `/openapi/v2` with the backends' documents: keyed by the base document and the
+    /// generation; JSON, and protobuf once asked for.
+    merged_v2: Mutex<Option<V2Cache>>,
 }
+
+type V2Cache = ((usize, u64), Bytes, Option<Bytes>);
 
 impl Aggregator {
     /// `identity` is the front-proxy client certificate presented to backends.
@@ -88,6 +104,7 @@ impl Aggregator {
             generation: AtomicU64::new(0),
             merged: Mutex::new(None),
             changed: tokio::sync::Notify::new(),
+            merged_v2: Mutex::new(None),
         })
     }
 
@@ -286,34 +303,84 @@ impl Aggregator {
     }
 
     /// Records what a check fetched; discovery and OpenAPI change only when it differs.
+    /// `openapi` is `None` when the check did not fetch the documents (kept as they were).
     fn set_discovered(
         &self,
         name: &str,
         resources: Vec<ServedResource>,
-        openapi: Option<(Bytes, String)>,
+        openapi: Option<BackendOpenApi>,
     ) {
         let mut discovered = self.discovered.write().unwrap_or_else(|p| p.into_inner());
         let entry = discovered.entry(name.to_string()).or_default();
-        let openapi = openapi.or_else(|| entry.openapi_v3.clone());
-        let changed = entry.resources != resources
-            || entry.openapi_v3.as_ref().map(|d| &d.1) != openapi.as_ref().map(|d| &d.1);
+        let mut changed = entry.resources != resources;
+        entry.resources = resources;
+        if let Some(fetched) = openapi {
+            let v2 = fetched.v2.map(Arc::new);
+            changed |= entry.openapi_v3.as_ref().map(|d| &d.1) != fetched.v3.as_ref().map(|d| &d.1)
+                || entry.openapi_v2 != v2;
+            entry.openapi_v3 = fetched.v3;
+            entry.openapi_v2 = v2;
+            entry.openapi_fetched = true;
+        }
         if changed {
-            *entry = Discovered {
-                resources,
-                openapi_v3: openapi,
-            };
             self.generation.fetch_add(1, Ordering::AcqRel);
         }
     }
 
-    fn openapi_hash(&self, name: &str) -> Option<String> {
+    /// Whether the documents of `name` were fetched for exactly these resources.
+    fn openapi_current(&self, name: &str, resources: &[ServedResource]) -> bool {
         self.discovered
             .read()
             .unwrap_or_else(|p| p.into_inner())
-            .get(name)?
-            .openapi_v3
-            .as_ref()
-            .map(|d| d.1.clone())
+            .get(name)
+            .is_some_and(|d| d.openapi_fetched && d.resources == resources)
+    }
+
+    /// `/openapi/v2` in `format`: this server's document (built-ins and custom resources) with
+    /// the paths and definitions of the backends that serve one.
+    pub fn openapi_v2(&self, format: crate::openapi::V2Format) -> Bytes {
+        let base = crate::apiextensions::openapi_v2::document(crate::openapi::V2Format::Json);
+        let backends: Vec<Arc<Value>> = self
+            .discovered
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .filter_map(|d| d.openapi_v2.clone())
+            .collect();
+        if backends.is_empty() {
+            return crate::apiextensions::openapi_v2::document(format);
+        }
+        let key = (
+            base.as_ptr() as usize,
+            self.generation.load(Ordering::Acquire),
+        );
+        let mut cache = self.merged_v2.lock().unwrap_or_else(|p| p.into_inner());
+        if cache.as_ref().is_none_or(|c| c.0 != key) {
+            let mut doc: Value = serde_json::from_slice(&base).unwrap_or_default();
+            for b in &backends {
+                for section in ["paths", "definitions"] {
+                    for (k, v) in b[section].as_object().into_iter().flatten() {
+                        if doc[section].get(k).is_none() {
+                            doc[section][k] = v.clone();
+                        }
+                    }
+                }
+            }
+            let json = Bytes::from(serde_json::to_vec(&doc).unwrap_or_default());
+            *cache = Some((key, json, None));
+        }
+        let Some((_, json, proto)) = cache.as_mut() else {
+            return base;
+        };
+        match format {
+            crate::openapi::V2Format::Json => json.clone(),
+            crate::openapi::V2Format::Protobuf => proto
+                .get_or_insert_with(|| {
+                    let doc: Value = serde_json::from_slice(json).unwrap_or_default();
+                    crate::openapi::v2_protobuf_of(&doc)
+                })
+                .clone(),
+        }
     }
 }
 
