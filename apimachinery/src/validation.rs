@@ -299,6 +299,64 @@ pub fn is_valid_port_name(port: &str) -> Vec<String> {
     errs
 }
 
+/// Upstream's ValidateLabelSelector on a `metav1.LabelSelector` JSON object: every label of
+/// `matchLabels` and every requirement of `matchExpressions` (operator, values by operator,
+/// key, values), each reported at its own field path under `path`.
+pub fn validate_label_selector(selector: &serde_json::Value, path: &str) -> Vec<crate::FieldError> {
+    use crate::FieldError;
+    use serde_json::Value;
+    let mut errs = Vec::new();
+    let labels: Vec<(String, String)> = selector
+        .get("matchLabels")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
+        .collect();
+    errs.extend(crate::meta::validate_labels(
+        &labels,
+        &format!("{path}.matchLabels"),
+    ));
+    let requirements = selector.get("matchExpressions").and_then(Value::as_array);
+    for (i, r) in requirements.into_iter().flatten().enumerate() {
+        let rpath = format!("{path}.matchExpressions[{i}]");
+        let values = r.get("values").and_then(Value::as_array);
+        let count = values.map_or(0, Vec::len);
+        match r
+            .get("operator")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+        {
+            "In" | "NotIn" if count == 0 => errs.push(FieldError::required(
+                format!("{rpath}.values"),
+                "must be specified when `operator` is 'In' or 'NotIn'",
+            )),
+            "Exists" | "DoesNotExist" if count > 0 => errs.push(FieldError::forbidden(
+                format!("{rpath}.values"),
+                "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+            )),
+            "In" | "NotIn" | "Exists" | "DoesNotExist" => {}
+            other => errs.push(FieldError::invalid(
+                format!("{rpath}.operator"),
+                other,
+                "not a valid selector operator",
+            )),
+        }
+        let key = r.get("key").and_then(Value::as_str).unwrap_or_default();
+        for msg in is_qualified_name(key) {
+            errs.push(FieldError::invalid(format!("{rpath}.key"), key, msg));
+        }
+        for (j, v) in values.into_iter().flatten().enumerate() {
+            if let Some(v) = v.as_str() {
+                for msg in is_valid_label_value(v) {
+                    errs.push(FieldError::invalid(format!("{rpath}.values[{j}]"), v, msg));
+                }
+            }
+        }
+    }
+    errs
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -413,5 +471,39 @@ mod tests {
         assert!(name_is_dns1035_label("svc-", true).is_empty());
         assert!(!name_is_dns1035_label("1svc", false).is_empty());
         assert_eq!(mask_trailing_dash("é-"), "\u{fffd}a");
+    }
+
+    #[test]
+    fn label_selectors_report_each_field_as_upstream() {
+        let sel = serde_json::json!({
+            "matchLabels": {"a b": "x", "ok": "bad value"},
+            "matchExpressions": [
+                {"key": "k", "operator": "In", "values": []},
+                {"key": "j", "operator": "Exists", "values": ["v"]},
+                {"key": "z", "operator": "Foo"},
+                {"key": "-x", "operator": "NotIn", "values": ["a b"]},
+            ]
+        });
+        let got: Vec<String> = validate_label_selector(&sel, "spec.selector")
+            .iter()
+            .map(|e| e.to_string())
+            .collect();
+        let expect = [
+            "spec.selector.matchLabels: Invalid value: \"a b\": name part must consist of",
+            "spec.selector.matchLabels: Invalid value: \"bad value\": a valid label must be",
+            "spec.selector.matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'",
+            "spec.selector.matchExpressions[1].values: Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+            "spec.selector.matchExpressions[2].operator: Invalid value: \"Foo\": not a valid selector operator",
+            "spec.selector.matchExpressions[3].key: Invalid value: \"-x\": name part must consist of",
+            "spec.selector.matchExpressions[3].values[0]: Invalid value: \"a b\": a valid label must be",
+        ];
+        assert_eq!(got.len(), expect.len(), "{got:#?}");
+        for (g, e) in got.iter().zip(expect) {
+            assert!(g.starts_with(e), "{g}\n  expected {e}");
+        }
+        assert!(
+            validate_label_selector(&serde_json::json!({"matchLabels": {"app": "x"}}), "s")
+                .is_empty()
+        );
     }
 }

@@ -57,6 +57,24 @@ pub fn validate_labels(labels: &[(String, String)], path: &str) -> Vec<FieldErro
     errs
 }
 
+/// Upstream's ValidateTemplateObjectMeta: a pod template's labels and annotations (`path` is
+/// the template's `metadata`).
+pub fn validate_template_object_meta(meta: Option<&Value>, path: &str) -> Vec<FieldError> {
+    let pairs = |field: &str| -> Vec<(String, String)> {
+        meta.and_then(|m| m.get(field))
+            .and_then(Value::as_object)
+            .map(|m| {
+                m.iter()
+                    .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut errs = validate_annotations(&pairs("annotations"), &format!("{path}.annotations"));
+    errs.extend(validate_labels(&pairs("labels"), &format!("{path}.labels")));
+    errs
+}
+
 /// Annotation keys must be qualified names (case-insensitive); total size at most 256 KiB.
 pub fn validate_annotations(annotations: &[(String, String)], path: &str) -> Vec<FieldError> {
     let mut errs = Vec::new();

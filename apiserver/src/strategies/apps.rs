@@ -85,9 +85,9 @@ pub(super) fn validate_resource_requirements(resources: &Value, path: &str) -> V
 /// DaemonSet's equivalent). `kind` names the workload in upstream's messages.
 fn validate_selector_and_template(obj: &Value, kind: &str) -> Vec<FieldError> {
     let mut errs = validate_selector_of(obj, false, selector_word(kind));
-    errs.extend(validate_pod_spec(
-        obj.pointer("/spec/template/spec"),
-        "spec.template.spec",
+    errs.extend(validate_pod_template(
+        obj.pointer("/spec/template"),
+        "spec.template",
     ));
     errs.extend(template_for_controller(obj, kind));
     errs
@@ -127,6 +127,20 @@ fn selector_word(kind: &str) -> &'static str {
 }
 
 /// A controller's pod template restarts its pods always and has no deadline.
+/// Upstream's ValidatePodTemplateSpec: the template's labels and annotations, then its pod
+/// spec (`path` is the template's).
+pub(super) fn validate_pod_template(template: Option<&Value>, path: &str) -> Vec<FieldError> {
+    let mut errs = k1s_apimachinery::meta::validate_template_object_meta(
+        template.and_then(|t| t.get("metadata")),
+        &format!("{path}.metadata"),
+    );
+    errs.extend(validate_pod_spec(
+        template.and_then(|t| t.get("spec")),
+        &format!("{path}.spec"),
+    ));
+    errs
+}
+
 pub(super) fn template_for_controller(obj: &Value, kind: &str) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let restart = obj
@@ -456,6 +470,8 @@ fn validate_selector_of(obj: &Value, allow_empty: bool, kind: &str) -> Vec<Field
     let mut errs = Vec::new();
     match obj.pointer("/spec/selector") {
         None | Some(Value::Null) => errs.push(FieldError::required("spec.selector", "")),
+        // Each bad label or requirement at its own path, as upstream's ValidateLabelSelector.
+        Some(sel) if has_field_errors(sel, &mut errs) => {}
         Some(sel) => match LabelSelector::from_json(sel) {
             Err(e) => errs.push(FieldError::invalid(
                 "spec.selector",
@@ -480,6 +496,14 @@ fn validate_selector_of(obj: &Value, allow_empty: bool, kind: &str) -> Vec<Field
         },
     }
     errs
+}
+
+/// Adds `spec.selector`'s per-field errors to `errs`; true when there were any.
+fn has_field_errors(selector: &Value, errs: &mut Vec<FieldError>) -> bool {
+    let found = k1s_apimachinery::validation::validate_label_selector(selector, "spec.selector");
+    let any = !found.is_empty();
+    errs.extend(found);
+    any
 }
 
 fn immutable_selector(new: &Value, old: &Value) -> Vec<FieldError> {

@@ -4,7 +4,7 @@
 use k1s_apimachinery::FieldError;
 use serde_json::{Map, Value, json};
 
-use super::apps::{default_pod_template, validate_pod_spec, validate_selector};
+use super::apps::{default_pod_template, validate_selector};
 use crate::registry::Strategy;
 
 /// The labels a Job without a manual selector puts on its pods (upstream's batch constants).
@@ -330,9 +330,9 @@ fn validate_job_spec(obj: &Value) -> Vec<FieldError> {
             &["Failed"],
         ));
     }
-    errs.extend(validate_pod_spec(
-        obj.pointer("/spec/template/spec"),
-        "spec.template.spec",
+    errs.extend(super::apps::validate_pod_template(
+        obj.pointer("/spec/template"),
+        "spec.template",
     ));
     errs
 }
@@ -601,9 +601,9 @@ fn validate_cron_job(obj: &Value) -> Vec<FieldError> {
         "spec.jobTemplate.spec.template.spec.restartPolicy",
         false,
     ));
-    errs.extend(validate_pod_spec(
-        obj.pointer("/spec/jobTemplate/spec/template/spec"),
-        "spec.jobTemplate.spec.template.spec",
+    errs.extend(super::apps::validate_pod_template(
+        obj.pointer("/spec/jobTemplate/spec/template"),
+        "spec.jobTemplate.spec.template",
     ));
     errs
 }

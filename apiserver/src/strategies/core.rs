@@ -998,9 +998,9 @@ fn validate_replication_controller(obj: &Value) -> Vec<FieldError> {
             "`selector` does not match template `labels`",
         ));
     }
-    errs.extend(validate_pod_spec(
-        template.get("spec"),
-        "spec.template.spec",
+    errs.extend(super::apps::validate_pod_template(
+        Some(template),
+        "spec.template",
     ));
     errs.extend(super::apps::template_for_controller(
         obj,
@@ -1029,7 +1029,7 @@ impl Strategy for PodTemplates {
     }
     /// Upstream's ValidatePodTemplate: the template's pod spec.
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
-        validate_pod_spec(obj.pointer("/template/spec"), "template.spec")
+        super::apps::validate_pod_template(obj.get("template"), "template")
     }
 }
 
