@@ -268,9 +268,15 @@ fn webhook(hook: &Value, path: &str, mutating: bool, opts: &Options, errs: &mut 
         ));
     }
     for key in ["namespaceSelector", "objectSelector"] {
-        if let Some(sel) = hook.get(key).filter(|s| !s.is_null())
-            && let Err(e) = LabelSelector::from_json(sel)
-        {
+        let Some(sel) = hook.get(key).filter(|s| !s.is_null()) else {
+            continue;
+        };
+        let field_errs =
+            k1s_apimachinery::validation::validate_label_selector(sel, &format!("{path}.{key}"));
+        if !field_errs.is_empty() {
+            errs.extend(field_errs);
+        } else if let Err(e) = LabelSelector::from_json(sel) {
+            // A selector of the wrong shape (not an object, values not strings).
             errs.push(FieldError::invalid(
                 format!("{path}.{key}"),
                 sel.clone(),
