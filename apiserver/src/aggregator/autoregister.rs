@@ -91,7 +91,9 @@ pub fn follow_crds(registry: Registry, shutdown: tokio::sync::watch::Receiver<bo
     else {
         return;
     };
-    let mut crds: std::collections::BTreeMap<String, Value> = Default::default();
+    // Per CRD name, only the group versions it serves (not the whole object).
+    let mut crds: std::collections::BTreeMap<String, BTreeSet<(String, String)>> =
+        Default::default();
     let reg = registry.clone();
     tokio::spawn(informer::run(registry, info, shutdown, move |change| {
         let name = |o: &Value| {
@@ -100,15 +102,20 @@ pub fn follow_crds(registry: Registry, shutdown: tokio::sync::watch::Receiver<bo
                 .to_string()
         };
         match change {
-            Change::Listed(items) => crds = items.into_iter().map(|o| (name(&o), o)).collect(),
+            Change::Listed(items) => {
+                crds = items
+                    .iter()
+                    .map(|o| (name(o), served_group_versions(o)))
+                    .collect()
+            }
             Change::Upserted(o) => {
-                crds.insert(name(&o), (*o).clone());
+                crds.insert(name(&o), served_group_versions(&o));
             }
             Change::Deleted(o) => {
                 crds.remove(&name(&o));
             }
         }
-        let wanted = served_group_versions(crds.values());
+        let wanted: BTreeSet<(String, String)> = crds.values().flatten().cloned().collect();
         let registry = reg.clone();
         async move {
             if let Err(e) = sync(&registry, &wanted).await {
@@ -118,29 +125,20 @@ pub fn follow_crds(registry: Registry, shutdown: tokio::sync::watch::Receiver<bo
     }));
 }
 
-/// The (group, version) pairs the CRDs serve.
-fn served_group_versions<'a>(crds: impl Iterator<Item = &'a Value>) -> BTreeSet<(String, String)> {
-    let mut out = BTreeSet::new();
-    for crd in crds {
-        let group = crd
-            .pointer("/spec/group")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        for v in crd
-            .pointer("/spec/versions")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter(|v| v.get("served") == Some(&Value::Bool(true)))
-        {
-            if let Some(version) = v.get("name").and_then(Value::as_str)
-                && !group.is_empty()
-            {
-                out.insert((group.to_string(), version.to_string()));
-            }
-        }
-    }
-    out
+/// The (group, version) pairs a CRD serves.
+fn served_group_versions(crd: &Value) -> BTreeSet<(String, String)> {
+    let group = crd
+        .pointer("/spec/group")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    crd.pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|v| v.get("served") == Some(&Value::Bool(true)) && !group.is_empty())
+        .filter_map(|v| v.get("name").and_then(Value::as_str))
+        .map(|version| (group.to_string(), version.to_string()))
+        .collect()
 }
 
 /// Creates the missing CRD APIServices and deletes those no CRD serves any more.
