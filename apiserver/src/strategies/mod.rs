@@ -8,6 +8,7 @@ pub(crate) mod networking;
 mod other;
 mod pod_spec;
 mod pod_validation;
+mod security_context;
 pub(crate) mod service;
 mod warnings;
 

@@ -2,8 +2,7 @@
 //! containers (names, images, ports, env, mounts, probes, lifecycle, pull and termination
 //! message policies), and the pod-level fields (restart and DNS policies, node selector,
 //! tolerations, names of other objects, deadlines), with upstream's field paths and messages.
-//! Affinity, topology spread, security contexts and DNS options beyond the basics are not
-//! checked here.
+//! Security contexts and the `spec.os` rules are checked in `security_context.rs`.
 
 use std::collections::HashSet;
 
@@ -253,6 +252,7 @@ pub fn validate_pod_spec(spec: Option<&Value>, path: &str) -> Vec<FieldError> {
             &mut errs,
         );
     }
+    super::security_context::validate(spec, path, &mut errs);
     if is_pod {
         // Pods only (templates keep their looser historical rules).
         for list in ["containers", "initContainers"] {
@@ -651,7 +651,7 @@ fn mode_and_items(s: &Value, field: &str) -> Vec<FieldError> {
 }
 
 /// Upstream's validateLocalDescendingPath: relative, without `..` steps.
-fn local_descending_path_errors(p: &str, field: &str) -> Vec<FieldError> {
+pub(super) fn local_descending_path_errors(p: &str, field: &str) -> Vec<FieldError> {
     let mut errs = Vec::new();
     if p.starts_with('/') {
         errs.push(FieldError::invalid(field, p, "must be a relative path"));

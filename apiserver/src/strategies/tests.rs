@@ -1396,3 +1396,275 @@ fn webhook_configurations_are_validated_as_upstream() {
         vec!["webhooks[1].name: Duplicate value: \"check.example.com\""]
     );
 }
+
+#[test]
+fn security_contexts_are_validated_as_upstream() {
+    let pod = |spec: Value| {
+        let mut p = json!({ "metadata": { "name": "p" },
+            "spec": { "containers": [{ "name": "c", "image": "nginx" }] } });
+        if let (Some(into), Value::Object(from)) = (p["spec"].as_object_mut(), spec) {
+            into.extend(from);
+        }
+        errors("", "v1", "pods", &p)
+    };
+    let ctr =
+        |sc: Value| json!({ "containers": [{ "name": "c", "image": "i", "securityContext": sc }] });
+    let ok = json!({
+        "securityContext": { "runAsUser": 1000, "runAsGroup": 0, "fsGroup": 2000, "supplementalGroups": [3000],
+            "fsGroupChangePolicy": "OnRootMismatch", "supplementalGroupsPolicy": "Strict",
+            "seccompProfile": { "type": "Localhost", "localhostProfile": "profiles/audit.json" },
+            "appArmorProfile": { "type": "RuntimeDefault" },
+            "sysctls": [{ "name": "net.ipv4.ip_local_port_range", "value": "1024 65535" }, { "name": "kernel/shm_rmid_forced", "value": "1" }] },
+        "os": { "name": "linux" },
+        "containers": [{ "name": "c", "image": "i", "securityContext": { "runAsUser": 0, "privileged": true,
+            "allowPrivilegeEscalation": true, "capabilities": { "add": ["NET_ADMIN"] }, "procMount": "Default",
+            "readOnlyRootFilesystem": true, "seccompProfile": { "type": "RuntimeDefault" },
+            "appArmorProfile": { "type": "Localhost", "localhostProfile": "k8s-apparmor" } } }] });
+    assert_eq!(pod(ok), Vec::<String>::new());
+    let windows_ok = json!({ "os": { "name": "windows" }, "hostNetwork": true,
+        "securityContext": { "windowsOptions": { "runAsUserName": "NT AUTHORITY\\Local service", "hostProcess": true,
+            "gmsaCredentialSpecName": "webapp" } },
+        "containers": [{ "name": "c", "image": "i", "securityContext": { "windowsOptions": { "runAsUserName": "ContainerUser" } } }] });
+    assert_eq!(pod(windows_ok), Vec::<String>::new());
+
+    let cases: Vec<(Value, &str)> = vec![
+        (
+            ctr(json!({ "runAsUser": -1 })),
+            "spec.containers[0].securityContext.runAsUser: Invalid value: -1: must be between 0 and 2147483647, inclusive",
+        ),
+        (
+            ctr(json!({ "runAsGroup": 2147483648_i64 })),
+            "spec.containers[0].securityContext.runAsGroup: Invalid value: 2147483648: must be between 0 and 2147483647, inclusive",
+        ),
+        (
+            json!({ "securityContext": { "fsGroup": -2 } }),
+            "spec.securityContext.fsGroup: Invalid value: -2: must be between 0 and 2147483647, inclusive",
+        ),
+        (
+            json!({ "securityContext": { "supplementalGroups": [1, -1] } }),
+            "spec.securityContext.supplementalGroups[1]: Invalid value: -1: must be between 0 and 2147483647, inclusive",
+        ),
+        (
+            json!({ "initContainers": [{ "name": "i", "image": "i", "securityContext": { "runAsUser": -3 } }] }),
+            "spec.initContainers[0].securityContext.runAsUser: Invalid value: -3",
+        ),
+        (
+            ctr(json!({ "allowPrivilegeEscalation": false, "privileged": true })),
+            "spec.containers[0].securityContext: Invalid value: core.SecurityContext{Capabilities:(*core.Capabilities)(nil), Privileged:(*bool)(0x",
+        ),
+        (
+            json!({ "ephemeralContainers": [{ "name": "e", "image": "i", "securityContext": { "runAsGroup": -1 } }] }),
+            "spec.ephemeralContainers[0].securityContext.runAsGroup: Invalid value: -1: must be between 0 and 2147483647, inclusive",
+        ),
+        (
+            ctr(
+                json!({ "allowPrivilegeEscalation": false, "capabilities": { "add": ["CAP_SYS_ADMIN"] } }),
+            ),
+            "spec.containers[0].securityContext: Invalid value: core.SecurityContext{Capabilities:(*core.Capabilities)(0x",
+        ),
+        (
+            ctr(json!({ "procMount": "Weird" })),
+            "spec.containers[0].securityContext.procMount: Unsupported value: \"Weird\": supported values: \"Default\", \"Unmasked\"",
+        ),
+        (
+            ctr(json!({ "procMount": "Unmasked" })),
+            "spec.containers[0].securityContext.procMount: Invalid value: \"Unmasked\": `hostUsers` must be false to use `Unmasked`",
+        ),
+        (
+            ctr(json!({ "seccompProfile": {} })),
+            "spec.containers[0].securityContext.seccompProfile.type: Required value: type is required when seccompProfile is set",
+        ),
+        (
+            json!({ "securityContext": { "seccompProfile": { "type": "Docker" } } }),
+            "spec.securityContext.seccompProfile.type: Unsupported value: \"Docker\": supported values: \"Localhost\", \"RuntimeDefault\", \"Unconfined\"",
+        ),
+        (
+            json!({ "securityContext": { "seccompProfile": { "type": "Localhost" } } }),
+            "spec.securityContext.seccompProfile.localhostProfile: Required value: must be set when seccomp type is Localhost",
+        ),
+        (
+            json!({ "securityContext": { "seccompProfile": { "type": "Localhost", "localhostProfile": "../x" } } }),
+            "spec.securityContext.seccompProfile.localhostProfile: Invalid value: \"../x\": must not contain '..'",
+        ),
+        (
+            json!({ "securityContext": { "seccompProfile": { "type": "RuntimeDefault", "localhostProfile": "x" } } }),
+            "spec.securityContext.seccompProfile.localhostProfile: Invalid value: core.SeccompProfile{Type:\"RuntimeDefault\", LocalhostProfile:(*string)(0x",
+        ),
+        (
+            json!({ "securityContext": { "appArmorProfile": {} } }),
+            "spec.securityContext.appArmorProfile.type: Required value: type is required when appArmorProfile is set",
+        ),
+        (
+            ctr(json!({ "appArmorProfile": { "type": "Localhost" } })),
+            "spec.containers[0].securityContext.appArmorProfile.localhostProfile: Required value: must be set when AppArmor type is Localhost",
+        ),
+        (
+            ctr(json!({ "appArmorProfile": { "type": "Localhost", "localhostProfile": " p " } })),
+            "spec.containers[0].securityContext.appArmorProfile.localhostProfile: Invalid value: \" p \": must not be padded with whitespace",
+        ),
+        (
+            ctr(json!({ "appArmorProfile": { "type": "Unconfined", "localhostProfile": "p" } })),
+            "spec.containers[0].securityContext.appArmorProfile.localhostProfile: Invalid value: \"p\": can only be set when AppArmor type is Localhost",
+        ),
+        (
+            json!({ "securityContext": { "appArmorProfile": { "type": "Other" } } }),
+            "spec.securityContext.appArmorProfile.type: Unsupported value: \"Other\": supported values: \"Localhost\", \"RuntimeDefault\", \"Unconfined\"",
+        ),
+        (
+            json!({ "securityContext": { "sysctls": [{ "name": "" }] } }),
+            "spec.securityContext.sysctls[0].name: Required value",
+        ),
+        (
+            json!({ "securityContext": { "sysctls": [{ "name": "Net.Foo" }] } }),
+            "spec.securityContext.sysctls[0].name: Invalid value: \"Net.Foo\": must have at most 253 characters and match regex ^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\\./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$",
+        ),
+        (
+            json!({ "securityContext": { "sysctls": [{ "name": "kernel.msgmax" }, { "name": "kernel.msgmax" }] } }),
+            "spec.securityContext.sysctls[1].name: Duplicate value: \"kernel.msgmax\"",
+        ),
+        (
+            json!({ "hostNetwork": true, "securityContext": { "sysctls": [{ "name": "net/ipv4/ip_forward" }] } }),
+            "spec.securityContext.sysctls[0].name: Invalid value: \"net/ipv4/ip_forward\": may not be specified when 'hostNetwork' is true",
+        ),
+        (
+            json!({ "hostIPC": true, "securityContext": { "sysctls": [{ "name": "kernel.shmmax" }] } }),
+            "spec.securityContext.sysctls[0].name: Invalid value: \"kernel.shmmax\": may not be specified when 'hostIPC' is true",
+        ),
+        (
+            json!({ "securityContext": { "fsGroupChangePolicy": "Sometimes" } }),
+            "spec.securityContext.fsGroupChangePolicy: Unsupported value: \"Sometimes\": supported values: \"Always\", \"OnRootMismatch\"",
+        ),
+        (
+            json!({ "securityContext": { "supplementalGroupsPolicy": "Union" } }),
+            "spec.securityContext.supplementalGroupsPolicy: Unsupported value: \"Union\": supported values: \"Merge\", \"Strict\"",
+        ),
+        (
+            json!({ "securityContext": { "seLinuxChangePolicy": "MountOption" } }),
+            "spec.securityContext.seLinuxChangePolicy: Unsupported value: \"MountOption\": supported values: \"Recursive\"",
+        ),
+        (
+            json!({ "shareProcessNamespace": true, "hostPID": true }),
+            "spec.securityContext.shareProcessNamespace: Invalid value: true: ShareProcessNamespace and HostPID cannot both be enabled",
+        ),
+        (
+            json!({ "hostUsers": false, "hostNetwork": true }),
+            "spec.hostNetwork: Forbidden: when `hostUsers` is false",
+        ),
+        (
+            json!({ "hostUsers": false, "hostPID": true }),
+            "spec.HostPID: Forbidden: when `hostUsers` is false",
+        ),
+        (
+            json!({ "hostUsers": false, "hostIPC": true }),
+            "spec.HostIPC: Forbidden: when `hostUsers` is false",
+        ),
+        (
+            ctr(json!({ "windowsOptions": { "gmsaCredentialSpecName": "Bad_Name" } })),
+            "spec.containers[0].securityContext.windowsOptions.gmsaCredentialSpecName: Invalid value: \"Bad_Name\": a lowercase RFC 1123 subdomain",
+        ),
+        (
+            ctr(json!({ "windowsOptions": { "gmsaCredentialSpec": "" } })),
+            "spec.containers[0].securityContext.windowsOptions.gmsaCredentialSpec: Invalid value: \"\": gmsaCredentialSpec cannot be an empty string",
+        ),
+        (
+            ctr(json!({ "windowsOptions": { "runAsUserName": "" } })),
+            "spec.containers[0].securityContext.windowsOptions.runAsUserName: Invalid value: \"\": runAsUserName cannot be an empty string",
+        ),
+        (
+            ctr(json!({ "windowsOptions": { "runAsUserName": "a\\b\\c" } })),
+            "spec.containers[0].securityContext.windowsOptions.runAsUserName: Invalid value: \"a\\\\b\\\\c\": runAsUserName cannot contain more than one backslash",
+        ),
+        (
+            ctr(json!({ "windowsOptions": { "runAsUserName": "a\tb" } })),
+            "spec.containers[0].securityContext.windowsOptions.runAsUserName: Invalid value: \"a\\tb\": runAsUserName cannot contain control characters",
+        ),
+        (
+            json!({ "securityContext": { "windowsOptions": { "runAsUserName": "dom\\" } } }),
+            "spec.securityContext.windowsOptions.runAsUserName: Invalid value: \"dom\\\\\": runAsUserName's User cannot be empty",
+        ),
+        (
+            json!({ "securityContext": { "windowsOptions": { "runAsUserName": "..." } } }),
+            "spec.securityContext.windowsOptions.runAsUserName: Invalid value: \"...\": runAsUserName's User cannot contain only periods or spaces",
+        ),
+        (
+            json!({ "securityContext": { "windowsOptions": { "runAsUserName": "us@r" } } }),
+            "spec.securityContext.windowsOptions.runAsUserName: Invalid value: \"us@r\": runAsUserName's User cannot contain the following characters: \"/\\:;|=,+*?<>@[]",
+        ),
+        (
+            json!({ "securityContext": { "windowsOptions": { "runAsUserName": ".dom?ain\\user" } } }),
+            "spec.securityContext.windowsOptions.runAsUserName: Invalid value: \".dom?ain\\\\user\": runAsUserName's Domain doesn't match the NetBios nor the DNS format",
+        ),
+        (
+            json!({ "securityContext": { "windowsOptions": { "runAsUserName": "u".repeat(105) } } }),
+            "spec.securityContext.windowsOptions.runAsUserName: Invalid value: \"uuuu",
+        ),
+        (
+            json!({ "securityContext": { "windowsOptions": { "hostProcess": true } },
+                "containers": [{ "name": "c", "image": "i", "securityContext": { "windowsOptions": { "hostProcess": false } } }] }),
+            "spec.containers[0].securityContext.windowsOptions.hostProcess: Invalid value: false: pod hostProcess value must be identical if both are specified, was true",
+        ),
+        (
+            json!({ "hostNetwork": true, "containers": [{ "name": "c", "image": "i", "securityContext": { "windowsOptions": { "hostProcess": true } } },
+                { "name": "d", "image": "i" }] }),
+            "spec: Invalid value: \"\": If pod contains any hostProcess containers then all containers must be HostProcess containers",
+        ),
+        (
+            json!({ "securityContext": { "windowsOptions": { "hostProcess": true } } }),
+            "spec.hostNetwork: Invalid value: false: hostNetwork must be true if pod contains any hostProcess containers",
+        ),
+        (
+            json!({ "os": { "name": "" } }),
+            "spec.os.name: Required value: cannot be empty",
+        ),
+        (
+            json!({ "os": { "name": "plan9" } }),
+            "spec.os: Unsupported value: \"plan9\": supported values: \"linux\", \"windows\"",
+        ),
+        (
+            json!({ "os": { "name": "linux" }, "securityContext": { "windowsOptions": {} } }),
+            "spec.securityContext.windowsOptions: Forbidden: windows options cannot be set for a linux pod",
+        ),
+        (
+            json!({ "os": { "name": "linux" }, "containers": [{ "name": "c", "image": "i", "securityContext": { "windowsOptions": {} } }] }),
+            "spec.containers[0].securityContext.windowsOptions: Forbidden: windows options cannot be set for a linux pod",
+        ),
+        (
+            json!({ "os": { "name": "windows" }, "securityContext": { "runAsUser": 1 } }),
+            "spec.securityContext.runAsUser: Forbidden: cannot be set for a windows pod",
+        ),
+        (
+            json!({ "os": { "name": "windows" }, "hostPID": true }),
+            "spec.hostPID: Forbidden: cannot be set for a windows pod",
+        ),
+        (
+            json!({ "os": { "name": "windows" }, "shareProcessNamespace": false }),
+            "spec.shareProcessNamespace: Forbidden: cannot be set for a windows pod",
+        ),
+        (
+            json!({ "os": { "name": "windows" }, "securityContext": { "sysctls": [{ "name": "a" }] } }),
+            "spec.securityContext.sysctls: Forbidden: cannot be set for a windows pod",
+        ),
+        (
+            json!({ "os": { "name": "windows" }, "initContainers": [{ "name": "i", "image": "i", "securityContext": { "privileged": false } }] }),
+            "spec.initContainers[0].securityContext.privileged: Forbidden: cannot be set for a windows pod",
+        ),
+        // Wrong JSON types are the decoder's business, never a panic here.
+        (
+            json!({ "securityContext": { "runAsUser": "root", "sysctls": [{ "name": 5 }], "seccompProfile": { "type": 1 } } }),
+            "spec.securityContext.sysctls[0].name: Required value",
+        ),
+    ];
+    for (spec, want) in cases {
+        assert_reported(&pod(spec.clone()), want, &spec);
+    }
+
+    // A template gets the same checks under its own path.
+    let deployment = json!({ "metadata": { "name": "d" }, "spec": { "selector": { "matchLabels": { "app": "a" } },
+        "template": { "metadata": { "labels": { "app": "a" } }, "spec": { "containers": [{ "name": "c", "image": "i",
+            "securityContext": { "runAsUser": -1 } }] } } } });
+    assert_reported(
+        &errors("apps", "v1", "deployments", &deployment),
+        "spec.template.spec.containers[0].securityContext.runAsUser: Invalid value: -1: must be between 0 and 2147483647, inclusive",
+        &"deployment",
+    );
+}
