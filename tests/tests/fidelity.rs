@@ -2,7 +2,7 @@
 //! issue: a Service carries `status.loadBalancer` and its DELETE answers with the object; a Job
 //! gets its generated selector; CronJob and PVC defaults; immutable ConfigMaps and Secrets hold
 //! on every write path; the system PriorityClasses exist; Events are served through both
-//! groups; a CSR names its requester; pods keep their spec.
+//! groups; a CSR names its requester; pods keep their spec; security contexts are validated.
 
 use k1s_tests::{TestCluster, fails};
 use serde_json::Value;
@@ -485,5 +485,47 @@ fn creates_carry_upstreams_warnings() {
     assert!(
         err.contains("Warning: spec.volumes[0].gitRepo: deprecated in v1.11"),
         "{err}"
+    );
+}
+
+#[test]
+fn security_contexts_are_validated_as_upstream_through_kubectl() {
+    let c = TestCluster::start();
+    let bad = "apiVersion: v1\nkind: Pod\nmetadata: {name: bad}\nspec:\n  \
+               securityContext: {sysctls: [{name: Net.Bad, value: '1'}]}\n  \
+               containers: [{name: c, image: busybox, securityContext: {runAsUser: -1}}]\n";
+    let err = fails(
+        &["apply bad pod"],
+        c.kubectl_stdin(&["apply", "-f", "-"], bad),
+    );
+    assert!(
+        err.contains(
+            "spec.containers[0].securityContext.runAsUser: Invalid value: -1: must be between 0 and 2147483647, inclusive"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("spec.securityContext.sysctls[0].name: Invalid value: \"Net.Bad\""),
+        "{err}"
+    );
+    // A Deployment's template gets the same rules under its own path.
+    let deploy = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  \
+                  selector: {matchLabels: {app: d}}\n  template:\n    metadata: {labels: {app: d}}\n    \
+                  spec: {os: {name: windows}, containers: [{name: c, image: busybox, \
+                  securityContext: {privileged: true}}]}\n";
+    let err = fails(
+        &["apply bad deployment"],
+        c.kubectl_stdin(&["apply", "-f", "-"], deploy),
+    );
+    assert!(
+        err.contains(
+            "spec.template.spec.containers[0].securityContext.privileged: Forbidden: cannot be set for a windows pod"
+        ),
+        "{err}"
+    );
+    c.apply(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: good}\nspec:\n  \
+         securityContext: {runAsUser: 1000, seccompProfile: {type: RuntimeDefault}}\n  \
+         containers: [{name: c, image: busybox, securityContext: {allowPrivilegeEscalation: false}}]\n",
     );
 }
