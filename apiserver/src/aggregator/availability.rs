@@ -9,7 +9,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
 use k1s_apimachinery::catalog;
 use serde_json::{Value, json};
 
@@ -120,7 +119,7 @@ async fn check(agg: &Aggregator, remote: &Remote, tls: Arc<rustls::ClientConfig>
     } else {
         let v3 = match get(format!("/openapi/v3{path}")).await {
             Ok((200, doc)) if serde_json::from_slice::<Value>(&doc).is_ok() => {
-                let hash = hash_of(&doc);
+                let hash = crate::apiextensions::openapi::hash_of(&doc);
                 Some((doc, hash))
             }
             _ => None,
@@ -152,15 +151,6 @@ fn v2_part(doc: &Value, prefix: &str) -> Value {
         .map(|(p, v)| (p.clone(), v.clone()))
         .collect();
     json!({ "paths": paths, "definitions": doc["definitions"].clone() })
-}
-
-/// The `?hash=` of an OpenAPI document (uppercase hex SHA-512, as upstream's).
-fn hash_of(doc: &Bytes) -> String {
-    ring::digest::digest(&ring::digest::SHA512, doc)
-        .as_ref()
-        .iter()
-        .map(|b| format!("{b:02X}"))
-        .collect()
 }
 
 /// Sets the `Available` condition through the status subresource when it differs.

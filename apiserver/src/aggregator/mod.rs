@@ -339,7 +339,6 @@ impl Aggregator {
     /// `/openapi/v2` in `format`: this server's document (built-ins and custom resources) with
     /// the paths and definitions of the backends that serve one.
     pub fn openapi_v2(&self, format: crate::openapi::V2Format) -> Bytes {
-        let base = crate::apiextensions::openapi_v2::document(crate::openapi::V2Format::Json);
         let backends: Vec<Arc<Value>> = self
             .discovered
             .read()
@@ -350,6 +349,7 @@ impl Aggregator {
         if backends.is_empty() {
             return crate::apiextensions::openapi_v2::document(format);
         }
+        let base = crate::apiextensions::openapi_v2::document(crate::openapi::V2Format::Json);
         let key = (
             base.as_ptr() as usize,
             self.generation.load(Ordering::Acquire),

@@ -181,7 +181,8 @@ pub fn v3_document(path: &str) -> Option<(Vec<u8>, String)> {
     Some((body, hash))
 }
 
-fn hash_of(body: &[u8]) -> String {
+/// The `?hash=` of an OpenAPI v3 document (uppercase hex SHA-512, as upstream's).
+pub(crate) fn hash_of(body: &[u8]) -> String {
     let d = ring::digest::digest(&ring::digest::SHA512, body);
     d.as_ref().iter().map(|b| format!("{b:02X}")).collect()
 }

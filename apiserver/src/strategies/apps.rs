@@ -467,43 +467,34 @@ pub fn validate_selector(obj: &Value, allow_empty: bool) -> Vec<FieldError> {
 
 /// [`validate_selector`] with the kind word of upstream's "empty selector" message.
 fn validate_selector_of(obj: &Value, allow_empty: bool, kind: &str) -> Vec<FieldError> {
-    let mut errs = Vec::new();
-    match obj.pointer("/spec/selector") {
-        None | Some(Value::Null) => errs.push(FieldError::required("spec.selector", "")),
-        // Each bad label or requirement at its own path, as upstream's ValidateLabelSelector.
-        Some(sel) if has_field_errors(sel, &mut errs) => {}
-        Some(sel) => match LabelSelector::from_json(sel) {
-            Err(e) => errs.push(FieldError::invalid(
-                "spec.selector",
-                sel.clone(),
-                e.message().to_string(),
-            )),
-            Ok(s) if s.is_empty() && !allow_empty => errs.push(FieldError::invalid(
-                "spec.selector",
-                sel.clone(),
-                format!("empty selector is invalid for {kind}"),
-            )),
-            Ok(s) => {
-                let labels = obj.pointer("/spec/template/metadata/labels");
-                if !s.matches_json(labels) {
-                    errs.push(FieldError::invalid(
-                        "spec.template.metadata.labels",
-                        labels.cloned().unwrap_or(Value::Null),
-                        "`selector` does not match template `labels`",
-                    ));
-                }
-            }
-        },
+    let sel = match obj.pointer("/spec/selector") {
+        None | Some(Value::Null) => return vec![FieldError::required("spec.selector", "")],
+        Some(sel) => sel,
+    };
+    // Each bad label or requirement at its own path, as upstream's ValidateLabelSelector.
+    let field_errs = k1s_apimachinery::validation::validate_label_selector(sel, "spec.selector");
+    if !field_errs.is_empty() {
+        return field_errs;
     }
-    errs
-}
-
-/// Adds `spec.selector`'s per-field errors to `errs`; true when there were any.
-fn has_field_errors(selector: &Value, errs: &mut Vec<FieldError>) -> bool {
-    let found = k1s_apimachinery::validation::validate_label_selector(selector, "spec.selector");
-    let any = !found.is_empty();
-    errs.extend(found);
-    any
+    let invalid = |detail: String| vec![FieldError::invalid("spec.selector", sel.clone(), detail)];
+    match LabelSelector::from_json(sel) {
+        Err(e) => invalid(e.message().to_string()),
+        Ok(s) if s.is_empty() && !allow_empty => {
+            invalid(format!("empty selector is invalid for {kind}"))
+        }
+        Ok(s) => {
+            let labels = obj.pointer("/spec/template/metadata/labels");
+            if s.matches_json(labels) {
+                Vec::new()
+            } else {
+                vec![FieldError::invalid(
+                    "spec.template.metadata.labels",
+                    labels.cloned().unwrap_or(Value::Null),
+                    "`selector` does not match template `labels`",
+                )]
+            }
+        }
+    }
 }
 
 fn immutable_selector(new: &Value, old: &Value) -> Vec<FieldError> {
