@@ -76,6 +76,7 @@ impl Strategy for Pods {
             }]);
         }
         obj["status"] = status;
+        super::pod_validation::merge_match_label_keys(obj);
     }
     fn tracks_generation(&self, _: &k1s_apimachinery::catalog::ResourceInfo) -> bool {
         true

@@ -2,7 +2,8 @@
 //! containers (names, images, ports, env, mounts, probes, lifecycle, pull and termination
 //! message policies), and the pod-level fields (restart and DNS policies, node selector,
 //! tolerations, names of other objects, deadlines), with upstream's field paths and messages.
-//! Security contexts and the `spec.os` rules are checked in `security_context.rs`.
+//! Security contexts and the `spec.os` rules are checked in `security_context.rs`. Also the
+//! create-time merge of pod affinity terms' matchLabelKeys/mismatchLabelKeys into their selectors.
 
 use std::collections::HashSet;
 
@@ -16,6 +17,7 @@ use k1s_apimachinery::validation::{
 use serde_json::Value;
 
 use super::apps::validate_resource_requirements;
+use super::networking::go_string_slice;
 use super::pod_spec::VOLUME_SOURCES;
 
 const FILE_MODE_ERROR: &str = "must be a number between 0 and 0777 (octal), both inclusive";
@@ -1072,9 +1074,9 @@ fn validate_dns_config(spec: &Value, policy: Option<&str>, path: &str) -> Vec<Fi
     };
     let nameservers = items(config, "nameservers");
     if nameservers.len() > 3 {
-        errs.push(FieldError::invalid(
+        errs.push(FieldError::invalid_raw(
             format!("{field}.nameservers"),
-            Value::Array(nameservers.to_vec()),
+            go_string_slice(nameservers),
             "must not have more than 3 nameservers",
         ));
     }
@@ -1085,10 +1087,23 @@ fn validate_dns_config(spec: &Value, policy: Option<&str>, path: &str) -> Vec<Fi
     }
     let searches = items(config, "searches");
     if searches.len() > 32 {
-        errs.push(FieldError::invalid(
+        errs.push(FieldError::invalid_raw(
             format!("{field}.searches"),
-            Value::Array(searches.to_vec()),
+            go_string_slice(searches),
             "must not have more than 32 search paths",
+        ));
+    }
+    // The searches joined by single spaces, as the resolver's configuration holds them.
+    let joined = searches
+        .iter()
+        .map(|s| s.as_str().unwrap_or_default().len())
+        .sum::<usize>()
+        + searches.len().saturating_sub(1);
+    if joined > 2048 {
+        errs.push(FieldError::invalid_raw(
+            format!("{field}.searches"),
+            go_string_slice(searches),
+            "must not have more than 2048 characters (including spaces) in the search list",
         ));
     }
     for (i, s) in searches.iter().enumerate() {
@@ -1096,9 +1111,9 @@ fn validate_dns_config(spec: &Value, policy: Option<&str>, path: &str) -> Vec<Fi
         if s == "." {
             continue;
         }
+        // RelaxedDNSSearchValidation (beta, on in 1.33) also takes underscores.
         let s = s.strip_suffix('.').unwrap_or(s);
-        // The relaxed rule (on by default) also takes underscores.
-        let msgs = is_dns1123_subdomain(&s.replace('_', "a"));
+        let msgs = dns1123_subdomain_with_underscore_errors(s);
         errs.extend(invalid_each(&format!("{field}.searches[{i}]"), s, msgs));
     }
     for (i, o) in items(config, "options").iter().enumerate() {
@@ -1112,18 +1127,196 @@ fn validate_dns_config(spec: &Value, policy: Option<&str>, path: &str) -> Vec<Fi
     errs
 }
 
-/// A label selector field: parses, or an Invalid error with the parser's reason.
+/// Upstream's IsDNS1123SubdomainWithUnderscore: labels of `_?[a-z0-9]([-_a-z0-9]*[a-z0-9])?`
+/// joined by dots, at most 253 characters.
+fn dns1123_subdomain_with_underscore_errors(value: &str) -> Vec<String> {
+    const FORMAT: &str = "_?[a-z0-9]([-_a-z0-9]*[a-z0-9])?(\\._?[a-z0-9]([-_a-z0-9]*[a-z0-9])?)*";
+    let alnum = |b: u8| b.is_ascii_lowercase() || b.is_ascii_digit();
+    let label_ok = |l: &str| {
+        let l = l.strip_prefix('_').unwrap_or(l).as_bytes();
+        match (l.first(), l.last()) {
+            (Some(&first), Some(&last)) => {
+                alnum(first) && alnum(last) && l.iter().all(|&b| alnum(b) || b == b'-' || b == b'_')
+            }
+            _ => false,
+        }
+    };
+    let mut errs = Vec::new();
+    if value.len() > 253 {
+        errs.push(k1s_apimachinery::validation::max_len_error(253));
+    }
+    if !value.split('.').all(label_ok) {
+        errs.push(k1s_apimachinery::validation::regex_error(
+            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '_', '-' or '.', and must start and end with an alphanumeric character",
+            FORMAT,
+            &["example.com"],
+        ));
+    }
+    errs
+}
+
+/// Upstream's ValidateLabelSelector of an optional selector field: each label and requirement
+/// at its own path under `field`.
 fn selector_errors(selector: Option<&Value>, field: &str) -> Vec<FieldError> {
     match selector.filter(|s| !s.is_null()) {
-        Some(sel) => match k1s_apimachinery::selector::LabelSelector::from_json(sel) {
-            Ok(_) => Vec::new(),
-            Err(e) => vec![FieldError::invalid(
-                field,
-                sel.clone(),
-                e.message().to_string(),
-            )],
-        },
+        Some(sel) => k1s_apimachinery::validation::validate_label_selector(sel, field),
         None => Vec::new(),
+    }
+}
+
+/// The keys a selector already constrains: its matchLabels, then its requirements in order.
+fn selector_keys(selector: &Value) -> impl Iterator<Item = (bool, &str)> {
+    let labels = selector
+        .get("matchLabels")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flat_map(|m| m.keys().map(|k| (false, k.as_str())));
+    let requirements = items(selector, "matchExpressions")
+        .iter()
+        .map(|r| (true, text(r, "key")));
+    labels.chain(requirements)
+}
+
+/// Each of `keys` (matchLabelKeys or mismatchLabelKeys at `field`) as a label name; forbidden
+/// without a labelSelector (upstream's validateLabelKeys).
+fn label_keys_errors(keys: &[Value], selector: Option<&Value>, field: &str) -> Vec<FieldError> {
+    if keys.is_empty() {
+        return Vec::new();
+    }
+    if selector.is_none() {
+        return vec![FieldError::forbidden(
+            field,
+            "must not be specified when labelSelector is not set",
+        )];
+    }
+    let mut errs = Vec::new();
+    for (i, key) in keys.iter().enumerate() {
+        let key = key.as_str().unwrap_or_default();
+        errs.extend(invalid_each(
+            &format!("{field}[{i}]"),
+            key,
+            is_qualified_name(key),
+        ));
+    }
+    errs
+}
+
+/// Upstream's validateMatchLabelKeysAndMismatchLabelKeys of a pod affinity term at `at`.
+fn match_label_keys_errors(term: &Value, at: &str) -> Vec<FieldError> {
+    let selector = set(term, "labelSelector");
+    let matching = items(term, "matchLabelKeys");
+    let mismatching = items(term, "mismatchLabelKeys");
+    let mut errs = label_keys_errors(matching, selector, &format!("{at}.matchLabelKeys"));
+    errs.extend(label_keys_errors(
+        mismatching,
+        selector,
+        &format!("{at}.mismatchLabelKeys"),
+    ));
+    let key_of = |k: &Value| k.as_str().unwrap_or_default().to_string();
+    if let Some(selector) = selector {
+        // The create-time merge appended `key In (value)` for each matchLabelKeys entry; a
+        // requirement on a key the selector already constrained means the user named it twice.
+        // Upstream indexes the term's own path with the key's position (the last one for a
+        // repeated key), and so does this.
+        let positions: std::collections::HashMap<String, usize> = matching
+            .iter()
+            .enumerate()
+            .map(|(i, k)| (key_of(k), i))
+            .collect();
+        let mut seen = HashSet::new();
+        for (is_requirement, key) in selector_keys(selector) {
+            if is_requirement
+                && seen.contains(key)
+                && let Some(i) = positions.get(key)
+            {
+                errs.push(FieldError::invalid(
+                    format!("{at}[{i}]"),
+                    key,
+                    "exists in both matchLabelKeys and labelSelector",
+                ));
+            }
+            seen.insert(key);
+        }
+    }
+    let mismatched: HashSet<String> = mismatching.iter().map(key_of).collect();
+    for (i, key) in matching.iter().map(key_of).enumerate() {
+        if mismatched.contains(&key) {
+            errs.push(FieldError::invalid(
+                format!("{at}.matchLabelKeys[{i}]"),
+                key,
+                "exists in both matchLabelKeys and mismatchLabelKeys",
+            ));
+        }
+    }
+    errs
+}
+
+/// Upstream's mutatePodAffinity (PrepareForCreate of Pods, MatchLabelKeysInPodAffinity on in
+/// 1.33): each affinity and anti-affinity term with a labelSelector gets `key In (value)` for
+/// each matchLabelKeys entry and `key NotIn (value)` for each mismatchLabelKeys entry whose
+/// label the pod has, so the scheduler needs no knowledge of the keys.
+pub fn merge_match_label_keys(pod: &mut Value) {
+    // Taken out and put back, so the labels can be read while the terms change.
+    let Some(mut affinity) = pod.pointer_mut("/spec/affinity").map(Value::take) else {
+        return;
+    };
+    if let Some(labels) = pod.pointer("/metadata/labels").and_then(Value::as_object) {
+        merge_affinity(&mut affinity, labels);
+    }
+    pod["spec"]["affinity"] = affinity;
+}
+
+fn merge_affinity(affinity: &mut Value, labels: &serde_json::Map<String, Value>) {
+    for kind in ["podAffinity", "podAntiAffinity"] {
+        let Some(pod_affinity) = affinity.get_mut(kind) else {
+            continue;
+        };
+        for list in [
+            "preferredDuringSchedulingIgnoredDuringExecution",
+            "requiredDuringSchedulingIgnoredDuringExecution",
+        ] {
+            let terms = pod_affinity.get_mut(list).and_then(Value::as_array_mut);
+            for entry in terms.into_iter().flatten() {
+                let term = if list.starts_with("preferred") {
+                    entry.get_mut("podAffinityTerm")
+                } else {
+                    Some(entry)
+                };
+                if let Some(term) = term {
+                    merge_term(term, labels);
+                }
+            }
+        }
+    }
+}
+
+fn merge_term(term: &mut Value, labels: &serde_json::Map<String, Value>) {
+    let mut added = Vec::new();
+    for (list, operator) in [("matchLabelKeys", "In"), ("mismatchLabelKeys", "NotIn")] {
+        for key in items(term, list).iter().filter_map(Value::as_str) {
+            if let Some(value) = labels.get(key) {
+                added.push(
+                    serde_json::json!({ "key": key, "operator": operator, "values": [value] }),
+                );
+            }
+        }
+    }
+    // A nil selector matches nothing and stays nil; validation forbids the keys without it.
+    let selector = term.get_mut("labelSelector").filter(|s| !s.is_null());
+    let Some(selector) = selector.and_then(Value::as_object_mut) else {
+        return;
+    };
+    if added.is_empty() {
+        return;
+    }
+    let requirements = selector
+        .entry("matchExpressions")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    if requirements.is_null() {
+        *requirements = Value::Array(Vec::new());
+    }
+    if let Some(list) = requirements.as_array_mut() {
+        list.extend(added);
     }
 }
 
@@ -1255,12 +1448,20 @@ fn node_selector_term(term: &Value, at: &str, allow_bad_values: bool) -> Vec<Fie
                 key,
                 "not a valid field selector key",
             ));
+        } else {
+            // Node names are DNS subdomains (ValidateNodeName).
+            for (v, value) in items(req, "values").iter().enumerate() {
+                let value = value.as_str().unwrap_or_default();
+                let field = format!("{f}.values[{v}]");
+                errs.extend(invalid_each(&field, value, is_dns1123_subdomain(value)));
+            }
         }
     }
     errs
 }
 
-/// Upstream's validatePodAffinityTerm: a valid selector, namespace names, a topology key.
+/// Upstream's validatePodAffinityTerm: valid selectors, namespace names, matchLabelKeys and
+/// mismatchLabelKeys, a topology key.
 fn pod_affinity_term(term: &Value, at: &str) -> Vec<FieldError> {
     let mut errs = selector_errors(term.get("labelSelector"), &format!("{at}.labelSelector"));
     errs.extend(selector_errors(
@@ -1275,6 +1476,7 @@ fn pod_affinity_term(term: &Value, at: &str) -> Vec<FieldError> {
             is_dns1123_label(ns),
         ));
     }
+    errs.extend(match_label_keys_errors(term, at));
     let key = text(term, "topologyKey");
     if key.is_empty() {
         errs.push(FieldError::required(
@@ -1303,14 +1505,13 @@ fn validate_topology_spread(constraints: &[Value], path: &str) -> Vec<FieldError
                 "must be greater than zero",
             ));
         }
+        // Only its presence: upstream's ValidateTopologyKey checks no syntax here.
         let key = text(c, "topologyKey");
         if key.is_empty() {
             errs.push(FieldError::required(
                 format!("{at}.topologyKey"),
                 "can not be empty",
             ));
-        } else if let Some(m) = is_qualified_name(key).into_iter().next() {
-            errs.push(FieldError::invalid(format!("{at}.topologyKey"), key, m));
         }
         let action = text(c, "whenUnsatisfiable");
         const ACTIONS: [&str; 2] = ["DoNotSchedule", "ScheduleAnyway"];
@@ -1359,15 +1560,49 @@ fn validate_topology_spread(constraints: &[Value], path: &str) -> Vec<FieldError
                 ));
             }
         }
-        let selector = c.get("labelSelector").filter(|s| !s.is_null());
-        let match_keys = items(c, "matchLabelKeys");
-        if !match_keys.is_empty() && selector.is_none() {
+        let selector = set(c, "labelSelector");
+        errs.extend(spread_match_label_keys_errors(
+            items(c, "matchLabelKeys"),
+            selector,
+            &format!("{at}.matchLabelKeys"),
+        ));
+        errs.extend(selector_errors(selector, &format!("{at}.labelSelector")));
+    }
+    errs
+}
+
+/// Upstream's validateMatchLabelKeysInTopologySpread: label names, not without a selector, not
+/// a key the selector already constrains (1.33 does not merge these in the API server).
+fn spread_match_label_keys_errors(
+    keys: &[Value],
+    selector: Option<&Value>,
+    field: &str,
+) -> Vec<FieldError> {
+    if keys.is_empty() {
+        return Vec::new();
+    }
+    let mut errs = Vec::new();
+    let constrained: HashSet<&str> = match selector {
+        Some(sel) => selector_keys(sel).map(|(_, k)| k).collect(),
+        None => {
             errs.push(FieldError::forbidden(
-                format!("{at}.matchLabelKeys"),
+                field,
                 "must not be specified when labelSelector is not set",
             ));
+            HashSet::new()
         }
-        errs.extend(selector_errors(selector, &format!("{at}.labelSelector")));
+    };
+    for (i, key) in keys.iter().enumerate() {
+        let key = key.as_str().unwrap_or_default();
+        let at = format!("{field}[{i}]");
+        errs.extend(invalid_each(&at, key, is_qualified_name(key)));
+        if constrained.contains(key) {
+            errs.push(FieldError::invalid(
+                at,
+                key,
+                "exists in both matchLabelKeys and labelSelector",
+            ));
+        }
     }
     errs
 }

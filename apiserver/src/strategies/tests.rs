@@ -1668,3 +1668,203 @@ fn security_contexts_are_validated_as_upstream() {
         &"deployment",
     );
 }
+
+/// A Pod through the create path (defaults, prepare_for_create, validate): the stored object
+/// and its errors.
+fn created_pod(labels: Value, spec: Value) -> (Value, Vec<String>) {
+    let info = catalog::find("", "v1", "pods").expect("in the catalog");
+    let strategy = for_resource(info);
+    let mut pod = json!({ "metadata": { "name": "p", "labels": labels },
+        "spec": { "containers": [{ "name": "c", "image": "nginx" }] } });
+    if let (Some(into), Value::Object(from)) = (pod["spec"].as_object_mut(), spec) {
+        into.extend(from);
+    }
+    strategy.default(&mut pod);
+    strategy.prepare_for_create(&mut pod);
+    let errs = strategy
+        .validate(&pod)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    (pod, errs)
+}
+
+#[test]
+fn pod_affinity_match_label_keys_are_merged_on_create_as_upstream() {
+    let labels = json!({ "app": "web", "tier": "fe" });
+    let spec = json!({ "affinity": {
+        "podAffinity": { "requiredDuringSchedulingIgnoredDuringExecution": [{
+            "labelSelector": { "matchLabels": { "x": "y" } }, "topologyKey": "zone",
+            "matchLabelKeys": ["app", "absent"], "mismatchLabelKeys": ["tier"] }] },
+        "podAntiAffinity": { "preferredDuringSchedulingIgnoredDuringExecution": [{ "weight": 10,
+            "podAffinityTerm": { "labelSelector": {}, "topologyKey": "zone", "matchLabelKeys": ["app"] } }] } } });
+    let (pod, errs) = created_pod(labels.clone(), spec);
+    assert_eq!(errs, Vec::<String>::new());
+    let affinity = &pod["spec"]["affinity"];
+    assert_eq!(
+        affinity["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]["labelSelector"],
+        json!({ "matchLabels": { "x": "y" }, "matchExpressions": [
+            { "key": "app", "operator": "In", "values": ["web"] },
+            { "key": "tier", "operator": "NotIn", "values": ["fe"] }] })
+    );
+    assert_eq!(
+        affinity["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"][0]["podAffinityTerm"]
+            ["labelSelector"],
+        json!({ "matchExpressions": [{ "key": "app", "operator": "In", "values": ["web"] }] })
+    );
+    // The keys stay, as upstream keeps them.
+    assert_eq!(
+        affinity["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]["matchLabelKeys"],
+        json!(["app", "absent"])
+    );
+
+    // Without a labelSelector nothing is merged, and the keys are refused.
+    let spec = json!({ "affinity": { "podAffinity": { "requiredDuringSchedulingIgnoredDuringExecution": [{
+        "topologyKey": "zone", "matchLabelKeys": ["app"] }] } } });
+    let (pod, errs) = created_pod(labels.clone(), spec);
+    assert_eq!(
+        pod["spec"]["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]
+            .get("labelSelector"),
+        None
+    );
+    assert_eq!(
+        errs,
+        [
+            "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].matchLabelKeys: Forbidden: must not be specified when labelSelector is not set"
+        ]
+    );
+
+    // A key the selector already names: the merged requirement repeats it. Upstream reports it
+    // at the term's own path indexed by the key's position in matchLabelKeys.
+    for selector in [
+        json!({ "matchLabels": { "app": "web" } }),
+        json!({ "matchExpressions": [{ "key": "app", "operator": "Exists" }] }),
+    ] {
+        let spec = json!({ "affinity": { "podAntiAffinity": { "requiredDuringSchedulingIgnoredDuringExecution": [{
+            "labelSelector": selector, "topologyKey": "zone", "matchLabelKeys": ["tier", "app"] }] } } });
+        let (_, errs) = created_pod(labels.clone(), spec);
+        assert_eq!(
+            errs,
+            [
+                "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0][1]: Invalid value: \"app\": exists in both matchLabelKeys and labelSelector"
+            ],
+            "{selector}"
+        );
+    }
+    // Without the label nothing is merged, so nothing repeats.
+    let spec = json!({ "affinity": { "podAntiAffinity": { "requiredDuringSchedulingIgnoredDuringExecution": [{
+        "labelSelector": { "matchLabels": { "app": "web" } }, "topologyKey": "zone", "matchLabelKeys": ["app"] }] } } });
+    assert_eq!(created_pod(json!({}), spec).1, Vec::<String>::new());
+
+    // Templates are not merged: only Pods are, on create.
+    let info = catalog::find("apps", "v1", "deployments").expect("in the catalog");
+    let term = json!({ "labelSelector": {}, "topologyKey": "zone", "matchLabelKeys": ["app"] });
+    let mut deployment = json!({ "metadata": { "name": "d" }, "spec": {
+        "selector": { "matchLabels": { "app": "web" } },
+        "template": { "metadata": { "labels": { "app": "web" } }, "spec": {
+            "containers": [{ "name": "c", "image": "nginx" }],
+            "affinity": { "podAffinity": { "requiredDuringSchedulingIgnoredDuringExecution": [term.clone()] } } } } } });
+    for_resource(info).default(&mut deployment);
+    for_resource(info).prepare_for_create(&mut deployment);
+    assert_eq!(
+        deployment["spec"]["template"]["spec"]["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+            [0],
+        term
+    );
+    assert_eq!(for_resource(info).validate(&deployment), Vec::new());
+}
+
+#[test]
+fn match_label_keys_and_dns_searches_are_validated_as_upstream() {
+    let required = |term: Value| json!({ "affinity": { "podAffinity": { "requiredDuringSchedulingIgnoredDuringExecution": [term] } } });
+    let spread = |c: Value| {
+        let mut base =
+            json!({ "maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule" });
+        if let (Some(into), Value::Object(from)) = (base.as_object_mut(), c) {
+            into.extend(from);
+        }
+        json!({ "topologySpreadConstraints": [base] })
+    };
+    let term = "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]";
+    let cases: Vec<(Value, String)> = vec![
+        (
+            required(json!({ "labelSelector": {}, "topologyKey": "zone", "matchLabelKeys": ["bad key"] })),
+            format!("{term}.matchLabelKeys[0]: Invalid value: \"bad key\": name part must consist of"),
+        ),
+        (
+            required(json!({ "topologyKey": "zone", "mismatchLabelKeys": ["app"] })),
+            format!("{term}.mismatchLabelKeys: Forbidden: must not be specified when labelSelector is not set"),
+        ),
+        (
+            required(json!({ "labelSelector": {}, "topologyKey": "zone", "mismatchLabelKeys": ["a/b/c"] })),
+            format!("{term}.mismatchLabelKeys[0]: Invalid value: \"a/b/c\": a qualified name must consist of"),
+        ),
+        (
+            required(json!({ "labelSelector": {}, "topologyKey": "zone",
+                "matchLabelKeys": ["other", "app"], "mismatchLabelKeys": ["app"] })),
+            format!("{term}.matchLabelKeys[1]: Invalid value: \"app\": exists in both matchLabelKeys and mismatchLabelKeys"),
+        ),
+        // Selectors are checked field by field, as ValidateLabelSelector does.
+        (
+            required(json!({ "labelSelector": { "matchExpressions": [{ "key": "k", "operator": "In" }] }, "topologyKey": "zone" })),
+            format!("{term}.labelSelector.matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'"),
+        ),
+        (
+            json!({ "affinity": { "nodeAffinity": { "requiredDuringSchedulingIgnoredDuringExecution": { "nodeSelectorTerms": [
+                { "matchFields": [{ "key": "metadata.name", "operator": "In", "values": ["Node_1"] }] }] } } } }),
+            "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchFields[0].values[0]: Invalid value: \"Node_1\": a lowercase RFC 1123 subdomain".to_string(),
+        ),
+        (
+            spread(json!({ "matchLabelKeys": ["app"] })),
+            "spec.topologySpreadConstraints[0].matchLabelKeys: Forbidden: must not be specified when labelSelector is not set".to_string(),
+        ),
+        (
+            spread(json!({ "labelSelector": { "matchLabels": { "app": "web" } }, "matchLabelKeys": ["app"] })),
+            "spec.topologySpreadConstraints[0].matchLabelKeys[0]: Invalid value: \"app\": exists in both matchLabelKeys and labelSelector".to_string(),
+        ),
+        (
+            spread(json!({ "labelSelector": { "matchExpressions": [{ "key": "app", "operator": "Exists" }] }, "matchLabelKeys": ["app"] })),
+            "spec.topologySpreadConstraints[0].matchLabelKeys[0]: Invalid value: \"app\": exists in both matchLabelKeys and labelSelector".to_string(),
+        ),
+        (
+            spread(json!({ "labelSelector": {}, "matchLabelKeys": ["-x"] })),
+            "spec.topologySpreadConstraints[0].matchLabelKeys[0]: Invalid value: \"-x\": name part must consist of".to_string(),
+        ),
+        (
+            json!({ "dnsConfig": { "searches": ["ok_1.example.com", "a_.example.com"] } }),
+            "spec.dnsConfig.searches[1]: Invalid value: \"a_.example.com\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '_', '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '_?[a-z0-9]([-_a-z0-9]*[a-z0-9])?(\\._?[a-z0-9]([-_a-z0-9]*[a-z0-9])?)*')".to_string(),
+        ),
+        (
+            json!({ "dnsConfig": { "searches": ["__a.com."] } }),
+            "spec.dnsConfig.searches[0]: Invalid value: \"__a.com\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '_'".to_string(),
+        ),
+        (
+            json!({ "dnsConfig": { "searches": vec![format!("{}.com", "a".repeat(60)); 32] } }),
+            "spec.dnsConfig.searches: Invalid value: []string{\"aaaa".to_string(),
+        ),
+    ];
+    for (spec, want) in &cases {
+        let (_, errs) = created_pod(json!({ "app": "web" }), spec.clone());
+        assert_reported(&errs, want, spec);
+    }
+    // Accepted: a leading underscore label, the root, a topology key of any syntax in a spread
+    // constraint (upstream checks only its presence), keys the selector does not name.
+    let ok = [
+        json!({ "dnsConfig": { "searches": ["_sip._tcp.example.com", ".", "example.com."] } }),
+        spread(
+            json!({ "topologyKey": "Not a label!", "labelSelector": { "matchLabels": { "a": "b" } },
+            "matchLabelKeys": ["app"] }),
+        ),
+        required(
+            json!({ "labelSelector": { "matchLabels": { "a": "b" } }, "topologyKey": "zone",
+            "matchLabelKeys": ["app"], "mismatchLabelKeys": ["other"] }),
+        ),
+    ];
+    for spec in ok {
+        assert_eq!(
+            created_pod(json!({ "app": "web" }), spec.clone()).1,
+            Vec::<String>::new(),
+            "{spec}"
+        );
+    }
+}
