@@ -133,12 +133,12 @@ impl RequestAdmission {
     }
 
     /// An object as the client sees it (the version of the request).
-    fn in_request_version(&self, obj: &Value) -> Value {
+    fn in_request_version(&self, obj: &Value) -> Result<Value, ApiError> {
         let mut view = obj.clone();
         if view.is_object() {
-            crate::conversion::to_version(self.info, &mut view);
+            crate::conversion::to_version(self.info, &mut view)?;
         }
-        view
+        Ok(view)
     }
 
     /// Keeps a webhook or policy pass's warnings and audit annotations (also of a rejected
@@ -180,8 +180,8 @@ impl Admission for RequestAdmission {
         }
         // Webhooks see objects in the version the client used (the registry holds the storage
         // version); their changes go back to the storage version.
-        let old = old.map(|o| self.in_request_version(o));
-        let mut view = self.in_request_version(obj);
+        let old = old.map(|o| self.in_request_version(o)).transpose()?;
+        let mut view = self.in_request_version(obj)?;
         let attrs = self.attributes(op, &view, old.as_ref()).await;
         let resolver = EndpointsResolver {
             registry: self.registry.clone(),
@@ -193,7 +193,7 @@ impl Admission for RequestAdmission {
             .await;
         self.record(outcome);
         result?;
-        crate::conversion::to_storage(self.info, &mut view);
+        crate::conversion::to_storage(self.info, &mut view)?;
         *obj = view;
         Ok(())
     }
@@ -222,8 +222,8 @@ impl Admission for RequestAdmission {
             *held = Some(admitted);
             return Ok(());
         }
-        let old = old.map(|o| self.in_request_version(o));
-        let view = self.in_request_version(obj);
+        let old = old.map(|o| self.in_request_version(o)).transpose()?;
+        let view = self.in_request_version(obj)?;
         let (attrs, namespace) = self.attributes_and_namespace(op, &view, old.as_ref()).await;
         let checked = async {
             if let Some(candidates) = &candidates {

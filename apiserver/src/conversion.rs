@@ -3,24 +3,22 @@
 //!
 //! Objects are stored in one version (the preferred version of their group; Events as core/v1);
 //! reading through another served version converts them here, and writes convert back before
-//! storing.
+//! storing. Custom resources change only their apiVersion, unless their CRD names a
+//! conversion webhook (`apiextensions::webhook_converter`).
 
+use k1s_apimachinery::ApiError;
 use k1s_apimachinery::catalog::ResourceInfo;
 use serde_json::{Value, json};
 
-/// Converts a stored object to the version `info` serves (in place).
-pub fn to_version(info: &ResourceInfo, obj: &mut Value) {
+/// Converts a stored object to the version `info` serves (in place). Only a custom resource's
+/// conversion webhook can fail.
+pub fn to_version(info: &ResourceInfo, obj: &mut Value) -> Result<(), ApiError> {
     if k1s_apimachinery::catalog::is_custom(info) {
-        // `conversion: None`: only apiVersion changes; defaults apply on read, as upstream.
-        if let Some(served) = crate::apiextensions::lookup(info) {
-            crate::registry::Strategy::default(served.strategy, obj);
-        }
-        obj["apiVersion"] = Value::String(info.api_version());
-        return;
+        return custom_to_version(info, std::slice::from_mut(obj));
     }
     let target = info.api_version();
     if obj.get("apiVersion").and_then(Value::as_str) == Some(target.as_str()) {
-        return;
+        return Ok(());
     }
     if info.group == "autoscaling" && info.resource == "horizontalpodautoscalers" {
         match info.version {
@@ -40,6 +38,36 @@ pub fn to_version(info: &ResourceInfo, obj: &mut Value) {
         }
     }
     obj["apiVersion"] = Value::String(target);
+    Ok(())
+}
+
+/// [`to_version`] for many objects at once: a conversion webhook gets them in one call.
+pub fn all_to_version(info: &ResourceInfo, objs: &mut [Value]) -> Result<(), ApiError> {
+    if k1s_apimachinery::catalog::is_custom(info) {
+        return custom_to_version(info, objs);
+    }
+    objs.iter_mut().try_for_each(|o| to_version(info, o))
+}
+
+/// Custom resources in the version `info` serves, then defaulted for it (as upstream defaults
+/// on read, after conversion). Without a webhook (`conversion: None`) only apiVersion changes.
+fn custom_to_version(info: &ResourceInfo, objs: &mut [Value]) -> Result<(), ApiError> {
+    let target = info.api_version();
+    let served = crate::apiextensions::lookup(info);
+    match served.as_ref().and_then(|s| s.conversion.as_ref()) {
+        Some(hook) => hook.convert(objs, &target).map_err(ApiError::internal)?,
+        None => {
+            for obj in objs.iter_mut() {
+                obj["apiVersion"] = Value::String(target.clone());
+            }
+        }
+    }
+    if let Some(served) = served {
+        for obj in objs.iter_mut() {
+            crate::registry::Strategy::default(served.strategy, obj);
+        }
+    }
+    Ok(())
 }
 
 /// The group and resource whose key space holds `info`'s objects: events.k8s.io Events live
@@ -84,12 +112,18 @@ fn rename_fields(obj: &mut Value, fields: &[(&str, &str)], reverse: bool) {
 }
 
 /// Converts an incoming object to the storage version of its group (in place).
-pub fn to_storage(info: &ResourceInfo, obj: &mut Value) {
+pub fn to_storage(info: &ResourceInfo, obj: &mut Value) -> Result<(), ApiError> {
     if k1s_apimachinery::catalog::is_custom(info) {
         if let Some(served) = crate::apiextensions::lookup(info) {
-            obj["apiVersion"] = Value::String(served.storage_api_version());
+            let storage = served.storage_api_version();
+            match &served.conversion {
+                Some(hook) => hook
+                    .convert(std::slice::from_mut(obj), &storage)
+                    .map_err(ApiError::internal)?,
+                None => obj["apiVersion"] = Value::String(storage),
+            }
         }
-        return;
+        return Ok(());
     }
     if info.group == "autoscaling"
         && info.resource == "horizontalpodautoscalers"
@@ -102,6 +136,7 @@ pub fn to_storage(info: &ResourceInfo, obj: &mut Value) {
         rename_fields(obj, EVENT_FIELDS, true);
         obj["apiVersion"] = Value::String("v1".into());
     }
+    Ok(())
 }
 
 fn hpa_v1_to_v2(obj: &mut Value) {

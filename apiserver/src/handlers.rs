@@ -365,7 +365,7 @@ async fn serve_verb(
                     warnings.extend(check_fields(&mut obj, own_type, json_body)?);
                     let mut obj = check_body(info, target.namespace, Some(name), obj)?;
                     type_check(info, &obj)?;
-                    crate::conversion::to_storage(info, &mut obj);
+                    crate::conversion::to_storage(info, &mut obj)?;
                     update_object(
                         ctx,
                         info,
@@ -876,7 +876,7 @@ async fn create_object(
     write: &WriteOptions,
     warnings: &mut Vec<String>,
 ) -> Result<Value, ApiError> {
-    crate::conversion::to_storage(info, &mut obj);
+    crate::conversion::to_storage(info, &mut obj)?;
     if is_service(info) {
         // The IPAddress names its Service: a generated name is needed before allocation.
         if meta::name(&obj).is_none_or(str::is_empty)
@@ -899,7 +899,7 @@ async fn create_object(
     }
     let mut created = result?;
     warnings.extend(strategy.warnings_on_create(&created));
-    crate::conversion::to_version(info, &mut created);
+    crate::conversion::to_version(info, &mut created)?;
     Ok(created)
 }
 

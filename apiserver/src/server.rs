@@ -344,6 +344,12 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
     let policies = Arc::new(crate::admission::policy::PolicyDispatcher::new());
     crate::admit::feed_admission_policies(registry.clone(), policies.clone(), stop_rx.clone());
     crate::admit::keep_policy_status(registry.clone(), stop_rx.clone());
+    crate::apiextensions::webhook_converter::configure(
+        Arc::new(crate::admit::EndpointsResolver {
+            registry: registry.clone(),
+        }),
+        vec![pki.ca_cert_der().clone()],
+    );
     crate::apiextensions::start(registry.clone(), stop_rx.clone());
     crate::identity_lease::start(registry.clone(), stop_rx.clone());
     if registry.store().backend_kind() == k1s_storage::BackendKind::Etcd {

@@ -332,7 +332,7 @@ fn fully_qualified_name(name: &str, path: &str, errs: &mut Vec<FieldError>) {
     }
 }
 
-fn review_versions(
+pub(crate) fn review_versions(
     versions: &[Value],
     path: &str,
     require_recognized: bool,
@@ -420,7 +420,7 @@ fn split_url(url: &str) -> Result<UrlParts<'_>, String> {
 }
 
 /// Upstream's ValidateWebhookURL with https required.
-fn webhook_url(url: &str, path: &str, errs: &mut Vec<FieldError>) {
+pub(crate) fn webhook_url(url: &str, path: &str, errs: &mut Vec<FieldError>) {
     const FORM: &str = "; desired format: https://host[/path]";
     let parts = match split_url(url) {
         Ok(parts) => parts,
@@ -472,7 +472,7 @@ fn webhook_url(url: &str, path: &str, errs: &mut Vec<FieldError>) {
 /// Upstream's ValidateWebhookService. Upstream passes the service's name where the function
 /// expects its namespace and the other way round (kubernetes#141353), so a missing name is
 /// reported at `namespace` and a missing namespace at `name`; clients see that, so do we.
-fn webhook_service(service: &Value, path: &str, errs: &mut Vec<FieldError>) {
+pub(crate) fn webhook_service(service: &Value, path: &str, errs: &mut Vec<FieldError>) {
     if text(service, "namespace").unwrap_or_default().is_empty() {
         errs.push(FieldError::required(format!("{path}.name"), ""));
     }

@@ -43,6 +43,15 @@ impl Strategy for CustomResourceDefinitions {
         if !spec.get("conversion").is_some_and(Value::is_object) {
             spec.insert("conversion".into(), json!({"strategy": "None"}));
         }
+        // v1's ServiceReference default.
+        if let Some(service) = spec
+            .get_mut("conversion")
+            .and_then(|c| c.pointer_mut("/webhook/clientConfig/service"))
+            .and_then(Value::as_object_mut)
+            && service.get("port").is_none_or(Value::is_null)
+        {
+            service.insert("port".into(), json!(443));
+        }
     }
 
     fn prepare_for_create(&self, obj: &mut Value) {
@@ -63,11 +72,21 @@ impl Strategy for CustomResourceDefinitions {
     }
 
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
-        validate(obj)
+        validate(obj, true)
     }
 
     fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
-        let mut errs = validate(new);
+        // A stored list with no version this server speaks may stay so (upstream's
+        // requireRecognizedConversionReviewVersion).
+        let old_versions = old
+            .pointer("/spec/conversion/webhook/conversionReviewVersions")
+            .and_then(Value::as_array);
+        let require_recognized = old_versions.is_none_or(|v| {
+            v.is_empty()
+                || v.iter()
+                    .any(|x| REVIEW_VERSIONS.contains(&x.as_str().unwrap_or_default()))
+        });
+        let mut errs = validate(new, require_recognized);
         let established = is_condition_true(old, "Established");
         let immutable = |errs: &mut Vec<FieldError>, pointer: &str, field: &str| {
             let (n, o) = (new.pointer(pointer), old.pointer(pointer));
@@ -103,6 +122,94 @@ impl Strategy for CustomResourceDefinitions {
             }
         }
         errs
+    }
+}
+
+/// ConversionReview versions this server speaks.
+const REVIEW_VERSIONS: [&str; 2] = ["v1", "v1beta1"];
+
+/// Upstream's validateCustomResourceConversion. Its paths name the internal type's fields
+/// (`webhookClientConfig`, `conversionReviewVersions` directly under `spec.conversion`), and
+/// so do the messages clients see.
+fn validate_conversion(conv: &Value, require_recognized: bool, errs: &mut Vec<FieldError>) {
+    const PATH: &str = "spec.conversion";
+    let webhook = conv.get("webhook").filter(|w| w.is_object());
+    let client = webhook
+        .and_then(|w| w.get("clientConfig"))
+        .filter(|c| c.is_object());
+    let review_versions = webhook
+        .and_then(|w| w["conversionReviewVersions"].as_array())
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    match conv["strategy"].as_str().unwrap_or_default() {
+        "Webhook" => {
+            match client {
+                None => errs.push(FieldError::required(
+                    format!("{PATH}.webhookClientConfig"),
+                    "required when strategy is set to Webhook",
+                )),
+                Some(cc) => {
+                    let at = format!("{PATH}.webhookClientConfig");
+                    match (
+                        cc.get("url").filter(|u| !u.is_null()),
+                        cc.get("service").filter(|s| !s.is_null()),
+                    ) {
+                        (Some(url), None) => crate::admission::validation::webhook_url(
+                            url.as_str().unwrap_or_default(),
+                            &format!("{at}.url"),
+                            errs,
+                        ),
+                        (None, Some(service)) => crate::admission::validation::webhook_service(
+                            service,
+                            &format!("{at}.service"),
+                            errs,
+                        ),
+                        _ => errs.push(FieldError::required(
+                            &at,
+                            "exactly one of url or service is required",
+                        )),
+                    }
+                    if cc["caBundle"].as_str().is_some_and(|b| !b.is_empty())
+                        && let Err(e) = crate::admission::webhook::config::tls_config(cc, &[])
+                    {
+                        errs.push(FieldError::invalid(format!("{at}.caBundle"), "", e));
+                    }
+                }
+            }
+            let at = format!("{PATH}.conversionReviewVersions");
+            if review_versions.is_empty() {
+                errs.push(FieldError::required(at, ""));
+            } else {
+                crate::admission::validation::review_versions(
+                    review_versions,
+                    &at,
+                    require_recognized,
+                    errs,
+                );
+            }
+        }
+        "" => errs.push(FieldError::required(format!("{PATH}.strategy"), "")),
+        strategy => {
+            if strategy != "None" {
+                errs.push(FieldError::not_supported(
+                    format!("{PATH}.strategy"),
+                    strategy,
+                    &["None", "Webhook"],
+                ));
+            }
+            if client.is_some() {
+                errs.push(FieldError::forbidden(
+                    format!("{PATH}.webhookClientConfig"),
+                    "should not be set when strategy is not set to Webhook",
+                ));
+            }
+            if !review_versions.is_empty() {
+                errs.push(FieldError::forbidden(
+                    format!("{PATH}.conversionReviewVersions"),
+                    "should not be set when strategy is not set to Webhook",
+                ));
+            }
+        }
     }
 }
 
@@ -153,7 +260,7 @@ fn add_storage_version(obj: &mut Value) {
     }
 }
 
-fn validate(obj: &Value) -> Vec<FieldError> {
+fn validate(obj: &Value, require_recognized_review_version: bool) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let spec = &obj["spec"];
     let group = spec["group"].as_str().unwrap_or_default();
@@ -192,18 +299,7 @@ fn validate(obj: &Value) -> Vec<FieldError> {
     validate_names(&spec["names"], "spec.names", true, &mut errs);
     validate_versions(spec, &mut errs);
     if let Some(conv) = spec.get("conversion").filter(|c| c.is_object()) {
-        match conv["strategy"].as_str().unwrap_or_default() {
-            "None" => {}
-            "Webhook" => errs.push(FieldError::forbidden(
-                "spec.conversion.strategy",
-                "Webhook conversion is not supported by this server",
-            )),
-            other => errs.push(FieldError::not_supported(
-                "spec.conversion.strategy",
-                other,
-                &["None", "Webhook"],
-            )),
-        }
+        validate_conversion(conv, require_recognized_review_version, &mut errs);
     }
     if spec["preserveUnknownFields"] == true {
         errs.push(FieldError::invalid(

@@ -11,6 +11,7 @@ pub mod openapi_v2;
 pub mod schema;
 pub mod served;
 mod structural;
+pub mod webhook_converter;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, LazyLock, RwLock};
@@ -463,6 +464,7 @@ fn publish(crd: &Value, terminating: bool) {
         })
         .collect();
     let entries = catalog::dynamic::register(&name, &resources);
+    let conversion = webhook_converter::ConversionWebhook::from_crd(crd);
     let served: Vec<Arc<ServedVersion>> = entries
         .into_iter()
         .zip(versions)
@@ -495,6 +497,7 @@ fn publish(crd: &Value, terminating: bool) {
                 scale,
                 columns: crate::table::custom::PrinterColumn::for_version(v),
                 terminating,
+                conversion: conversion.clone(),
             })
         })
         .collect();

@@ -27,7 +27,7 @@ pub struct ScalePaths {
 pub struct ServedVersion {
     pub info: &'static ResourceInfo,
     pub crd_name: String,
-    /// The version objects are stored in (`conversion: None` rewrites apiVersion only).
+    /// The version new objects are stored in.
     pub storage_version: String,
     pub schema: Option<Schema>,
     /// The version's `openAPIV3Schema` as written.
@@ -39,6 +39,8 @@ pub struct ServedVersion {
     pub terminating: bool,
     /// The strategy the registry uses for this version.
     pub strategy: &'static CustomResourceStrategy,
+    /// The CRD's conversion webhook (`strategy: Webhook`); without one only apiVersion changes.
+    pub conversion: Option<Arc<super::webhook_converter::ConversionWebhook>>,
 }
 
 /// Served versions by catalog entry address (entries are interned, so the address is stable).

@@ -200,10 +200,18 @@ async fn start(
         .list(prefix, ListOptions::default())
         .await
         .map_err(|e| from_store(e, &gr, ""))?;
-    let mut objects = BTreeMap::new();
-    for kv in &page.items {
-        objects.insert(kv.key.clone(), Arc::new(object::decode(info, kv)?));
-    }
+    let mut decoded = page
+        .items
+        .iter()
+        .map(object::decode_stored)
+        .collect::<Result<Vec<_>, _>>()?;
+    crate::conversion::all_to_version(info, &mut decoded)?;
+    let objects: BTreeMap<_, _> = page
+        .items
+        .iter()
+        .map(|kv| kv.key.clone())
+        .zip(decoded.into_iter().map(Arc::new))
+        .collect();
     let mut watch = store
         .watch(prefix, page.revision)
         .await
@@ -241,25 +249,16 @@ async fn start(
                 }
             };
             let Some(Ok(ev)) = next else { break };
-            let decode = |kv: &k1s_storage::KeyValue| object::decode(info, kv).ok().map(Arc::new);
-            let prev = ev.prev.as_ref().and_then(decode);
-            let object = match (&ev.current, &prev) {
-                (Some(kv), _) => decode(kv),
-                (None, Some(p)) => {
-                    let mut last = (**p).clone();
-                    last["metadata"]["resourceVersion"] = Value::String(ev.revision.to_string());
-                    Some(Arc::new(last))
+            let event = match super::watch::decode_event(info, &ev) {
+                Ok(Some(event)) => event,
+                Ok(None) => continue,
+                Err(e) => {
+                    // An event this version cannot show (a conversion webhook failing): end
+                    // the cache rather than skip it; watchers re-watch and see the error.
+                    tracing::warn!(%prefix, error = %e.message, "watch cache stopped");
+                    break;
                 }
-                (None, None) => None,
             };
-            let Some(object) = object else { continue };
-            let event = Arc::new(CachedEvent {
-                kind: ev.kind,
-                revision: ev.revision,
-                key: ev.key.clone(),
-                object,
-                prev,
-            });
             let Ok(mut state) = cache.state.write() else {
                 return;
             };

@@ -250,8 +250,14 @@ impl Registry {
                 .list(&prefix, opts)
                 .await
                 .map_err(|e| from_store(e, &gr, ""))?;
-            for kv in &page.items {
-                let obj = object::decode(t.info, kv)?;
+            // One conversion for the page: a conversion webhook gets it in one call.
+            let mut page_items = page
+                .items
+                .iter()
+                .map(object::decode_stored)
+                .collect::<Result<Vec<_>, _>>()?;
+            crate::conversion::all_to_version(t.info, &mut page_items)?;
+            for obj in page_items {
                 if matches(
                     t.info,
                     &obj,
@@ -430,8 +436,8 @@ impl Registry {
             // The caller sees (and patches) the object in its request's version; the rules
             // below compare and store the storage version.
             let old = object::decode_stored(&current)?;
-            let mut desired = mutate(&object::in_version(t.info, old.clone()))?;
-            crate::conversion::to_storage(t.info, &mut desired);
+            let mut desired = mutate(&object::in_version(t.info, old.clone())?)?;
+            crate::conversion::to_storage(t.info, &mut desired)?;
             let client_rv = meta::resource_version(&desired)
                 .filter(|rv| !rv.is_empty())
                 .map(str::to_string);
@@ -483,7 +489,7 @@ impl Registry {
                 a.validate(Operation::Update, &new, Some(&old)).await?;
             }
             if object::same_content(&new, &old) {
-                return Ok(object::in_version(t.info, old));
+                return object::in_version(t.info, old);
             }
             if opts.dry_run {
                 return object::stored(t.info, new, current.mod_revision);

@@ -39,13 +39,13 @@ pub fn encode(obj: &Value) -> Bytes {
 pub fn stored(info: &ResourceInfo, mut obj: Value, revision: Revision) -> Result<Value, ApiError> {
     meta::set_resource_version(&mut obj, &revision.to_string())
         .map_err(|e| ApiError::internal(e.to_string()))?;
-    crate::conversion::to_version(info, &mut obj);
+    crate::conversion::to_version(info, &mut obj)?;
     Ok(obj)
 }
 
 /// An object read from storage, with its resourceVersion, in the version `info` serves.
 pub fn decode(info: &ResourceInfo, kv: &KeyValue) -> Result<Value, ApiError> {
-    Ok(in_version(info, decode_stored(kv)?))
+    in_version(info, decode_stored(kv)?)
 }
 
 /// An object read from storage, with its resourceVersion, in its storage version.
@@ -58,9 +58,9 @@ pub fn decode_stored(kv: &KeyValue) -> Result<Value, ApiError> {
 }
 
 /// A storage-version object in the version `info` serves.
-pub fn in_version(info: &ResourceInfo, mut obj: Value) -> Value {
-    crate::conversion::to_version(info, &mut obj);
-    obj
+pub fn in_version(info: &ResourceInfo, mut obj: Value) -> Result<Value, ApiError> {
+    crate::conversion::to_version(info, &mut obj)?;
+    Ok(obj)
 }
 
 fn meta_err(e: meta::MetaError) -> ApiError {

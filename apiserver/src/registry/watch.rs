@@ -86,7 +86,8 @@ impl Live {
             Live::Cache(rx) => rx.recv().await,
             Live::Store(w, info) => loop {
                 let ev = w.next().await?.ok()?;
-                if let Some(e) = decode_event(info, &ev) {
+                // An event that cannot be shown (a failing conversion webhook) ends the watch.
+                if let Some(e) = decode_event(info, &ev).ok()? {
                     return Some(e);
                 }
             },
@@ -94,25 +95,42 @@ impl Live {
     }
 }
 
-fn decode_event(info: &ResourceInfo, ev: &k1s_storage::Event) -> Option<Arc<CachedEvent>> {
-    let decode = |kv: &k1s_storage::KeyValue| object::decode(info, kv).ok().map(Arc::new);
-    let prev = ev.prev.as_ref().and_then(decode);
-    let object = match (&ev.current, &prev) {
-        (Some(kv), _) => decode(kv)?,
+/// A storage event in the version `info` serves (the object before and after, converted
+/// together). `None` for an event with nothing to show.
+pub(super) fn decode_event(
+    info: &ResourceInfo,
+    ev: &k1s_storage::Event,
+) -> Result<Option<Arc<CachedEvent>>, ApiError> {
+    let mut objects = Vec::with_capacity(2);
+    if let Some(kv) = &ev.prev {
+        objects.push(object::decode_stored(kv)?);
+    }
+    if let Some(kv) = &ev.current {
+        objects.push(object::decode_stored(kv)?);
+    }
+    crate::conversion::all_to_version(info, &mut objects)?;
+    let current = ev
+        .current
+        .as_ref()
+        .and_then(|_| objects.pop())
+        .map(Arc::new);
+    let prev = objects.pop().map(Arc::new);
+    let object = match (current, &prev) {
+        (Some(obj), _) => obj,
         (None, Some(p)) => {
             let mut last = (**p).clone();
             last["metadata"]["resourceVersion"] = Value::String(ev.revision.to_string());
             Arc::new(last)
         }
-        (None, None) => return None,
+        (None, None) => return Ok(None),
     };
-    Some(Arc::new(CachedEvent {
+    Ok(Some(Arc::new(CachedEvent {
         kind: ev.kind,
         revision: ev.revision,
         key: ev.key.clone(),
         object,
         prev,
-    }))
+    })))
 }
 
 impl Registry {

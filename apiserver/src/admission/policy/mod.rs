@@ -328,9 +328,13 @@ async fn dispatch_one(
     let (attrs, obj) = match &how {
         None => (attrs, obj),
         Some(eq) => {
-            vobj = in_version(obj, eq);
+            vobj = in_version(obj, eq)?;
             vattrs = AdmissionAttributes {
-                old_object: attrs.old_object.as_ref().map(|o| in_version(o, eq)),
+                old_object: attrs
+                    .old_object
+                    .as_ref()
+                    .map(|o| in_version(o, eq))
+                    .transpose()?,
                 ..eq.clone()
             };
             (&vattrs, &vobj)
@@ -500,7 +504,7 @@ async fn collect_params(
     }
     // Params are read in the storage version; expressions see the paramKind's version.
     for p in &mut found {
-        crate::conversion::to_version(info, p);
+        crate::conversion::to_version(info, p).map_err(|e| e.message)?;
         if p.get("apiVersion").is_none()
             && let Some(o) = p.as_object_mut()
         {

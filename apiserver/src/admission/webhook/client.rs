@@ -32,20 +32,36 @@ pub(super) async fn post(
     body: Vec<u8>,
     resolver: &dyn ServiceResolver,
 ) -> Result<Vec<u8>, CallFailure> {
-    let url = format!("{}?timeout={timeout_seconds}s", target.display_url());
+    let timeout = Duration::from_secs(timeout_seconds);
+    post_json(target, tls, timeout, true, body, resolver)
+        .await
+        .map_err(|e| CallFailure(format!("failed to call webhook: {e}")))
+}
+
+/// POSTs a JSON `body` and returns the 2xx answer's body, or why not in client-go's words
+/// (`Post "<url>": <cause>`, or the error a non-2xx answer means). `timeout` bounds the whole
+/// call; `advertise_timeout` adds it to the URL as `?timeout=<n>s`, as admission calls do.
+pub(crate) async fn post_json(
+    target: &ClientTarget,
+    tls: Arc<rustls::ClientConfig>,
+    timeout: Duration,
+    advertise_timeout: bool,
+    body: Vec<u8>,
+    resolver: &dyn ServiceResolver,
+) -> Result<Vec<u8>, String> {
+    let url = if advertise_timeout {
+        format!("{}?timeout={}s", target.display_url(), timeout.as_secs())
+    } else {
+        target.display_url()
+    };
     let call = exchange(target, tls, &url, body, resolver);
-    let outcome = tokio::time::timeout(Duration::from_secs(timeout_seconds), call)
+    let outcome = tokio::time::timeout(timeout, call)
         .await
         .unwrap_or_else(|_| Err(Transport("context deadline exceeded".to_string())));
     match outcome {
         Ok((status, body)) if (200..=206).contains(&status) => Ok(body),
-        Ok((status, body)) => Err(CallFailure(format!(
-            "failed to call webhook: {}",
-            unexpected_status_message(status, &body)
-        ))),
-        Err(Transport(e)) => Err(CallFailure(format!(
-            "failed to call webhook: Post {url:?}: {e}"
-        ))),
+        Ok((status, body)) => Err(unexpected_status_message(status, &body)),
+        Err(Transport(e)) => Err(format!("Post {url:?}: {e}")),
     }
 }
 

@@ -284,7 +284,7 @@ fn selector(v: Option<&Value>) -> Result<LabelSelector, String> {
     }
 }
 
-fn parse_target(client: &Value) -> Result<ClientTarget, String> {
+pub(crate) fn parse_target(client: &Value) -> Result<ClientTarget, String> {
     if let Some(url) = str_field(client, "url") {
         return parse_url(url);
     }
@@ -359,7 +359,7 @@ fn parse_url(url: &str) -> Result<ClientTarget, String> {
 
 /// The rustls client configuration: the `caBundle` certificates (PEM, base64 in JSON), or the
 /// default roots when there is no bundle.
-fn tls_config(
+pub(crate) fn tls_config(
     client: &Value,
     default_roots: &[CertificateDer<'static>],
 ) -> Result<Arc<rustls::ClientConfig>, String> {

@@ -160,15 +160,15 @@ pub(crate) fn equivalents(attrs: &AdmissionAttributes) -> Vec<AdmissionAttribute
 }
 
 /// An object (or old object) in the version `attrs` names.
-pub(crate) fn in_version(obj: &Value, attrs: &AdmissionAttributes) -> Value {
+pub(crate) fn in_version(obj: &Value, attrs: &AdmissionAttributes) -> Result<Value, ApiError> {
     let mut out = obj.clone();
     if let Some(info) =
         k1s_apimachinery::catalog::find(&attrs.group, &attrs.version, &attrs.resource)
         && out.is_object()
     {
-        crate::conversion::to_version(info, &mut out);
+        crate::conversion::to_version(info, &mut out)?;
     }
-    out
+    Ok(out)
 }
 
 /// Whether `hook` applies, and how: `Some(None)` as requested, `Some(Some(a))` through the
@@ -210,9 +210,13 @@ pub(super) fn matched(
             let (attrs, obj) = match &how {
                 None => (attrs, obj),
                 Some(eq) => {
-                    cobj = in_version(obj, eq);
+                    cobj = in_version(obj, eq)?;
                     cattrs = AdmissionAttributes {
-                        old_object: attrs.old_object.as_ref().map(|o| in_version(o, eq)),
+                        old_object: attrs
+                            .old_object
+                            .as_ref()
+                            .map(|o| in_version(o, eq))
+                            .transpose()?,
                         ..eq.clone()
                     };
                     (&cattrs, &cobj)

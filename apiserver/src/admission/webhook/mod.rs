@@ -15,8 +15,8 @@
 //! - Each call uses a fresh HTTP/1.1 connection.
 
 mod call;
-mod client;
-mod config;
+pub(crate) mod client;
+pub(crate) mod config;
 mod matching;
 mod mutating;
 mod review;

@@ -70,11 +70,15 @@ async fn run_round(
             // version; the result comes back in the request's version.
             Some(eq) => {
                 let mut eq = eq.clone();
-                eq.old_object = eq.old_object.as_ref().map(|o| matching::in_version(o, &eq));
-                let mut converted = matching::in_version(obj, &eq);
+                eq.old_object = eq
+                    .old_object
+                    .as_ref()
+                    .map(|o| matching::in_version(o, &eq))
+                    .transpose()?;
+                let mut converted = matching::in_version(obj, &eq)?;
                 let result = call_mutating(hook, &eq, &mut converted, resolver, outcome).await;
                 if matches!(result, Ok(true)) {
-                    *obj = matching::in_version(&converted, attrs);
+                    *obj = matching::in_version(&converted, attrs)?;
                 }
                 result
             }

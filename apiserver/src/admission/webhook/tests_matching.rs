@@ -269,7 +269,7 @@ fn equivalent_match_policy_maps_hpa_versions() {
         (eq.version.as_str(), eq.request_version.as_deref()),
         ("v2", Some("v1"))
     );
-    let converted = super::matching::in_version(&obj, &eq);
+    let converted = super::matching::in_version(&obj, &eq).unwrap();
     assert_eq!(converted["apiVersion"], "autoscaling/v2");
     assert_eq!(
         converted["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"],

@@ -25,8 +25,12 @@ pub(super) async fn dispatch(
             None => {}
             Some(None) => relevant.push((hook, attrs.clone(), obj.clone())),
             Some(Some(mut eq)) => {
-                eq.old_object = eq.old_object.as_ref().map(|o| matching::in_version(o, &eq));
-                let converted = matching::in_version(obj, &eq);
+                eq.old_object = eq
+                    .old_object
+                    .as_ref()
+                    .map(|o| matching::in_version(o, &eq))
+                    .transpose()?;
+                let converted = matching::in_version(obj, &eq)?;
                 relevant.push((hook, eq, converted));
             }
         }
