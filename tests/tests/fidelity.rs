@@ -2,7 +2,8 @@
 //! issue: a Service carries `status.loadBalancer` and its DELETE answers with the object; a Job
 //! gets its generated selector; CronJob and PVC defaults; immutable ConfigMaps and Secrets hold
 //! on every write path; the system PriorityClasses exist; Events are served through both
-//! groups; a CSR names its requester; pods keep their spec; security contexts are validated.
+//! groups; a CSR names its requester; pods keep their spec; security contexts are validated;
+//! pod affinity matchLabelKeys are merged into the selector on create.
 
 use k1s_tests::{TestCluster, fails};
 use serde_json::Value;
@@ -528,4 +529,49 @@ fn security_contexts_are_validated_as_upstream_through_kubectl() {
          securityContext: {runAsUser: 1000, seccompProfile: {type: RuntimeDefault}}\n  \
          containers: [{name: c, image: busybox, securityContext: {allowPrivilegeEscalation: false}}]\n",
     );
+}
+
+#[test]
+fn pod_affinity_match_label_keys_are_merged_into_the_selector_on_create() {
+    let c = TestCluster::start();
+    c.apply(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: web, labels: {app: web, version: v2}}\nspec:\n  \
+         containers: [{name: c, image: busybox}]\n  affinity:\n    podAffinity:\n      \
+         requiredDuringSchedulingIgnoredDuringExecution:\n      - labelSelector: {matchLabels: {tier: db}}\n        \
+         topologyKey: topology.kubernetes.io/zone\n        matchLabelKeys: [version, absent]\n    \
+         podAntiAffinity:\n      preferredDuringSchedulingIgnoredDuringExecution:\n      - weight: 10\n        \
+         podAffinityTerm: {labelSelector: {}, topologyKey: kubernetes.io/hostname, mismatchLabelKeys: [version]}\n",
+    );
+    let affinity = json(&c.kubectl_ok(&["get", "pod", "web", "-o", "jsonpath={.spec.affinity}"]));
+    let required = &affinity["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0];
+    assert_eq!(
+        required["labelSelector"],
+        json(
+            r#"{"matchLabels":{"tier":"db"},"matchExpressions":[{"key":"version","operator":"In","values":["v2"]}]}"#
+        ),
+        "{affinity}"
+    );
+    assert_eq!(required["matchLabelKeys"], json(r#"["version","absent"]"#));
+    assert_eq!(
+        affinity["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"][0]["podAffinityTerm"]
+            ["labelSelector"],
+        json(r#"{"matchExpressions":[{"key":"version","operator":"NotIn","values":["v2"]}]}"#),
+        "{affinity}"
+    );
+    // Keys without a selector, or in both lists, are refused with upstream's messages.
+    let bad = "apiVersion: v1\nkind: Pod\nmetadata: {name: bad, labels: {app: web}}\nspec:\n  \
+               containers: [{name: c, image: busybox}]\n  affinity:\n    podAffinity:\n      \
+               requiredDuringSchedulingIgnoredDuringExecution:\n      - topologyKey: zone\n        \
+               matchLabelKeys: [app]\n      - labelSelector: {}\n        topologyKey: zone\n        \
+               matchLabelKeys: [app]\n        mismatchLabelKeys: [app]\n";
+    let err = fails(
+        &["apply bad pod"],
+        c.kubectl_stdin(&["apply", "-f", "-"], bad),
+    );
+    for want in [
+        "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].matchLabelKeys: Forbidden: must not be specified when labelSelector is not set",
+        "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[1].matchLabelKeys[0]: Invalid value: \"app\": exists in both matchLabelKeys and mismatchLabelKeys",
+    ] {
+        assert!(err.contains(want), "want {want:?} in {err}");
+    }
 }
