@@ -540,7 +540,7 @@ async fn an_aggregated_api_server_is_reached_through_kubectl() {
             port = addr.port()
         ));
         c.apply(&format!(
-            "apiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata: {{name: v1alpha1.wardle.example.com}}\nspec:\n  group: wardle.example.com\n  version: v1alpha1\n  groupPriorityMinimum: 1000\n  versionPriority: 15\n  caBundle: {ca_bundle}\n  service: {{name: api, namespace: wardle}}\n"
+            "apiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata: {{name: v1alpha1.wardle.example.com}}\nspec:\n  group: wardle.example.com\n  version: v1alpha1\n  groupPriorityMinimum: 2000\n  versionPriority: 15\n  caBundle: {ca_bundle}\n  service: {{name: api, namespace: wardle}}\n"
         ));
         // The port defaults to 443; the availability check passes.
         let port = c.kubectl_ok(&[
@@ -566,6 +566,13 @@ async fn an_aggregated_api_server_is_reached_through_kubectl() {
         );
         let versions = c.kubectl_ok(&["api-versions"]);
         assert!(versions.contains(GROUP_VERSION), "{versions}");
+        // Groups are ordered by the APIServices' priorities, as upstream's aggregator orders
+        // them: wardle (2000) after the built-ins, before custom resources (1000) and
+        // metrics.k8s.io (100).
+        let apis: Value = serde_json::from_str(&c.kubectl_ok(&["get", "--raw", "/apis"])).expect("json");
+        let order: Vec<&str> = apis["groups"].as_array().expect("groups").iter().map(|g| g["name"].as_str().unwrap_or_default()).collect();
+        let at = |name: &str| order.iter().position(|g| *g == name).unwrap_or_else(|| panic!("{name} in {order:?}"));
+        assert!(at("flowcontrol.apiserver.k8s.io") < at("wardle.example.com") && at("wardle.example.com") < at("metrics.k8s.io"), "{order:?}");
         let group = c.kubectl_ok(&["get", "--raw", "/apis/wardle.example.com"]);
         assert!(group.contains(r#""preferredVersion""#) && group.contains(GROUP_VERSION), "{group}");
 

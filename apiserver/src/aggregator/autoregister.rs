@@ -49,6 +49,29 @@ const PRIORITIES: &[(&str, &str, i64, i64)] = &[
 const CRD_GROUP_PRIORITY: i64 = 1000;
 const CRD_VERSION_PRIORITY: i64 = 100;
 
+/// The (group, version) priorities of a group/version this server serves itself: the
+/// built-in table, metrics.k8s.io's APIService, else a custom resource's.
+pub(crate) fn local_priority(group: &str, version: &str) -> (i64, i64) {
+    if let Some(&(_, _, g, v)) = PRIORITIES
+        .iter()
+        .find(|(pg, pv, _, _)| *pg == group && *pv == version)
+    {
+        return (g, v);
+    }
+    if let Some(&(_, _, g, _)) = PRIORITIES.iter().find(|(pg, _, _, _)| *pg == group) {
+        return (g, 0);
+    }
+    let metrics = crate::metrics_api::api_service();
+    if metrics["spec"]["group"] == group {
+        let spec = &metrics["spec"];
+        return (
+            spec["groupPriorityMinimum"].as_i64().unwrap_or_default(),
+            spec["versionPriority"].as_i64().unwrap_or_default(),
+        );
+    }
+    (CRD_GROUP_PRIORITY, CRD_VERSION_PRIORITY)
+}
+
 fn local_api_service(group: &str, version: &str, priority: (i64, i64), managed: &str) -> Value {
     json!({
         "apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",

@@ -258,6 +258,25 @@ impl Aggregator {
                 apis.add(r.clone());
             }
         }
+        // Discovery order as upstream's aggregator: by the APIServices' priorities.
+        let remote_priority = |group: &str, version: Option<&str>| {
+            remotes
+                .values()
+                .filter(|r| r.group == group && version.is_none_or(|v| r.version == v))
+                .map(|r| (r.group_priority_minimum, r.version_priority))
+                .max()
+        };
+        apis.order_by_priority(
+            |g| {
+                remote_priority(g, None)
+                    .map_or_else(|| autoregister::local_priority(g, "").0, |p| p.0)
+            },
+            |g, v| {
+                remote_priority(g, Some(v))
+                    .unwrap_or_else(|| autoregister::local_priority(g, v))
+                    .1
+            },
+        );
         let apis = Arc::new(apis);
         *merged = Some((key.0, key.1, apis.clone()));
         apis

@@ -220,6 +220,27 @@ impl ServedApis {
         }
     }
 
+    /// Orders groups as upstream's aggregator does: highest `group_priority` first, then by
+    /// name; and versions by `version_priority` (highest first), then by Kubernetes version
+    /// priority. The order is stable, so groups of equal priority keep their relative order.
+    pub fn order_by_priority(
+        &mut self,
+        group_priority: impl Fn(&str) -> i64,
+        version_priority: impl Fn(&str, &str) -> i64,
+    ) {
+        self.groups
+            .sort_by_cached_key(|g| (std::cmp::Reverse(group_priority(&g.name)), g.name.clone()));
+        for g in &mut self.groups {
+            let name = g.name.clone();
+            g.versions.sort_by(|a, b| {
+                version_priority(&name, b)
+                    .cmp(&version_priority(&name, a))
+                    .then_with(|| compare_kube_aware_versions(b, a))
+            });
+        }
+        self.fixed_groups = self.groups.len();
+    }
+
     /// Groups in discovery order, the core group (`""`) included.
     pub fn groups(&self) -> &[ServedGroup] {
         &self.groups
