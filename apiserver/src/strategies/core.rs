@@ -7,6 +7,7 @@ use serde_json::{Map, Value, json};
 
 use super::apps::{default_pod_template, validate_pod_spec};
 use super::pod_spec::{default_legacy_sources, default_pod, default_pvc_spec};
+use super::pod_validation;
 use crate::registry::Strategy;
 
 pub struct Namespaces;
@@ -49,9 +50,9 @@ impl Strategy for Namespaces {
 pub struct Pods;
 impl Strategy for Pods {
     fn warnings_on_create(&self, obj: &Value) -> Vec<String> {
-        let mut out: Vec<String> = super::warnings::dns_label_name(obj, "the Pod's hostname")
-            .into_iter()
-            .collect();
+        // Upstream adds the AppArmor ones while preparing the pod, before these.
+        let mut out = pod_validation::app_armor_warnings(obj);
+        out.extend(super::warnings::dns_label_name(obj, "the Pod's hostname"));
         out.extend(super::warnings::pod(obj, ""));
         out
     }
@@ -76,7 +77,8 @@ impl Strategy for Pods {
             }]);
         }
         obj["status"] = status;
-        super::pod_validation::merge_match_label_keys(obj);
+        pod_validation::merge_match_label_keys(obj);
+        pod_validation::apply_app_armor_version_skew(obj);
     }
     fn tracks_generation(&self, _: &k1s_apimachinery::catalog::ResourceInfo) -> bool {
         true
@@ -85,7 +87,8 @@ impl Strategy for Pods {
         true
     }
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
-        let mut errs = validate_pod_spec(obj.get("spec"), "spec");
+        let mut errs = pod_validation::validate_pod_annotations(obj, false);
+        errs.extend(validate_pod_spec(obj.get("spec"), "spec"));
         if obj
             .pointer("/spec/ephemeralContainers")
             .and_then(Value::as_array)
@@ -96,10 +99,14 @@ impl Strategy for Pods {
                 "cannot be set on create",
             ));
         }
+        errs.extend(pod_validation::validate_pod_create(obj));
         errs
     }
     fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
-        let mut errs = validate_pod_spec(new.get("spec"), "spec");
+        let allow_invalid_cost = pod_validation::had_invalid_deletion_cost(old);
+        let mut errs = pod_validation::validate_pod_annotations(new, allow_invalid_cost);
+        errs.extend(validate_pod_spec(new.get("spec"), "spec"));
+        errs.extend(pod_validation::validate_pod_annotation_updates(new, old));
         errs.extend(validate_pod_spec_update(&new["spec"], &old["spec"]));
         errs.extend(validate_ephemeral_containers(&new["spec"], &old["spec"]));
         errs

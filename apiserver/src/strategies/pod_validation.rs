@@ -1606,3 +1606,435 @@ fn spread_match_label_keys_errors(
     }
     errs
 }
+
+// Pod-only metadata rules: the annotations a Pod's spec depends on (upstream's
+// ValidatePodSpecificAnnotations and ...Updates), the create-time checks that deprecated
+// seccomp/AppArmor annotations agree with the fields, and the AppArmor version-skew sync.
+
+const MIRROR_ANNOTATION: &str = "kubernetes.io/config.mirror";
+const TOLERATIONS_ANNOTATION: &str = "scheduler.alpha.kubernetes.io/tolerations";
+const DELETION_COST_ANNOTATION: &str = "controller.kubernetes.io/pod-deletion-cost";
+const SECCOMP_POD_ANNOTATION: &str = "seccomp.security.alpha.kubernetes.io/pod";
+const SECCOMP_CONTAINER_PREFIX: &str = "container.seccomp.security.alpha.kubernetes.io/";
+const APPARMOR_PREFIX: &str = "container.apparmor.security.beta.kubernetes.io/";
+
+fn annotations(pod: &Value) -> Option<&serde_json::Map<String, Value>> {
+    pod.pointer("/metadata/annotations")
+        .and_then(Value::as_object)
+}
+
+/// Every container with its list and index, in upstream's VisitContainersWithPath order.
+fn all_containers(spec: &Value) -> impl Iterator<Item = (&'static str, usize, &Value)> {
+    ["initContainers", "containers", "ephemeralContainers"]
+        .into_iter()
+        .flat_map(move |list| {
+            items(spec, list)
+                .iter()
+                .enumerate()
+                .map(move |(i, c)| (list, i, c))
+        })
+}
+
+/// Upstream's GetDeletionCostFromPodAnnotations succeeds: no `+`, no leading zeros, an int32.
+fn deletion_cost_is_valid(annotations: Option<&serde_json::Map<String, Value>>) -> bool {
+    let Some(value) = annotations.and_then(|a| a.get(DELETION_COST_ANNOTATION)) else {
+        return true;
+    };
+    let value = value.as_str().unwrap_or_default();
+    let first_ok = match value.as_bytes() {
+        [] => false,
+        [b'-', ..] => true,
+        [b'0'] => true,
+        [b'1'..=b'9', ..] => true,
+        _ => false,
+    };
+    first_ok && value.parse::<i32>().is_ok()
+}
+
+/// Go's json.Unmarshal refusal of a top-level value of the wrong kind.
+fn unmarshal_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Object(_) => "object",
+        Value::String(_) => "string",
+        Value::Number(_) => "number",
+        Value::Bool(_) => "bool",
+        Value::Array(_) | Value::Null => "array",
+    }
+}
+
+/// Upstream's ValidateSeccompProfile of a deprecated seccomp annotation value.
+fn seccomp_annotation_errors(value: &str, field: &str) -> Vec<FieldError> {
+    match value {
+        "runtime/default" | "docker/default" | "unconfined" => Vec::new(),
+        _ => match value.strip_prefix("localhost/") {
+            Some(path) => local_descending_path_errors(path, field),
+            None => vec![FieldError::invalid(
+                field,
+                value,
+                "must be a valid seccomp profile",
+            )],
+        },
+    }
+}
+
+/// Upstream's ValidatePodSpecificAnnotations at `metadata.annotations`. `allow_invalid_cost`
+/// is set on updates of a pod whose deletion cost was already invalid.
+pub fn validate_pod_annotations(pod: &Value, allow_invalid_cost: bool) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let Some(map) = annotations(pod) else {
+        return errs;
+    };
+    const PATH: &str = "metadata.annotations";
+    let spec = pod.get("spec").unwrap_or(&Value::Null);
+    let value_of = |k: &str| map.get(k).and_then(Value::as_str).unwrap_or_default();
+    if map.contains_key(MIRROR_ANNOTATION) && text(spec, "nodeName").is_empty() {
+        errs.push(FieldError::invalid(
+            format!("{PATH}[{MIRROR_ANNOTATION}]"),
+            value_of(MIRROR_ANNOTATION),
+            "must set spec.nodeName if mirror pod annotation is set",
+        ));
+    }
+    let tolerations = value_of(TOLERATIONS_ANNOTATION);
+    if !tolerations.is_empty() {
+        match serde_json::from_str::<Value>(tolerations) {
+            Ok(Value::Array(list)) => errs.extend(validate_tolerations(
+                &list,
+                &format!("{PATH}.{TOLERATIONS_ANNOTATION}"),
+            )),
+            Ok(Value::Null) => {}
+            // Go's decoder names the kind it could not put into []core.Toleration; syntax
+            // errors carry serde's wording, not encoding/json's.
+            Ok(other) => errs.push(FieldError::invalid(
+                PATH,
+                TOLERATIONS_ANNOTATION,
+                format!(
+                    "json: cannot unmarshal {} into Go value of type []core.Toleration",
+                    unmarshal_kind(&other)
+                ),
+            )),
+            Err(e) => errs.push(FieldError::invalid(
+                PATH,
+                TOLERATIONS_ANNOTATION,
+                e.to_string(),
+            )),
+        }
+    }
+    if !allow_invalid_cost && !deletion_cost_is_valid(Some(map)) {
+        errs.push(FieldError::invalid(
+            format!("{PATH}[{DELETION_COST_ANNOTATION}]"),
+            value_of(DELETION_COST_ANNOTATION),
+            "must be a 32bit integer",
+        ));
+    }
+    // Seccomp annotations are reported under a child path (`annotations.<key>`), AppArmor ones
+    // under a key path (`annotations[<key>]`), as upstream does.
+    for (key, value) in map {
+        let value = value.as_str().unwrap_or_default();
+        if key == SECCOMP_POD_ANNOTATION || key.starts_with(SECCOMP_CONTAINER_PREFIX) {
+            errs.extend(seccomp_annotation_errors(value, &format!("{PATH}.{key}")));
+        }
+        if let Some(container) = key.strip_prefix(APPARMOR_PREFIX) {
+            let field = format!("{PATH}[{key}]");
+            if !all_containers(spec).any(|(_, _, c)| text(c, "name") == container) {
+                errs.push(FieldError::invalid(
+                    &field,
+                    container,
+                    "container not found",
+                ));
+            }
+            let known = matches!(value, "" | "runtime/default" | "unconfined");
+            if !known && !value.starts_with("localhost/") {
+                errs.push(FieldError::invalid(
+                    field,
+                    value,
+                    format!("invalid AppArmor profile name: {}", Value::from(value)),
+                ));
+            }
+        }
+    }
+    errs
+}
+
+/// Whether a stored pod's deletion cost is invalid, so that its updates may keep it (upstream's
+/// AllowInvalidPodDeletionCost option).
+pub fn had_invalid_deletion_cost(old: &Value) -> bool {
+    !deletion_cost_is_valid(annotations(old))
+}
+
+/// Upstream's ValidatePodSpecificAnnotationUpdates: AppArmor and mirror-pod annotations are
+/// fixed once the pod exists, then the annotations are validated again (upstream's update
+/// path runs ValidatePodSpecificAnnotations twice, so its errors appear twice, as here).
+pub fn validate_pod_annotation_updates(new: &Value, old: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let empty = serde_json::Map::new();
+    let new_map = annotations(new).unwrap_or(&empty);
+    let old_map = annotations(old).unwrap_or(&empty);
+    for (key, old_value) in old_map {
+        if new_map.get(key) == Some(old_value) {
+            continue;
+        }
+        let field = || format!("metadata.annotations[{key}]");
+        if key.starts_with(APPARMOR_PREFIX) {
+            errs.push(FieldError::forbidden(
+                field(),
+                "may not remove or update AppArmor annotations",
+            ));
+        }
+        if key == MIRROR_ANNOTATION {
+            errs.push(FieldError::forbidden(
+                field(),
+                "may not remove or update mirror pod annotation",
+            ));
+        }
+    }
+    for key in new_map.keys().filter(|k| !old_map.contains_key(*k)) {
+        let field = || format!("metadata.annotations[{key}]");
+        if key.starts_with(APPARMOR_PREFIX) {
+            errs.push(FieldError::forbidden(
+                field(),
+                "may not add AppArmor annotations",
+            ));
+        }
+        if key == MIRROR_ANNOTATION {
+            errs.push(FieldError::forbidden(
+                field(),
+                "may not add mirror pod annotation",
+            ));
+        }
+    }
+    errs.extend(validate_pod_annotations(
+        new,
+        had_invalid_deletion_cost(old),
+    ));
+    errs
+}
+
+/// The rules of ValidatePodCreate beyond the spec: a node name only without scheduling gates,
+/// and deprecated seccomp/AppArmor annotations that agree with the fields.
+pub fn validate_pod_create(pod: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let spec = pod.get("spec").unwrap_or(&Value::Null);
+    if !text(spec, "nodeName").is_empty() && !items(spec, "schedulingGates").is_empty() {
+        errs.push(FieldError::forbidden(
+            "spec.nodeName",
+            "cannot be set until all schedulingGates have been cleared",
+        ));
+    }
+    let Some(map) = annotations(pod) else {
+        return errs;
+    };
+    let annotation = |key: &str| map.get(key).and_then(Value::as_str);
+    // Seccomp: the pod-level field against the pod annotation, each container's own field
+    // against its annotation.
+    if let (Some(field), Some(value)) = (
+        profile_at(spec, "seccompProfile"),
+        annotation(SECCOMP_POD_ANNOTATION),
+    ) {
+        errs.extend(profile_mismatch(
+            "seccomp",
+            value,
+            field,
+            "spec.securityContext.seccompProfile",
+        ));
+    }
+    for (list, i, c) in all_containers(spec) {
+        let Some(field) = profile_at(c, "seccompProfile") else {
+            continue;
+        };
+        let key = format!("{SECCOMP_CONTAINER_PREFIX}{}", text(c, "name"));
+        if let Some(value) = annotation(&key) {
+            let at = format!("spec.{list}[{i}].securityContext.seccompProfile");
+            errs.extend(profile_mismatch("seccomp", value, field, &at));
+        }
+    }
+    // AppArmor (not for Windows pods): the container's field, or else the pod's, against the
+    // container's annotation.
+    if text(spec.get("os").unwrap_or(&Value::Null), "name") != "windows" {
+        let pod_profile = profile_at(spec, "appArmorProfile");
+        for (list, i, c) in all_containers(spec) {
+            let Some(field) = profile_at(c, "appArmorProfile").or(pod_profile) else {
+                continue;
+            };
+            let key = format!("{APPARMOR_PREFIX}{}", text(c, "name"));
+            if let Some(value) = annotation(&key) {
+                let at = format!("spec.{list}[{i}].securityContext.appArmorProfile");
+                errs.extend(profile_mismatch("apparmor", value, field, &at));
+            }
+        }
+    }
+    errs
+}
+
+/// A profile field of a pod's or container's securityContext.
+fn profile_at<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
+    v.get("securityContext").and_then(|s| set(s, key))
+}
+
+/// Upstream's validateSeccompAnnotationsAndFieldsMatch and its AppArmor twin: the annotation
+/// `value` must name the profile the `field` at `at` sets.
+fn profile_mismatch(kind: &str, value: &str, field: &Value, at: &str) -> Option<FieldError> {
+    let type_error = || {
+        FieldError::forbidden(
+            format!("{at}.type"),
+            format!("{kind} type in annotation and field must match"),
+        )
+    };
+    let runtime_default: &[&str] = if kind == "seccomp" {
+        &["runtime/default", "docker/default"]
+    } else {
+        &["runtime/default"]
+    };
+    match text(field, "type") {
+        "Unconfined" => (value != "unconfined").then(type_error),
+        "RuntimeDefault" => (!runtime_default.contains(&value)).then(type_error),
+        "Localhost" => match value.strip_prefix("localhost/") {
+            None => Some(type_error()),
+            Some(name) => (field.get("localhostProfile").and_then(Value::as_str) != Some(name))
+                .then(|| {
+                    FieldError::forbidden(
+                        format!("{at}.localhostProfile"),
+                        format!("{kind} profile in annotation and field must match"),
+                    )
+                }),
+        },
+        _ => None,
+    }
+}
+
+/// The AppArmor annotation value of a profile field (upstream's appArmorAnnotationForField).
+fn app_armor_annotation_for(profile: &Value) -> Option<String> {
+    match text(profile, "type") {
+        "Unconfined" => Some("unconfined".into()),
+        "RuntimeDefault" => Some("runtime/default".into()),
+        "Localhost" => profile
+            .get("localhostProfile")
+            .and_then(Value::as_str)
+            .map(|p| format!("localhost/{p}")),
+        _ => None,
+    }
+}
+
+/// The profile field an AppArmor annotation names, when it names a valid one (upstream's
+/// apparmorFieldForAnnotation, then ValidateAppArmorProfileField).
+fn app_armor_field_for(annotation: &str) -> Option<Value> {
+    match annotation {
+        "unconfined" => Some(serde_json::json!({ "type": "Unconfined" })),
+        "runtime/default" => Some(serde_json::json!({ "type": "RuntimeDefault" })),
+        _ => {
+            let name = annotation.strip_prefix("localhost/")?;
+            let valid = !name.is_empty() && name.trim() == name && name.len() <= 4095;
+            valid.then(|| serde_json::json!({ "type": "Localhost", "localhostProfile": name }))
+        }
+    }
+}
+
+fn same_profile(a: &Value, b: Option<&Value>) -> bool {
+    b.is_some_and(|b| {
+        text(a, "type") == text(b, "type")
+            && a.get("localhostProfile").filter(|v| !v.is_null())
+                == b.get("localhostProfile").filter(|v| !v.is_null())
+    })
+}
+
+/// Whether a pod has anything for the AppArmor version-skew sync to look at; most pods do not,
+/// and they cost one pass over their annotation keys and containers.
+fn uses_app_armor(pod: &Value, spec: &Value) -> bool {
+    let has_field = |v: &Value| profile_at(v, "appArmorProfile").is_some();
+    has_field(spec)
+        || all_containers(spec).any(|(_, _, c)| has_field(c))
+        || annotations(pod).is_some_and(|a| a.keys().any(|k| k.starts_with(APPARMOR_PREFIX)))
+}
+
+/// Upstream 1.33's applyAppArmorVersionSkew (PrepareForCreate of Pods, not Windows pods): a
+/// container without its annotation gets one from its own or the pod's profile field; a
+/// container with an annotation but no field gets the field it names, unless that is the pod's
+/// profile already.
+pub fn apply_app_armor_version_skew(pod: &mut Value) {
+    let Some(spec) = pod.get("spec") else {
+        return;
+    };
+    if text(spec.get("os").unwrap_or(&Value::Null), "name") == "windows"
+        || !uses_app_armor(pod, spec)
+    {
+        return;
+    }
+    let pod_profile = profile_at(spec, "appArmorProfile");
+    let map = annotations(pod);
+    let mut new_annotations = Vec::new();
+    let mut new_fields = Vec::new();
+    for (list, i, c) in all_containers(spec) {
+        let key = format!("{APPARMOR_PREFIX}{}", text(c, "name"));
+        let own = profile_at(c, "appArmorProfile");
+        match map.and_then(|m| m.get(&key)) {
+            None => {
+                if let Some(value) = own.or(pod_profile).and_then(app_armor_annotation_for) {
+                    new_annotations.push((key, value));
+                }
+            }
+            Some(annotation) if own.is_none() => {
+                let field = annotation.as_str().and_then(app_armor_field_for);
+                if let Some(field) = field.filter(|f| !same_profile(f, pod_profile)) {
+                    new_fields.push((list, i, field));
+                }
+            }
+            Some(_) => {}
+        }
+    }
+    for (list, i, field) in new_fields {
+        let Some(c) = pod.pointer_mut(&format!("/spec/{list}/{i}")) else {
+            continue;
+        };
+        // Only into an object (or a missing context): a malformed one is left to validation.
+        if c.get("securityContext").is_none_or(Value::is_null) {
+            c["securityContext"] = Value::Object(serde_json::Map::new());
+        }
+        if let Some(sc) = c.get_mut("securityContext").and_then(Value::as_object_mut) {
+            sc.insert("appArmorProfile".into(), field);
+        }
+    }
+    if new_annotations.is_empty() {
+        return;
+    }
+    let Some(meta) = pod.get_mut("metadata").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let slot = meta
+        .entry("annotations")
+        .or_insert_with(|| Value::Object(serde_json::Map::new()));
+    if slot.is_null() {
+        *slot = Value::Object(serde_json::Map::new());
+    }
+    if let Some(map) = slot.as_object_mut() {
+        for (key, value) in new_annotations {
+            map.insert(key, Value::String(value));
+        }
+    }
+}
+
+/// The deprecation warnings of the AppArmor sync that can be told from the created pod: an
+/// annotation naming no valid profile on a container without a field. (Upstream also warns when
+/// the sync copied an annotation into a field; after the sync that looks the same as a pod
+/// that set both, so that warning is not given.)
+pub fn app_armor_warnings(pod: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    let (Some(spec), Some(map)) = (pod.get("spec"), annotations(pod)) else {
+        return out;
+    };
+    if text(spec.get("os").unwrap_or(&Value::Null), "name") == "windows" {
+        return out;
+    }
+    for (_, _, c) in all_containers(spec) {
+        let key = format!("{APPARMOR_PREFIX}{}", text(c, "name"));
+        let Some(annotation) = map.get(&key) else {
+            continue;
+        };
+        let own = profile_at(c, "appArmorProfile");
+        let named = annotation.as_str().and_then(app_armor_field_for);
+        if own.is_none() && named.is_none() {
+            out.push(format!(
+                "metadata.annotations[{key}]: deprecated since v1.30; use the \"appArmorProfile\" field instead"
+            ));
+        }
+    }
+    out
+}

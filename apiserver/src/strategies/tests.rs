@@ -1672,9 +1672,14 @@ fn security_contexts_are_validated_as_upstream() {
 /// A Pod through the create path (defaults, prepare_for_create, validate): the stored object
 /// and its errors.
 fn created_pod(labels: Value, spec: Value) -> (Value, Vec<String>) {
+    created_pod_with(json!({ "name": "p", "labels": labels }), spec)
+}
+
+/// `created_pod` with the given metadata.
+fn created_pod_with(metadata: Value, spec: Value) -> (Value, Vec<String>) {
     let info = catalog::find("", "v1", "pods").expect("in the catalog");
     let strategy = for_resource(info);
-    let mut pod = json!({ "metadata": { "name": "p", "labels": labels },
+    let mut pod = json!({ "metadata": metadata,
         "spec": { "containers": [{ "name": "c", "image": "nginx" }] } });
     if let (Some(into), Value::Object(from)) = (pod["spec"].as_object_mut(), spec) {
         into.extend(from);
@@ -1867,4 +1872,225 @@ fn match_label_keys_and_dns_searches_are_validated_as_upstream() {
             "{spec}"
         );
     }
+}
+
+#[test]
+fn app_armor_fields_and_annotations_are_synced_on_create_as_upstream_1_33() {
+    let info = catalog::find("", "v1", "pods").expect("in the catalog");
+    let key = |c: &str| format!("container.apparmor.security.beta.kubernetes.io/{c}");
+    // Fields to annotations: a container's own profile, or else the pod's.
+    let spec = json!({ "securityContext": { "appArmorProfile": { "type": "Localhost", "localhostProfile": "p" } },
+        "initContainers": [{ "name": "i", "image": "busybox" }],
+        "containers": [{ "name": "c", "image": "nginx", "securityContext": { "appArmorProfile": { "type": "Unconfined" } } },
+                       { "name": "d", "image": "nginx" }] });
+    let (pod, errs) = created_pod_with(json!({ "name": "p" }), spec);
+    assert_eq!(errs, Vec::<String>::new());
+    let annotations = &pod["metadata"]["annotations"];
+    assert_eq!(annotations[key("c")], "unconfined");
+    assert_eq!(annotations[key("d")], "localhost/p");
+    assert_eq!(annotations[key("i")], "localhost/p");
+    assert_eq!(
+        for_resource(info).warnings_on_create(&pod),
+        Vec::<String>::new()
+    );
+
+    // Annotations to fields, unless the pod's profile says the same already.
+    let spec = json!({ "securityContext": { "appArmorProfile": { "type": "RuntimeDefault" } },
+        "containers": [{ "name": "c", "image": "nginx" }, { "name": "d", "image": "nginx" }] });
+    let meta = json!({ "name": "p", "annotations": { key("c"): "localhost/prof", key("d"): "runtime/default" } });
+    let (pod, errs) = created_pod_with(meta, spec);
+    assert_eq!(errs, Vec::<String>::new());
+    assert_eq!(
+        pod["spec"]["containers"][0]["securityContext"]["appArmorProfile"],
+        json!({ "type": "Localhost", "localhostProfile": "prof" })
+    );
+    assert_eq!(pod["spec"]["containers"][1].get("securityContext"), None);
+
+    // A Windows pod is left alone.
+    let spec =
+        json!({ "os": { "name": "windows" }, "containers": [{ "name": "c", "image": "nginx" }] });
+    let meta = json!({ "name": "p", "annotations": { key("c"): "localhost/prof" } });
+    let (pod, _) = created_pod_with(meta, spec);
+    assert_eq!(pod["spec"]["containers"][0].get("securityContext"), None);
+
+    // An annotation naming no valid profile stays, with upstream's deprecation warning.
+    let meta = json!({ "name": "p", "annotations": { key("c"): "localhost/ padded" } });
+    let (pod, errs) = created_pod_with(meta, json!({}));
+    assert_eq!(errs, Vec::<String>::new());
+    assert_eq!(pod["spec"]["containers"][0].get("securityContext"), None);
+    assert_eq!(
+        for_resource(info).warnings_on_create(&pod),
+        [format!(
+            "metadata.annotations[{}]: deprecated since v1.30; use the \"appArmorProfile\" field instead",
+            key("c")
+        )]
+    );
+}
+
+#[test]
+fn pod_specific_annotations_are_validated_as_upstream() {
+    let key = |c: &str| format!("container.apparmor.security.beta.kubernetes.io/{c}");
+    let with = |annotations: Value, spec: Value| {
+        created_pod_with(json!({ "name": "p", "annotations": annotations }), spec).1
+    };
+    let cases: Vec<(Value, Value, String)> = vec![
+        (
+            json!({ key("nope"): "runtime/default" }),
+            json!({}),
+            format!("metadata.annotations[{}]: Invalid value: \"nope\": container not found", key("nope")),
+        ),
+        (
+            json!({ key("c"): "foo" }),
+            json!({}),
+            format!("metadata.annotations[{}]: Invalid value: \"foo\": invalid AppArmor profile name: \"foo\"", key("c")),
+        ),
+        (
+            json!({ key("c"): "unconfined" }),
+            json!({ "containers": [{ "name": "c", "image": "i", "securityContext": { "appArmorProfile": { "type": "RuntimeDefault" } } }] }),
+            "spec.containers[0].securityContext.appArmorProfile.type: Forbidden: apparmor type in annotation and field must match".to_string(),
+        ),
+        (
+            json!({ key("c"): "localhost/b" }),
+            json!({ "containers": [{ "name": "c", "image": "i",
+                "securityContext": { "appArmorProfile": { "type": "Localhost", "localhostProfile": "a" } } }] }),
+            "spec.containers[0].securityContext.appArmorProfile.localhostProfile: Forbidden: apparmor profile in annotation and field must match".to_string(),
+        ),
+        (
+            json!({ "seccomp.security.alpha.kubernetes.io/pod": "foo" }),
+            json!({}),
+            "metadata.annotations.seccomp.security.alpha.kubernetes.io/pod: Invalid value: \"foo\": must be a valid seccomp profile".to_string(),
+        ),
+        (
+            json!({ "container.seccomp.security.alpha.kubernetes.io/c": "localhost/../x" }),
+            json!({}),
+            "metadata.annotations.container.seccomp.security.alpha.kubernetes.io/c: Invalid value: \"../x\": must not contain '..'".to_string(),
+        ),
+        (
+            json!({ "seccomp.security.alpha.kubernetes.io/pod": "unconfined" }),
+            json!({ "securityContext": { "seccompProfile": { "type": "RuntimeDefault" } } }),
+            "spec.securityContext.seccompProfile.type: Forbidden: seccomp type in annotation and field must match".to_string(),
+        ),
+        (
+            json!({ "container.seccomp.security.alpha.kubernetes.io/c": "localhost/a" }),
+            json!({ "containers": [{ "name": "c", "image": "i", "securityContext": { "seccompProfile": { "type": "Localhost", "localhostProfile": "b" } } }] }),
+            "spec.containers[0].securityContext.seccompProfile.localhostProfile: Forbidden: seccomp profile in annotation and field must match".to_string(),
+        ),
+        (
+            json!({ "kubernetes.io/config.mirror": "x" }),
+            json!({}),
+            "metadata.annotations[kubernetes.io/config.mirror]: Invalid value: \"x\": must set spec.nodeName if mirror pod annotation is set".to_string(),
+        ),
+        (
+            json!({ "scheduler.alpha.kubernetes.io/tolerations": "[{\"key\":\"k\",\"operator\":\"Exists\",\"value\":\"v\"}]" }),
+            json!({}),
+            "metadata.annotations.scheduler.alpha.kubernetes.io/tolerations[0].operator: Invalid value: \"v\": value must be empty when `operator` is 'Exists'".to_string(),
+        ),
+        (
+            json!({ "scheduler.alpha.kubernetes.io/tolerations": "{}" }),
+            json!({}),
+            "metadata.annotations: Invalid value: \"scheduler.alpha.kubernetes.io/tolerations\": json: cannot unmarshal object into Go value of type []core.Toleration".to_string(),
+        ),
+        (
+            json!({}),
+            json!({ "nodeName": "n", "schedulingGates": [{ "name": "g" }] }),
+            "spec.nodeName: Forbidden: cannot be set until all schedulingGates have been cleared".to_string(),
+        ),
+    ];
+    for (annotations, spec, want) in &cases {
+        assert_reported(&with(annotations.clone(), spec.clone()), want, annotations);
+    }
+    for cost in ["+5", "007", "abc", "3000000000", "", "-"] {
+        assert_eq!(
+            with(
+                json!({ "controller.kubernetes.io/pod-deletion-cost": cost }),
+                json!({})
+            ),
+            [format!(
+                "metadata.annotations[controller.kubernetes.io/pod-deletion-cost]: Invalid value: \"{cost}\": must be a 32bit integer"
+            )]
+        );
+    }
+    let ok = [
+        (
+            json!({ "controller.kubernetes.io/pod-deletion-cost": "-5" }),
+            json!({}),
+        ),
+        (
+            json!({ "controller.kubernetes.io/pod-deletion-cost": "0" }),
+            json!({}),
+        ),
+        (
+            json!({ "seccomp.security.alpha.kubernetes.io/pod": "docker/default" }),
+            json!({ "securityContext": { "seccompProfile": { "type": "RuntimeDefault" } } }),
+        ),
+        (
+            json!({ "kubernetes.io/config.mirror": "x" }),
+            json!({ "nodeName": "n" }),
+        ),
+        (json!({ key("c"): "" }), json!({})),
+    ];
+    for (annotations, spec) in ok {
+        assert_eq!(
+            with(annotations.clone(), spec),
+            Vec::<String>::new(),
+            "{annotations}"
+        );
+    }
+}
+
+#[test]
+fn pod_annotation_updates_follow_upstreams_rules() {
+    let info = catalog::find("", "v1", "pods").expect("in the catalog");
+    let key = "container.apparmor.security.beta.kubernetes.io/c";
+    let (old, errs) = created_pod_with(
+        json!({ "name": "p", "annotations": { key: "runtime/default", "controller.kubernetes.io/pod-deletion-cost": "1" } }),
+        json!({}),
+    );
+    assert_eq!(errs, Vec::<String>::new());
+    let update = |change: &dyn Fn(&mut Value)| {
+        let mut new = old.clone();
+        change(&mut new);
+        for_resource(info)
+            .validate_update(&new, &old)
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(update(&|_| {}), Vec::<String>::new());
+    assert_eq!(
+        update(&|p| p["metadata"]["annotations"][key] = json!("unconfined")),
+        [format!(
+            "metadata.annotations[{key}]: Forbidden: may not remove or update AppArmor annotations"
+        )]
+    );
+    assert_eq!(
+        update(
+            &|p| p["metadata"]["annotations"]["container.apparmor.security.beta.kubernetes.io/d"] =
+                json!("unconfined")
+        ),
+        [
+            "metadata.annotations[container.apparmor.security.beta.kubernetes.io/d]: Invalid value: \"d\": container not found",
+            "metadata.annotations[container.apparmor.security.beta.kubernetes.io/d]: Forbidden: may not add AppArmor annotations",
+            "metadata.annotations[container.apparmor.security.beta.kubernetes.io/d]: Invalid value: \"d\": container not found",
+        ]
+    );
+    assert_eq!(
+        update(&|p| p["metadata"]["annotations"]["kubernetes.io/config.mirror"] = json!("x")),
+        [
+            "metadata.annotations[kubernetes.io/config.mirror]: Invalid value: \"x\": must set spec.nodeName if mirror pod annotation is set",
+            "metadata.annotations[kubernetes.io/config.mirror]: Forbidden: may not add mirror pod annotation",
+            "metadata.annotations[kubernetes.io/config.mirror]: Invalid value: \"x\": must set spec.nodeName if mirror pod annotation is set",
+        ]
+    );
+    // A deletion cost may not become invalid, but one that already was may stay.
+    let bad_cost = |p: &mut Value| {
+        p["metadata"]["annotations"]["controller.kubernetes.io/pod-deletion-cost"] = json!("x")
+    };
+    assert_eq!(update(&bad_cost).len(), 2);
+    let mut old_bad = old.clone();
+    bad_cost(&mut old_bad);
+    assert_eq!(
+        for_resource(info).validate_update(&old_bad, &old_bad),
+        Vec::new()
+    );
 }
