@@ -518,10 +518,22 @@ impl Strategy for CronJobs {
         let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
             return;
         };
-        spec.entry("concurrencyPolicy").or_insert(json!("Allow"));
-        spec.entry("suspend").or_insert(json!(false));
-        spec.entry("successfulJobsHistoryLimit").or_insert(json!(3));
-        spec.entry("failedJobsHistoryLimit").or_insert(json!(1));
+        // SetDefaults_CronJob: an empty policy is Allow; unset (absent or null) fields filled.
+        if spec
+            .get("concurrencyPolicy")
+            .is_none_or(|p| p.is_null() || p == "")
+        {
+            spec.insert("concurrencyPolicy".into(), json!("Allow"));
+        }
+        for (k, v) in [
+            ("suspend", json!(false)),
+            ("successfulJobsHistoryLimit", json!(3)),
+            ("failedJobsHistoryLimit", json!(1)),
+        ] {
+            if spec.get(k).is_none_or(Value::is_null) {
+                spec.insert(k.into(), v);
+            }
+        }
         // The Job template's pod spec is defaulted; the Job template itself is not a Job.
         if let Some(job_spec) = spec.get_mut("jobTemplate").and_then(|t| t.get_mut("spec")) {
             if let Some(s) = job_spec.as_object_mut() {
@@ -536,7 +548,7 @@ impl Strategy for CronJobs {
         obj["status"] = json!({});
     }
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
-        let mut errs = validate_cron_job(obj);
+        let mut errs = validate_cron_job(obj, None);
         // Job names are the CronJob's name and an 11-character suffix.
         let name = obj
             .pointer("/metadata/name")
@@ -551,35 +563,39 @@ impl Strategy for CronJobs {
         }
         errs
     }
-    fn validate_update(&self, new: &Value, _old: &Value) -> Vec<FieldError> {
-        validate_cron_job(new)
+    /// As on create but for the name's length (older CronJobs may have longer names), and a
+    /// `TZ=` in the schedule kept when the stored schedule already had one.
+    fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        validate_cron_job(new, Some(old))
     }
 }
 
-fn validate_cron_job(obj: &Value) -> Vec<FieldError> {
+/// Upstream's validateCronJobSpec; `old` is the stored CronJob on update.
+fn validate_cron_job(obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let spec = &obj["spec"];
+    let time_zone = spec
+        .get("timeZone")
+        .filter(|t| !t.is_null())
+        .map(|t| t.as_str().unwrap_or_default());
     match spec.get("schedule").and_then(Value::as_str) {
         None | Some("") => errs.push(FieldError::required("spec.schedule", "")),
-        Some(s) if s.contains("TZ") => errs.push(FieldError::invalid(
-            "spec.schedule",
-            s,
-            "cannot use TZ or CRON_TZ in schedule, use timeZone field instead",
-        )),
         Some(s) => {
-            if let Err(e) = k1s_apimachinery::cron::parse(s) {
-                errs.push(FieldError::invalid("spec.schedule", s, e));
-            }
+            let allow_tz = old
+                .and_then(|o| o.pointer("/spec/schedule"))
+                .and_then(Value::as_str)
+                .is_some_and(|o| o.contains("TZ"));
+            errs.extend(validate_schedule_format(s, allow_tz, time_zone));
         }
     }
-    if let Some(p) = spec.get("concurrencyPolicy").and_then(Value::as_str)
-        && !["Allow", "Forbid", "Replace"].contains(&p)
-    {
-        errs.push(FieldError::not_supported(
+    match spec.get("concurrencyPolicy").and_then(Value::as_str) {
+        None | Some("Allow" | "Forbid" | "Replace") => {}
+        Some("") => errs.push(FieldError::required("spec.concurrencyPolicy", "")),
+        Some(p) => errs.push(FieldError::not_supported(
             "spec.concurrencyPolicy",
             p,
             &["Allow", "Forbid", "Replace"],
-        ));
+        )),
     }
     for field in [
         "startingDeadlineSeconds",
@@ -605,5 +621,242 @@ fn validate_cron_job(obj: &Value) -> Vec<FieldError> {
         obj.pointer("/spec/jobTemplate/spec/template"),
         "spec.jobTemplate.spec.template",
     ));
+    if let Some(tz) = time_zone {
+        errs.extend(validate_time_zone(tz));
+    }
     errs
+}
+
+/// Upstream's validateScheduleFormat: the schedule as robfig/cron's ParseStandard reads it
+/// (a leading `TZ=`/`CRON_TZ=` zone, then the expression), and a zone in the schedule only
+/// where the stored one already had it (`allow_tz`), never together with `timeZone`.
+fn validate_schedule_format(
+    schedule: &str,
+    allow_tz: bool,
+    time_zone: Option<&str>,
+) -> Vec<FieldError> {
+    const FIELD: &str = "spec.schedule";
+    let mut errs = Vec::new();
+    let parsed = match schedule
+        .strip_prefix("TZ=")
+        .or_else(|| schedule.strip_prefix("CRON_TZ="))
+    {
+        Some(rest) => {
+            let (zone, expr) = rest.split_once(' ').unwrap_or((rest, ""));
+            match load_location(zone) {
+                Err(e) => Err(format!("provided bad location {zone}: {e}")),
+                Ok(()) if expr.trim().is_empty() => Err("empty spec string".to_string()),
+                Ok(()) => k1s_apimachinery::cron::parse(expr.trim()).map(drop),
+            }
+        }
+        None => k1s_apimachinery::cron::parse(schedule).map(drop),
+    };
+    if let Err(e) = parsed {
+        errs.push(FieldError::invalid(FIELD, schedule, e));
+    }
+    if schedule.contains("TZ") {
+        if !allow_tz {
+            errs.push(FieldError::invalid(
+                FIELD,
+                schedule,
+                "cannot use TZ or CRON_TZ in schedule, use timeZone field instead",
+            ));
+        } else if time_zone.is_some() {
+            errs.push(FieldError::invalid(
+                FIELD,
+                schedule,
+                "cannot use both timeZone field and TZ or CRON_TZ in schedule",
+            ));
+        }
+    }
+    errs
+}
+
+/// Upstream's validateTimeZone: a non-empty IANA name, made of valid name components, not
+/// `Local`, and known to the time zone database.
+fn validate_time_zone(tz: &str) -> Vec<FieldError> {
+    const FIELD: &str = "spec.timeZone";
+    if tz.is_empty() {
+        return vec![FieldError::invalid(
+            FIELD,
+            tz,
+            "timeZone must be nil or non-empty string",
+        )];
+    }
+    // IANA's naming rules: components of at most 14 ASCII letters, digits, '.', '-', '_' or
+    // '+', never '.', '..' or starting with '-'.
+    let bad_component = tz.split('/').any(|part| {
+        part == "."
+            || part == ".."
+            || part.starts_with('-')
+            || !(1..=14).contains(&part.len())
+            || !part
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"._-+".contains(&b))
+    });
+    if bad_component {
+        return vec![FieldError::invalid(
+            FIELD,
+            tz,
+            format!("unknown time zone {tz}"),
+        )];
+    }
+    let mut errs = Vec::new();
+    if tz.eq_ignore_ascii_case("Local") {
+        errs.push(FieldError::invalid(
+            FIELD,
+            tz,
+            "timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones",
+        ));
+    }
+    if let Err(e) = load_location(tz) {
+        errs.push(FieldError::invalid(FIELD, tz, e));
+    }
+    errs
+}
+
+/// Go's `time.LoadLocation` as far as its answer goes (its error message on failure). Zones
+/// come from the system's tz database through jiff (`/usr/share/zoneinfo`, or `TZDIR`);
+/// names match exactly, as Go's file lookup does, though jiff's lookup ignores case.
+fn load_location(name: &str) -> Result<(), String> {
+    if name.is_empty() || name == "UTC" || name == "Local" {
+        return Ok(());
+    }
+    if name.contains("..") || name.starts_with('/') || name.starts_with('\\') {
+        return Err("time: invalid location name".to_string());
+    }
+    match jiff::tz::db().get(name) {
+        Ok(zone) if zone.iana_name() == Some(name) => Ok(()),
+        _ => Err(format!("unknown time zone {name}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Cases of upstream's batch `validation_test.go` for CronJob schedules and time zones.
+    use super::*;
+
+    fn cron_job(schedule: &str, time_zone: Option<&str>) -> Value {
+        let mut spec = json!({ "schedule": schedule, "jobTemplate": { "spec": { "template": {
+            "spec": { "restartPolicy": "OnFailure",
+                "containers": [{ "name": "c", "image": "busybox" }] } } } } });
+        if let Some(tz) = time_zone {
+            spec["timeZone"] = json!(tz);
+        }
+        let mut obj = json!({ "metadata": { "name": "cj", "namespace": "default" }, "spec": spec });
+        CronJobs.default(&mut obj);
+        obj
+    }
+
+    fn strings(errs: Vec<FieldError>) -> Vec<String> {
+        errs.iter().map(ToString::to_string).collect()
+    }
+
+    fn create_errors(schedule: &str, time_zone: Option<&str>) -> Vec<String> {
+        strings(CronJobs.validate(&cron_job(schedule, time_zone)))
+    }
+
+    #[test]
+    fn cron_job_time_zones_are_validated_as_upstream() {
+        for tz in ["America/New_York", "UTC", "Etc/GMT+5", "Europe/Kyiv"] {
+            assert!(create_errors("0 * * * *", Some(tz)).is_empty(), "{tz}");
+        }
+        let unknown =
+            |tz: &str| format!("spec.timeZone: Invalid value: {tz:?}: unknown time zone {tz}");
+        let explicit =
+            "timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones";
+        let cases: [(&str, Vec<String>); 9] = [
+            (
+                "",
+                vec![
+                    "spec.timeZone: Invalid value: \"\": timeZone must be nil or non-empty string"
+                        .into(),
+                ],
+            ),
+            (
+                "Local",
+                vec![format!(
+                    "spec.timeZone: Invalid value: \"Local\": {explicit}"
+                )],
+            ),
+            (
+                "local",
+                vec![
+                    format!("spec.timeZone: Invalid value: \"local\": {explicit}"),
+                    unknown("local"),
+                ],
+            ),
+            ("Mars/Olympus_Mons", vec![unknown("Mars/Olympus_Mons")]),
+            ("america/new_york", vec![unknown("america/new_york")]),
+            (" America/New_York", vec![unknown(" America/New_York")]),
+            ("America/New_York ", vec![unknown("America/New_York ")]),
+            ("America/../UTC", vec![unknown("America/../UTC")]),
+            (
+                "America/Argentina_Buenos_Aires",
+                vec![unknown("America/Argentina_Buenos_Aires")],
+            ),
+        ];
+        for (tz, want) in cases {
+            assert_eq!(create_errors("0 * * * *", Some(tz)), want, "{tz:?}");
+        }
+    }
+
+    #[test]
+    fn cron_job_schedules_may_carry_a_zone_only_where_they_did() {
+        let tz_in_schedule = "cannot use TZ or CRON_TZ in schedule, use timeZone field instead";
+        assert_eq!(
+            create_errors("TZ=UTC 0 * * * *", None),
+            [format!(
+                "spec.schedule: Invalid value: \"TZ=UTC 0 * * * *\": {tz_in_schedule}"
+            )]
+        );
+        assert_eq!(
+            create_errors("CRON_TZ=Nowhere/Land 0 * * * *", None),
+            [
+                "spec.schedule: Invalid value: \"CRON_TZ=Nowhere/Land 0 * * * *\": provided bad location Nowhere/Land: unknown time zone Nowhere/Land".to_string(),
+                format!("spec.schedule: Invalid value: \"CRON_TZ=Nowhere/Land 0 * * * *\": {tz_in_schedule}"),
+            ]
+        );
+        // A stored schedule with a zone may keep one, but not next to timeZone.
+        let old = cron_job("TZ=UTC 0 * * * *", None);
+        let update = |schedule: &str, tz: Option<&str>| {
+            strings(CronJobs.validate_update(&cron_job(schedule, tz), &old))
+        };
+        assert!(update("CRON_TZ=Europe/Paris 5 * * * *", None).is_empty());
+        assert_eq!(
+            update("TZ=UTC 0 * * * *", Some("UTC")),
+            [
+                "spec.schedule: Invalid value: \"TZ=UTC 0 * * * *\": cannot use both timeZone field and TZ or CRON_TZ in schedule"
+            ]
+        );
+        assert_eq!(
+            update("TZ=UTC 0 * * *", None),
+            [
+                "spec.schedule: Invalid value: \"TZ=UTC 0 * * *\": expected exactly 5 fields, found 4: [0 * * *]"
+            ]
+        );
+        let plain = cron_job("0 * * * *", None);
+        assert_eq!(
+            strings(CronJobs.validate_update(&cron_job("TZ=UTC 0 * * * *", None), &plain)),
+            [format!(
+                "spec.schedule: Invalid value: \"TZ=UTC 0 * * * *\": {tz_in_schedule}"
+            )]
+        );
+    }
+
+    #[test]
+    fn cron_job_concurrency_policy_is_defaulted_when_empty() {
+        let mut obj = json!({ "spec": { "concurrencyPolicy": "", "suspend": null } });
+        CronJobs.default(&mut obj);
+        assert_eq!(obj["spec"]["concurrencyPolicy"], "Allow");
+        assert_eq!(obj["spec"]["suspend"], false);
+        let mut bad = cron_job("@hourly", None);
+        bad["spec"]["concurrencyPolicy"] = json!("Sometimes");
+        assert_eq!(
+            strings(CronJobs.validate(&bad)),
+            [
+                "spec.concurrencyPolicy: Unsupported value: \"Sometimes\": supported values: \"Allow\", \"Forbid\", \"Replace\""
+            ]
+        );
+    }
 }

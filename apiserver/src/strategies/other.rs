@@ -2,7 +2,10 @@
 //! (PriorityClasses), storage (StorageClasses, CSIDrivers), networking (NetworkPolicies,
 //! IngressClasses), RBAC bindings, policy (PodDisruptionBudgets) and autoscaling (HPAs).
 
+use std::net::IpAddr;
+
 use k1s_apimachinery::FieldError;
+use k1s_apimachinery::quantity::Quantity;
 use serde_json::{Value, json};
 
 use crate::auth::UserInfo;
@@ -391,7 +394,9 @@ impl Strategy for HorizontalPodAutoscalers {
         let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
             return;
         };
-        spec.entry("minReplicas").or_insert(json!(1));
+        if spec.get("minReplicas").is_none_or(Value::is_null) {
+            spec.insert("minReplicas".into(), json!(1));
+        }
         let no_metrics = spec
             .get("metrics")
             .and_then(Value::as_array)
@@ -406,46 +411,121 @@ impl Strategy for HorizontalPodAutoscalers {
         let Some(behavior) = spec.get_mut("behavior").and_then(Value::as_object_mut) else {
             return;
         };
-        let up = behavior.entry("scaleUp").or_insert(json!({}));
-        if let Some(up) = up.as_object_mut() {
-            up.entry("stabilizationWindowSeconds").or_insert(json!(0));
-            up.entry("selectPolicy").or_insert(json!("Max"));
-            up.entry("policies").or_insert(json!([
+        // Upstream's copyHPAScalingRules: every field left unset (absent or null) is filled.
+        let fill = |rules: &mut Value, defaults: Value| {
+            if rules.is_null() {
+                *rules = json!({});
+            }
+            let (Some(rules), Value::Object(defaults)) = (rules.as_object_mut(), defaults) else {
+                return;
+            };
+            for (k, v) in defaults {
+                if rules.get(&k).is_none_or(Value::is_null) {
+                    rules.insert(k, v);
+                }
+            }
+        };
+        fill(
+            behavior.entry("scaleUp").or_insert(Value::Null),
+            json!({ "stabilizationWindowSeconds": 0, "selectPolicy": "Max", "policies": [
                 { "type": "Pods", "value": 4, "periodSeconds": 15 },
                 { "type": "Percent", "value": 100, "periodSeconds": 15 },
-            ]));
-        }
-        let down = behavior.entry("scaleDown").or_insert(json!({}));
-        if let Some(down) = down.as_object_mut() {
-            down.entry("selectPolicy").or_insert(json!("Max"));
-            down.entry("policies").or_insert(json!([
+            ] }),
+        );
+        // The scale-down window stays unset: the controller's flag decides it.
+        fill(
+            behavior.entry("scaleDown").or_insert(Value::Null),
+            json!({ "selectPolicy": "Max", "policies": [
                 { "type": "Percent", "value": 100, "periodSeconds": 15 },
-            ]));
-        }
+            ] }),
+        );
     }
     fn prepare_for_create(&self, obj: &mut Value) {
         // `desiredReplicas` is a required field of the status (clients validate it).
         obj["status"] = json!({ "desiredReplicas": 0 });
+        drop_hpa_tolerance(obj);
+    }
+    fn prepare_for_update(&self, new: &mut Value, old: &Value) {
+        // A tolerance already stored survives updates, as upstream's dropDisabledFields.
+        if !hpa_tolerance_in_use(old) {
+            drop_hpa_tolerance(new);
+        }
     }
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
-        validate_hpa_spec(obj)
+        validate_hpa_spec(obj, 1)
+    }
+    /// An autoscaler stored with `minReplicas: 0` (scale to zero, an alpha gate) may keep it.
+    fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        let scaled_to_zero = old.pointer("/spec/minReplicas").and_then(Value::as_i64) == Some(0);
+        validate_hpa_spec(new, if scaled_to_zero { 0 } else { 1 })
+    }
+    /// Upstream's ValidateHorizontalPodAutoscalerStatusUpdate: replica counts not negative.
+    fn validate_subresource_update(
+        &self,
+        _sub: &str,
+        new: &Value,
+        _old: &Value,
+    ) -> Vec<FieldError> {
+        ["currentReplicas", "desiredReplicas"]
+            .into_iter()
+            .filter_map(|field| {
+                let n = new.get("status")?.get(field)?.as_i64()?;
+                (n < 0).then(|| {
+                    FieldError::invalid(
+                        format!("status.{field}"),
+                        n,
+                        "must be greater than or equal to 0",
+                    )
+                })
+            })
+            .collect()
     }
 }
 
-/// Upstream's validateHorizontalPodAutoscalerSpec: replica bounds (scale to zero is an alpha
-/// gate, off) and the scale target's kind and name.
-fn validate_hpa_spec(obj: &Value) -> Vec<FieldError> {
+/// The per-direction scaling rules of an HPA's behavior.
+fn hpa_scaling_rules(obj: &Value) -> impl Iterator<Item = &Value> {
+    ["scaleUp", "scaleDown"]
+        .into_iter()
+        .filter_map(|d| obj.pointer(&format!("/spec/behavior/{d}")))
+}
+
+fn hpa_tolerance_in_use(obj: &Value) -> bool {
+    hpa_scaling_rules(obj).any(|r| r.get("tolerance").is_some_and(|t| !t.is_null()))
+}
+
+/// Scaling-rule `tolerance` belongs to the HPAConfigurableTolerance gate, alpha and off in 1.33.
+fn drop_hpa_tolerance(obj: &mut Value) {
+    for d in ["scaleUp", "scaleDown"] {
+        if let Some(r) = obj
+            .pointer_mut(&format!("/spec/behavior/{d}"))
+            .and_then(Value::as_object_mut)
+        {
+            r.remove("tolerance");
+        }
+    }
+}
+
+fn text<'a>(v: &'a Value, key: &str) -> &'a str {
+    v.get(key).and_then(Value::as_str).unwrap_or_default()
+}
+
+/// Whether `key` is set: Go's non-nil pointer (JSON `null` decodes to nil).
+fn is_set(v: &Value, key: &str) -> bool {
+    v.get(key).is_some_and(|x| !x.is_null())
+}
+
+/// Upstream's validateHorizontalPodAutoscalerSpec: replica bounds (`min_replicas_bound` is 0
+/// only for an autoscaler already scaled to zero), the scale target, metrics and behavior.
+fn validate_hpa_spec(obj: &Value, min_replicas_bound: i64) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    let min = obj.pointer("/spec/minReplicas").and_then(Value::as_i64);
-    let max = obj
-        .pointer("/spec/maxReplicas")
-        .and_then(Value::as_i64)
-        .unwrap_or(0);
-    if let Some(m) = min.filter(|m| *m < 1) {
+    let spec = &obj["spec"];
+    let min = spec.get("minReplicas").and_then(Value::as_i64);
+    let max = spec.get("maxReplicas").and_then(Value::as_i64).unwrap_or(0);
+    if let Some(m) = min.filter(|m| *m < min_replicas_bound) {
         errs.push(FieldError::invalid(
             "spec.minReplicas",
             m,
-            "must be greater than or equal to 1",
+            format!("must be greater than or equal to {min_replicas_bound}"),
         ));
     }
     if max < 1 {
@@ -462,18 +542,580 @@ fn validate_hpa_spec(obj: &Value) -> Vec<FieldError> {
             "must be greater than or equal to `minReplicas`",
         ));
     }
+    errs.extend(validate_cross_version_ref(
+        &spec["scaleTargetRef"],
+        "spec.scaleTargetRef",
+    ));
+    errs.extend(validate_metrics(spec, min));
+    if let Some(behavior) = spec.get("behavior").filter(|b| !b.is_null()) {
+        for direction in ["scaleUp", "scaleDown"] {
+            if let Some(rules) = behavior.get(direction).filter(|r| !r.is_null()) {
+                errs.extend(validate_scaling_rules(
+                    rules,
+                    &format!("spec.behavior.{direction}"),
+                ));
+            }
+        }
+    }
+    errs
+}
+
+/// Upstream's ValidateCrossVersionObjectReference: kind and name required path segments.
+fn validate_cross_version_ref(reference: &Value, path: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
     for key in ["kind", "name"] {
-        let field = format!("spec.scaleTargetRef.{key}");
-        let value = obj
-            .pointer(&format!("/spec/scaleTargetRef/{key}"))
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+        let field = format!("{path}.{key}");
+        let value = text(reference, key);
         if value.is_empty() {
             errs.push(FieldError::required(field, ""));
         } else {
             for msg in super::networking::path_segment_errors(value) {
                 errs.push(FieldError::invalid(&field, value, msg));
             }
+        }
+    }
+    errs
+}
+
+/// Upstream's MetricSourceTypes, sorted as its validation lists them.
+const METRIC_SOURCE_TYPES: [&str; 5] = [
+    "ContainerResource",
+    "External",
+    "Object",
+    "Pods",
+    "Resource",
+];
+/// The member of a MetricSpec each type fills, in the order upstream checks them.
+const METRIC_MEMBERS: [(&str, &str); 5] = [
+    ("object", "Object"),
+    ("external", "External"),
+    ("pods", "Pods"),
+    ("resource", "Resource"),
+    ("containerResource", "ContainerResource"),
+];
+
+/// Upstream's validateMetrics: each MetricSpec, and an Object or External metric when the
+/// autoscaler may scale to zero.
+fn validate_metrics(spec: &Value, min_replicas: Option<i64>) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let metrics = spec
+        .get("metrics")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    for (i, m) in metrics.iter().enumerate() {
+        errs.extend(validate_metric_spec(m, &format!("spec.metrics[{i}]")));
+    }
+    let object_or_external = metrics
+        .iter()
+        .any(|m| matches!(text(m, "type"), "Object" | "External"));
+    if min_replicas == Some(0) && !object_or_external {
+        errs.push(FieldError::forbidden(
+            "spec.metrics",
+            "must specify at least one Object or External metric to support scaling to zero replicas",
+        ));
+    }
+    errs
+}
+
+/// Upstream's validateMetricSpec: a known type, exactly the member for it, and that member's
+/// own checks (only the first member present is checked, as upstream).
+fn validate_metric_spec(m: &Value, path: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let ty = text(m, "type");
+    let type_path = format!("{path}.type");
+    if ty.is_empty() {
+        errs.push(FieldError::required(
+            &type_path,
+            "must specify a metric source type",
+        ));
+    }
+    if !METRIC_SOURCE_TYPES.contains(&ty) {
+        errs.push(FieldError::not_supported(
+            &type_path,
+            ty,
+            &METRIC_SOURCE_TYPES,
+        ));
+    }
+    let present: Vec<&str> = METRIC_MEMBERS
+        .iter()
+        .map(|(member, _)| *member)
+        .filter(|member| is_set(m, member))
+        .collect();
+    if let Some(first) = present.first() {
+        let member_path = format!("{path}.{first}");
+        let src = &m[*first];
+        errs.extend(match *first {
+            "object" => validate_object_source(src, &member_path),
+            "external" => validate_external_source(src, &member_path),
+            "pods" => validate_pods_source(src, &member_path),
+            "resource" => validate_resource_source(src, &member_path, false),
+            _ => validate_resource_source(src, &member_path, true),
+        });
+    }
+    let expected = METRIC_MEMBERS
+        .iter()
+        .find(|(_, t)| *t == ty)
+        .map(|(f, _)| *f);
+    match expected {
+        Some(member) if !present.contains(&member) => errs.push(FieldError::required(
+            format!("{path}.{member}"),
+            "must populate information for the given metric source",
+        )),
+        Some(_) => {}
+        None => errs.push(FieldError::not_supported(
+            &type_path,
+            ty,
+            &METRIC_SOURCE_TYPES,
+        )),
+    }
+    if present.len() != 1 {
+        for member in present.iter().filter(|p| Some(**p) != expected) {
+            errs.push(FieldError::forbidden(
+                format!("{path}.{member}"),
+                "must populate the given metric source only",
+            ));
+        }
+    }
+    errs
+}
+
+fn validate_object_source(src: &Value, path: &str) -> Vec<FieldError> {
+    let mut errs =
+        validate_cross_version_ref(&src["describedObject"], &format!("{path}.describedObject"));
+    errs.extend(validate_metric_identifier(&src["metric"], path));
+    let target = &src["target"];
+    errs.extend(validate_metric_target(target, path));
+    if !is_set(target, "value") && !is_set(target, "averageValue") {
+        errs.push(FieldError::required(
+            format!("{path}.target.averageValue"),
+            "must set either a target value or averageValue",
+        ));
+    }
+    errs
+}
+
+fn validate_external_source(src: &Value, path: &str) -> Vec<FieldError> {
+    let mut errs = validate_metric_identifier(&src["metric"], path);
+    let target = &src["target"];
+    errs.extend(validate_metric_target(target, path));
+    match (is_set(target, "value"), is_set(target, "averageValue")) {
+        (false, false) => errs.push(FieldError::required(
+            format!("{path}.target.averageValue"),
+            "must set either a target value for metric or a per-pod target",
+        )),
+        (true, true) => errs.push(FieldError::forbidden(
+            format!("{path}.target.value"),
+            "may not set both a target value for metric and a per-pod target",
+        )),
+        _ => {}
+    }
+    errs
+}
+
+fn validate_pods_source(src: &Value, path: &str) -> Vec<FieldError> {
+    let mut errs = validate_metric_identifier(&src["metric"], path);
+    let target = &src["target"];
+    errs.extend(validate_metric_target(target, path));
+    if !is_set(target, "averageValue") {
+        errs.push(FieldError::required(
+            format!("{path}.target.averageValue"),
+            "must specify a positive target averageValue",
+        ));
+    }
+    errs
+}
+
+/// A Resource or (with `container`) ContainerResource metric source.
+fn validate_resource_source(src: &Value, path: &str, container: bool) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let name = text(src, "name");
+    let name_path = format!("{path}.name");
+    if name.is_empty() {
+        errs.push(FieldError::required(
+            &name_path,
+            "must specify a resource name",
+        ));
+    } else if container {
+        errs.extend(container_resource_name_errors(name, &name_path));
+    }
+    if container {
+        let c = text(src, "container");
+        let c_path = format!("{path}.container");
+        if c.is_empty() {
+            errs.push(FieldError::required(&c_path, "must specify a container"));
+        } else {
+            for msg in k1s_apimachinery::validation::is_dns1123_label(c) {
+                errs.push(FieldError::invalid(&c_path, c, msg));
+            }
+        }
+    }
+    let target = &src["target"];
+    errs.extend(validate_metric_target(target, path));
+    match (
+        is_set(target, "averageUtilization"),
+        is_set(target, "averageValue"),
+    ) {
+        (false, false) => errs.push(FieldError::required(
+            format!("{path}.target.averageUtilization"),
+            "must set either a target raw value or a target utilization",
+        )),
+        (true, true) => errs.push(FieldError::forbidden(
+            format!("{path}.target.averageValue"),
+            "may not set both a target raw value and a target utilization",
+        )),
+        _ => {}
+    }
+    errs
+}
+
+/// Upstream's ValidateContainerResourceName (core/v1): a standard container resource, or an
+/// extended (domain-qualified) one.
+fn container_resource_name_errors(name: &str, path: &str) -> Vec<FieldError> {
+    let qualified = k1s_apimachinery::validation::is_qualified_name(name);
+    if !qualified.is_empty() {
+        return qualified
+            .into_iter()
+            .map(|m| FieldError::invalid(path, name, m))
+            .collect();
+    }
+    const STANDARD: [&str; 19] = [
+        "cpu",
+        "memory",
+        "ephemeral-storage",
+        "requests.cpu",
+        "requests.memory",
+        "requests.ephemeral-storage",
+        "limits.cpu",
+        "limits.memory",
+        "limits.ephemeral-storage",
+        "pods",
+        "resourcequotas",
+        "services",
+        "replicationcontrollers",
+        "secrets",
+        "persistentvolumeclaims",
+        "configmaps",
+        "requests.storage",
+        "services.nodeports",
+        "services.loadbalancers",
+    ];
+    let hugepages = name.starts_with("hugepages-");
+    if !name.contains('/') {
+        let msg = if !STANDARD.contains(&name)
+            && !hugepages
+            && !name.starts_with("requests.hugepages-")
+        {
+            "must be a standard resource type or fully qualified"
+        } else if !["cpu", "memory", "ephemeral-storage"].contains(&name) && !hugepages {
+            "must be a standard resource for containers"
+        } else {
+            return Vec::new();
+        };
+        return vec![FieldError::invalid(path, name, msg)];
+    }
+    // Native names (`kubernetes.io/` ones) pass; others must be valid extended resource names.
+    let native = name.contains("kubernetes.io/");
+    let extended = !name.starts_with("requests.")
+        && k1s_apimachinery::validation::is_qualified_name(&format!("requests.{name}")).is_empty();
+    if native || extended {
+        Vec::new()
+    } else {
+        vec![FieldError::invalid(
+            path,
+            name,
+            "doesn't follow extended resource name standard",
+        )]
+    }
+}
+
+/// Upstream's validateMetricIdentifier (`metric` under the source's path).
+fn validate_metric_identifier(id: &Value, source_path: &str) -> Vec<FieldError> {
+    let path = format!("{source_path}.metric.name");
+    let name = text(id, "name");
+    if name.is_empty() {
+        return vec![FieldError::required(path, "must specify a metric name")];
+    }
+    super::networking::path_segment_errors(name)
+        .into_iter()
+        .map(|m| FieldError::invalid(&path, name, m))
+        .collect()
+}
+
+/// Upstream's validateMetricTarget (`target` under the source's path).
+fn validate_metric_target(target: &Value, source_path: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let path = format!("{source_path}.target");
+    let ty = text(target, "type");
+    if ty.is_empty() {
+        errs.push(FieldError::required(
+            format!("{path}.type"),
+            "must specify a metric target type",
+        ));
+    }
+    if !["Utilization", "Value", "AverageValue"].contains(&ty) {
+        errs.push(FieldError::invalid(
+            format!("{path}.type"),
+            ty,
+            "must be either Utilization, Value, or AverageValue",
+        ));
+    }
+    for field in ["value", "averageValue"] {
+        if let Some(err) = positive_quantity_error(target.get(field), &format!("{path}.{field}")) {
+            errs.push(err);
+        }
+    }
+    if let Some(u) = target.get("averageUtilization").and_then(Value::as_i64)
+        && u < 1
+    {
+        errs.push(FieldError::invalid(
+            format!("{path}.averageUtilization"),
+            u,
+            "must be greater than 0",
+        ));
+    }
+    errs
+}
+
+/// A set quantity that is not positive, reported as upstream prints a `resource.Quantity`.
+fn positive_quantity_error(v: Option<&Value>, path: &str) -> Option<FieldError> {
+    let text = quantity_text(v?)?;
+    match Quantity::parse(&text) {
+        Some(q) if q > Quantity::zero() => None,
+        Some(_) => Some(FieldError::invalid_raw(
+            path,
+            go_quantity(&text),
+            "must be positive",
+        )),
+        None => Some(FieldError::invalid(path, text, QUANTITY_FORMAT_ERROR)),
+    }
+}
+
+/// The message upstream's decoder gives for a malformed quantity.
+const QUANTITY_FORMAT_ERROR: &str =
+    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+
+/// A quantity as JSON carries it (a string, or a bare number); None when null.
+fn quantity_text(v: &Value) -> Option<String> {
+    match v {
+        Value::Null => None,
+        Value::String(s) => Some(s.clone()),
+        other => Some(other.to_string()),
+    }
+}
+
+/// Go's `%#v` of the `resource.Quantity` that ParseQuantity makes of `text`, as upstream's
+/// field errors print a quantity: its int64 amount and scale, the original string when it is
+/// already canonical, and the format. Amounts beyond int64 precision live in an `inf.Dec`
+/// whose address Go prints; a placeholder stands in for it.
+fn go_quantity(text: &str) -> String {
+    let (value, scale, cached, format, dec) = match go_parse_quantity(text) {
+        Some(GoQuantity::Int {
+            value,
+            scale,
+            cached,
+            format,
+        }) => (value, scale, cached, format, "nil"),
+        Some(GoQuantity::Dec { format }) => (0, 0, false, format, "0xc000000000"),
+        None => (0, 0, false, "DecimalSI", "nil"),
+    };
+    let s = if cached { text } else { "" };
+    format!(
+        "resource.Quantity{{i:resource.int64Amount{{value:{value}, scale:{scale}}}, d:resource.infDecAmount{{Dec:(*inf.Dec)({dec})}}, s:{s:?}, Format:{format:?}}}"
+    )
+}
+
+enum GoQuantity {
+    /// The fast path: an int64 amount at a decimal scale (`cached`: the string is kept).
+    Int {
+        value: i64,
+        scale: i32,
+        cached: bool,
+        format: &'static str,
+    },
+    /// The slow path (an `inf.Dec`).
+    Dec { format: &'static str },
+}
+
+/// The fields of upstream's ParseQuantity result for `s` (None when it does not parse).
+fn go_parse_quantity(s: &str) -> Option<GoQuantity> {
+    if s == "0" {
+        return Some(GoQuantity::Int {
+            value: 0,
+            scale: 0,
+            cached: true,
+            format: "DecimalSI",
+        });
+    }
+    let b = s.as_bytes();
+    let (positive, mut pos) = match b.first() {
+        Some(b'-') => (false, 1),
+        Some(b'+') => (true, 1),
+        _ => (true, 0),
+    };
+    while pos < b.len() && b[pos] == b'0' {
+        pos += 1;
+    }
+    let digits = |from: usize| from + b[from..].iter().take_while(|c| c.is_ascii_digit()).count();
+    let num_end = digits(pos);
+    let mut num = &s[pos..num_end];
+    if num.is_empty() {
+        num = "0";
+    }
+    pos = num_end;
+    let mut denom = "";
+    if pos < b.len() && b[pos] == b'.' {
+        let end = digits(pos + 1);
+        denom = &s[pos + 1..end];
+        pos = end;
+    }
+    let suffix = &s[pos..];
+    let (base2, exponent, format) = match suffix {
+        "" => (false, 0, "DecimalSI"),
+        "n" => (false, -9, "DecimalSI"),
+        "u" => (false, -6, "DecimalSI"),
+        "m" => (false, -3, "DecimalSI"),
+        "k" => (false, 3, "DecimalSI"),
+        "M" => (false, 6, "DecimalSI"),
+        "G" => (false, 9, "DecimalSI"),
+        "T" => (false, 12, "DecimalSI"),
+        "P" => (false, 15, "DecimalSI"),
+        "E" => (false, 18, "DecimalSI"),
+        "Ki" => (true, 10, "BinarySI"),
+        "Mi" => (true, 20, "BinarySI"),
+        "Gi" => (true, 30, "BinarySI"),
+        "Ti" => (true, 40, "BinarySI"),
+        "Pi" => (true, 50, "BinarySI"),
+        "Ei" => (true, 60, "BinarySI"),
+        _ => {
+            let exp = suffix.strip_prefix(['e', 'E'])?;
+            (false, exp.parse::<i32>().ok()?, "DecimalExponent")
+        }
+    };
+    let digits_len = i32::try_from(num.len() + denom.len()).ok()?;
+    let (mut scale, mantissa, precision) = if base2 {
+        if denom.is_empty() {
+            let approx = (exponent as f32 * 3.0 / 10.0) as i32;
+            (0, 1i64 << exponent, 15 - num.len() as i32 - approx - 1)
+        } else {
+            (0, 1, -1)
+        }
+    } else {
+        (exponent, 1, 18 - digits_len)
+    };
+    if precision >= 0 {
+        scale -= denom.len() as i32;
+        if scale >= -9 {
+            let shifted = format!("{num}{denom}");
+            let value: i64 = shifted.parse().ok()?;
+            if let Some(result) = value.checked_mul(mantissa) {
+                let cached = if base2 {
+                    exponent % 10 == 0 && value & 0x07 != 0
+                } else {
+                    scale % 3 == 0 && !shifted.ends_with("000") && !shifted.starts_with('0')
+                };
+                return Some(GoQuantity::Int {
+                    value: if positive { result } else { -result },
+                    scale,
+                    cached,
+                    format,
+                });
+            }
+        }
+    }
+    Some(GoQuantity::Dec { format })
+}
+
+/// Upstream's validateScalingRules for one direction of `behavior`.
+fn validate_scaling_rules(rules: &Value, path: &str) -> Vec<FieldError> {
+    const MAX_STABILIZATION_WINDOW: i64 = 3600;
+    const MAX_PERIOD: i64 = 1800;
+    let mut errs = Vec::new();
+    if let Some(w) = rules
+        .get("stabilizationWindowSeconds")
+        .and_then(Value::as_i64)
+    {
+        let field = format!("{path}.stabilizationWindowSeconds");
+        if w < 0 {
+            errs.push(FieldError::invalid(
+                &field,
+                w,
+                "must be greater than or equal to zero",
+            ));
+        }
+        if w > MAX_STABILIZATION_WINDOW {
+            errs.push(FieldError::invalid(
+                &field,
+                w,
+                format!("must be less than or equal to {MAX_STABILIZATION_WINDOW}"),
+            ));
+        }
+    }
+    if is_set(rules, "selectPolicy") {
+        let p = text(rules, "selectPolicy");
+        if !["Max", "Min", "Disabled"].contains(&p) {
+            errs.push(FieldError::not_supported(
+                format!("{path}.selectPolicy"),
+                p,
+                &["Disabled", "Max", "Min"],
+            ));
+        }
+    }
+    let policies = rules
+        .get("policies")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    if policies.is_empty() {
+        errs.push(FieldError::required(
+            format!("{path}.policies"),
+            "must specify at least one Policy",
+        ));
+    }
+    for (i, p) in policies.iter().enumerate() {
+        let p_path = format!("{path}.policies[{i}]");
+        let ty = text(p, "type");
+        if !["Pods", "Percent"].contains(&ty) {
+            errs.push(FieldError::not_supported(
+                format!("{p_path}.type"),
+                ty,
+                &["Percent", "Pods"],
+            ));
+        }
+        let value = p.get("value").and_then(Value::as_i64).unwrap_or(0);
+        if value <= 0 {
+            errs.push(FieldError::invalid(
+                format!("{p_path}.value"),
+                value,
+                "must be greater than zero",
+            ));
+        }
+        let period = p.get("periodSeconds").and_then(Value::as_i64).unwrap_or(0);
+        let period_path = format!("{p_path}.periodSeconds");
+        if period <= 0 {
+            errs.push(FieldError::invalid(
+                &period_path,
+                period,
+                "must be greater than zero",
+            ));
+        }
+        if period > MAX_PERIOD {
+            errs.push(FieldError::invalid(
+                &period_path,
+                period,
+                format!("must be less than or equal to {MAX_PERIOD}"),
+            ));
+        }
+    }
+    // Only a tolerance stored before the gate went off reaches validation.
+    if let Some(t) = rules.get("tolerance").and_then(quantity_text) {
+        let path = format!("{path}.tolerance");
+        match Quantity::parse(&t) {
+            Some(q) if q.is_negative() => errs.push(FieldError::invalid_raw(
+                path,
+                go_quantity(&t),
+                "must be greater than or equal to zero",
+            )),
+            Some(_) => {}
+            None => errs.push(FieldError::invalid(path, t, QUANTITY_FORMAT_ERROR)),
         }
     }
     errs
@@ -567,17 +1209,422 @@ impl Strategy for AdmissionPolicies {
     }
 }
 
+/// discovery.k8s.io/v1 EndpointSlices (upstream's `pkg/registry/discovery/endpointslice` and
+/// `ValidateEndpointSlice`): ports defaulted, fields of disabled gates and `deprecatedTopology`
+/// dropped as a v1 write does, the generation counting endpoint, port and label changes.
 pub struct EndpointSlices;
 impl Strategy for EndpointSlices {
     fn default(&self, obj: &mut Value) {
         let ports = obj.get_mut("ports").and_then(Value::as_array_mut);
         for p in ports.into_iter().flatten() {
             if let Some(p) = p.as_object_mut() {
-                p.entry("name").or_insert(json!(""));
-                p.entry("protocol").or_insert(json!("TCP"));
+                for (k, v) in [("name", ""), ("protocol", "TCP")] {
+                    if p.get(k).is_none_or(Value::is_null) {
+                        p.insert(k.into(), json!(v));
+                    }
+                }
             }
         }
     }
+    fn prepare_for_create(&self, obj: &mut Value) {
+        drop_endpoint_slice_fields(obj, None);
+    }
+    fn prepare_for_update(&self, new: &mut Value, old: &Value) {
+        // Labels count for the generation too (the registry counts everything else).
+        let labels = |o: &Value| {
+            o.pointer("/metadata/labels")
+                .and_then(Value::as_object)
+                .filter(|l| !l.is_empty())
+                .cloned()
+        };
+        if labels(new) != labels(old) {
+            let g = old
+                .pointer("/metadata/generation")
+                .and_then(Value::as_i64)
+                .unwrap_or(0);
+            new["metadata"]["generation"] = json!(g + 1);
+        }
+        drop_endpoint_slice_fields(new, Some(old));
+    }
+    fn validate(&self, obj: &Value) -> Vec<FieldError> {
+        validate_endpoint_slice(obj)
+    }
+    fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        let mut errs = validate_endpoint_slice(new);
+        if new.get("addressType") != old.get("addressType") {
+            errs.push(FieldError::invalid(
+                "addressType",
+                new.get("addressType").cloned().unwrap_or(json!("")),
+                "field is immutable",
+            ));
+        }
+        errs
+    }
+    fn warnings_on_create(&self, obj: &Value) -> Vec<String> {
+        let mut out = Vec::new();
+        if obj.get("addressType").and_then(Value::as_str) == Some("FQDN") {
+            out.push("spec.addressType: FQDN endpoints are deprecated".to_string());
+        }
+        out.extend(endpoint_ip_warnings(obj));
+        out
+    }
+    fn warnings_on_update(&self, new: &Value, _old: &Value) -> Vec<String> {
+        endpoint_ip_warnings(new)
+    }
+    fn tracks_generation(&self, _: &k1s_apimachinery::catalog::ResourceInfo) -> bool {
+        true
+    }
+}
+
+fn endpoints_mut(obj: &mut Value) -> impl Iterator<Item = &mut serde_json::Map<String, Value>> {
+    obj.get_mut("endpoints")
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_object_mut)
+}
+
+fn endpoints(obj: &Value) -> &[Value] {
+    obj.get("endpoints")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice)
+}
+
+/// What a v1 write of an EndpointSlice may not set (`old`: the stored slice on update):
+/// `hints.forNodes` (PreferSameTrafficDistribution, alpha and off in 1.33) unless the stored
+/// slice uses it, and `deprecatedTopology` (upstream's dropTopologyOnV1), whose
+/// `kubernetes.io/hostname` fills an unset `nodeName` when the stored slice named that node.
+fn drop_endpoint_slice_fields(new: &mut Value, old: Option<&Value>) {
+    let old_eps = old.map_or(&[][..], endpoints);
+    let node_hints_in_use = old_eps.iter().any(|e| {
+        e.get("hints")
+            .and_then(|h| h.get("forNodes"))
+            .is_some_and(|f| !f.is_null())
+    });
+    if !node_hints_in_use {
+        for ep in endpoints_mut(new) {
+            if let Some(h) = ep.get_mut("hints").and_then(Value::as_object_mut) {
+                h.remove("forNodes");
+            }
+        }
+    }
+    if old.is_some_and(|o| o.get("endpoints") == new.get("endpoints")) {
+        return;
+    }
+    let previous_nodes: Vec<&str> = old_eps
+        .iter()
+        .filter_map(|e| e.pointer("/deprecatedTopology/kubernetes.io~1hostname"))
+        .filter_map(Value::as_str)
+        .filter(|n| !n.is_empty())
+        .collect();
+    for ep in endpoints_mut(new) {
+        let Some(topology) = ep.remove("deprecatedTopology") else {
+            continue;
+        };
+        let host = topology
+            .get("kubernetes.io/hostname")
+            .and_then(Value::as_str);
+        if let Some(host) = host
+            && ep.get("nodeName").is_none_or(Value::is_null)
+            && previous_nodes.contains(&host)
+            && k1s_apimachinery::validation::is_dns1123_subdomain(host).is_empty()
+        {
+            ep.insert("nodeName".into(), json!(host));
+        }
+    }
+}
+
+/// Upstream's limits on an EndpointSlice's lists.
+const MAX_ENDPOINTS: usize = 1000;
+const MAX_ADDRESSES: usize = 100;
+const MAX_PORTS: usize = 20000;
+const MAX_ZONE_HINTS: usize = 8;
+const MAX_NODE_HINTS: usize = 8;
+
+/// Upstream's ValidateEndpointSlice (object metadata is validated by the registry).
+fn validate_endpoint_slice(obj: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let address_type = text(obj, "addressType");
+    if address_type.is_empty() {
+        errs.push(FieldError::required("addressType", ""));
+    } else if !["FQDN", "IPv4", "IPv6"].contains(&address_type) {
+        errs.push(FieldError::not_supported(
+            "addressType",
+            address_type,
+            &["FQDN", "IPv4", "IPv6"],
+        ));
+    }
+    let eps = endpoints(obj);
+    if eps.len() > MAX_ENDPOINTS {
+        errs.push(FieldError::too_many(
+            "endpoints",
+            Some(eps.len()),
+            Some(MAX_ENDPOINTS),
+        ));
+    } else {
+        for (i, ep) in eps.iter().enumerate() {
+            errs.extend(validate_endpoint(
+                ep,
+                address_type,
+                &format!("endpoints[{i}]"),
+            ));
+        }
+    }
+    let ports = obj
+        .get("ports")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    if ports.len() > MAX_PORTS {
+        errs.push(FieldError::too_many(
+            "ports",
+            Some(ports.len()),
+            Some(MAX_PORTS),
+        ));
+        return errs;
+    }
+    let mut names = std::collections::HashSet::new();
+    for (i, p) in ports.iter().enumerate() {
+        let path = format!("ports[{i}]");
+        let name = text(p, "name");
+        for msg in k1s_apimachinery::validation::is_dns1123_label(name)
+            .into_iter()
+            .filter(|_| !name.is_empty())
+        {
+            errs.push(FieldError::invalid(format!("{path}.name"), name, msg));
+        }
+        if !names.insert(name) {
+            errs.push(FieldError::duplicate(format!("{path}.name"), name));
+        }
+        match p.get("protocol").and_then(Value::as_str) {
+            None => errs.push(FieldError::required(format!("{path}.protocol"), "")),
+            Some("TCP" | "UDP" | "SCTP") => {}
+            Some(other) => errs.push(FieldError::not_supported(
+                format!("{path}.protocol"),
+                other,
+                &["SCTP", "TCP", "UDP"],
+            )),
+        }
+        if let Some(app) = p.get("appProtocol").and_then(Value::as_str) {
+            for msg in k1s_apimachinery::validation::is_qualified_name(app) {
+                errs.push(FieldError::invalid(format!("{path}.appProtocol"), app, msg));
+            }
+        }
+    }
+    errs
+}
+
+/// One endpoint of a slice of `address_type` (unknown types leave addresses unchecked).
+fn validate_endpoint(ep: &Value, address_type: &str, path: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let addresses_path = format!("{path}.addresses");
+    let addresses = ep
+        .get("addresses")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    if addresses.is_empty() {
+        errs.push(FieldError::required(
+            &addresses_path,
+            "must contain at least 1 address",
+        ));
+    } else if addresses.len() > MAX_ADDRESSES {
+        errs.push(FieldError::too_many(
+            &addresses_path,
+            Some(addresses.len()),
+            Some(MAX_ADDRESSES),
+        ));
+    }
+    for (j, address) in addresses.iter().enumerate() {
+        let field = format!("{addresses_path}[{j}]");
+        let address = address.as_str().unwrap_or_default();
+        match address_type {
+            "IPv4" | "IPv6" => errs.extend(endpoint_ip_errors(address, address_type, &field)),
+            "FQDN" => errs.extend(fqdn_errors(address, &field)),
+            _ => {}
+        }
+    }
+    if let Some(node) = ep.get("nodeName").and_then(Value::as_str) {
+        for msg in k1s_apimachinery::validation::is_dns1123_subdomain(node) {
+            errs.push(FieldError::invalid(format!("{path}.nodeName"), node, msg));
+        }
+    }
+    if let Some(host) = ep.get("hostname").and_then(Value::as_str) {
+        for msg in k1s_apimachinery::validation::is_dns1123_label(host) {
+            errs.push(FieldError::invalid(format!("{path}.hostname"), host, msg));
+        }
+    }
+    if let Some(hints) = ep.get("hints").filter(|h| !h.is_null()) {
+        errs.extend(validate_hints(hints, &format!("{path}.hints")));
+    }
+    errs
+}
+
+/// Upstream's validateHints: at most 8 zones (and nodes), unique, each a valid label value
+/// (node hints: a node name).
+fn validate_hints(hints: &Value, path: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    for (key, max) in [("forZones", MAX_ZONE_HINTS), ("forNodes", MAX_NODE_HINTS)] {
+        let list = hints
+            .get(key)
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice);
+        let list_path = format!("{path}.{key}");
+        if list.len() > max {
+            errs.push(FieldError::too_many(
+                &list_path,
+                Some(list.len()),
+                Some(max),
+            ));
+            continue;
+        }
+        let mut seen = std::collections::HashSet::new();
+        for (i, hint) in list.iter().enumerate() {
+            let name_path = format!("{list_path}[{i}].name");
+            let name = text(hint, "name");
+            if !seen.insert(name) {
+                errs.push(FieldError::duplicate(&name_path, name));
+            }
+            let msgs = if key == "forZones" {
+                k1s_apimachinery::validation::is_valid_label_value(name)
+            } else {
+                k1s_apimachinery::validation::is_dns1123_subdomain(name)
+            };
+            for msg in msgs {
+                errs.push(FieldError::invalid(&name_path, name, msg));
+            }
+        }
+    }
+    errs
+}
+
+/// Go's `net.ParseIP` (which also reads IPv4 octets with leading zeros), IPv4-mapped IPv6
+/// addresses seen as the IPv4 address they carry, as Go's `To4` does.
+fn go_parse_ip(s: &str) -> Option<IpAddr> {
+    let ip = s.parse::<IpAddr>().ok().or_else(|| {
+        let octets: Vec<u8> = s
+            .split('.')
+            .map(|p| {
+                (!p.is_empty() && p.len() <= 3 && p.bytes().all(|b| b.is_ascii_digit()))
+                    .then(|| p.parse::<u8>().ok())
+                    .flatten()
+            })
+            .collect::<Option<_>>()?;
+        <[u8; 4]>::try_from(octets).ok().map(IpAddr::from)
+    })?;
+    Some(match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
+        v4 => v4,
+    })
+}
+
+/// An address of an IPv4 or IPv6 slice: of that family (upstream's IsValidIPv4Address /
+/// IsValidIPv6Address), and not unspecified, loopback or link-local (ValidateEndpointIP).
+fn endpoint_ip_errors(address: &str, family: &str, path: &str) -> Vec<FieldError> {
+    let mut details = Vec::new();
+    let ip = go_parse_ip(address);
+    let family_ok = match ip {
+        Some(IpAddr::V4(_)) => family == "IPv4",
+        Some(IpAddr::V6(_)) => family == "IPv6",
+        None => false,
+    };
+    if !family_ok {
+        details.push(format!("must be a valid {family} address"));
+    }
+    match ip {
+        None => details.push("must be a valid IP address".to_string()),
+        Some(ip) => {
+            let (link_local, link_local_multicast) = match ip {
+                IpAddr::V4(v4) => (v4.is_link_local(), v4.octets()[..3] == [224, 0, 0]),
+                IpAddr::V6(v6) => (
+                    v6.segments()[0] & 0xffc0 == 0xfe80,
+                    v6.segments()[0] & 0xff0f == 0xff02,
+                ),
+            };
+            if ip.is_unspecified() {
+                details.push(format!("may not be unspecified ({address})"));
+            }
+            if ip.is_loopback() {
+                details.push("may not be in the loopback range (127.0.0.0/8, ::1/128)".into());
+            }
+            if link_local {
+                details
+                    .push("may not be in the link-local range (169.254.0.0/16, fe80::/10)".into());
+            }
+            if link_local_multicast {
+                details.push(
+                    "may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)".into(),
+                );
+            }
+        }
+    }
+    details
+        .into_iter()
+        .map(|d| FieldError::invalid(path, address, d))
+        .collect()
+}
+
+/// Upstream's IsFullyQualifiedDomainName: a DNS subdomain of two labels at least (a trailing
+/// dot allowed); the first problem only.
+fn fqdn_errors(address: &str, path: &str) -> Vec<FieldError> {
+    if address.is_empty() {
+        return vec![FieldError::required(path, "")];
+    }
+    let name = address.strip_suffix('.').unwrap_or(address);
+    let errs = k1s_apimachinery::validation::is_dns1123_subdomain(name);
+    if !errs.is_empty() {
+        return vec![FieldError::invalid(path, name, errs.join(","))];
+    }
+    if !name.contains('.') {
+        return vec![FieldError::invalid(
+            path,
+            name,
+            "should be a domain with at least two segments separated by dots",
+        )];
+    }
+    name.split('.')
+        .find_map(|label| {
+            let errs = k1s_apimachinery::validation::is_dns1123_label(label);
+            (!errs.is_empty()).then(|| FieldError::invalid(path, label, errs.join(",")))
+        })
+        .into_iter()
+        .collect()
+}
+
+/// Upstream's warnOnBadIPs: addresses in a form a later release will refuse (leading zeros,
+/// IPv4-mapped IPv6) or IPv6 not in canonical form; none for slices the endpoint controllers
+/// wrote.
+fn endpoint_ip_warnings(obj: &Value) -> Vec<String> {
+    let managed_by = obj
+        .pointer("/metadata/labels/endpointslice.kubernetes.io~1managed-by")
+        .and_then(Value::as_str);
+    if matches!(
+        managed_by,
+        Some("endpointslice-controller.k8s.io" | "endpointslicemirroring-controller.k8s.io")
+    ) {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (i, ep) in endpoints(obj).iter().enumerate() {
+        let addresses = ep.get("addresses").and_then(Value::as_array);
+        for (j, address) in addresses.into_iter().flatten().enumerate() {
+            let Some(address) = address.as_str() else {
+                continue;
+            };
+            let Some(ip) = go_parse_ip(address) else {
+                continue;
+            };
+            let path = format!("endpoints[{i}].addresses[{j}]");
+            match address.parse::<IpAddr>() {
+                Err(_) | Ok(IpAddr::V6(_)) if ip.is_ipv4() => out.push(format!(
+                    "{path}: non-standard IP address {address:?} will be considered invalid in a future Kubernetes release: use \"{ip}\""
+                )),
+                Ok(IpAddr::V6(v6)) if v6.to_string() != address => out.push(format!(
+                    "{path}: IPv6 address {address:?} should be in RFC 5952 canonical format (\"{v6}\")"
+                )),
+                _ => {}
+            }
+        }
+    }
+    out
 }
 
 /// FlowSchemas and PriorityLevelConfigurations (flowcontrol v1 defaults).
@@ -765,5 +1812,546 @@ impl Strategy for ApiServices {
     }
     fn allow_unconditional_update(&self) -> bool {
         false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Cases of upstream's autoscaling and discovery `validation_test.go` (inputs and the
+    //! errors they must give).
+    use super::*;
+
+    fn errors(strategy: &dyn Strategy, mut obj: Value) -> Vec<String> {
+        strategy.default(&mut obj);
+        strategy
+            .validate(&obj)
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    fn hpa_errors(spec_extra: Value) -> Vec<String> {
+        let mut spec = json!({
+            "scaleTargetRef": { "apiVersion": "apps/v1", "kind": "Deployment", "name": "web" },
+            "minReplicas": 1, "maxReplicas": 5,
+        });
+        for (k, v) in spec_extra.as_object().expect("object") {
+            spec[k] = v.clone();
+        }
+        errors(
+            &HorizontalPodAutoscalers,
+            json!({ "metadata": { "name": "h" }, "spec": spec }),
+        )
+    }
+
+    fn metric(m: Value) -> Vec<String> {
+        hpa_errors(json!({ "metrics": [m] }))
+    }
+
+    #[test]
+    fn hpa_metric_sources_are_validated_as_upstream() {
+        let cpu = json!({ "type": "Resource", "resource": { "name": "cpu",
+            "target": { "type": "Utilization", "averageUtilization": 70 } } });
+        assert!(metric(cpu).is_empty());
+        let object = json!({ "type": "Object", "object": {
+            "describedObject": { "kind": "Ingress", "name": "main" },
+            "metric": { "name": "requests-per-second" },
+            "target": { "type": "Value", "value": "2k" } } });
+        assert!(metric(object).is_empty());
+        let external = json!({ "type": "External", "external": {
+            "metric": { "name": "queue", "selector": { "matchLabels": { "q": "jobs" } } },
+            "target": { "type": "AverageValue", "averageValue": "30" } } });
+        assert!(metric(external).is_empty());
+        let pods = json!({ "type": "Pods", "pods": { "metric": { "name": "qps" },
+            "target": { "type": "AverageValue", "averageValue": "100m" } } });
+        assert!(metric(pods).is_empty());
+        let container = json!({ "type": "ContainerResource", "containerResource": {
+            "name": "memory", "container": "app",
+            "target": { "type": "AverageValue", "averageValue": "1Gi" } } });
+        assert!(metric(container).is_empty());
+
+        assert_eq!(
+            metric(json!({ "resource": { "name": "cpu",
+                "target": { "type": "Utilization", "averageUtilization": 70 } } })),
+            [
+                "spec.metrics[0].type: Required value: must specify a metric source type",
+                "spec.metrics[0].type: Unsupported value: \"\": supported values: \"ContainerResource\", \"External\", \"Object\", \"Pods\", \"Resource\"",
+                "spec.metrics[0].type: Unsupported value: \"\": supported values: \"ContainerResource\", \"External\", \"Object\", \"Pods\", \"Resource\"",
+            ]
+        );
+        assert_eq!(
+            metric(json!({ "type": "Pods", "resource": { "name": "cpu",
+                "target": { "type": "Utilization", "averageUtilization": 70 } } })),
+            [
+                "spec.metrics[0].pods: Required value: must populate information for the given metric source"
+            ]
+        );
+        assert_eq!(
+            metric(
+                json!({ "type": "Pods", "pods": { "metric": { "name": "qps" },
+                "target": { "type": "AverageValue", "averageValue": "1" } },
+                "external": { "metric": { "name": "q" }, "target": { "type": "Value" } } })
+            ),
+            // Only the first member in upstream's order (external before pods) is checked.
+            [
+                "spec.metrics[0].external.target.averageValue: Required value: must set either a target value for metric or a per-pod target",
+                "spec.metrics[0].external: Forbidden: must populate the given metric source only",
+            ]
+        );
+        assert_eq!(
+            metric(json!({ "type": "Resource", "resource": { "name": "",
+                "target": { "type": "Bogus", "averageUtilization": 0, "averageValue": "1" } } })),
+            [
+                "spec.metrics[0].resource.name: Required value: must specify a resource name",
+                "spec.metrics[0].resource.target.type: Invalid value: \"Bogus\": must be either Utilization, Value, or AverageValue",
+                "spec.metrics[0].resource.target.averageUtilization: Invalid value: 0: must be greater than 0",
+                "spec.metrics[0].resource.target.averageValue: Forbidden: may not set both a target raw value and a target utilization",
+            ]
+        );
+        assert_eq!(
+            metric(json!({ "type": "Resource", "resource": { "name": "cpu", "target": {} } })),
+            [
+                "spec.metrics[0].resource.target.type: Required value: must specify a metric target type",
+                "spec.metrics[0].resource.target.type: Invalid value: \"\": must be either Utilization, Value, or AverageValue",
+                "spec.metrics[0].resource.target.averageUtilization: Required value: must set either a target raw value or a target utilization",
+            ]
+        );
+        assert_eq!(
+            metric(json!({ "type": "Object", "object": {
+                "describedObject": { "kind": "", "name": "a/b" }, "metric": {},
+                "target": { "type": "Value" } } })),
+            [
+                "spec.metrics[0].object.describedObject.kind: Required value",
+                "spec.metrics[0].object.describedObject.name: Invalid value: \"a/b\": may not contain '/'",
+                "spec.metrics[0].object.metric.name: Required value: must specify a metric name",
+                "spec.metrics[0].object.target.averageValue: Required value: must set either a target value or averageValue",
+            ]
+        );
+        assert_eq!(
+            metric(
+                json!({ "type": "External", "external": { "metric": { "name": ".." },
+                "target": { "type": "Value", "value": "1", "averageValue": "-1" } } })
+            ),
+            [
+                "spec.metrics[0].external.metric.name: Invalid value: \"..\": may not be '..'",
+                "spec.metrics[0].external.target.averageValue: Invalid value: resource.Quantity{i:resource.int64Amount{value:-1, scale:0}, d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:\"-1\", Format:\"DecimalSI\"}: must be positive",
+                "spec.metrics[0].external.target.value: Forbidden: may not set both a target value for metric and a per-pod target",
+            ]
+        );
+        assert_eq!(
+            metric(
+                json!({ "type": "External", "external": { "metric": { "name": "q" },
+                "target": { "type": "Value" } } })
+            ),
+            [
+                "spec.metrics[0].external.target.averageValue: Required value: must set either a target value for metric or a per-pod target"
+            ]
+        );
+        assert_eq!(
+            metric(
+                json!({ "type": "Pods", "pods": { "metric": { "name": "qps" },
+                "target": { "type": "Value", "value": 0 } } })
+            ),
+            [
+                "spec.metrics[0].pods.target.value: Invalid value: resource.Quantity{i:resource.int64Amount{value:0, scale:0}, d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:\"0\", Format:\"DecimalSI\"}: must be positive",
+                "spec.metrics[0].pods.target.averageValue: Required value: must specify a positive target averageValue",
+            ]
+        );
+        assert_eq!(
+            metric(json!({ "type": "ContainerResource", "containerResource": {
+                "name": "pods", "container": "App_1",
+                "target": { "type": "Utilization", "averageUtilization": 50 } } })),
+            [
+                "spec.metrics[0].containerResource.name: Invalid value: \"pods\": must be a standard resource for containers",
+                "spec.metrics[0].containerResource.container: Invalid value: \"App_1\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+            ]
+        );
+        assert_eq!(
+            metric(json!({ "type": "ContainerResource", "containerResource": {
+                "name": "widgets", "target": { "type": "AverageValue", "averageValue": "1" } } })),
+            [
+                "spec.metrics[0].containerResource.name: Invalid value: \"widgets\": must be a standard resource type or fully qualified",
+                "spec.metrics[0].containerResource.container: Required value: must specify a container",
+            ]
+        );
+        assert!(
+            metric(json!({ "type": "ContainerResource", "containerResource": {
+                "name": "example.com/gpu", "container": "app",
+                "target": { "type": "AverageValue", "averageValue": "1" } } }))
+            .is_empty()
+        );
+        assert_eq!(
+            metric(json!({ "type": "Custom" })),
+            [
+                "spec.metrics[0].type: Unsupported value: \"Custom\": supported values: \"ContainerResource\", \"External\", \"Object\", \"Pods\", \"Resource\"",
+                "spec.metrics[0].type: Unsupported value: \"Custom\": supported values: \"ContainerResource\", \"External\", \"Object\", \"Pods\", \"Resource\"",
+            ]
+        );
+    }
+
+    #[test]
+    fn hpa_quantities_print_as_go_prints_them() {
+        let cases = [
+            ("0", 0, 0, "0", "DecimalSI"),
+            ("-100m", -100, -3, "-100m", "DecimalSI"),
+            ("-1.5", -15, -1, "", "DecimalSI"),
+            ("-1000", -1000, 0, "", "DecimalSI"),
+            ("-1Ki", -1024, 0, "-1Ki", "BinarySI"),
+            ("-8Ki", -8192, 0, "", "BinarySI"),
+            ("-2e3", -2, 3, "-2e3", "DecimalExponent"),
+            ("0.0", 0, -1, "", "DecimalSI"),
+        ];
+        for (text, value, scale, s, format) in cases {
+            assert_eq!(
+                go_quantity(text),
+                format!(
+                    "resource.Quantity{{i:resource.int64Amount{{value:{value}, scale:{scale}}}, d:resource.infDecAmount{{Dec:(*inf.Dec)(nil)}}, s:{s:?}, Format:{format:?}}}"
+                ),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn hpa_scale_to_zero_needs_an_object_or_external_metric_on_kept_updates() {
+        let hpa = |min: i64, metrics: Value| {
+            json!({ "metadata": { "name": "h" }, "spec": {
+                "scaleTargetRef": { "kind": "Deployment", "name": "web" },
+                "minReplicas": min, "maxReplicas": 3, "metrics": metrics } })
+        };
+        let cpu = json!([{ "type": "Resource", "resource": { "name": "cpu",
+            "target": { "type": "Utilization", "averageUtilization": 70 } } }]);
+        let errs = |new: &Value, old: &Value| -> Vec<String> {
+            HorizontalPodAutoscalers
+                .validate_update(new, old)
+                .iter()
+                .map(ToString::to_string)
+                .collect()
+        };
+        // Created at 0: refused (the gate is off).
+        assert_eq!(
+            errors(&HorizontalPodAutoscalers, hpa(0, cpu.clone())),
+            [
+                "spec.minReplicas: Invalid value: 0: must be greater than or equal to 1",
+                "spec.metrics: Forbidden: must specify at least one Object or External metric to support scaling to zero replicas",
+            ]
+        );
+        // Stored at 0 already: the bound is 0, and an Object/External metric is still needed.
+        let old = hpa(0, cpu.clone());
+        assert_eq!(
+            errs(&hpa(0, cpu.clone()), &old),
+            [
+                "spec.metrics: Forbidden: must specify at least one Object or External metric to support scaling to zero replicas"
+            ]
+        );
+        let external = json!([{ "type": "External", "external": { "metric": { "name": "q" },
+            "target": { "type": "Value", "value": "1" } } }]);
+        assert!(errs(&hpa(0, external), &old).is_empty());
+        assert_eq!(
+            errs(&hpa(0, cpu.clone()), &hpa(1, cpu)),
+            [
+                "spec.minReplicas: Invalid value: 0: must be greater than or equal to 1",
+                "spec.metrics: Forbidden: must specify at least one Object or External metric to support scaling to zero replicas",
+            ]
+        );
+    }
+
+    #[test]
+    fn hpa_behavior_is_defaulted_and_validated_as_upstream() {
+        let mut obj = json!({ "spec": { "behavior": { "scaleUp": null,
+            "scaleDown": { "stabilizationWindowSeconds": 60, "policies": null } } } });
+        HorizontalPodAutoscalers.default(&mut obj);
+        assert_eq!(
+            obj["spec"]["behavior"],
+            json!({
+                "scaleUp": { "stabilizationWindowSeconds": 0, "selectPolicy": "Max", "policies": [
+                    { "type": "Pods", "value": 4, "periodSeconds": 15 },
+                    { "type": "Percent", "value": 100, "periodSeconds": 15 } ] },
+                "scaleDown": { "stabilizationWindowSeconds": 60, "selectPolicy": "Max",
+                    "policies": [{ "type": "Percent", "value": 100, "periodSeconds": 15 }] },
+            })
+        );
+        assert!(hpa_errors(json!({ "behavior": {} })).is_empty());
+        assert_eq!(
+            hpa_errors(json!({ "behavior": {
+                "scaleUp": { "stabilizationWindowSeconds": -1, "selectPolicy": "Fastest",
+                    "policies": [{ "type": "Replicas", "value": 0, "periodSeconds": 0 }] },
+                "scaleDown": { "stabilizationWindowSeconds": 3601, "policies": [],
+                    "selectPolicy": "Disabled" } } })),
+            [
+                "spec.behavior.scaleUp.stabilizationWindowSeconds: Invalid value: -1: must be greater than or equal to zero",
+                "spec.behavior.scaleUp.selectPolicy: Unsupported value: \"Fastest\": supported values: \"Disabled\", \"Max\", \"Min\"",
+                "spec.behavior.scaleUp.policies[0].type: Unsupported value: \"Replicas\": supported values: \"Percent\", \"Pods\"",
+                "spec.behavior.scaleUp.policies[0].value: Invalid value: 0: must be greater than zero",
+                "spec.behavior.scaleUp.policies[0].periodSeconds: Invalid value: 0: must be greater than zero",
+                "spec.behavior.scaleDown.stabilizationWindowSeconds: Invalid value: 3601: must be less than or equal to 3600",
+                "spec.behavior.scaleDown.policies: Required value: must specify at least one Policy",
+            ]
+        );
+        assert_eq!(
+            hpa_errors(json!({ "behavior": { "scaleUp": {
+                "policies": [{ "type": "Pods", "value": 1, "periodSeconds": 1801 }] } } })),
+            [
+                "spec.behavior.scaleUp.policies[0].periodSeconds: Invalid value: 1801: must be less than or equal to 1800"
+            ]
+        );
+    }
+
+    #[test]
+    fn hpa_tolerance_is_dropped_while_its_gate_is_off() {
+        let with = |t: Value| {
+            json!({ "spec": { "behavior": { "scaleUp": { "tolerance": t },
+                "scaleDown": { "tolerance": "0.05" } } } })
+        };
+        let mut created = with(json!("0.1"));
+        HorizontalPodAutoscalers.prepare_for_create(&mut created);
+        assert!(!hpa_tolerance_in_use(&created));
+        // Kept on update when the stored object has one, and then validated.
+        let mut updated = with(json!("-0.1"));
+        HorizontalPodAutoscalers.prepare_for_update(&mut updated, &with(json!("0.1")));
+        assert_eq!(updated["spec"]["behavior"]["scaleUp"]["tolerance"], "-0.1");
+        assert_eq!(
+            validate_scaling_rules(
+                &updated["spec"]["behavior"]["scaleUp"],
+                "spec.behavior.scaleUp"
+            )
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>(),
+            [
+                "spec.behavior.scaleUp.policies: Required value: must specify at least one Policy",
+                "spec.behavior.scaleUp.tolerance: Invalid value: resource.Quantity{i:resource.int64Amount{value:-1, scale:-1}, d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:\"\", Format:\"DecimalSI\"}: must be greater than or equal to zero",
+            ]
+        );
+        let mut updated = with(json!("0.1"));
+        HorizontalPodAutoscalers.prepare_for_update(&mut updated, &json!({ "spec": {} }));
+        assert!(!hpa_tolerance_in_use(&updated));
+    }
+
+    #[test]
+    fn hpa_status_replicas_are_not_negative() {
+        let errs: Vec<String> = HorizontalPodAutoscalers
+            .validate_subresource_update(
+                "status",
+                &json!({ "status": { "currentReplicas": -1, "desiredReplicas": 2 } }),
+                &json!({}),
+            )
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            errs,
+            ["status.currentReplicas: Invalid value: -1: must be greater than or equal to 0"]
+        );
+    }
+
+    fn slice(address_type: &str, endpoints: Value, ports: Value) -> Value {
+        json!({ "metadata": { "name": "s" }, "addressType": address_type,
+            "endpoints": endpoints, "ports": ports })
+    }
+
+    #[test]
+    fn endpoint_slices_are_validated_as_upstream() {
+        let errs = |obj: Value| errors(&EndpointSlices, obj);
+        let ok = slice(
+            "IPv4",
+            json!([{ "addresses": ["10.0.0.1"], "nodeName": "node-1", "hostname": "web-0",
+                "zone": "a", "hints": { "forZones": [{ "name": "zone-a" }] } }]),
+            json!([{ "name": "http", "port": 80, "appProtocol": "kubernetes.io/h2c" }, { "port": 81 }]),
+        );
+        assert!(errs(ok).is_empty());
+        assert!(
+            errs(slice(
+                "FQDN",
+                json!([{ "addresses": ["db.example.com."] }]),
+                json!([])
+            ))
+            .is_empty()
+        );
+        assert!(
+            errs(slice(
+                "IPv6",
+                json!([{ "addresses": ["2001:db8::1"] }]),
+                json!(null)
+            ))
+            .is_empty()
+        );
+
+        assert_eq!(
+            errs(json!({ "endpoints": [] })),
+            ["addressType: Required value"]
+        );
+        assert_eq!(
+            errs(slice("IP", json!([{ "addresses": ["x"] }]), json!([]))),
+            [
+                "addressType: Unsupported value: \"IP\": supported values: \"FQDN\", \"IPv4\", \"IPv6\""
+            ]
+        );
+        assert_eq!(
+            errs(slice(
+                "IPv4",
+                json!([
+                    { "addresses": [] },
+                    { "addresses": ["2001:db8::1", "127.0.0.1", "0.0.0.0", "169.254.1.1", "224.0.0.5", "nope"] },
+                ]),
+                json!([])
+            )),
+            [
+                "endpoints[0].addresses: Required value: must contain at least 1 address",
+                "endpoints[1].addresses[0]: Invalid value: \"2001:db8::1\": must be a valid IPv4 address",
+                "endpoints[1].addresses[1]: Invalid value: \"127.0.0.1\": may not be in the loopback range (127.0.0.0/8, ::1/128)",
+                "endpoints[1].addresses[2]: Invalid value: \"0.0.0.0\": may not be unspecified (0.0.0.0)",
+                "endpoints[1].addresses[3]: Invalid value: \"169.254.1.1\": may not be in the link-local range (169.254.0.0/16, fe80::/10)",
+                "endpoints[1].addresses[4]: Invalid value: \"224.0.0.5\": may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)",
+                "endpoints[1].addresses[5]: Invalid value: \"nope\": must be a valid IPv4 address",
+                "endpoints[1].addresses[5]: Invalid value: \"nope\": must be a valid IP address",
+            ]
+        );
+        assert_eq!(
+            errs(slice(
+                "IPv6",
+                json!([{ "addresses": ["10.1.2.3", "::1", "fe80::1"] }]),
+                json!([])
+            )),
+            [
+                "endpoints[0].addresses[0]: Invalid value: \"10.1.2.3\": must be a valid IPv6 address",
+                "endpoints[0].addresses[1]: Invalid value: \"::1\": may not be in the loopback range (127.0.0.0/8, ::1/128)",
+                "endpoints[0].addresses[2]: Invalid value: \"fe80::1\": may not be in the link-local range (169.254.0.0/16, fe80::/10)",
+            ]
+        );
+        assert_eq!(
+            errs(slice(
+                "FQDN",
+                json!([{ "addresses": ["localhost", "Bad_Name.com", "a.-b.com", ""] }]),
+                json!([])
+            )),
+            [
+                "endpoints[0].addresses[0]: Invalid value: \"localhost\": should be a domain with at least two segments separated by dots",
+                "endpoints[0].addresses[1]: Invalid value: \"Bad_Name.com\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+                "endpoints[0].addresses[2]: Invalid value: \"a.-b.com\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+                "endpoints[0].addresses[3]: Required value",
+            ]
+        );
+        let many: Vec<String> = (0..101)
+            .map(|i| format!("10.0.{}.{}", i / 200, i % 200 + 1))
+            .collect();
+        assert_eq!(
+            errs(slice("IPv4", json!([{ "addresses": many }]), json!([]))),
+            ["endpoints[0].addresses: Too many: 101: must have at most 100 items"]
+        );
+        let too_many: Vec<Value> = (0..1001)
+            .map(|_| json!({ "addresses": ["10.0.0.1"] }))
+            .collect();
+        assert_eq!(
+            errs(slice("IPv4", json!(too_many), json!([]))),
+            ["endpoints: Too many: 1001: must have at most 1000 items"]
+        );
+        assert_eq!(
+            errs(slice(
+                "IPv4",
+                json!([{ "addresses": ["10.0.0.1"], "nodeName": "Node_1", "hostname": "web.0",
+                    "hints": { "forZones": [{ "name": "a" }, { "name": "a" }, { "name": "-z" }] } }]),
+                json!([])
+            )),
+            [
+                "endpoints[0].nodeName: Invalid value: \"Node_1\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+                "endpoints[0].hostname: Invalid value: \"web.0\": must not contain dots",
+                "endpoints[0].hints.forZones[1].name: Duplicate value: \"a\"",
+                "endpoints[0].hints.forZones[2].name: Invalid value: \"-z\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
+            ]
+        );
+        let zones: Vec<Value> = (0..9).map(|i| json!({ "name": format!("z{i}") })).collect();
+        assert_eq!(
+            errs(slice(
+                "IPv4",
+                json!([{ "addresses": ["10.0.0.1"], "hints": { "forZones": zones } }]),
+                json!([])
+            )),
+            ["endpoints[0].hints.forZones: Too many: 9: must have at most 8 items"]
+        );
+        assert_eq!(
+            errs(slice(
+                "IPv4",
+                json!([]),
+                json!([{ "name": "HTTP" }, { "name": "a", "protocol": "ICMP" }, { "name": "a", "appProtocol": "a/b/c" }, { "protocol": null }, {}])
+            )),
+            [
+                "ports[0].name: Invalid value: \"HTTP\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+                "ports[1].protocol: Unsupported value: \"ICMP\": supported values: \"SCTP\", \"TCP\", \"UDP\"",
+                "ports[2].name: Duplicate value: \"a\"",
+                "ports[2].appProtocol: Invalid value: \"a/b/c\": a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+                "ports[4].name: Duplicate value: \"\"",
+            ]
+        );
+    }
+
+    #[test]
+    fn endpoint_slice_updates_keep_the_address_type_and_drop_what_v1_drops() {
+        let old = slice("IPv4", json!([{ "addresses": ["10.0.0.1"] }]), json!([]));
+        let new = slice("IPv6", json!([{ "addresses": ["2001:db8::1"] }]), json!([]));
+        let errs: Vec<String> = EndpointSlices
+            .validate_update(&new, &old)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            errs,
+            ["addressType: Invalid value: \"IPv6\": field is immutable"]
+        );
+
+        // Node hints (gate off) and deprecatedTopology are dropped on create.
+        let mut created = slice(
+            "IPv4",
+            json!([{ "addresses": ["10.0.0.1"], "deprecatedTopology": { "kubernetes.io/hostname": "n1" },
+                "hints": { "forZones": [{ "name": "a" }], "forNodes": [{ "name": "n1" }] } }]),
+            json!([]),
+        );
+        EndpointSlices.prepare_for_create(&mut created);
+        assert_eq!(
+            created["endpoints"][0],
+            json!({ "addresses": ["10.0.0.1"], "hints": { "forZones": [{ "name": "a" }] } })
+        );
+        // On update, the stored topology's host fills an unset nodeName; labels bump the generation.
+        let mut stored = slice(
+            "IPv4",
+            json!([{ "addresses": ["10.0.0.1"], "deprecatedTopology": { "kubernetes.io/hostname": "n1" } }]),
+            json!([]),
+        );
+        stored["metadata"]["generation"] = json!(3);
+        let mut updated = slice(
+            "IPv4",
+            json!([{ "addresses": ["10.0.0.2"], "deprecatedTopology": { "kubernetes.io/hostname": "n1" } }]),
+            json!([]),
+        );
+        updated["metadata"]["labels"] = json!({ "app": "web" });
+        updated["metadata"]["generation"] = json!(3);
+        EndpointSlices.prepare_for_update(&mut updated, &stored);
+        assert_eq!(
+            updated["endpoints"][0],
+            json!({ "addresses": ["10.0.0.2"], "nodeName": "n1" })
+        );
+        assert_eq!(updated["metadata"]["generation"], 4);
+    }
+
+    #[test]
+    fn endpoint_slice_warnings_are_upstreams() {
+        let s = slice(
+            "FQDN",
+            json!([{ "addresses": ["010.0.0.1", "::ffff:10.0.0.2", "2001:DB8::1", "10.0.0.3", "db.example.com"] }]),
+            json!([]),
+        );
+        assert_eq!(
+            EndpointSlices.warnings_on_create(&s),
+            [
+                "spec.addressType: FQDN endpoints are deprecated",
+                "endpoints[0].addresses[0]: non-standard IP address \"010.0.0.1\" will be considered invalid in a future Kubernetes release: use \"10.0.0.1\"",
+                "endpoints[0].addresses[1]: non-standard IP address \"::ffff:10.0.0.2\" will be considered invalid in a future Kubernetes release: use \"10.0.0.2\"",
+                "endpoints[0].addresses[2]: IPv6 address \"2001:DB8::1\" should be in RFC 5952 canonical format (\"2001:db8::1\")",
+            ]
+        );
+        let mut managed = s.clone();
+        managed["metadata"]["labels"] =
+            json!({ "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io" });
+        assert!(EndpointSlices.warnings_on_update(&managed, &s).is_empty());
     }
 }

@@ -1112,7 +1112,10 @@ fn horizontal_pod_autoscalers_are_validated_as_upstream() {
     assert!(hpa(json!({ "scaleTargetRef": target.clone(), "maxReplicas": 3 })).is_empty());
     assert_eq!(
         hpa(json!({ "scaleTargetRef": target.clone(), "minReplicas": 0, "maxReplicas": 3 })),
-        ["spec.minReplicas: Invalid value: 0: must be greater than or equal to 1"]
+        [
+            "spec.minReplicas: Invalid value: 0: must be greater than or equal to 1",
+            "spec.metrics: Forbidden: must specify at least one Object or External metric to support scaling to zero replicas",
+        ]
     );
     assert_eq!(
         hpa(json!({ "scaleTargetRef": target, "minReplicas": 5, "maxReplicas": 3 })),
