@@ -575,3 +575,54 @@ fn pod_affinity_match_label_keys_are_merged_into_the_selector_on_create() {
         assert!(err.contains(want), "want {want:?} in {err}");
     }
 }
+
+#[test]
+fn app_armor_profiles_and_their_deprecated_annotations_are_kept_in_step_on_create() {
+    let c = TestCluster::start();
+    let key = "container.apparmor.security.beta.kubernetes.io";
+    c.apply(&format!(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: aa\n  annotations: {{{key}/legacy: localhost/legacy-prof}}\nspec:\n  \
+         containers:\n  - {{name: legacy, image: busybox}}\n  - name: field\n    image: busybox\n    \
+         securityContext: {{appArmorProfile: {{type: RuntimeDefault}}}}\n"
+    ));
+    let pod = json(&c.kubectl_ok(&["get", "pod", "aa", "-o", "json"]));
+    assert_eq!(
+        pod["metadata"]["annotations"][format!("{key}/field")],
+        "runtime/default",
+        "{pod}"
+    );
+    assert_eq!(
+        pod["spec"]["containers"][0]["securityContext"]["appArmorProfile"],
+        json(r#"{"type":"Localhost","localhostProfile":"legacy-prof"}"#),
+        "{pod}"
+    );
+    // The annotations are fixed once the pod exists, and must name a container.
+    let out = c.kubectl(&[
+        "annotate",
+        "pod",
+        "aa",
+        "--overwrite",
+        &format!("{key}/field=unconfined"),
+    ]);
+    let err = fails(&["annotate apparmor"], out);
+    assert!(
+        err.contains(&format!(
+            "metadata.annotations[{key}/field]: Forbidden: may not remove or update AppArmor annotations"
+        )),
+        "{err}"
+    );
+    let bad = format!(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: bad\n  annotations: {{{key}/other: runtime/default}}\nspec:\n  \
+         containers: [{{name: c, image: busybox}}]\n"
+    );
+    let err = fails(
+        &["apply bad pod"],
+        c.kubectl_stdin(&["apply", "-f", "-"], &bad),
+    );
+    assert!(
+        err.contains(&format!(
+            "metadata.annotations[{key}/other]: Invalid value: \"other\": container not found"
+        )),
+        "{err}"
+    );
+}
