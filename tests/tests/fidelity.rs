@@ -626,3 +626,143 @@ fn app_armor_profiles_and_their_deprecated_annotations_are_kept_in_step_on_creat
         "{err}"
     );
 }
+
+#[test]
+fn autoscalers_cron_job_time_zones_and_endpoint_slices_are_validated_through_kubectl() {
+    let c = TestCluster::start();
+    let refused =
+        |what: &str, yaml: &str| fails(&[what], c.kubectl_stdin(&["apply", "-f", "-"], yaml));
+    let expect = |err: &str, wants: &[&str]| {
+        for want in wants {
+            assert!(err.contains(want), "want {want:?} in {err}");
+        }
+    };
+    // HorizontalPodAutoscaler metrics and behavior.
+    let err = refused(
+        "apply bad hpa",
+        "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: web}\nspec:\n  \
+         scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n  maxReplicas: 5\n  \
+         metrics:\n  - type: Pods\n    resource: {name: cpu, target: {type: Utilization, averageUtilization: 50}}\n  \
+         - type: External\n    external: {metric: {name: queue}, target: {type: AverageValue, averageValue: \"0\"}}\n  \
+         behavior:\n    scaleUp:\n      stabilizationWindowSeconds: 4000\n      \
+         policies: [{type: Pods, value: 0, periodSeconds: 15}]\n",
+    );
+    expect(
+        &err,
+        &[
+            "The HorizontalPodAutoscaler \"web\" is invalid",
+            "spec.metrics[0].pods: Required value: must populate information for the given metric source",
+            "spec.metrics[1].external.target.averageValue: Invalid value: resource.Quantity{i:resource.int64Amount{value:0, scale:0}, d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:\"0\", Format:\"DecimalSI\"}: must be positive",
+            "spec.behavior.scaleUp.stabilizationWindowSeconds: Invalid value: 4000: must be less than or equal to 3600",
+            "spec.behavior.scaleUp.policies[0].value: Invalid value: 0: must be greater than zero",
+        ],
+    );
+    c.apply(
+        "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: web}\nspec:\n  \
+         scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n  maxReplicas: 5\n  \
+         behavior: {scaleDown: {stabilizationWindowSeconds: 60}}\n",
+    );
+    let behavior = json(&c.kubectl_ok(&["get", "hpa", "web", "-o", "jsonpath={.spec.behavior}"]));
+    assert_eq!(behavior["scaleDown"]["selectPolicy"], "Max", "{behavior}");
+    assert_eq!(
+        behavior["scaleUp"]["policies"][0]["type"], "Pods",
+        "{behavior}"
+    );
+
+    // CronJob time zones.
+    c.kubectl_ok(&[
+        "create",
+        "cronjob",
+        "nightly",
+        "--image=busybox",
+        "--schedule=0 3 * * *",
+    ]);
+    c.kubectl_ok(&[
+        "patch",
+        "cronjob",
+        "nightly",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"timeZone":"Europe/Paris"}}"#,
+    ]);
+    let tz = c.kubectl_ok(&[
+        "get",
+        "cronjob",
+        "nightly",
+        "-o",
+        "jsonpath={.spec.timeZone}",
+    ]);
+    assert_eq!(tz.trim(), "Europe/Paris");
+    for (zone, want) in [
+        (
+            "Local",
+            "spec.timeZone: Invalid value: \"Local\": timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones",
+        ),
+        (
+            "Mars/Olympus",
+            "spec.timeZone: Invalid value: \"Mars/Olympus\": unknown time zone Mars/Olympus",
+        ),
+    ] {
+        let patch = format!(r#"{{"spec":{{"timeZone":"{zone}"}}}}"#);
+        let err = fails(
+            &["patch timeZone", zone],
+            c.kubectl(&["patch", "cronjob", "nightly", "--type=merge", "-p", &patch]),
+        );
+        expect(&err, &[want]);
+    }
+    let err = fails(
+        &["patch TZ schedule"],
+        c.kubectl(&[
+            "patch",
+            "cronjob",
+            "nightly",
+            "--type=merge",
+            "-p",
+            r#"{"spec":{"schedule":"CRON_TZ=UTC 0 3 * * *"}}"#,
+        ]),
+    );
+    expect(
+        &err,
+        &[
+            "spec.schedule: Invalid value: \"CRON_TZ=UTC 0 3 * * *\": cannot use TZ or CRON_TZ in schedule, use timeZone field instead",
+        ],
+    );
+
+    // EndpointSlices.
+    let err = refused(
+        "apply bad slice",
+        "apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: bad}\naddressType: IPv4\n\
+         endpoints:\n- addresses: [\"127.0.0.1\", \"2001:db8::1\"]\n  hostname: web.0\n\
+         ports: [{name: HTTP, port: 80}, {name: HTTP, port: 81, protocol: ICMP}]\n",
+    );
+    expect(
+        &err,
+        &[
+            "The EndpointSlice \"bad\" is invalid",
+            "endpoints[0].addresses[0]: Invalid value: \"127.0.0.1\": may not be in the loopback range (127.0.0.0/8, ::1/128)",
+            "endpoints[0].addresses[1]: Invalid value: \"2001:db8::1\": must be a valid IPv4 address",
+            "endpoints[0].hostname: Invalid value: \"web.0\": must not contain dots",
+            "ports[1].name: Duplicate value: \"HTTP\"",
+            "ports[1].protocol: Unsupported value: \"ICMP\": supported values: \"SCTP\", \"TCP\", \"UDP\"",
+        ],
+    );
+    c.apply(
+        "apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: web}\naddressType: IPv4\n\
+         endpoints:\n- addresses: [\"10.244.0.7\"]\nports: [{name: http, port: 80}]\n",
+    );
+    let err = fails(
+        &["patch addressType"],
+        c.kubectl(&[
+            "patch",
+            "endpointslice",
+            "web",
+            "--type=merge",
+            "-p",
+            r#"{"addressType":"FQDN","endpoints":[{"addresses":["web.example.com"]}]}"#,
+        ]),
+    );
+    expect(
+        &err,
+        &["addressType: Invalid value: \"FQDN\": field is immutable"],
+    );
+}
