@@ -503,16 +503,19 @@ impl Strategy for CronJobs {
         if let Some(t) = obj.pointer("/spec/jobTemplate/spec/template") {
             out.extend(super::warnings::pod(t, "spec.jobTemplate.spec.template."));
         }
+        out.extend(schedule_zone_warning(obj));
         out
     }
     fn warnings_on_update(&self, new: &Value, old: &Value) -> Vec<String> {
-        super::warnings::template_on_update(
+        let mut out = super::warnings::template_on_update(
             new,
             old,
             "/spec",
             "/spec/jobTemplate/spec/template",
             "spec.jobTemplate.spec.template.",
-        )
+        );
+        out.extend(schedule_zone_warning(new));
+        out
     }
     fn default(&self, obj: &mut Value) {
         let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
@@ -568,6 +571,19 @@ impl Strategy for CronJobs {
     fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
         validate_cron_job(new, Some(old))
     }
+}
+
+/// Upstream's warning for a zone inside the schedule (its path, `spec.spec.schedule`, as
+/// upstream writes it).
+fn schedule_zone_warning(obj: &Value) -> Option<String> {
+    obj.pointer("/spec/schedule")
+        .and_then(Value::as_str)
+        .filter(|s| s.contains("TZ"))
+        .map(|_| {
+            "CRON_TZ or TZ used in spec.spec.schedule is not officially supported, see \
+             https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/ for more details"
+                .to_string()
+        })
 }
 
 /// Upstream's validateCronJobSpec; `old` is the stored CronJob on update.
@@ -841,6 +857,22 @@ mod tests {
             [format!(
                 "spec.schedule: Invalid value: \"TZ=UTC 0 * * * *\": {tz_in_schedule}"
             )]
+        );
+    }
+
+    #[test]
+    fn a_zone_in_the_schedule_draws_upstreams_warning() {
+        let old = cron_job("TZ=UTC 0 * * * *", None);
+        assert_eq!(
+            CronJobs.warnings_on_update(&cron_job("CRON_TZ=UTC 5 * * * *", None), &old),
+            [
+                "CRON_TZ or TZ used in spec.spec.schedule is not officially supported, see https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/ for more details"
+            ]
+        );
+        assert!(
+            CronJobs
+                .warnings_on_update(&cron_job("5 * * * *", None), &old)
+                .is_empty()
         );
     }
 
