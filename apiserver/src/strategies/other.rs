@@ -1981,6 +1981,21 @@ mod tests {
             .is_empty()
         );
         assert_eq!(
+            metric(json!({ "type": "ContainerResource", "containerResource": {
+                "name": "requests.example.com/gpu", "container": "app",
+                "target": { "type": "AverageValue", "averageValue": "1x" } } })),
+            [
+                "spec.metrics[0].containerResource.name: Invalid value: \"requests.example.com/gpu\": doesn't follow extended resource name standard",
+                "spec.metrics[0].containerResource.target.averageValue: Invalid value: \"1x\": quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+            ]
+        );
+        assert!(
+            metric(json!({ "type": "ContainerResource", "containerResource": {
+                "name": "hugepages-2Mi", "container": "app",
+                "target": { "type": "AverageValue", "averageValue": "2Mi" } } }))
+            .is_empty()
+        );
+        assert_eq!(
             metric(json!({ "type": "Custom" })),
             [
                 "spec.metrics[0].type: Unsupported value: \"Custom\": supported values: \"ContainerResource\", \"External\", \"Object\", \"Pods\", \"Resource\"",
@@ -2331,6 +2346,40 @@ mod tests {
             json!({ "addresses": ["10.0.0.2"], "nodeName": "n1" })
         );
         assert_eq!(updated["metadata"]["generation"], 4);
+    }
+
+    #[test]
+    fn endpoint_slice_node_hints_kept_from_the_stored_slice_are_validated() {
+        let nodes: Vec<Value> = (0..9).map(|i| json!({ "name": format!("n{i}") })).collect();
+        let with_nodes = |for_nodes: Value| {
+            slice(
+                "IPv4",
+                json!([{ "addresses": ["10.0.0.1"], "hints": { "forNodes": for_nodes } }]),
+                json!([]),
+            )
+        };
+        let stored = with_nodes(json!([{ "name": "n1" }]));
+        let mut new =
+            with_nodes(json!([{ "name": "n1" }, { "name": "n1" }, { "name": "Bad_Node" }]));
+        EndpointSlices.prepare_for_update(&mut new, &stored);
+        let errs: Vec<String> = EndpointSlices
+            .validate_update(&new, &stored)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            errs,
+            [
+                "endpoints[0].hints.forNodes[1].name: Duplicate value: \"n1\"",
+                "endpoints[0].hints.forNodes[2].name: Invalid value: \"Bad_Node\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+            ]
+        );
+        let mut many = with_nodes(json!(nodes));
+        EndpointSlices.prepare_for_update(&mut many, &stored);
+        assert_eq!(
+            EndpointSlices.validate(&many)[0].to_string(),
+            "endpoints[0].hints.forNodes: Too many: 9: must have at most 8 items"
+        );
     }
 
     #[test]
