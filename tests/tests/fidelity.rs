@@ -3,7 +3,8 @@
 //! gets its generated selector; CronJob and PVC defaults; immutable ConfigMaps and Secrets hold
 //! on every write path; the system PriorityClasses exist; Events are served through both
 //! groups; a CSR names its requester; pods keep their spec; security contexts are validated;
-//! pod affinity matchLabelKeys are merged into the selector on create.
+//! pod affinity matchLabelKeys are merged into the selector on create; AppArmor fields and
+//! annotations are kept in step; pod status writes are validated.
 
 use k1s_tests::{TestCluster, fails};
 use serde_json::Value;
@@ -732,14 +733,14 @@ fn autoscalers_cron_job_time_zones_and_endpoint_slices_are_validated_through_kub
     let err = refused(
         "apply bad slice",
         "apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: bad}\naddressType: IPv4\n\
-         endpoints:\n- addresses: [\"127.0.0.1\", \"2001:db8::1\"]\n  hostname: web.0\n\
+         endpoints:\n- addresses: [\"0.0.0.0\", \"2001:db8::1\"]\n  hostname: web.0\n\
          ports: [{name: HTTP, port: 80}, {name: HTTP, port: 81, protocol: ICMP}]\n",
     );
     expect(
         &err,
         &[
             "The EndpointSlice \"bad\" is invalid",
-            "endpoints[0].addresses[0]: Invalid value: \"127.0.0.1\": may not be in the loopback range (127.0.0.0/8, ::1/128)",
+            "endpoints[0].addresses[0]: Invalid value: \"0.0.0.0\": may not be unspecified (0.0.0.0)",
             "endpoints[0].addresses[1]: Invalid value: \"2001:db8::1\": must be a valid IPv4 address",
             "endpoints[0].hostname: Invalid value: \"web.0\": must not contain dots",
             "ports[1].name: Duplicate value: \"HTTP\"",
@@ -765,4 +766,44 @@ fn autoscalers_cron_job_time_zones_and_endpoint_slices_are_validated_through_kub
         &err,
         &["addressType: Invalid value: \"FQDN\": field is immutable"],
     );
+}
+
+#[test]
+fn pod_status_writes_are_validated_as_upstream() {
+    let c = TestCluster::start();
+    c.kubectl_ok(&["run", "st", "--image=busybox", "--restart=Never"]);
+    let patch = |status: &str| {
+        c.kubectl(&[
+            "patch",
+            "pod",
+            "st",
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            &format!(r#"{{"status":{status}}}"#),
+        ])
+    };
+    let err = fails(&["qosClass"], patch(r#"{"qosClass":"Guaranteed"}"#));
+    assert!(
+        err.contains("status.qosClass: Invalid value: \"Guaranteed\": field is immutable"),
+        "{err}"
+    );
+    let err = fails(
+        &["podIPs"],
+        patch(r#"{"podIPs":[{"ip":"10.0.0.1"},{"ip":"10.0.0.2"}]}"#),
+    );
+    assert!(
+        err.contains("status.podIPs: Invalid value: []core.PodIP{core.PodIP{IP:\"10.0.0.1\"}, core.PodIP{IP:\"10.0.0.2\"}}: may specify no more than one IP for each IP family"),
+        "{err}"
+    );
+    // A custom condition with a qualified type is taken.
+    c.kubectl_ok(&[
+        "patch",
+        "pod",
+        "st",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        r#"{"status":{"conditions":[{"type":"example.com/ready","status":"True"}]}}"#,
+    ]);
 }

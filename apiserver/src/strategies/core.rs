@@ -111,13 +111,22 @@ impl Strategy for Pods {
         errs.extend(validate_ephemeral_containers(&new["spec"], &old["spec"]));
         errs
     }
+    fn prepare_for_update(&self, new: &mut Value, old: &Value) {
+        pod_validation::keep_qos_class(new, old);
+    }
     fn validate_subresource_update(&self, sub: &str, new: &Value, old: &Value) -> Vec<FieldError> {
-        if sub != "resize" {
-            return self.validate_update(new, old);
+        match sub {
+            // ValidatePodStatusUpdate: the spec is the stored one, so it is not checked again.
+            "status" => pod_validation::validate_pod_status_update(new, old),
+            "resize" => {
+                let allow_invalid_cost = pod_validation::had_invalid_deletion_cost(old);
+                let mut errs = pod_validation::validate_pod_annotations(new, allow_invalid_cost);
+                errs.extend(validate_pod_spec(new.get("spec"), "spec"));
+                errs.extend(validate_pod_resize(new, old));
+                errs
+            }
+            _ => self.validate_update(new, old),
         }
-        let mut errs = validate_pod_spec(new.get("spec"), "spec");
-        errs.extend(validate_pod_resize(new, old));
-        errs
     }
     fn selectable_fields(&self) -> &'static [&'static str] {
         &[

@@ -10,6 +10,7 @@ use std::collections::HashSet;
 use k1s_apimachinery::FieldError;
 use k1s_apimachinery::ip::legacy_ip_errors;
 use k1s_apimachinery::meta::validate_labels;
+use k1s_apimachinery::status::{BadValue, FieldErrorType};
 use k1s_apimachinery::validation::{
     is_dns1123_label, is_dns1123_subdomain, is_qualified_name, is_valid_label_value,
     is_valid_port_name, is_valid_port_num,
@@ -2037,4 +2038,363 @@ pub fn app_armor_warnings(pod: &Value) -> Vec<String> {
         }
     }
     out
+}
+
+// Upstream's ValidatePodStatusUpdate: what a status write (kubelet, scheduler) may carry.
+
+/// Go's `%#v` of a PodIP/HostIP struct (`core.PodIP{IP:"10.0.0.1"}`).
+fn go_ip_struct(kind: &str, ip: &str) -> String {
+    format!("core.{kind}{{IP:{}}}", Value::from(ip))
+}
+
+/// Upstream's validatePodIPs / validateHostIPs over `status.<list>` entries (`{ip: ...}`):
+/// valid addresses, at most one per family, no duplicates.
+fn status_ip_errors(ips: &[Value], list: &str, kind: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let field = format!("status.{list}");
+    let addrs: Vec<&str> = ips.iter().map(|p| text(p, "ip")).collect();
+    // Upstream reports a bad address at the entry (`status.podIPs[0]`), not at its `ip`.
+    for (i, ip) in addrs.iter().enumerate() {
+        let msgs = k1s_apimachinery::ip::ip_errors(ip);
+        errs.extend(invalid_each(&format!("{field}[{i}]"), ip, msgs));
+    }
+    if addrs.len() < 2 {
+        return errs;
+    }
+    let mut seen = HashSet::new();
+    let mut duplicates = Vec::new();
+    for (i, ip) in addrs.iter().enumerate() {
+        if !seen.insert(*ip) {
+            duplicates.push(FieldError::new(
+                FieldErrorType::Duplicate,
+                format!("{field}[{i}]"),
+                BadValue::Raw(go_ip_struct(kind, ip)),
+                "",
+            ));
+        }
+    }
+    let parsed: Vec<Option<std::net::IpAddr>> = addrs.iter().map(|ip| ip.parse().ok()).collect();
+    let v4 = parsed.iter().flatten().filter(|ip| ip.is_ipv4()).count();
+    let v6 = parsed.iter().flatten().filter(|ip| ip.is_ipv6()).count();
+    let dual_stack = parsed.iter().all(Option::is_some) && v4 > 0 && v6 > 0;
+    let family_error = || {
+        let all: Vec<String> = addrs.iter().map(|ip| go_ip_struct(kind, ip)).collect();
+        FieldError::invalid_raw(
+            &field,
+            format!("[]core.{kind}{{{}}}", all.join(", ")),
+            "may specify no more than one IP for each IP family",
+        )
+    };
+    // Pod IPs are checked for families before duplicates, host IPs after, as upstream does.
+    if kind == "PodIP" {
+        if !dual_stack || addrs.len() > 2 {
+            errs.push(family_error());
+        }
+        errs.extend(duplicates);
+    } else {
+        errs.extend(duplicates);
+        if !dual_stack || addrs.len() > 2 {
+            errs.push(family_error());
+        }
+    }
+    errs
+}
+
+/// Upstream's ValidateContainerStateTransition: without restartPolicy Always, a terminated
+/// container stays terminated (a failed one may restart under OnFailure); restartable init
+/// containers may always restart.
+fn state_transition_errors(
+    new: &[Value],
+    old: &[Value],
+    field: &str,
+    restart_policy: &str,
+    sidecars: &HashSet<&str>,
+) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    if restart_policy == "Always" {
+        return errs;
+    }
+    let terminated = |s: &Value| s.pointer("/state/terminated").is_some_and(|t| !t.is_null());
+    for (i, o) in old.iter().enumerate() {
+        if !terminated(o) {
+            continue;
+        }
+        let exit_code = o
+            .pointer("/state/terminated/exitCode")
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+        if exit_code != 0 && restart_policy == "OnFailure" {
+            continue;
+        }
+        let name = text(o, "name");
+        if sidecars.contains(name) {
+            continue;
+        }
+        for n in new {
+            if text(n, "name") == name && !terminated(n) {
+                errs.push(FieldError::forbidden(
+                    format!("{field}[{i}].state"),
+                    "may not be transitioned to non-terminated state",
+                ));
+            }
+        }
+    }
+    errs
+}
+
+/// Upstream's validateContainerStatusUsers (the path skips `user`, as upstream's does).
+fn status_user_errors(statuses: &[Value], field: &str, os: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let id_range = |v: i64| (0..=i64::from(i32::MAX)).contains(&v);
+    const RANGE: &str = "must be between 0 and 2147483647, inclusive";
+    for (i, s) in statuses.iter().enumerate() {
+        let Some(linux) = s.get("user").and_then(|u| set(u, "linux")) else {
+            continue;
+        };
+        let at = format!("{field}[{i}].linux");
+        if os == "windows" {
+            errs.push(FieldError::forbidden(at, "cannot be set for a windows pod"));
+            continue;
+        }
+        for key in ["uid", "gid"] {
+            let id = linux.get(key).and_then(Value::as_i64).unwrap_or(0);
+            if !id_range(id) {
+                errs.push(FieldError::invalid(format!("{at}.{key}"), id, RANGE));
+            }
+        }
+        for (g, gid) in items(linux, "supplementalGroups").iter().enumerate() {
+            let gid = gid.as_i64().unwrap_or(0);
+            if !id_range(gid) {
+                errs.push(FieldError::invalid(
+                    format!("{at}.supplementalGroups[{g}]"),
+                    gid,
+                    RANGE,
+                ));
+            }
+        }
+    }
+    errs
+}
+
+/// Upstream's validateContainerStatusAllocatedResourcesStatus (`containers` = None: ephemeral
+/// containers, which may report none).
+fn allocated_resources_status_errors(
+    statuses: &[Value],
+    field: &str,
+    containers: Option<&[Value]>,
+) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    for (i, s) in statuses.iter().enumerate() {
+        let allocated = items(s, "allocatedResourcesStatus");
+        let at = format!("{field}[{i}].allocatedResourcesStatus");
+        let Some(containers) = containers else {
+            if !allocated.is_empty() {
+                errs.push(FieldError::forbidden(
+                    at,
+                    "must not be specified in container status",
+                ));
+            }
+            continue;
+        };
+        let container = containers
+            .iter()
+            .find(|c| text(c, "name") == text(s, "name"));
+        for (j, a) in allocated.iter().enumerate() {
+            let name = text(a, "name");
+            // A status of a container the spec lacks is not checked (upstream issue 124915).
+            if let Some(c) = container {
+                let resources = c.get("resources").unwrap_or(&Value::Null);
+                let (found, msg) = if name.starts_with("claim:") {
+                    let found = items(resources, "claims").iter().any(|claim| {
+                        let request = text(claim, "request");
+                        let mut n = format!("claim:{}", text(claim, "name"));
+                        if !request.is_empty() {
+                            n = format!("{n}/{request}");
+                        }
+                        n == name
+                    });
+                    (
+                        found,
+                        "must match one of the container's resource claims in a format 'claim:<claimName>/<request>' or 'claim:<claimName>' if request is empty",
+                    )
+                } else {
+                    let requests = resources.get("requests").and_then(Value::as_object);
+                    (
+                        requests.is_some_and(|r| r.contains_key(name)),
+                        "must match one of the container's resource requests",
+                    )
+                };
+                if !found {
+                    errs.push(FieldError::invalid(format!("{at}[{j}].name"), name, msg));
+                }
+            }
+            let mut ids = HashSet::new();
+            for (k, r) in items(a, "resources").iter().enumerate() {
+                const HEALTH: [&str; 3] = ["Healthy", "Unhealthy", "Unknown"];
+                let health = text(r, "health");
+                if !HEALTH.contains(&health) {
+                    errs.push(FieldError::not_supported(
+                        format!("{at}[{j}].resources[{k}].health"),
+                        health,
+                        &HEALTH,
+                    ));
+                }
+                let id = text(r, "resourceID");
+                if !ids.insert(id) {
+                    errs.push(FieldError::duplicate(
+                        format!("{at}[{j}].resources[{k}].resourceID"),
+                        id,
+                    ));
+                }
+            }
+        }
+    }
+    errs
+}
+
+/// Upstream's ValidatePodStatusUpdate, after the registry kept the old spec and metadata: the
+/// pod's annotation rules, condition types, the nominated node, an immutable QoS class,
+/// container state transitions, resource claim statuses, pod and host IPs, container users and
+/// allocated resource health.
+pub fn validate_pod_status_update(new: &Value, old: &Value) -> Vec<FieldError> {
+    let mut errs = validate_pod_annotation_updates(new, old);
+    let status = new.get("status").unwrap_or(&Value::Null);
+    let old_status = old.get("status").unwrap_or(&Value::Null);
+    let spec = new.get("spec").unwrap_or(&Value::Null);
+    let old_spec = old.get("spec").unwrap_or(&Value::Null);
+    // Upstream reports these under `metadata.conditions[i].Type`.
+    const SYSTEM_CONDITIONS: [&str; 3] = ["PodScheduled", "Ready", "Initialized"];
+    for (i, c) in items(status, "conditions").iter().enumerate() {
+        let ty = text(c, "type");
+        if !SYSTEM_CONDITIONS.contains(&ty) {
+            let at = format!("metadata.conditions[{i}].Type");
+            errs.extend(invalid_each(&at, ty, is_qualified_name(ty)));
+        }
+    }
+    if text(spec, "nodeName") != text(old_spec, "nodeName") {
+        errs.push(FieldError::forbidden(
+            "status.nodeName",
+            "may not be changed directly",
+        ));
+    }
+    let nominated = text(status, "nominatedNodeName");
+    if nominated != text(old_status, "nominatedNodeName") && !nominated.is_empty() {
+        errs.extend(invalid_each(
+            "status.nominatedNodeName",
+            nominated,
+            is_dns1123_subdomain(nominated),
+        ));
+    }
+    if status.get("qosClass") != old_status.get("qosClass") {
+        errs.push(FieldError::invalid(
+            "status.qosClass",
+            status.get("qosClass").cloned().unwrap_or(Value::Null),
+            "field is immutable",
+        ));
+    }
+    let restart_policy = text(old_spec, "restartPolicy");
+    let none = HashSet::new();
+    errs.extend(state_transition_errors(
+        items(status, "containerStatuses"),
+        items(old_status, "containerStatuses"),
+        "status.containerStatuses",
+        restart_policy,
+        &none,
+    ));
+    let sidecars: HashSet<&str> = items(old_spec, "initContainers")
+        .iter()
+        .filter(|c| text(c, "restartPolicy") == "Always")
+        .map(|c| text(c, "name"))
+        .collect();
+    errs.extend(state_transition_errors(
+        items(status, "initContainerStatuses"),
+        items(old_status, "initContainerStatuses"),
+        "status.initContainerStatuses",
+        restart_policy,
+        &sidecars,
+    ));
+    // The kubelet never restarts ephemeral containers.
+    errs.extend(state_transition_errors(
+        items(status, "ephemeralContainerStatuses"),
+        items(old_status, "ephemeralContainerStatuses"),
+        "status.ephemeralContainerStatuses",
+        "Never",
+        &none,
+    ));
+    let claims: Vec<&str> = items(spec, "resourceClaims")
+        .iter()
+        .map(|c| text(c, "name"))
+        .collect();
+    let mut claim_names = HashSet::new();
+    for (i, s) in items(status, "resourceClaimStatuses").iter().enumerate() {
+        let name = text(s, "name");
+        let at = format!("status.resourceClaimStatuses[{i}].name");
+        if !claims.contains(&name) {
+            errs.push(FieldError::invalid(
+                &at,
+                name,
+                "must match the name of an entry in `spec.resourceClaims`",
+            ));
+        }
+        if !claim_names.insert(name) {
+            errs.push(FieldError::duplicate(&at, name));
+        }
+        if let Some(claim) = s.get("resourceClaimName").and_then(Value::as_str) {
+            errs.extend(invalid_each(&at, claim, is_dns1123_subdomain(claim)));
+        }
+    }
+    errs.extend(status_ip_errors(items(status, "podIPs"), "podIPs", "PodIP"));
+    let host_ips = items(status, "hostIPs");
+    if let Some(first) = host_ips.first()
+        && text(first, "ip") != text(status, "hostIP")
+    {
+        errs.push(FieldError::invalid(
+            "status.hostIPs[0].ip",
+            text(first, "ip"),
+            "must be equal to `hostIP`",
+        ));
+    }
+    errs.extend(status_ip_errors(host_ips, "hostIPs", "HostIP"));
+    let os = spec
+        .pointer("/os/name")
+        .and_then(Value::as_str)
+        .unwrap_or("linux");
+    for list in [
+        "containerStatuses",
+        "initContainerStatuses",
+        "ephemeralContainerStatuses",
+    ] {
+        let field = format!("status.{list}");
+        errs.extend(status_user_errors(items(status, list), &field, os));
+    }
+    errs.extend(allocated_resources_status_errors(
+        items(status, "containerStatuses"),
+        "status.containerStatuses",
+        Some(items(spec, "containers")),
+    ));
+    errs.extend(allocated_resources_status_errors(
+        items(status, "initContainerStatuses"),
+        "status.initContainerStatuses",
+        Some(items(spec, "initContainers")),
+    ));
+    errs.extend(allocated_resources_status_errors(
+        items(status, "ephemeralContainerStatuses"),
+        "status.ephemeralContainerStatuses",
+        None,
+    ));
+    errs
+}
+
+/// Upstream's podStatusStrategy.PrepareForUpdate backfill: a status write without a QoS class
+/// keeps the one set at create (older kubelets dropped it).
+pub fn keep_qos_class(new: &mut Value, old: &Value) {
+    let missing = new
+        .pointer("/status/qosClass")
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty);
+    if let (true, Some(qos)) = (missing, old.pointer("/status/qosClass"))
+        && let Some(status) = new.get_mut("status").and_then(Value::as_object_mut)
+    {
+        status.insert("qosClass".into(), qos.clone());
+    }
 }

@@ -2097,3 +2097,117 @@ fn pod_annotation_updates_follow_upstreams_rules() {
         Vec::new()
     );
 }
+
+#[test]
+fn pod_status_updates_are_validated_as_upstream() {
+    let info = catalog::find("", "v1", "pods").expect("in the catalog");
+    let strategy = for_resource(info);
+    let pod = |restart: &str| {
+        let (mut p, errs) = created_pod(
+            json!({}),
+            json!({ "restartPolicy": restart,
+            "containers": [{ "name": "c", "image": "nginx", "resources": { "requests": { "cpu": "1" } } }] }),
+        );
+        assert_eq!(errs, Vec::<String>::new());
+        p["spec"]["nodeName"] = json!("n1");
+        p["status"]["containerStatuses"] =
+            json!([{ "name": "c", "state": { "terminated": { "exitCode": 0 } } }]);
+        p
+    };
+    // The registry keeps the old spec and metadata; the strategy then prepares and validates.
+    let status_update = |old: &Value, status: Value| {
+        let mut new = old.clone();
+        if let (Some(into), Value::Object(from)) = (new["status"].as_object_mut(), status) {
+            into.extend(from);
+        }
+        strategy.prepare_for_update(&mut new, old);
+        strategy
+            .validate_subresource_update("status", &new, old)
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+    };
+    let old = pod("Never");
+    let good = json!({ "hostIP": "10.0.0.1", "hostIPs": [{ "ip": "10.0.0.1" }],
+        "podIP": "10.244.0.5", "podIPs": [{ "ip": "10.244.0.5" }, { "ip": "fd00::5" }],
+        "conditions": [{ "type": "Ready", "status": "False" }, { "type": "example.com/gate", "status": "True" }],
+        "containerStatuses": [{ "name": "c", "state": { "terminated": { "exitCode": 0 } },
+            "user": { "linux": { "uid": 1000, "gid": 1000 } },
+            "allocatedResourcesStatus": [{ "name": "cpu", "resources": [{ "resourceID": "a", "health": "Healthy" }] }] }] });
+    assert_eq!(status_update(&old, good), Vec::<String>::new());
+    // A status without a QoS class keeps the stored one.
+    let mut dropped = old.clone();
+    dropped["status"]
+        .as_object_mut()
+        .map(|s| s.remove("qosClass"));
+    let mut new = dropped.clone();
+    strategy.prepare_for_update(&mut new, &old);
+    assert_eq!(new["status"]["qosClass"], old["status"]["qosClass"]);
+
+    let cases: Vec<(Value, &str)> = vec![
+        (
+            json!({ "conditions": [{ "type": "bad type!", "status": "True" }] }),
+            "metadata.conditions[0].Type: Invalid value: \"bad type!\": name part must consist of",
+        ),
+        (
+            json!({ "qosClass": "Guaranteed" }),
+            "status.qosClass: Invalid value: \"Guaranteed\": field is immutable",
+        ),
+        (
+            json!({ "containerStatuses": [{ "name": "c", "state": { "running": {} } }] }),
+            "status.containerStatuses[0].state: Forbidden: may not be transitioned to non-terminated state",
+        ),
+        (
+            json!({ "podIPs": [{ "ip": "10.0.0.1" }, { "ip": "10.0.0.2" }] }),
+            "status.podIPs: Invalid value: []core.PodIP{core.PodIP{IP:\"10.0.0.1\"}, core.PodIP{IP:\"10.0.0.2\"}}: may specify no more than one IP for each IP family",
+        ),
+        (
+            json!({ "podIPs": [{ "ip": "10.0.0.1" }, { "ip": "10.0.0.1" }] }),
+            "status.podIPs[1]: Duplicate value: core.PodIP{IP:\"10.0.0.1\"}",
+        ),
+        (
+            json!({ "podIPs": [{ "ip": "ten" }] }),
+            "status.podIPs[0]: Invalid value: \"ten\": must be a valid IP address",
+        ),
+        (
+            json!({ "hostIP": "10.0.0.1", "hostIPs": [{ "ip": "10.0.0.9" }] }),
+            "status.hostIPs[0].ip: Invalid value: \"10.0.0.9\": must be equal to `hostIP`",
+        ),
+        (
+            json!({ "nominatedNodeName": "Bad_Node" }),
+            "status.nominatedNodeName: Invalid value: \"Bad_Node\": a lowercase RFC 1123 subdomain",
+        ),
+        (
+            json!({ "containerStatuses": [{ "name": "c", "state": { "terminated": { "exitCode": 0 } },
+                "user": { "linux": { "uid": -1, "gid": 0 } } }] }),
+            "status.containerStatuses[0].linux.uid: Invalid value: -1: must be between 0 and 2147483647, inclusive",
+        ),
+        (
+            json!({ "containerStatuses": [{ "name": "c", "state": { "terminated": { "exitCode": 0 } },
+                "allocatedResourcesStatus": [{ "name": "example.com/gpu", "resources": [{ "resourceID": "g", "health": "Fine" }] }] }] }),
+            "status.containerStatuses[0].allocatedResourcesStatus[0].name: Invalid value: \"example.com/gpu\": must match one of the container's resource requests",
+        ),
+        (
+            json!({ "containerStatuses": [{ "name": "c", "state": { "terminated": { "exitCode": 0 } },
+                "allocatedResourcesStatus": [{ "name": "cpu", "resources": [{ "resourceID": "g", "health": "Fine" }] }] }] }),
+            "status.containerStatuses[0].allocatedResourcesStatus[0].resources[0].health: Unsupported value: \"Fine\": supported values: \"Healthy\", \"Unhealthy\", \"Unknown\"",
+        ),
+        (
+            json!({ "resourceClaimStatuses": [{ "name": "gpu" }] }),
+            "status.resourceClaimStatuses[0].name: Invalid value: \"gpu\": must match the name of an entry in `spec.resourceClaims`",
+        ),
+    ];
+    for (status, want) in &cases {
+        assert_reported(&status_update(&old, status.clone()), want, status);
+    }
+    // Terminated containers may restart under restartPolicy Always, and failed ones under
+    // OnFailure.
+    let running = json!({ "containerStatuses": [{ "name": "c", "state": { "running": {} } }] });
+    assert_eq!(
+        status_update(&pod("Always"), running.clone()),
+        Vec::<String>::new()
+    );
+    let mut failed = pod("OnFailure");
+    failed["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] = json!(1);
+    assert_eq!(status_update(&failed, running), Vec::<String>::new());
+}
