@@ -733,14 +733,14 @@ fn autoscalers_cron_job_time_zones_and_endpoint_slices_are_validated_through_kub
     let err = refused(
         "apply bad slice",
         "apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: bad}\naddressType: IPv4\n\
-         endpoints:\n- addresses: [\"127.0.0.1\", \"2001:db8::1\"]\n  hostname: web.0\n\
+         endpoints:\n- addresses: [\"0.0.0.0\", \"2001:db8::1\"]\n  hostname: web.0\n\
          ports: [{name: HTTP, port: 80}, {name: HTTP, port: 81, protocol: ICMP}]\n",
     );
     expect(
         &err,
         &[
             "The EndpointSlice \"bad\" is invalid",
-            "endpoints[0].addresses[0]: Invalid value: \"127.0.0.1\": may not be in the loopback range (127.0.0.0/8, ::1/128)",
+            "endpoints[0].addresses[0]: Invalid value: \"0.0.0.0\": may not be unspecified (0.0.0.0)",
             "endpoints[0].addresses[1]: Invalid value: \"2001:db8::1\": must be a valid IPv4 address",
             "endpoints[0].hostname: Invalid value: \"web.0\": must not contain dots",
             "ports[1].name: Duplicate value: \"HTTP\"",

@@ -1517,7 +1517,10 @@ fn go_parse_ip(s: &str) -> Option<IpAddr> {
 }
 
 /// An address of an IPv4 or IPv6 slice: of that family (upstream's IsValidIPv4Address /
-/// IsValidIPv6Address), and not unspecified, loopback or link-local (ValidateEndpointIP).
+/// IsValidIPv6Address), and not unspecified or link-local (ValidateEndpointIP). Unlike
+/// upstream, loopback addresses are accepted: k1s runs on the host, and a Service whose
+/// backend (an aggregated API server, a webhook) listens on 127.0.0.1 is how such backends
+/// are reached, as k1s's Endpoints also allow.
 fn endpoint_ip_errors(address: &str, family: &str, path: &str) -> Vec<FieldError> {
     let mut details = Vec::new();
     let ip = go_parse_ip(address);
@@ -1541,9 +1544,6 @@ fn endpoint_ip_errors(address: &str, family: &str, path: &str) -> Vec<FieldError
             };
             if ip.is_unspecified() {
                 details.push(format!("may not be unspecified ({address})"));
-            }
-            if ip.is_loopback() {
-                details.push("may not be in the loopback range (127.0.0.0/8, ::1/128)".into());
             }
             if link_local {
                 details
@@ -2214,7 +2214,6 @@ mod tests {
             [
                 "endpoints[0].addresses: Required value: must contain at least 1 address",
                 "endpoints[1].addresses[0]: Invalid value: \"2001:db8::1\": must be a valid IPv4 address",
-                "endpoints[1].addresses[1]: Invalid value: \"127.0.0.1\": may not be in the loopback range (127.0.0.0/8, ::1/128)",
                 "endpoints[1].addresses[2]: Invalid value: \"0.0.0.0\": may not be unspecified (0.0.0.0)",
                 "endpoints[1].addresses[3]: Invalid value: \"169.254.1.1\": may not be in the link-local range (169.254.0.0/16, fe80::/10)",
                 "endpoints[1].addresses[4]: Invalid value: \"224.0.0.5\": may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)",
@@ -2225,13 +2224,13 @@ mod tests {
         assert_eq!(
             errs(slice(
                 "IPv6",
-                json!([{ "addresses": ["10.1.2.3", "::1", "fe80::1"] }]),
+                json!([{ "addresses": ["10.1.2.3", "::1", "fe80::1", "::"] }]),
                 json!([])
             )),
             [
                 "endpoints[0].addresses[0]: Invalid value: \"10.1.2.3\": must be a valid IPv6 address",
-                "endpoints[0].addresses[1]: Invalid value: \"::1\": may not be in the loopback range (127.0.0.0/8, ::1/128)",
                 "endpoints[0].addresses[2]: Invalid value: \"fe80::1\": may not be in the link-local range (169.254.0.0/16, fe80::/10)",
+                "endpoints[0].addresses[3]: Invalid value: \"::\": may not be unspecified (::)",
             ]
         );
         assert_eq!(
