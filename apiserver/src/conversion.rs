@@ -6,6 +6,8 @@
 //! storing. Custom resources change only their apiVersion, unless their CRD names a
 //! conversion webhook (`apiextensions::webhook_converter`).
 
+use std::borrow::Cow;
+
 use k1s_apimachinery::ApiError;
 use k1s_apimachinery::catalog::ResourceInfo;
 use serde_json::{Value, json};
@@ -111,18 +113,18 @@ fn rename_fields(obj: &mut Value, fields: &[(&str, &str)], reverse: bool) {
     }
 }
 
-/// Converts an incoming object to the storage version of its group (in place).
+/// Whether the registry works on `info`'s objects in the version of the request, converting
+/// them only to encode them ([`for_storage`]): custom resources, whose schema and strategy are
+/// per version (upstream validates them in the request's version too). Built-in kinds with
+/// several versions are worked on in their storage version ([`to_storage`]).
+pub fn works_in_request_version(info: &ResourceInfo) -> bool {
+    k1s_apimachinery::catalog::is_custom(info)
+}
+
+/// Converts an incoming object to the storage version of its group (in place). Custom
+/// resources stay as they are (see [`works_in_request_version`]).
 pub fn to_storage(info: &ResourceInfo, obj: &mut Value) -> Result<(), ApiError> {
-    if k1s_apimachinery::catalog::is_custom(info) {
-        if let Some(served) = crate::apiextensions::lookup(info) {
-            let storage = served.storage_api_version();
-            match &served.conversion {
-                Some(hook) => hook
-                    .convert(std::slice::from_mut(obj), &storage)
-                    .map_err(ApiError::internal)?,
-                None => obj["apiVersion"] = Value::String(storage),
-            }
-        }
+    if works_in_request_version(info) {
         return Ok(());
     }
     if info.group == "autoscaling"
@@ -137,6 +139,29 @@ pub fn to_storage(info: &ResourceInfo, obj: &mut Value) -> Result<(), ApiError> 
         obj["apiVersion"] = Value::String("v1".into());
     }
     Ok(())
+}
+
+/// The object as it is stored: a custom resource in its CRD's storage version (its apiVersion
+/// rewritten, or converted by the CRD's webhook); any other object as it is.
+pub fn for_storage<'a>(info: &ResourceInfo, obj: &'a Value) -> Result<Cow<'a, Value>, ApiError> {
+    if !works_in_request_version(info) {
+        return Ok(Cow::Borrowed(obj));
+    }
+    let Some(served) = crate::apiextensions::lookup(info) else {
+        return Ok(Cow::Borrowed(obj));
+    };
+    let storage = served.storage_api_version();
+    if obj["apiVersion"] == storage.as_str() {
+        return Ok(Cow::Borrowed(obj));
+    }
+    let mut out = obj.clone();
+    match &served.conversion {
+        Some(hook) => hook
+            .convert(std::slice::from_mut(&mut out), &storage)
+            .map_err(ApiError::internal)?,
+        None => out["apiVersion"] = Value::String(storage),
+    }
+    Ok(Cow::Owned(out))
 }
 
 fn hpa_v1_to_v2(obj: &mut Value) {

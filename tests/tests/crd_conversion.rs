@@ -140,10 +140,13 @@ async fn start_hook(hook: Arc<Hook>) -> (SocketAddr, String) {
     )
 }
 
+/// Each version has its own schema (v2 requires host and port): objects are defaulted, pruned
+/// and validated in the version of the request, and converted only to be stored.
 fn crd(url: &str, ca: &str, storage: &str) -> String {
-    let schema = "schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object, properties: {hostPort: {type: string}, host: {type: string}, port: {type: string}}}}}}";
+    let v1 = "schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object, properties: {hostPort: {type: string}}}}}}";
+    let v2 = "schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object, required: [host, port], properties: {host: {type: string}, port: {type: string}}}}}}";
     format!(
-        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {{name: convs.stable.example.com}}\nspec:\n  group: stable.example.com\n  scope: Namespaced\n  names: {{plural: convs, singular: conv, kind: Conv}}\n  conversion:\n    strategy: Webhook\n    webhook:\n      conversionReviewVersions: [v2beta9, v1]\n      clientConfig: {{url: \"{url}\", caBundle: \"{ca}\"}}\n  versions:\n  - {{name: v1, served: true, storage: {}, {schema}}}\n  - {{name: v2, served: true, storage: {}, {schema}}}\n",
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {{name: convs.stable.example.com}}\nspec:\n  group: stable.example.com\n  scope: Namespaced\n  names: {{plural: convs, singular: conv, kind: Conv}}\n  conversion:\n    strategy: Webhook\n    webhook:\n      conversionReviewVersions: [v2beta9, v1]\n      clientConfig: {{url: \"{url}\", caBundle: \"{ca}\"}}\n  versions:\n  - {{name: v1, served: true, storage: {}, {v1}}}\n  - {{name: v2, served: true, storage: {}, {v2}}}\n",
         storage == "v1",
         storage == "v2"
     )
@@ -249,6 +252,12 @@ fn scenario(c: &TestCluster, hook: &Hook, url: &str, ca: &str) {
     // Written in v2: converted to v1 before it is stored, so reading v1 needs no call.
     c.apply("apiVersion: stable.example.com/v2\nkind: Conv\nmetadata: {name: second, namespace: default}\nspec: {host: example.com, port: \"443\"}\n");
     assert_eq!(to_v1_calls(hook), [1], "the v2 create stored in v1");
+    // v2's own schema applies to a v2 write.
+    let err = fails(
+        &["apply"],
+        c.kubectl_stdin(&["apply", "-f", "-"], "apiVersion: stable.example.com/v2\nkind: Conv\nmetadata: {name: partial, namespace: default}\nspec: {host: example.com}\n"),
+    );
+    assert!(err.contains("spec.port: Required value"), "{err}");
     let v1 = get_json(c, "convs.v1.stable.example.com", "second");
     assert_eq!(v1["spec"], json!({"hostPort": "example.com:443"}));
     assert_eq!(

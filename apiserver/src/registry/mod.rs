@@ -393,7 +393,7 @@ impl Registry {
                 return Ok(obj);
             }
             let key = Self::key(t.info, t.namespace, &name);
-            match self.store.create(&key, object::encode(&obj)).await {
+            match self.store.create(&key, object::encode_stored(t.info, &obj)?).await {
                 // What was stored is `obj` (encode only leaves out the resourceVersion).
                 Ok(kv) => return object::stored(t.info, obj, kv.mod_revision),
                 Err(k1s_storage::Error::AlreadyExists { .. }) if generated && attempt < 8 => {
@@ -434,9 +434,18 @@ impl Registry {
                 Err(e) => return Err(from_store(e, &gr, name)),
             };
             // The caller sees (and patches) the object in its request's version; the rules
-            // below compare and store the storage version.
-            let old = object::decode_stored(&current)?;
-            let mut desired = mutate(&object::in_version(t.info, old.clone())?)?;
+            // below compare the storage version, or the request's for custom resources.
+            let mut old = object::decode_stored(&current)?;
+            let in_request_version = crate::conversion::works_in_request_version(t.info);
+            if in_request_version {
+                old = object::in_version(t.info, old)?;
+            }
+            let view = if in_request_version {
+                old.clone()
+            } else {
+                object::in_version(t.info, old.clone())?
+            };
+            let mut desired = mutate(&view)?;
             crate::conversion::to_storage(t.info, &mut desired)?;
             let client_rv = meta::resource_version(&desired)
                 .filter(|rv| !rv.is_empty())
@@ -506,10 +515,15 @@ impl Registry {
             }
             match self
                 .store
-                .update(&key, object::encode(&new), Some(current.mod_revision))
+                .update(
+                    &key,
+                    object::encode_stored(t.info, &new)?,
+                    Some(current.mod_revision),
+                )
                 .await
             {
-                Ok(kv) => return object::decode(t.info, &kv),
+                // What was stored is `new` (in its storage form).
+                Ok(kv) => return object::stored(t.info, new, kv.mod_revision),
                 Err(k1s_storage::Error::Conflict { .. }) => continue,
                 Err(e) => return Err(from_store(e, &gr, name)),
             }
@@ -557,10 +571,20 @@ impl Registry {
             }
             match self
                 .store
-                .update(&key, object::encode(&marked), Some(current.mod_revision))
+                .update(
+                    &key,
+                    object::encode_stored(t.info, &marked)?,
+                    Some(current.mod_revision),
+                )
                 .await
             {
-                Ok(kv) => return Ok(DeleteOutcome::Pending(object::decode(t.info, &kv)?)),
+                Ok(kv) => {
+                    return Ok(DeleteOutcome::Pending(object::stored(
+                        t.info,
+                        marked,
+                        kv.mod_revision,
+                    )?));
+                }
                 Err(k1s_storage::Error::Conflict { .. }) => continue,
                 Err(e) => return Err(from_store(e, &gr, name)),
             }

@@ -34,6 +34,13 @@ pub fn encode(obj: &Value) -> Bytes {
     Bytes::from(serde_json::to_vec(&obj).unwrap_or_default())
 }
 
+/// Stored bytes of an object of `info`, in its storage version (see
+/// [`crate::conversion::for_storage`]).
+pub fn encode_stored(info: &ResourceInfo, obj: &Value) -> Result<Bytes, ApiError> {
+    let stored = crate::conversion::for_storage(info, obj)?;
+    Ok(encode(&stored))
+}
+
 /// The object just written as `encode(&obj)` at `revision`, as `decode` would read it back,
 /// without parsing it again.
 pub fn stored(info: &ResourceInfo, mut obj: Value, revision: Revision) -> Result<Value, ApiError> {
