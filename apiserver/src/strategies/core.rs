@@ -89,6 +89,7 @@ impl Strategy for Pods {
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
         let mut errs = pod_validation::validate_pod_annotations(obj, false);
         errs.extend(validate_pod_spec(obj.get("spec"), "spec"));
+        errs.extend(pod_validation::validate_pod_volumes(obj));
         if obj
             .pointer("/spec/ephemeralContainers")
             .and_then(Value::as_array)
@@ -106,6 +107,7 @@ impl Strategy for Pods {
         let allow_invalid_cost = pod_validation::had_invalid_deletion_cost(old);
         let mut errs = pod_validation::validate_pod_annotations(new, allow_invalid_cost);
         errs.extend(validate_pod_spec(new.get("spec"), "spec"));
+        errs.extend(pod_validation::validate_pod_volumes(new));
         errs.extend(pod_validation::validate_pod_annotation_updates(new, old));
         errs.extend(validate_pod_spec_update(&new["spec"], &old["spec"]));
         errs.extend(validate_ephemeral_containers(&new["spec"], &old["spec"]));
@@ -843,7 +845,7 @@ fn immutable_data(new: &Value, old: &Value) -> Vec<FieldError> {
 }
 
 /// Upstream's IsConfigMapKey: the keys of ConfigMaps and Secrets are file names.
-fn config_key_errors(key: &str) -> Vec<String> {
+pub(super) fn config_key_errors(key: &str) -> Vec<String> {
     let mut msgs = Vec::new();
     if key.len() > 253 {
         msgs.push("must be no more than 253 characters".to_string());
@@ -1156,6 +1158,11 @@ impl Strategy for PersistentVolumeClaims {
 /// Upstream's ValidatePersistentVolumeClaimSpec: access modes, the storage request, the class
 /// name and the volume mode.
 fn validate_pvc_spec(spec: &Value) -> Vec<FieldError> {
+    validate_pvc_spec_at(spec, "spec")
+}
+
+/// `validate_pvc_spec` of a claim spec at `path` (an ephemeral volume's claim template).
+pub(super) fn validate_pvc_spec_at(spec: &Value, path: &str) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let modes = spec
         .get("accessModes")
@@ -1163,7 +1170,7 @@ fn validate_pvc_spec(spec: &Value) -> Vec<FieldError> {
         .map_or(&[][..], Vec::as_slice);
     if modes.is_empty() {
         errs.push(FieldError::required(
-            "spec.accessModes",
+            format!("{path}.accessModes"),
             "at least 1 access mode is required",
         ));
     }
@@ -1177,7 +1184,11 @@ fn validate_pvc_spec(spec: &Value) -> Vec<FieldError> {
     for m in modes {
         let m = m.as_str().unwrap_or_default();
         if !MODES.contains(&m) {
-            errs.push(FieldError::not_supported("spec.accessModes", m, &MODES));
+            errs.push(FieldError::not_supported(
+                format!("{path}.accessModes"),
+                m,
+                &MODES,
+            ));
         }
         if m == "ReadWriteOncePod" {
             once_pod = true;
@@ -1187,19 +1198,19 @@ fn validate_pvc_spec(spec: &Value) -> Vec<FieldError> {
     }
     if once_pod && other {
         errs.push(FieldError::forbidden(
-            "spec.accessModes",
+            format!("{path}.accessModes"),
             "may not use ReadWriteOncePod with other access modes",
         ));
     }
-    const STORAGE: &str = "spec.resources[storage]";
+    let storage_field = format!("{path}.resources[storage]");
     match spec.pointer("/resources/requests/storage") {
-        None => errs.push(FieldError::required(STORAGE, "")),
+        None => errs.push(FieldError::required(&storage_field, "")),
         Some(v) => {
             let text = v.as_str().map_or_else(|| v.to_string(), str::to_string);
             match Quantity::parse(&text) {
                 Some(q) if q > Quantity::zero() => {}
                 _ => errs.push(FieldError::invalid(
-                    STORAGE,
+                    &storage_field,
                     text,
                     "must be greater than zero",
                 )),
@@ -1210,14 +1221,18 @@ fn validate_pvc_spec(spec: &Value) -> Vec<FieldError> {
         && !class.is_empty()
     {
         for msg in k1s_apimachinery::validation::is_dns1123_subdomain(class) {
-            errs.push(FieldError::invalid("spec.storageClassName", class, msg));
+            errs.push(FieldError::invalid(
+                format!("{path}.storageClassName"),
+                class,
+                msg,
+            ));
         }
     }
     if let Some(mode) = spec.get("volumeMode").and_then(Value::as_str)
         && !["Block", "Filesystem"].contains(&mode)
     {
         errs.push(FieldError::not_supported(
-            "spec.volumeMode",
+            format!("{path}.volumeMode"),
             mode,
             &["Block", "Filesystem"],
         ));

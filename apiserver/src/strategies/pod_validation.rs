@@ -396,6 +396,7 @@ impl Context<'_> {
                     &format!("{list}.subPathExpr"),
                 ));
             }
+            errs.extend(mount_propagation_errors(c, m, list));
         }
         errs
     }
@@ -525,63 +526,902 @@ fn validate_volumes(
     valid
 }
 
-/// Upstream's validateVolumeSource, for the sources people write by hand; the rest are only
-/// counted (exactly one source per volume).
+/// Upstream's validateVolumeSource: exactly one source, each checked by its own rules. The
+/// pod's name (a Pod, not a template) names the claims of ephemeral volumes.
 fn validate_volume_source(v: &Value, at: &str) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    let (first, others) = only_one(v, &VOLUME_SOURCES, at, "volume");
-    if let Some((source, s)) = first {
-        let field = format!("{at}.{source}");
-        match source {
-            "hostPath" => {
-                let p = text(s, "path");
-                if p.is_empty() {
-                    errs.push(FieldError::required(format!("{field}.path"), ""));
-                } else if p.split('/').any(|x| x == "..") {
+    let (first, mut others) = only_one(v, &VOLUME_SOURCES, at, "volume");
+    // Upstream names two of these paths differently from the fields.
+    for e in &mut others {
+        if let Some(base) = e.field.strip_suffix(".downwardAPI") {
+            e.field = format!("{base}.downwarAPI");
+        } else if let Some(base) = e.field.strip_suffix(".cephfs") {
+            e.field = format!("{base}.cephFS");
+        }
+    }
+    let Some((source, s)) = first else {
+        errs.push(FieldError::required(at, "must specify a volume type"));
+        errs.extend(others);
+        return errs;
+    };
+    let field = format!("{at}.{source}");
+    let f = |child: &str| format!("{field}.{child}");
+    let required = |child: &str, errs: &mut Vec<FieldError>| {
+        if text(s, child).is_empty() {
+            errs.push(FieldError::required(f(child), ""));
+        }
+    };
+    match source {
+        "hostPath" => {
+            let p = text(s, "path");
+            if p.is_empty() {
+                errs.push(FieldError::required(f("path"), ""));
+            } else {
+                errs.extend(no_backsteps(p, &f("path")));
+                const TYPES: [&str; 8] = [
+                    "",
+                    "BlockDevice",
+                    "CharDevice",
+                    "Directory",
+                    "DirectoryOrCreate",
+                    "File",
+                    "FileOrCreate",
+                    "Socket",
+                ];
+                if let Some(t) = s.get("type").and_then(Value::as_str)
+                    && !TYPES.contains(&t)
+                {
+                    errs.push(FieldError::not_supported(f("type"), t, &TYPES));
+                }
+            }
+        }
+        "emptyDir" => {
+            let limit = s.get("sizeLimit").map(quantity_text);
+            if limit
+                .and_then(|l| k1s_apimachinery::quantity::Quantity::parse(&l))
+                .is_some_and(|q| q.is_negative())
+            {
+                errs.push(FieldError::forbidden(
+                    f("sizeLimit"),
+                    "SizeLimit field must be a valid resource quantity",
+                ));
+            }
+        }
+        "gitRepo" => {
+            required("repository", &mut errs);
+            errs.extend(local_descending_path_errors(
+                text(s, "directory"),
+                &f("directory"),
+            ));
+        }
+        "gcePersistentDisk" | "awsElasticBlockStore" => {
+            // Upstream validates a GCE disk under `persistentDisk`.
+            let (base, id) = if source == "gcePersistentDisk" {
+                (format!("{at}.persistentDisk"), "pdName")
+            } else {
+                (field.clone(), "volumeID")
+            };
+            if text(s, id).is_empty() {
+                errs.push(FieldError::required(format!("{base}.{id}"), ""));
+            }
+            let partition = s.get("partition").and_then(Value::as_i64).unwrap_or(0);
+            if !(0..=255).contains(&partition) {
+                errs.push(FieldError::invalid(
+                    format!("{base}.partition"),
+                    partition,
+                    "must be between 1 and 255, inclusive",
+                ));
+            }
+        }
+        "secret" => {
+            required("secretName", &mut errs);
+            errs.extend(mode_and_items(s, &field));
+        }
+        "configMap" => {
+            required("name", &mut errs);
+            errs.extend(mode_and_items(s, &field));
+        }
+        "nfs" => {
+            required("server", &mut errs);
+            required("path", &mut errs);
+            let p = text(s, "path");
+            if !p.starts_with('/') {
+                errs.push(FieldError::invalid(
+                    f("path"),
+                    p,
+                    "must be an absolute path",
+                ));
+            }
+        }
+        "iscsi" => errs.extend(iscsi_errors(s, &field, at, text(v, "name"))),
+        "glusterfs" => {
+            required("endpoints", &mut errs);
+            required("path", &mut errs);
+        }
+        "flocker" => {
+            let (name, uuid) = (text(s, "datasetName"), text(s, "datasetUUID"));
+            if name.is_empty() && uuid.is_empty() {
+                errs.push(FieldError::required(
+                    &field,
+                    "one of datasetName and datasetUUID is required",
+                ));
+            }
+            if !name.is_empty() && !uuid.is_empty() {
+                errs.push(FieldError::invalid(
+                    &field,
+                    "resource",
+                    "datasetName and datasetUUID can not be specified simultaneously",
+                ));
+            }
+            if name.contains('/') {
+                errs.push(FieldError::invalid(
+                    f("datasetName"),
+                    name,
+                    "must not contain '/'",
+                ));
+            }
+        }
+        "persistentVolumeClaim" => required("claimName", &mut errs),
+        "rbd" => {
+            if items(s, "monitors").is_empty() {
+                errs.push(FieldError::required(f("monitors"), ""));
+            }
+            required("image", &mut errs);
+        }
+        "cinder" => {
+            required("volumeID", &mut errs);
+            if let Some(r) = set(s, "secretRef")
+                && text(r, "name").is_empty()
+            {
+                errs.push(FieldError::required(f("secretRef.name"), ""));
+            }
+        }
+        "cephfs" if items(s, "monitors").is_empty() => {
+            errs.push(FieldError::required(f("monitors"), ""));
+        }
+        "quobyte" => errs.extend(quobyte_errors(s, &field)),
+        "downwardAPI" => {
+            errs.extend(default_mode(s, &field));
+            for file in items(s, "items") {
+                errs.extend(downward_api_file_errors(file, &field));
+            }
+        }
+        "fc" => errs.extend(fc_errors(s, &field)),
+        "flexVolume" => {
+            required("driver", &mut errs);
+            let options = s.get("options").and_then(Value::as_object);
+            for key in options.into_iter().flat_map(|o| o.keys()) {
+                let namespace = key.split_once('/').map_or(key.as_str(), |(ns, _)| ns);
+                let normalized = format!(".{}", namespace.to_lowercase());
+                if normalized.ends_with(".kubernetes.io") || normalized.ends_with(".k8s.io") {
                     errs.push(FieldError::invalid(
-                        format!("{field}.path"),
-                        p,
-                        "must not contain '..'",
+                        format!("{field}.options[{key}]"),
+                        key.as_str(),
+                        "kubernetes.io and k8s.io namespaces are reserved",
                     ));
                 }
             }
-            "secret" => {
-                if text(s, "secretName").is_empty() {
-                    errs.push(FieldError::required(format!("{field}.secretName"), ""));
-                }
-                errs.extend(mode_and_items(s, &field));
+        }
+        "azureFile" => {
+            required("secretName", &mut errs);
+            required("shareName", &mut errs);
+        }
+        "vsphereVolume" => required("volumePath", &mut errs),
+        "photonPersistentDisk" => required("pdID", &mut errs),
+        "portworxVolume" => required("volumeID", &mut errs),
+        "azureDisk" => errs.extend(azure_disk_errors(s, &field)),
+        "storageos" => {
+            let name = text(s, "volumeName");
+            if name.is_empty() {
+                errs.push(FieldError::required(f("volumeName"), ""));
+            } else {
+                errs.extend(invalid_each(&f("volumeName"), name, is_dns1123_label(name)));
             }
-            "configMap" => {
-                if text(s, "name").is_empty() {
-                    errs.push(FieldError::required(format!("{field}.name"), ""));
-                }
-                errs.extend(mode_and_items(s, &field));
+            let ns = text(s, "volumeNamespace");
+            if !ns.is_empty() {
+                errs.extend(invalid_each(
+                    &f("volumeNamespace"),
+                    ns,
+                    is_dns1123_label(ns),
+                ));
             }
-            "persistentVolumeClaim" if text(s, "claimName").is_empty() => {
-                errs.push(FieldError::required(format!("{field}.claimName"), ""));
+            if let Some(r) = set(s, "secretRef")
+                && text(r, "name").is_empty()
+            {
+                errs.push(FieldError::required(f("secretRef.name"), ""));
             }
-            "downwardAPI" | "projected" => errs.extend(default_mode(s, &field)),
-            "nfs" => {
-                if text(s, "server").is_empty() {
-                    errs.push(FieldError::required(format!("{field}.server"), ""));
+        }
+        "projected" => {
+            errs.extend(default_mode(s, &field));
+            errs.extend(projection_errors(s, &field));
+        }
+        "scaleIO" => {
+            required("gateway", &mut errs);
+            required("system", &mut errs);
+            required("volumeName", &mut errs);
+        }
+        "csi" => {
+            let driver = text(s, "driver");
+            if driver.is_empty() {
+                errs.push(FieldError::required(f("driver"), ""));
+            }
+            if driver.len() > 63 {
+                errs.push(FieldError::too_long(f("driver"), Some(63)));
+            }
+            let msgs = is_dns1123_subdomain(&driver.to_lowercase());
+            errs.extend(invalid_each(&f("driver"), driver, msgs));
+            if let Some(r) = set(s, "nodePublishSecretRef") {
+                let name = text(r, "name");
+                if name.is_empty() {
+                    errs.push(FieldError::required(f("nodePublishSecretRef.name"), ""));
+                } else {
+                    // Upstream reports a bad secret name at `csi.name`.
+                    errs.extend(invalid_each(&f("name"), name, is_dns1123_subdomain(name)));
                 }
-                let p = text(s, "path");
-                if p.is_empty() {
-                    errs.push(FieldError::required(format!("{field}.path"), ""));
-                } else if !p.starts_with('/') {
-                    errs.push(FieldError::invalid(
-                        format!("{field}.path"),
-                        p,
-                        "must be an absolute path",
-                    ));
-                }
+            }
+        }
+        "ephemeral" => match set(s, "volumeClaimTemplate") {
+            None => errs.push(FieldError::required(f("volumeClaimTemplate"), "")),
+            Some(t) => errs.extend(claim_template_errors(t, &f("volumeClaimTemplate"))),
+        },
+        _ => {}
+    }
+    errs.extend(others);
+    errs
+}
+
+/// A quantity field as written (a string, or a bare number).
+fn quantity_text(v: &Value) -> String {
+    v.as_str().map_or_else(|| v.to_string(), str::to_string)
+}
+
+/// Upstream's validatePathNoBacksteps.
+fn no_backsteps(p: &str, field: &str) -> Vec<FieldError> {
+    if p.split('/').any(|x| x == "..") {
+        vec![FieldError::invalid(field, p, "must not contain '..'")]
+    } else {
+        Vec::new()
+    }
+}
+
+/// Upstream's ValidateLocalNonReservedPath: a descending path not starting with `..`.
+fn local_non_reserved_path_errors(p: &str, field: &str) -> Vec<FieldError> {
+    let mut errs = local_descending_path_errors(p, field);
+    // Not reported again when the `..` step was.
+    if p.starts_with("..") && !p.starts_with("../") {
+        errs.push(FieldError::invalid(field, p, "must not start with '..'"));
+    }
+    errs
+}
+
+fn iscsi_name_ok(name: &str) -> bool {
+    use std::sync::OnceLock;
+    static FORMATS: OnceLock<[regex::Regex; 3]> = OnceLock::new();
+    let [iqn, eui, naa] = FORMATS.get_or_init(|| {
+        [
+            regex::Regex::new(r"iqn\.\d{4}-\d{2}\.([[:alnum:]-.]+)(:[^,;*&$|\s]+)$"),
+            regex::Regex::new(r"^eui.[[:alnum:]]{16}$"),
+            regex::Regex::new(r"^naa.[[:alnum:]]{32}$"),
+        ]
+        .map(|r| r.expect("valid iSCSI name pattern"))
+    });
+    if name.starts_with("iqn") {
+        iqn.is_match(name)
+    } else if name.starts_with("eui") {
+        eui.is_match(name)
+    } else {
+        naa.is_match(name)
+    }
+}
+
+/// Upstream's validateISCSIVolumeSource (and the name-length rule of validateVolumeSource).
+fn iscsi_errors(s: &Value, field: &str, at: &str, volume: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let portal = text(s, "targetPortal");
+    if portal.is_empty() {
+        errs.push(FieldError::required(format!("{field}.targetPortal"), ""));
+    }
+    let known = |n: &str| ["iqn", "eui", "naa"].iter().any(|p| n.starts_with(p));
+    let iqn = text(s, "iqn");
+    if iqn.is_empty() {
+        errs.push(FieldError::required(format!("{field}.iqn"), ""));
+    } else if !known(iqn) {
+        errs.push(FieldError::invalid(
+            format!("{field}.iqn"),
+            iqn,
+            "must be valid format starting with iqn, eui, or naa",
+        ));
+    } else if !iscsi_name_ok(iqn) {
+        errs.push(FieldError::invalid(
+            format!("{field}.iqn"),
+            iqn,
+            "must be valid format",
+        ));
+    }
+    let lun = s.get("lun").and_then(Value::as_i64).unwrap_or(0);
+    if !(0..=255).contains(&lun) {
+        errs.push(FieldError::invalid(
+            format!("{field}.lun"),
+            lun,
+            "must be between 0 and 255, inclusive",
+        ));
+    }
+    let chap = |k: &str| s.get(k) == Some(&Value::Bool(true));
+    if (chap("chapAuthDiscovery") || chap("chapAuthSession")) && set(s, "secretRef").is_none() {
+        errs.push(FieldError::required(format!("{field}.secretRef"), ""));
+    }
+    if let Some(initiator) = s.get("initiatorName").and_then(Value::as_str) {
+        let at_name = format!("{field}.initiatorname");
+        if !known(initiator) {
+            errs.push(FieldError::invalid(
+                &at_name,
+                initiator,
+                "must be valid format starting with iqn, eui, or naa",
+            ));
+        }
+        if known(initiator) && !iscsi_name_ok(initiator) {
+            errs.push(FieldError::invalid(
+                &at_name,
+                initiator,
+                "must be valid format",
+            ));
+        }
+        if volume.len() + 1 + portal.len() > 64 {
+            errs.push(FieldError::invalid(
+                format!("{at}.name"),
+                volume,
+                "Total length of <volume name>:<iscsi.targetPortal> must be under 64 characters if iscsi.initiatorName is specified.",
+            ));
+        }
+    }
+    errs
+}
+
+/// Upstream's validateQuobyteVolumeSource.
+fn quobyte_errors(s: &Value, field: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    const PAIRS: &str = "must be a host:port pair or multiple pairs separated by commas";
+    let registry = text(s, "registry");
+    if registry.is_empty() {
+        errs.push(FieldError::required(format!("{field}.registry"), PAIRS));
+    } else if text(s, "tenant").len() >= 65 {
+        errs.push(FieldError::required(
+            format!("{field}.tenant"),
+            "must be a UUID and may not exceed a length of 64 characters",
+        ));
+    } else {
+        for pair in registry.split(',') {
+            if !is_host_port(pair) {
+                errs.push(FieldError::invalid(
+                    format!("{field}.registry"),
+                    registry,
+                    PAIRS,
+                ));
+            }
+        }
+    }
+    if text(s, "volume").is_empty() {
+        errs.push(FieldError::required(format!("{field}.volume"), ""));
+    }
+    errs
+}
+
+/// Whether Go's net.SplitHostPort accepts `pair`: `host:port` or `[v6]:port`, one colon
+/// outside brackets.
+fn is_host_port(pair: &str) -> bool {
+    if let Some(rest) = pair.strip_prefix('[') {
+        return rest.split_once(']').is_some_and(|(host, port)| {
+            !host.contains('[') && port.starts_with(':') && !port[1..].contains(':')
+        });
+    }
+    pair.matches(':').count() == 1 && !pair.contains('[') && !pair.contains(']')
+}
+
+/// Upstream's validateFCVolumeSource.
+fn fc_errors(s: &Value, field: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let wwns = items(s, "targetWWNs");
+    let wwids = items(s, "wwids");
+    if wwns.is_empty() && wwids.is_empty() {
+        errs.push(FieldError::required(
+            format!("{field}.targetWWNs"),
+            "must specify either targetWWNs or wwids, but not both",
+        ));
+    }
+    if !wwns.is_empty() && !wwids.is_empty() {
+        errs.push(FieldError::invalid_raw(
+            format!("{field}.targetWWNs"),
+            go_string_slice(wwns),
+            "targetWWNs and wwids can not be specified simultaneously",
+        ));
+    }
+    if !wwns.is_empty() {
+        match s.get("lun").and_then(Value::as_i64) {
+            None => errs.push(FieldError::required(
+                format!("{field}.lun"),
+                "lun is required if targetWWNs is specified",
+            )),
+            Some(lun) if !(0..=255).contains(&lun) => errs.push(FieldError::invalid(
+                format!("{field}.lun"),
+                lun,
+                "must be between 0 and 255, inclusive",
+            )),
+            Some(_) => {}
+        }
+    }
+    errs
+}
+
+/// Upstream's validateAzureDisk.
+fn azure_disk_errors(s: &Value, field: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    if text(s, "diskName").is_empty() {
+        errs.push(FieldError::required(format!("{field}.diskName"), ""));
+    }
+    let uri = text(s, "diskURI");
+    if uri.is_empty() {
+        errs.push(FieldError::required(format!("{field}.diskURI"), ""));
+    }
+    const CACHING: [&str; 3] = ["None", "ReadOnly", "ReadWrite"];
+    if let Some(mode) = s.get("cachingMode").and_then(Value::as_str)
+        && !CACHING.contains(&mode)
+    {
+        errs.push(FieldError::not_supported(
+            format!("{field}.cachingMode"),
+            mode,
+            &CACHING,
+        ));
+    }
+    const KINDS: [&str; 3] = ["Dedicated", "Managed", "Shared"];
+    let kind = s.get("kind").and_then(Value::as_str);
+    if let Some(k) = kind
+        && !KINDS.contains(&k)
+    {
+        errs.push(FieldError::not_supported(
+            format!("{field}.kind"),
+            k,
+            &KINDS,
+        ));
+    }
+    match kind {
+        Some("Managed") if !uri.starts_with("/subscriptions/") => {
+            errs.push(FieldError::not_supported(
+                format!("{field}.diskURI"),
+                uri,
+                &["/subscriptions/{sub-id}/resourcegroups/{group-name}/providers/microsoft.compute/disks/{disk-id}"],
+            ));
+        }
+        Some(k) if k != "Managed" && !uri.starts_with("https://") => {
+            errs.push(FieldError::not_supported(
+                format!("{field}.diskURI"),
+                uri,
+                &["https://{account-name}.blob.core.windows.net/{container-name}/{disk-name}.vhd"],
+            ));
+        }
+        _ => {}
+    }
+    errs
+}
+
+const VOLUME_FIELD_PATHS: [&str; 5] = [
+    "metadata.annotations",
+    "metadata.labels",
+    "metadata.name",
+    "metadata.namespace",
+    "metadata.uid",
+];
+const ENV_FIELD_PATHS: [&str; 9] = [
+    "metadata.name",
+    "metadata.namespace",
+    "metadata.uid",
+    "spec.nodeName",
+    "spec.serviceAccountName",
+    "status.hostIP",
+    "status.hostIPs",
+    "status.podIP",
+    "status.podIPs",
+];
+const RESOURCE_FIELD_PATHS: [&str; 6] = [
+    "limits.cpu",
+    "limits.ephemeral-storage",
+    "limits.memory",
+    "requests.cpu",
+    "requests.ephemeral-storage",
+    "requests.memory",
+];
+
+/// Upstream's fieldpath.SplitMaybeSubscriptedPath: `metadata.labels['key']`.
+fn split_subscript(path: &str) -> Option<(&str, &str)> {
+    let inner = path.strip_suffix("']")?;
+    let (base, key) = inner.split_once("['")?;
+    (!base.is_empty()).then_some((base, key))
+}
+
+/// Upstream's validateObjectFieldSelector (with ConvertDownwardAPIFieldLabel of pods).
+fn field_selector_errors(fs: &Value, allowed: &[&str], at: &str) -> Vec<FieldError> {
+    let version = text(fs, "apiVersion");
+    if version.is_empty() {
+        return vec![FieldError::required(format!("{at}.apiVersion"), "")];
+    }
+    let path = text(fs, "fieldPath");
+    if path.is_empty() {
+        return vec![FieldError::required(format!("{at}.fieldPath"), "")];
+    }
+    let converting = |reason: String| {
+        vec![FieldError::invalid(
+            format!("{at}.fieldPath"),
+            path,
+            format!("error converting fieldPath: {reason}"),
+        )]
+    };
+    if version != "v1" {
+        return converting(format!("unsupported pod version: {version}"));
+    }
+    if let Some((base, key)) = split_subscript(path) {
+        return match base {
+            "metadata.annotations" => invalid_each(
+                at,
+                &key.to_lowercase(),
+                is_qualified_name(&key.to_lowercase()),
+            ),
+            "metadata.labels" => invalid_each(at, key, is_qualified_name(key)),
+            _ => converting(format!("field label does not support subscript: {path}")),
+        };
+    }
+    const POD_LABELS: [&str; 14] = [
+        "metadata.annotations",
+        "metadata.labels",
+        "metadata.name",
+        "metadata.namespace",
+        "metadata.uid",
+        "spec.nodeName",
+        "spec.restartPolicy",
+        "spec.serviceAccountName",
+        "spec.schedulerName",
+        "status.phase",
+        "status.hostIP",
+        "status.hostIPs",
+        "status.podIP",
+        "status.podIPs",
+    ];
+    // Old v1 clients send spec.host for the node name.
+    let path = if path == "spec.host" {
+        "spec.nodeName"
+    } else {
+        path
+    };
+    if !POD_LABELS.contains(&path) {
+        return converting(format!("field label not supported: {path}"));
+    }
+    if allowed.contains(&path) {
+        Vec::new()
+    } else {
+        vec![FieldError::not_supported(
+            format!("{at}.fieldPath"),
+            path,
+            allowed,
+        )]
+    }
+}
+
+/// Upstream's validateContainerResourceFieldSelector and validateContainerResourceDivisor
+/// (`volume`: a downward API volume file, which must name its container).
+fn resource_selector_errors(fs: &Value, at: &str, volume: bool) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let resource = text(fs, "resource");
+    let hugepages =
+        resource.starts_with("requests.hugepages-") || resource.starts_with("limits.hugepages-");
+    if volume && text(fs, "containerName").is_empty() {
+        errs.push(FieldError::required(format!("{at}.containerName"), ""));
+    } else if resource.is_empty() {
+        errs.push(FieldError::required(format!("{at}.resource"), ""));
+    } else if !RESOURCE_FIELD_PATHS.contains(&resource) && !hugepages {
+        errs.push(FieldError::not_supported(
+            format!("{at}.resource"),
+            resource,
+            &RESOURCE_FIELD_PATHS,
+        ));
+    }
+    let divisor = fs
+        .get("divisor")
+        .map(quantity_text)
+        .and_then(|d| k1s_apimachinery::quantity::Quantity::parse(&d))
+        .filter(|d| !d.is_zero());
+    if let Some(divisor) = divisor {
+        const SIZES: [&str; 13] = [
+            "1", "1k", "1M", "1G", "1T", "1P", "1E", "1Ki", "1Mi", "1Gi", "1Ti", "1Pi", "1Ei",
+        ];
+        const SIZES_TEXT: &str = "1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi, 1Ei";
+        let canonical = divisor.to_string();
+        let bad = |what: &str| {
+            FieldError::invalid(
+                format!("{at}.divisor"),
+                resource,
+                format!("only divisor's values {SIZES_TEXT} are supported with the {what}"),
+            )
+        };
+        match resource {
+            "limits.cpu" | "requests.cpu" if !["1m", "1"].contains(&canonical.as_str()) => {
+                errs.push(FieldError::invalid(
+                    format!("{at}.divisor"),
+                    resource,
+                    "only divisor's values 1m and 1 are supported with the cpu resource",
+                ));
+            }
+            "limits.memory" | "requests.memory" if !SIZES.contains(&canonical.as_str()) => {
+                errs.push(bad("memory resource"));
+            }
+            "limits.ephemeral-storage" | "requests.ephemeral-storage"
+                if !SIZES.contains(&canonical.as_str()) =>
+            {
+                errs.push(bad("local ephemeral storage resource"));
             }
             _ => {}
         }
-    } else {
-        errs.push(FieldError::required(at, "must specify a volume type"));
+        if hugepages && !SIZES.contains(&canonical.as_str()) {
+            errs.push(bad("hugepages resource"));
+        }
     }
-    errs.extend(others);
+    errs
+}
+
+/// Upstream's validateDownwardAPIVolumeFile. Upstream reports a file's errors under the
+/// source's path (`downwardAPI.path`, not `downwardAPI.items[0].path`), and so does this.
+fn downward_api_file_errors(file: &Value, at: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let p = text(file, "path");
+    if p.is_empty() {
+        errs.push(FieldError::required(format!("{at}.path"), ""));
+    }
+    errs.extend(local_non_reserved_path_errors(p, &format!("{at}.path")));
+    match (set(file, "fieldRef"), set(file, "resourceFieldRef")) {
+        (Some(fs), both) => {
+            errs.extend(field_selector_errors(
+                fs,
+                &VOLUME_FIELD_PATHS,
+                &format!("{at}.fieldRef"),
+            ));
+            if both.is_some() {
+                errs.push(FieldError::invalid(
+                    at,
+                    "resource",
+                    "fieldRef and resourceFieldRef can not be specified simultaneously",
+                ));
+            }
+        }
+        (None, Some(rs)) => errs.extend(resource_selector_errors(
+            rs,
+            &format!("{at}.resourceFieldRef"),
+            true,
+        )),
+        (None, None) => errs.push(FieldError::required(
+            at,
+            "one of fieldRef and resourceFieldRef is required",
+        )),
+    }
+    if let Some(m) = file.get("mode").and_then(Value::as_i64)
+        && !(0..=0o777).contains(&m)
+    {
+        errs.push(FieldError::invalid(
+            format!("{at}.mode"),
+            m,
+            FILE_MODE_ERROR,
+        ));
+    }
+    errs
+}
+
+/// Upstream's validateProjectionSources: one source per entry, paths unique across the volume.
+fn projection_errors(s: &Value, field: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let mut paths = HashSet::new();
+    // Upstream skips empty item paths, but not an empty trust bundle path.
+    let mut conflict = |p: &str, value: &str, skip_empty: bool, errs: &mut Vec<FieldError>| {
+        if (!skip_empty || !p.is_empty()) && !paths.insert(p.to_string()) {
+            errs.push(FieldError::invalid(
+                field,
+                value,
+                "conflicting duplicate paths",
+            ));
+        }
+    };
+    for (i, source) in items(s, "sources").iter().enumerate() {
+        let src = format!("{field}.sources[{i}]");
+        let mut count = 0;
+        for kind in ["secret", "configMap"] {
+            let Some(obj) = set(source, kind) else {
+                continue;
+            };
+            count += 1;
+            let at = format!("{src}.{kind}");
+            let name = text(obj, "name");
+            if name.is_empty() {
+                errs.push(FieldError::required(format!("{at}.name"), ""));
+            }
+            for (j, kp) in items(obj, "items").iter().enumerate() {
+                errs.extend(key_to_path_errors(kp, &format!("{at}.items[{j}]")));
+                conflict(text(kp, "path"), name, true, &mut errs);
+            }
+        }
+        if let Some(obj) = set(source, "downwardAPI") {
+            count += 1;
+            let at = format!("{src}.downwardAPI");
+            for file in items(obj, "items") {
+                errs.extend(downward_api_file_errors(file, &at));
+                let p = text(file, "path");
+                conflict(p, p, true, &mut errs);
+            }
+        }
+        if let Some(token) = set(source, "serviceAccountToken") {
+            count += 1;
+            let at = format!("{src}.serviceAccountToken");
+            let seconds = token
+                .get("expirationSeconds")
+                .and_then(Value::as_i64)
+                .unwrap_or(0);
+            if seconds < 600 {
+                errs.push(FieldError::invalid(
+                    format!("{at}.expirationSeconds"),
+                    seconds,
+                    "may not specify a duration less than 10 minutes",
+                ));
+            }
+            if seconds > 1 << 32 {
+                errs.push(FieldError::invalid(
+                    format!("{at}.expirationSeconds"),
+                    seconds,
+                    "may not specify a duration larger than 2^32 seconds",
+                ));
+            }
+            // Upstream reports the token's path at the volume's `projected.path`.
+            let p = text(token, "path");
+            if p.is_empty() {
+                errs.push(FieldError::required(format!("{field}.path"), ""));
+            } else {
+                errs.extend(local_non_reserved_path_errors(p, &format!("{field}.path")));
+            }
+        }
+        if let Some(bundle) = set(source, "clusterTrustBundle") {
+            count += 1;
+            let at = format!("{src}.clusterTrustBundle");
+            let name = bundle.get("name").and_then(Value::as_str);
+            let signer = bundle.get("signerName").and_then(Value::as_str);
+            match (name, signer) {
+                (Some(_), Some(_)) => errs.push(FieldError::invalid(
+                    &at,
+                    bundle.clone(),
+                    "only one of name and signerName may be used",
+                )),
+                (Some(n), None) => {
+                    if n.is_empty() {
+                        errs.push(FieldError::required(
+                            format!("{at}.name"),
+                            "must be a valid object name",
+                        ));
+                    }
+                    if set(bundle, "labelSelector").is_some() {
+                        errs.push(FieldError::invalid(
+                            format!("{at}.labelSelector"),
+                            bundle["labelSelector"].clone(),
+                            "labelSelector must be unset if name is specified",
+                        ));
+                    }
+                }
+                (None, Some(sn)) => {
+                    if sn.is_empty() {
+                        errs.push(FieldError::required(
+                            format!("{at}.signerName"),
+                            "must be a valid signer name",
+                        ));
+                    }
+                    errs.extend(selector_errors(
+                        bundle.get("labelSelector"),
+                        &format!("{at}.labelSelector"),
+                    ));
+                }
+                (None, None) => errs.push(FieldError::required(
+                    &at,
+                    "either name or signerName must be specified",
+                )),
+            }
+            let p = text(bundle, "path");
+            if p.is_empty() {
+                errs.push(FieldError::required(format!("{at}.path"), ""));
+            }
+            errs.extend(local_non_reserved_path_errors(p, &format!("{at}.path")));
+            conflict(p, p, false, &mut errs);
+        }
+        if count > 1 {
+            errs.push(FieldError::forbidden(
+                src,
+                "may not specify more than 1 volume type per source",
+            ));
+        }
+    }
+    errs
+}
+
+/// Upstream's ValidatePersistentVolumeClaimTemplate of an ephemeral volume: labels and
+/// annotations only in its metadata, and a valid claim spec.
+fn claim_template_errors(t: &Value, at: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let meta = t.get("metadata").unwrap_or(&Value::Null);
+    let pairs = |key: &str| -> Vec<(String, String)> {
+        meta.get(key)
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
+            .collect()
+    };
+    errs.extend(k1s_apimachinery::meta::validate_annotations(
+        &pairs("annotations"),
+        &format!("{at}.metadata.annotations"),
+    ));
+    errs.extend(validate_labels(
+        &pairs("labels"),
+        &format!("{at}.metadata.labels"),
+    ));
+    // ObjectMeta's other fields, in its field order.
+    const OTHERS: [&str; 13] = [
+        "name",
+        "generateName",
+        "namespace",
+        "selfLink",
+        "uid",
+        "resourceVersion",
+        "generation",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "ownerReferences",
+        "finalizers",
+        "managedFields",
+    ];
+    let is_zero = |v: &Value| match v {
+        Value::Null => true,
+        Value::String(s) => s.is_empty(),
+        Value::Number(n) => n.as_f64() == Some(0.0),
+        Value::Array(a) => a.is_empty(),
+        Value::Object(o) => o.is_empty(),
+        Value::Bool(b) => !b,
+    };
+    for key in OTHERS {
+        if meta.get(key).is_some_and(|v| !is_zero(v)) {
+            errs.push(FieldError::forbidden(
+                format!("{at}.metadata.{key}"),
+                "cannot be set",
+            ));
+        }
+    }
+    let spec = t.get("spec").unwrap_or(&Value::Null);
+    errs.extend(super::core::validate_pvc_spec_at(
+        spec,
+        &format!("{at}.spec"),
+    ));
+    errs
+}
+
+/// Upstream's validateKeyToPath.
+fn key_to_path_errors(kp: &Value, at: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    if text(kp, "key").is_empty() {
+        errs.push(FieldError::required(format!("{at}.key"), ""));
+    }
+    let p = text(kp, "path");
+    if p.is_empty() {
+        errs.push(FieldError::required(format!("{at}.path"), ""));
+    }
+    errs.extend(local_non_reserved_path_errors(p, &format!("{at}.path")));
+    if let Some(m) = kp.get("mode").and_then(Value::as_i64)
+        && !(0..=0o777).contains(&m)
+    {
+        errs.push(FieldError::invalid(
+            format!("{at}.mode"),
+            m,
+            FILE_MODE_ERROR,
+        ));
+    }
     errs
 }
 
@@ -624,31 +1464,7 @@ fn default_mode(s: &Value, field: &str) -> Vec<FieldError> {
 fn mode_and_items(s: &Value, field: &str) -> Vec<FieldError> {
     let mut errs = default_mode(s, field);
     for (i, kp) in items(s, "items").iter().enumerate() {
-        let at = format!("{field}.items[{i}]");
-        if text(kp, "key").is_empty() {
-            errs.push(FieldError::required(format!("{at}.key"), ""));
-        }
-        let p = text(kp, "path");
-        if p.is_empty() {
-            errs.push(FieldError::required(format!("{at}.path"), ""));
-        }
-        errs.extend(local_descending_path_errors(p, &format!("{at}.path")));
-        if p.starts_with("..") {
-            errs.push(FieldError::invalid(
-                format!("{at}.path"),
-                p,
-                "must not start with '..'",
-            ));
-        }
-        if let Some(m) = kp.get("mode").and_then(Value::as_i64)
-            && !(0..=0o777).contains(&m)
-        {
-            errs.push(FieldError::invalid(
-                format!("{at}.mode"),
-                m,
-                FILE_MODE_ERROR,
-            ));
-        }
+        errs.extend(key_to_path_errors(kp, &format!("{field}.items[{i}]")));
     }
     errs
 }
@@ -764,20 +1580,12 @@ fn validate_env(env: &[Value], path: &str) -> Vec<FieldError> {
         if let Some(r) = set(from, "fieldRef") {
             sources += 1;
             let f = format!("{field}.fieldRef");
-            if text(r, "apiVersion").is_empty() {
-                errs.push(FieldError::required(format!("{f}.apiVersion"), ""));
-            } else if text(r, "fieldPath").is_empty() {
-                errs.push(FieldError::required(format!("{f}.fieldPath"), ""));
-            }
+            errs.extend(field_selector_errors(r, &ENV_FIELD_PATHS, &f));
         }
         if let Some(r) = set(from, "resourceFieldRef") {
             sources += 1;
-            if text(r, "resource").is_empty() {
-                errs.push(FieldError::required(
-                    format!("{field}.resourceFieldRef.resource"),
-                    "",
-                ));
-            }
+            let f = format!("{field}.resourceFieldRef");
+            errs.extend(resource_selector_errors(r, &f, false));
         }
         for key in ["configMapKeyRef", "secretKeyRef"] {
             if let Some(r) = set(from, key) {
@@ -789,8 +1597,12 @@ fn validate_env(env: &[Value], path: &str) -> Vec<FieldError> {
                     name,
                     is_dns1123_subdomain(name),
                 ));
-                if text(r, "key").is_empty() {
+                let key = text(r, "key");
+                if key.is_empty() {
                     errs.push(FieldError::required(format!("{f}.key"), ""));
+                } else {
+                    let msgs = super::core::config_key_errors(key);
+                    errs.extend(invalid_each(&format!("{f}.key"), key, msgs));
                 }
             }
         }
@@ -2397,4 +3209,107 @@ pub fn keep_qos_class(new: &mut Value, old: &Value) {
     {
         status.insert("qosClass".into(), qos.clone());
     }
+}
+
+/// Upstream's validateMountPropagation and validateMountRecursiveReadOnly of a volume mount of
+/// container `c`; upstream reports both at the list's path (`volumeMounts.mountPropagation`).
+fn mount_propagation_errors(c: &Value, m: &Value, list: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let propagation = m.get("mountPropagation").and_then(Value::as_str);
+    if let Some(mode) = propagation {
+        let field = format!("{list}.mountPropagation");
+        const MODES: [&str; 3] = ["Bidirectional", "HostToContainer", "None"];
+        if !MODES.contains(&mode) {
+            errs.push(FieldError::not_supported(&field, mode, &MODES));
+        }
+        let privileged = c.pointer("/securityContext/privileged") == Some(&Value::Bool(true));
+        if mode == "Bidirectional" && !privileged {
+            errs.push(FieldError::forbidden(
+                field,
+                "Bidirectional mount propagation is available only to privileged containers",
+            ));
+        }
+    }
+    let Some(rro) = m.get("recursiveReadOnly").and_then(Value::as_str) else {
+        return errs;
+    };
+    let field = format!("{list}.recursiveReadOnly");
+    match rro {
+        "Disabled" => {}
+        "Enabled" | "IfPossible" => {
+            if m.get("readOnly") != Some(&Value::Bool(true)) {
+                errs.push(FieldError::forbidden(
+                    &field,
+                    "may only be specified when readOnly is true",
+                ));
+            }
+            if propagation.is_some_and(|p| p != "None") {
+                errs.push(FieldError::forbidden(
+                    &field,
+                    "may only be specified when mountPropagation is None or not specified",
+                ));
+            }
+        }
+        other => errs.push(FieldError::not_supported(
+            field,
+            other,
+            &["Disabled", "Enabled", "IfPossible"],
+        )),
+    }
+    errs
+}
+
+/// The volume rules upstream applies only to a Pod (its metadata at hand): a projected
+/// service-account token needs a service account, and an ephemeral volume's claim, named
+/// `<pod>-<volume>`, must be a valid name that no other volume claims directly.
+pub fn validate_pod_volumes(pod: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let spec = pod.get("spec").unwrap_or(&Value::Null);
+    let volumes = items(spec, "volumes");
+    let pod_name = pod
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let created: Vec<String> = volumes
+        .iter()
+        .filter(|v| set(v, "ephemeral").is_some())
+        .map(|v| format!("{pod_name}-{}", text(v, "name")))
+        .collect();
+    for (i, v) in volumes.iter().enumerate() {
+        let at = format!("spec.volumes[{i}]");
+        let name = text(v, "name");
+        if set(v, "ephemeral").is_some() && !pod_name.is_empty() && !name.is_empty() {
+            let claim = format!("{pod_name}-{name}");
+            for msg in is_dns1123_subdomain(&claim) {
+                errs.push(FieldError::invalid(
+                    format!("{at}.name"),
+                    name,
+                    format!("PVC name {}: {msg}", Value::from(claim.as_str())),
+                ));
+            }
+        }
+        if let Some(pvc) = set(v, "persistentVolumeClaim") {
+            let claim = text(pvc, "claimName");
+            if !pod_name.is_empty() && created.iter().any(|c| c == claim) {
+                errs.push(FieldError::invalid(
+                    format!("{at}.persistentVolumeClaim.claimName"),
+                    claim,
+                    "must not reference a PVC that gets created for an ephemeral volume",
+                ));
+            }
+        }
+        if text(spec, "serviceAccountName").is_empty()
+            && let Some(projected) = set(v, "projected")
+        {
+            for (j, source) in items(projected, "sources").iter().enumerate() {
+                if set(source, "serviceAccountToken").is_some() {
+                    errs.push(FieldError::forbidden(
+                        format!("{at}.projected.sources[{j}].serviceAccountToken"),
+                        "must not be specified when serviceAccountName is not set",
+                    ));
+                }
+            }
+        }
+    }
+    errs
 }

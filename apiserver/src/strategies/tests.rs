@@ -2211,3 +2211,179 @@ fn pod_status_updates_are_validated_as_upstream() {
     failed["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] = json!(1);
     assert_eq!(status_update(&failed, running), Vec::<String>::new());
 }
+
+#[test]
+fn volume_sources_and_downward_api_are_validated_as_upstream() {
+    let vol = |source: Value| json!({ "volumes": [source] });
+    let env = |e: Value| json!({ "containers": [{ "name": "c", "image": "i", "env": [e] }] });
+    let claim = json!({ "spec": { "accessModes": ["ReadWriteOnce"], "resources": { "requests": { "storage": "1Gi" } } } });
+    let cases: Vec<(Value, &str)> = vec![
+        (
+            vol(json!({ "name": "v", "hostPath": { "path": "/x", "type": "Bad" } })),
+            "spec.volumes[0].hostPath.type: Unsupported value: \"Bad\": supported values: \"\", \"BlockDevice\", \"CharDevice\", \"Directory\", \"DirectoryOrCreate\", \"File\", \"FileOrCreate\", \"Socket\"",
+        ),
+        (
+            vol(json!({ "name": "v", "emptyDir": { "sizeLimit": "-1Gi" } })),
+            "spec.volumes[0].emptyDir.sizeLimit: Forbidden: SizeLimit field must be a valid resource quantity",
+        ),
+        (
+            vol(json!({ "name": "v", "emptyDir": {}, "downwardAPI": {} })),
+            "spec.volumes[0].downwarAPI: Forbidden: may not specify more than 1 volume type",
+        ),
+        (
+            vol(json!({ "name": "v", "gcePersistentDisk": {} })),
+            "spec.volumes[0].persistentDisk.pdName: Required value",
+        ),
+        (
+            vol(json!({ "name": "v", "nfs": { "server": "s", "path": "rel" } })),
+            "spec.volumes[0].nfs.path: Invalid value: \"rel\": must be an absolute path",
+        ),
+        (
+            vol(
+                json!({ "name": "v", "iscsi": { "targetPortal": "10.0.0.1:3260", "iqn": "iqn.bad", "lun": 0 } }),
+            ),
+            "spec.volumes[0].iscsi.iqn: Invalid value: \"iqn.bad\": must be valid format",
+        ),
+        (
+            vol(
+                json!({ "name": "v", "downwardAPI": { "items": [{ "path": "x", "fieldRef": { "apiVersion": "v1", "fieldPath": "spec.nodeName" } }] } }),
+            ),
+            "spec.volumes[0].downwardAPI.fieldRef.fieldPath: Unsupported value: \"spec.nodeName\": supported values: \"metadata.annotations\", \"metadata.labels\", \"metadata.name\", \"metadata.namespace\", \"metadata.uid\"",
+        ),
+        (
+            vol(json!({ "name": "v", "downwardAPI": { "items": [{ "path": "x" }] } })),
+            "spec.volumes[0].downwardAPI: Required value: one of fieldRef and resourceFieldRef is required",
+        ),
+        (
+            vol(
+                json!({ "name": "v", "downwardAPI": { "items": [{ "path": "x", "resourceFieldRef": { "resource": "limits.cpu" } }] } }),
+            ),
+            "spec.volumes[0].downwardAPI.resourceFieldRef.containerName: Required value",
+        ),
+        (
+            vol(json!({ "name": "v", "projected": { "sources": [
+                { "configMap": { "name": "a", "items": [{ "key": "k", "path": "p" }] } },
+                { "configMap": { "name": "b", "items": [{ "key": "k", "path": "p" }] } }] } })),
+            "spec.volumes[0].projected: Invalid value: \"b\": conflicting duplicate paths",
+        ),
+        (
+            vol(
+                json!({ "name": "v", "projected": { "sources": [{ "serviceAccountToken": { "path": "t", "expirationSeconds": 60 } }] } }),
+            ),
+            "spec.volumes[0].projected.sources[0].serviceAccountToken.expirationSeconds: Invalid value: 60: may not specify a duration less than 10 minutes",
+        ),
+        (
+            vol(
+                json!({ "name": "v", "projected": { "sources": [{ "secret": { "name": "s" }, "configMap": { "name": "c" } }] } }),
+            ),
+            "spec.volumes[0].projected.sources[0]: Forbidden: may not specify more than 1 volume type per source",
+        ),
+        (
+            vol(json!({ "name": "v", "csi": { "driver": "Bad_Driver" } })),
+            "spec.volumes[0].csi.driver: Invalid value: \"Bad_Driver\": a lowercase RFC 1123 subdomain",
+        ),
+        (
+            vol(json!({ "name": "v", "ephemeral": {} })),
+            "spec.volumes[0].ephemeral.volumeClaimTemplate: Required value",
+        ),
+        (
+            vol(
+                json!({ "name": "v", "ephemeral": { "volumeClaimTemplate": { "metadata": { "name": "x" }, "spec": {} } } }),
+            ),
+            "spec.volumes[0].ephemeral.volumeClaimTemplate.metadata.name: Forbidden: cannot be set",
+        ),
+        (
+            vol(json!({ "name": "v", "ephemeral": { "volumeClaimTemplate": { "spec": {} } } })),
+            "spec.volumes[0].ephemeral.volumeClaimTemplate.spec.accessModes: Required value: at least 1 access mode is required",
+        ),
+        (
+            vol(json!({ "name": "v", "azureDisk": { "diskName": "d", "diskURI": "x" } })),
+            "spec.volumes[0].azureDisk.diskURI: Unsupported value: \"x\": supported values: \"https://{account-name}.blob.core.windows.net/{container-name}/{disk-name}.vhd\"",
+        ),
+        (
+            vol(
+                json!({ "name": "v", "flexVolume": { "driver": "d", "options": { "kubernetes.io/x": "y" } } }),
+            ),
+            "spec.volumes[0].flexVolume.options[kubernetes.io/x]: Invalid value: \"kubernetes.io/x\": kubernetes.io and k8s.io namespaces are reserved",
+        ),
+        (
+            env(
+                json!({ "name": "E", "valueFrom": { "fieldRef": { "apiVersion": "v1", "fieldPath": "metadata.labels" } } }),
+            ),
+            "spec.containers[0].env[0].valueFrom.fieldRef.fieldPath: Unsupported value: \"metadata.labels\": supported values: \"metadata.name\", \"metadata.namespace\", \"metadata.uid\", \"spec.nodeName\", \"spec.serviceAccountName\", \"status.hostIP\", \"status.hostIPs\", \"status.podIP\", \"status.podIPs\"",
+        ),
+        (
+            env(
+                json!({ "name": "E", "valueFrom": { "fieldRef": { "apiVersion": "v1", "fieldPath": "status.foo" } } }),
+            ),
+            "spec.containers[0].env[0].valueFrom.fieldRef.fieldPath: Invalid value: \"status.foo\": error converting fieldPath: field label not supported: status.foo",
+        ),
+        (
+            env(
+                json!({ "name": "E", "valueFrom": { "resourceFieldRef": { "resource": "limits.cpu", "divisor": "2" } } }),
+            ),
+            "spec.containers[0].env[0].valueFrom.resourceFieldRef.divisor: Invalid value: \"limits.cpu\": only divisor's values 1m and 1 are supported with the cpu resource",
+        ),
+        (
+            env(
+                json!({ "name": "E", "valueFrom": { "configMapKeyRef": { "name": "cm", "key": "bad key" } } }),
+            ),
+            "spec.containers[0].env[0].valueFrom.configMapKeyRef.key: Invalid value: \"bad key\": a valid config key must consist of alphanumeric characters",
+        ),
+        (
+            json!({ "volumes": [{ "name": "v" }], "containers": [{ "name": "c", "image": "i",
+                "volumeMounts": [{ "name": "v", "mountPath": "/v", "mountPropagation": "Bidirectional" }] }] }),
+            "spec.containers[0].volumeMounts.mountPropagation: Forbidden: Bidirectional mount propagation is available only to privileged containers",
+        ),
+        (
+            json!({ "volumes": [{ "name": "v" }], "containers": [{ "name": "c", "image": "i",
+                "volumeMounts": [{ "name": "v", "mountPath": "/v", "recursiveReadOnly": "Enabled" }] }] }),
+            "spec.containers[0].volumeMounts.recursiveReadOnly: Forbidden: may only be specified when readOnly is true",
+        ),
+        // Pod-only rules.
+        (
+            json!({ "volumes": [{ "name": "v", "projected": { "sources": [{ "serviceAccountToken": { "path": "t" } }] } }] }),
+            "spec.volumes[0].projected.sources[0].serviceAccountToken: Forbidden: must not be specified when serviceAccountName is not set",
+        ),
+        (
+            json!({ "volumes": [{ "name": "v", "ephemeral": { "volumeClaimTemplate": claim.clone() } },
+                                { "name": "w", "persistentVolumeClaim": { "claimName": "p-v" } }] }),
+            "spec.volumes[1].persistentVolumeClaim.claimName: Invalid value: \"p-v\": must not reference a PVC that gets created for an ephemeral volume",
+        ),
+    ];
+    for (spec, want) in &cases {
+        assert_reported(&created_pod(json!({}), spec.clone()).1, want, spec);
+    }
+    // One error for a `..` step, not a second for the leading `..`.
+    let (_, errs) = created_pod(
+        json!({}),
+        vol(
+            json!({ "name": "v", "secret": { "secretName": "s", "items": [{ "key": "k", "path": "../x" }] } }),
+        ),
+    );
+    assert_eq!(
+        errs,
+        ["spec.volumes[0].secret.items[0].path: Invalid value: \"../x\": must not contain '..'"]
+    );
+    let ok = [
+        vol(
+            json!({ "name": "v", "iscsi": { "targetPortal": "10.0.0.1:3260", "iqn": "iqn.2001-04.com.example:storage", "lun": 0 } }),
+        ),
+        vol(json!({ "name": "v", "ephemeral": { "volumeClaimTemplate": claim } })),
+        vol(
+            json!({ "name": "v", "downwardAPI": { "items": [{ "path": "labels", "fieldRef": { "apiVersion": "v1", "fieldPath": "metadata.labels" } },
+            { "path": "cpu", "resourceFieldRef": { "containerName": "c", "resource": "limits.cpu", "divisor": "1m" } }] } }),
+        ),
+        env(
+            json!({ "name": "E", "valueFrom": { "fieldRef": { "apiVersion": "v1", "fieldPath": "metadata.labels['app']" } } }),
+        ),
+        json!({ "serviceAccountName": "sa", "volumes": [{ "name": "v", "projected": { "sources": [{ "serviceAccountToken": { "path": "t" } }] } }] }),
+    ];
+    for spec in ok {
+        assert_eq!(
+            created_pod(json!({}), spec.clone()).1,
+            Vec::<String>::new(),
+            "{spec}"
+        );
+    }
+}
