@@ -77,6 +77,8 @@ static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| {
             tracing::warn!("CEL function {id}: {e}");
         }
     }
+    // Kubernetes' quantity, regex, sets, URL, IP and CIDR libraries.
+    super::cel_k8s::register(&mut env);
     // The authorization library; its functions are only usable where `authorizer` is declared.
     crate::admission::policy::authz::register(&mut env);
     Arc::new(env)
@@ -374,7 +376,9 @@ struct Checker<'a> {
     variable_names: &'a [String],
 }
 
-const NAMESPACES: &[&str] = &["math", "strings", "lists", "optional", "base64", "cel"];
+const NAMESPACES: &[&str] = &[
+    "math", "strings", "lists", "optional", "base64", "cel", "sets", "ip",
+];
 const TYPE_NAMES: &[&str] = &[
     "int",
     "uint",
@@ -695,9 +699,10 @@ impl<'a> Checker<'a> {
         let is_operator = name.starts_with('_') || name.contains('@') || name.starts_with('!');
         let authz = self.declared.contains(&"authorizer")
             && crate::admission::policy::authz::FUNCTIONS.contains(&name);
-        if !is_operator && !authz && !FUNCTIONS.contains(&name) {
+        let known = |n: &str| FUNCTIONS.contains(&n) || super::cel_k8s::FUNCTIONS.contains(&n);
+        if !is_operator && !authz && !known(name) {
             let qualified = name.rsplit('.').next().unwrap_or(name);
-            if !FUNCTIONS.contains(&qualified) {
+            if !known(qualified) {
                 self.error(
                     id,
                     format!("undeclared reference to '{name}' (in container '')"),
@@ -743,6 +748,35 @@ impl<'a> Checker<'a> {
                 return (Ty::Scalar, cost + size * 0.1);
             }
             _ => {}
+        }
+        // cel-go's sets: every element of one list against every element of the other.
+        let sets = name.starts_with("sets.")
+            || namespaced
+                && matches!(call.target.as_ref().map(|t| &t.expr), Some(Expr::Ident(ns)) if ns == "sets");
+        if sets {
+            let n = arg_tys.first().map_or(1.0, |t| self.elements(t).1);
+            let m = arg_tys.get(1).map_or(1.0, |t| self.elements(t).1);
+            return (Ty::Scalar, cost + n * m);
+        }
+        if super::cel_k8s::STRING_PARSERS.contains(&name)
+            && let Some(r) = &receiver
+        {
+            // Parsing, like a regex scan, is linear in the string (times the pattern's length
+            // for find and findAll).
+            let len = self.string_size(r);
+            let factor = match (name, call.args.last().map(|a| &a.expr)) {
+                (
+                    "find" | "findAll",
+                    Some(Expr::Literal(cel::common::ast::LiteralValue::String(p))),
+                ) => p.len().max(1) as f64,
+                _ => 1.0,
+            };
+            cost += (len * 0.1 * factor).ceil();
+            return match name {
+                "findAll" => (Ty::List(Box::new(Ty::Str(len)), len), cost),
+                "find" => (Ty::Str(len), cost),
+                _ => (Ty::Dyn, cost),
+            };
         }
         if STRING_SCANS.contains(&name)
             && let Some(r) = &receiver

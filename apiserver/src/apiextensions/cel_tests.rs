@@ -397,3 +397,196 @@ fn field_paths_follow_the_schema() {
     assert!(valid_field_path(".a.c", &s).is_err());
     assert!(valid_field_path("a", &s).is_err());
 }
+
+// ---------------------------------------------------------------------------------------------
+// Kubernetes' libraries (cel_k8s.rs)
+
+/// Evaluates an expression of the libraries: its value, or its error's cause.
+fn lib(text: &str) -> Result<Cel, String> {
+    let e = compile_expression(text, &["object"], &[])?;
+    let obj = json!({});
+    let act = Activation::new(&[("object", &obj)]);
+    let mut budget = ADMISSION_BUDGET;
+    e.evaluate(&act, &mut budget).map_err(|e| match e {
+        EvalError::Failed(m) => m
+            .strip_prefix(&format!("expression '{text}' resulted in error: "))
+            .unwrap_or(&m)
+            .to_string(),
+        EvalError::OutOfBudget => "out of budget".into(),
+    })
+}
+
+fn is_true(text: &str) {
+    assert_eq!(lib(text), Ok(Cel::Bool(true)), "{text}");
+}
+
+#[test]
+fn quantity_library() {
+    for t in [
+        "quantity('1Gi').isGreaterThan(quantity('1G'))",
+        "quantity('500m').isLessThan(quantity('1'))",
+        "quantity('1000m') == quantity('1')",
+        "quantity('1k').compareTo(quantity('1000')) == 0",
+        "quantity('1').compareTo(quantity('2')) == -1",
+        "quantity('-5').sign() == -1 && quantity('0').sign() == 0 && quantity('2k').sign() == 1",
+        "quantity('2k').isInteger() && !quantity('500m').isInteger()",
+        "quantity('2k').asInteger() == 2000",
+        "quantity('1.5').asApproximateFloat() == 1.5",
+        "quantity('1').add(quantity('500m')) == quantity('1500m')",
+        "quantity('1').add(2) == quantity('3')",
+        "quantity('1').sub(quantity('500m')) == quantity('0.5')",
+        "quantity('10').sub(3).asInteger() == 7",
+        "isQuantity('1Mi') && !isQuantity('1x') && !isQuantity('')",
+    ] {
+        is_true(t);
+    }
+    assert_eq!(
+        lib("quantity('1x') == quantity('1')"),
+        Err("quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'".into())
+    );
+    assert_eq!(
+        lib("quantity('500m').asInteger() == 0"),
+        Err("cannot convert value to integer".into())
+    );
+    assert_eq!(
+        lib("quantity('9223372036854775807').add(1).asInteger() == 0"),
+        Err("cannot convert value to integer".into())
+    );
+    assert!(lib("quantity('1').isGreaterThan(1)").is_err());
+}
+
+#[test]
+fn regex_library() {
+    is_true("'abc 123'.find('[0-9]+') == '123'");
+    is_true("'abc'.find('[0-9]+') == ''");
+    is_true("'123 abc 456'.findAll('[0-9]+') == ['123', '456']");
+    is_true("'123 abc 456'.findAll('[0-9]+', 1) == ['123']");
+    is_true("'123 abc 456'.findAll('[0-9]+', -1) == ['123', '456']");
+    is_true("'abc'.findAll('x').size() == 0");
+    let err = lib("'abc'.find('(') == ''").expect_err("an invalid regex fails");
+    assert!(
+        err.starts_with("Illegal regex: error parsing regexp: "),
+        "{err}"
+    );
+}
+
+#[test]
+fn sets_library() {
+    is_true("sets.contains([1, 2, 3], [2, 3])");
+    is_true("!sets.contains([1, 2], [3])");
+    is_true("sets.contains([1, 2], [])");
+    is_true("sets.contains([1], [1.0, 1u])");
+    is_true("sets.equivalent([1, 2, 2], [2, 1])");
+    is_true("!sets.equivalent([1, 2], [1])");
+    is_true("sets.intersects(['a', 'b'], ['b', 'c'])");
+    is_true("!sets.intersects(['a'], [])");
+}
+
+#[test]
+fn url_library() {
+    is_true("url('https://user@example.com:8443/a%20b?x=1&x=2&y=a+b#frag').getScheme() == 'https'");
+    is_true("url('https://example.com:8443/p').getHost() == 'example.com:8443'");
+    is_true("url('https://example.com:8443/p').getHostname() == 'example.com'");
+    is_true("url('https://example.com:8443/p').getPort() == '8443'");
+    is_true("url('https://[::1]:80/').getHostname() == '::1'");
+    is_true("url('https://example.com').getPort() == ''");
+    is_true("url('https://example.com/a%20b#f').getEscapedPath() == '/a%20b'");
+    is_true("url('/path?k=v').getHost() == ''");
+    is_true("url('https://e.com/?x=1&x=2&y=a+b').getQuery() == {'x': ['1', '2'], 'y': ['a b']}");
+    is_true("isURL('https://example.com') && isURL('/abs') && !isURL('rel/path') && !isURL('')");
+    assert_eq!(
+        lib("url('example.com').getHost() == ''"),
+        Err("URL parse error during conversion from string: parse \"example.com\": invalid URI for request".into())
+    );
+    assert_eq!(
+        lib("url('https://e.com:x/').getHost() == ''"),
+        Err("URL parse error during conversion from string: parse \"https://e.com:x/\": invalid port \":x\" after host".into())
+    );
+}
+
+#[test]
+fn ip_and_cidr_libraries() {
+    is_true("ip('10.0.0.1').family() == 4 && ip('fe80::1').family() == 6");
+    is_true("ip('127.0.0.1').isLoopback() && ip('::1').isLoopback()");
+    is_true("ip('0.0.0.0').isUnspecified() && ip('::').isUnspecified()");
+    is_true("ip('169.254.1.1').isLinkLocalUnicast() && ip('fe80::1').isLinkLocalUnicast()");
+    is_true("ip('224.0.0.1').isLinkLocalMulticast() && ip('ff02::1').isLinkLocalMulticast()");
+    is_true("ip('8.8.8.8').isGlobalUnicast() && !ip('255.255.255.255').isGlobalUnicast()");
+    is_true("ip('10.0.0.1') == ip('10.0.0.1') && ip('10.0.0.1') != ip('10.0.0.2')");
+    is_true("isIP('1.2.3.4') && isIP('::1') && !isIP('1.2.3') && !isIP('fe80::1%eth0')");
+    is_true("ip.isCanonical('2001:db8::1') && !ip.isCanonical('2001:DB8::1')");
+    is_true("cidr('10.0.0.0/8').containsIP(ip('10.1.2.3'))");
+    is_true(
+        "cidr('10.0.0.0/8').containsIP('10.1.2.3') && !cidr('10.0.0.0/8').containsIP('11.0.0.1')",
+    );
+    is_true("!cidr('10.0.0.0/8').containsIP('::1')");
+    is_true(
+        "cidr('10.0.0.0/8').containsCIDR('10.1.0.0/16') && !cidr('10.1.0.0/16').containsCIDR('10.0.0.0/8')",
+    );
+    is_true("cidr('10.0.0.0/8').containsCIDR(cidr('10.0.0.0/8'))");
+    is_true("cidr('10.1.2.3/8').prefixLength() == 8");
+    is_true("cidr('10.1.2.3/8').ip() == ip('10.1.2.3')");
+    is_true("cidr('10.1.2.3/8').masked() == cidr('10.0.0.0/8')");
+    is_true("cidr('2001:db8::1/32').masked() == cidr('2001:db8::/32')");
+    is_true(
+        "isCIDR('10.0.0.0/8') && !isCIDR('10.0.0.0') && !isCIDR('10.0.0.0/33') && !isCIDR('::ffff:1.2.3.4/96')",
+    );
+    assert_eq!(
+        lib("ip('foo').family() == 4"),
+        Err("IP Address \"foo\" parse error during conversion from string: ParseAddr(\"foo\"): unable to parse IP".into())
+    );
+    assert_eq!(
+        lib("ip('::ffff:1.2.3.4').family() == 4"),
+        Err("IPv4-mapped IPv6 address \"::ffff:1.2.3.4\" is not allowed".into())
+    );
+    assert_eq!(
+        lib("ip('fe80::1%eth0').family() == 6"),
+        Err("IP address \"fe80::1%eth0\" with zone value is not allowed".into())
+    );
+    assert_eq!(
+        lib("cidr('10.0.0.0').prefixLength() == 8"),
+        Err("network address parse error during conversion from string: network address parse error during conversion from string: netip.ParsePrefix(\"10.0.0.0\"): no '/'".into())
+    );
+}
+
+#[test]
+fn library_rules_are_accepted_at_crd_creation_and_run() {
+    let s = schema(
+        json!([
+            {"rule": "quantity(self.memory).isLessThan(quantity('1Gi'))", "message": "too much"},
+            {"rule": "isCIDR(self.net) && cidr(self.net).containsIP(self.addr)"},
+            {"rule": "url(self.endpoint).getScheme() == 'https'"},
+            {"rule": "sets.contains(['a', 'b'], self.tags)"},
+            {"rule": "self.memory.find('[A-Za-z]+') != 'k'"},
+        ]),
+        json!({
+            "memory": {"type": "string", "maxLength": 32},
+            "net": {"type": "string", "maxLength": 64},
+            "addr": {"type": "string", "maxLength": 64},
+            "endpoint": {"type": "string", "maxLength": 256},
+            "tags": {"type": "array", "maxItems": 8, "items": {"type": "string", "maxLength": 8}},
+        }),
+    );
+    let ok = json!({"spec": {"memory": "512Mi", "net": "10.0.0.0/8", "addr": "10.1.1.1",
+        "endpoint": "https://e.com", "tags": ["a"]}});
+    assert!(eval(&s, ok, None).is_empty());
+    let bad = json!({"spec": {"memory": "2Gi", "net": "10.0.0.0/8", "addr": "11.1.1.1",
+        "endpoint": "http://e.com", "tags": ["c"]}});
+    assert_eq!(
+        eval(&s, bad, None),
+        [
+            "spec Invalid too much",
+            "spec Invalid failed rule: isCIDR(self.net) && cidr(self.net).containsIP(self.addr)",
+            "spec Invalid failed rule: url(self.endpoint).getScheme() == 'https'",
+            "spec Invalid failed rule: sets.contains(['a', 'b'], self.tags)",
+        ]
+    );
+    let malformed = json!({"spec": {"memory": "lots", "net": "10.0.0.0/8", "addr": "10.1.1.1",
+        "endpoint": "https://e.com", "tags": []}});
+    assert_eq!(
+        eval(&s, malformed, None),
+        [
+            "spec Invalid quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$' evaluating rule: too much"
+        ]
+    );
+}

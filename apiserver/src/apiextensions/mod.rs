@@ -4,6 +4,7 @@
 //! (`Established`) and the `customresourcecleanup` finalizer.
 
 pub mod cel;
+mod cel_k8s;
 pub mod crd;
 mod formats;
 pub mod openapi;
