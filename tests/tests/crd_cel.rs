@@ -1,6 +1,7 @@
 //! CEL validation rules of CustomResourceDefinitions (`x-kubernetes-validations`) through the real
 //! server with kubectl: rules with messages, messageExpression, reason and fieldPath; a
-//! transition rule refusing a decrease; status rules on the status subresource; and bad rules
+//! transition rule refusing a decrease; status rules on the status subresource; rules using
+//! Kubernetes' quantity, regex, sets, URL and CIDR libraries; and bad rules
 //! refused at CRD creation with nothing stored, all with upstream's messages.
 
 use k1s_tests::{TestCluster, fails, stderr};
@@ -282,5 +283,128 @@ spec:
     assert!(
         !String::from_utf8_lossy(&out.stdout).contains("bad.example.com"),
         "{out:?}"
+    );
+}
+
+/// Rules using Kubernetes' CEL libraries: quantity, regex, sets, URL, IP and CIDR.
+const GADGETS: &str = r#"
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gadgets.cel.example.com
+spec:
+  group: cel.example.com
+  scope: Namespaced
+  names: {plural: gadgets, singular: gadget, kind: Gadget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            x-kubernetes-validations:
+            - rule: "quantity(self.memory).isLessThan(quantity('1Gi'))"
+              message: "memory must be below 1Gi"
+            - rule: "self.image.find('[0-9]+$') != ''"
+              message: "image must end in a version"
+            - rule: "sets.contains(['a', 'b', 'c'], self.tags)"
+              message: "unknown tag"
+            - rule: "isURL(self.endpoint) && url(self.endpoint).getScheme() == 'https'"
+              message: "endpoint must be an https URL"
+            - rule: "cidr(self.net).containsIP(self.addr)"
+              message: "addr must be in net"
+            properties:
+              memory: {type: string, maxLength: 32}
+              image: {type: string, maxLength: 128}
+              tags: {type: array, maxItems: 8, items: {type: string, maxLength: 16}}
+              endpoint: {type: string, maxLength: 256}
+              net: {type: string, maxLength: 64}
+              addr: {type: string, maxLength: 64}
+"#;
+
+fn gadget(name: &str, change: (&str, &str)) -> String {
+    let mut fields = vec![
+        ("memory", "512Mi"),
+        ("image", "app-12"),
+        ("tags", "[a, c]"),
+        ("endpoint", "https://example.com:8443/hook"),
+        ("net", "10.0.0.0/8"),
+        ("addr", "10.1.2.3"),
+    ];
+    for f in &mut fields {
+        if f.0 == change.0 {
+            f.1 = change.1;
+        }
+    }
+    let spec: String = fields
+        .iter()
+        // Lists are flow YAML, scalars quoted strings.
+        .map(|(k, v)| {
+            if v.starts_with('[') {
+                format!("  {k}: {v}\n")
+            } else {
+                format!("  {k}: {v:?}\n")
+            }
+        })
+        .collect();
+    format!(
+        "apiVersion: cel.example.com/v1\nkind: Gadget\nmetadata:\n  name: {name}\nspec:\n{spec}"
+    )
+}
+
+#[test]
+fn kubernetes_cel_libraries_with_kubectl() {
+    let c = TestCluster::start();
+    c.apply(GADGETS);
+    c.kubectl_ok(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/gadgets.cel.example.com",
+        "--timeout=20s",
+    ]);
+    // Accepted: every library's rule holds.
+    c.apply(&gadget("g1", ("", "")));
+    c.apply(&gadget("g2", ("memory", "0.5Gi")));
+
+    let cases = [
+        ("memory", "2Gi", "memory must be below 1Gi"),
+        (
+            "memory",
+            "lots",
+            "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$' evaluating rule: memory must be below 1Gi",
+        ),
+        ("image", "app-latest", "image must end in a version"),
+        ("tags", "[a, z]", "unknown tag"),
+        (
+            "endpoint",
+            "http://example.com",
+            "endpoint must be an https URL",
+        ),
+        ("endpoint", "example.com", "endpoint must be an https URL"),
+        ("addr", "192.168.1.1", "addr must be in net"),
+        (
+            "net",
+            "10.0.0.0",
+            "network address parse error during conversion from string: network address parse error during conversion from string: netip.ParsePrefix(\"10.0.0.0\"): no '/' evaluating rule: addr must be in net",
+        ),
+    ];
+    for (i, (field, value, message)) in cases.iter().enumerate() {
+        let name = format!("bad{i}");
+        let err = refused(&c, &["apply", "-f", "-"], &gadget(&name, (field, value)));
+        assert!(
+            err.contains(&format!(
+                r#"The Gadget "{name}" is invalid: spec: Invalid value: "object": {message}"#
+            )),
+            "{field}={value}: {err}"
+        );
+    }
+    let names = c.kubectl_ok(&["get", "gadgets", "-o", "name"]);
+    assert_eq!(
+        names.trim(),
+        "gadget.cel.example.com/g1\ngadget.cel.example.com/g2"
     );
 }
