@@ -807,3 +807,28 @@ fn pod_status_writes_are_validated_as_upstream() {
         r#"{"status":{"conditions":[{"type":"example.com/ready","status":"True"}]}}"#,
     ]);
 }
+
+#[test]
+fn pod_volumes_are_validated_as_upstream_through_kubectl() {
+    let c = TestCluster::start();
+    let bad = "apiVersion: v1\nkind: Pod\nmetadata: {name: vols}\nspec:\n  containers: [{name: c, image: busybox}]\n  \
+               volumes:\n  - name: info\n    downwardAPI:\n      items: [{path: node, fieldRef: {fieldPath: spec.nodeName}}]\n  \
+               - name: scratch\n    emptyDir: {sizeLimit: -1Gi}\n";
+    let err = fails(
+        &["apply bad volumes"],
+        c.kubectl_stdin(&["apply", "-f", "-"], bad),
+    );
+    for want in [
+        "spec.volumes[0].downwardAPI.fieldRef.fieldPath: Unsupported value: \"spec.nodeName\"",
+        "spec.volumes[1].emptyDir.sizeLimit: Forbidden: SizeLimit field must be a valid resource quantity",
+    ] {
+        assert!(err.contains(want), "want {want:?} in {err}");
+    }
+    // Pod-level resources are dropped: PodLevelResources is off in 1.33.
+    c.apply(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: plr}\nspec:\n  resources: {limits: {cpu: '1'}}\n  \
+         containers: [{name: c, image: busybox}]\n",
+    );
+    let spec = json(&c.kubectl_ok(&["get", "pod", "plr", "-o", "jsonpath={.spec}"]));
+    assert_eq!(spec.get("resources"), None, "{spec}");
+}

@@ -77,6 +77,7 @@ impl Strategy for Pods {
             }]);
         }
         obj["status"] = status;
+        pod_validation::drop_pod_level_resources(obj, None);
         pod_validation::merge_match_label_keys(obj);
         pod_validation::apply_app_armor_version_skew(obj);
     }
@@ -115,6 +116,7 @@ impl Strategy for Pods {
     }
     fn prepare_for_update(&self, new: &mut Value, old: &Value) {
         pod_validation::keep_qos_class(new, old);
+        pod_validation::drop_pod_level_resources(new, Some(old));
     }
     fn validate_subresource_update(&self, sub: &str, new: &Value, old: &Value) -> Vec<FieldError> {
         match sub {

@@ -3313,3 +3313,14 @@ pub fn validate_pod_volumes(pod: &Value) -> Vec<FieldError> {
     }
     errs
 }
+
+/// Upstream's dropDisabledPodLevelResourcesFields with PodLevelResources off (alpha in 1.33):
+/// a pod-level `spec.resources` is dropped unless the stored pod already had one.
+pub fn drop_pod_level_resources(new: &mut Value, old: Option<&Value>) {
+    let in_use = old
+        .and_then(|o| o.pointer("/spec/resources"))
+        .is_some_and(|r| !r.is_null());
+    if !in_use && let Some(spec) = new.get_mut("spec").and_then(Value::as_object_mut) {
+        spec.remove("resources");
+    }
+}

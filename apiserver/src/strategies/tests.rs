@@ -2387,3 +2387,24 @@ fn volume_sources_and_downward_api_are_validated_as_upstream() {
         );
     }
 }
+
+#[test]
+fn pod_level_resources_are_dropped_as_upstream_1_33_does_with_the_gate_off() {
+    let info = catalog::find("", "v1", "pods").expect("in the catalog");
+    let (pod, errs) = created_pod(
+        json!({}),
+        json!({ "resources": { "limits": { "cpu": "1" } } }),
+    );
+    assert_eq!(errs, Vec::<String>::new());
+    assert_eq!(pod["spec"].get("resources"), None);
+    // An update cannot add them either; a stored pod that had them keeps them.
+    let mut new = pod.clone();
+    new["spec"]["resources"] = json!({ "limits": { "cpu": "1" } });
+    for_resource(info).prepare_for_update(&mut new, &pod);
+    assert_eq!(new["spec"].get("resources"), None);
+    let mut had = pod.clone();
+    had["spec"]["resources"] = json!({ "limits": { "cpu": "1" } });
+    let mut new = had.clone();
+    for_resource(info).prepare_for_update(&mut new, &had);
+    assert_eq!(new["spec"]["resources"], had["spec"]["resources"]);
+}
