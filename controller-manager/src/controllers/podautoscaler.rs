@@ -211,7 +211,7 @@ impl Hpa {
                 api.get_scale(&target_ref.name)
                     .await
                     .map(|s| (api, s))
-                    .map_err(|e| e.to_string())
+                    .map_err(|e| super::replicaset::error_message(&e))
             }
             Err(e) => Err(e),
         };
@@ -316,6 +316,8 @@ impl Hpa {
                 .replace_scale(&target_ref.name, &PostParams::default(), &scale)
                 .await
             {
+                // Upstream's texts carry the API's message, not the client's wrapping.
+                let e = super::replicaset::error_message(&e);
                 self.event(
                     &hpa,
                     "Warning",
@@ -371,7 +373,8 @@ impl Hpa {
             Ok(_) => Ok(()),
             Err(e) if is_not_found(&e) => Ok(()),
             Err(e) => {
-                self.event(hpa, "Warning", "FailedUpdateStatus", &e.to_string());
+                let message = super::replicaset::error_message(&e);
+                self.event(hpa, "Warning", "FailedUpdateStatus", &message);
                 Err(e.into())
             }
         }
