@@ -1,7 +1,7 @@
 //! CEL validation rules of CustomResourceDefinitions (`x-kubernetes-validations`) through the real
 //! server with kubectl: rules with messages, messageExpression, reason and fieldPath; a
 //! transition rule refusing a decrease; status rules on the status subresource; rules using
-//! Kubernetes' quantity, regex, sets, URL and CIDR libraries; and bad rules
+//! Kubernetes' quantity, regex, sets, URL, CIDR and format libraries; and bad rules
 //! refused at CRD creation with nothing stored, all with upstream's messages.
 
 use k1s_tests::{TestCluster, fails, stderr};
@@ -317,6 +317,8 @@ spec:
               message: "endpoint must be an https URL"
             - rule: "cidr(self.net).containsIP(self.addr)"
               message: "addr must be in net"
+            - rule: "!format.dns1123Label().validate(self.host).hasValue()"
+              messageExpression: "format.dns1123Label().validate(self.host).value().join(', ')"
             properties:
               memory: {type: string, maxLength: 32}
               image: {type: string, maxLength: 128}
@@ -324,6 +326,7 @@ spec:
               endpoint: {type: string, maxLength: 256}
               net: {type: string, maxLength: 64}
               addr: {type: string, maxLength: 64}
+              host: {type: string, maxLength: 63}
 "#;
 
 fn gadget(name: &str, change: (&str, &str)) -> String {
@@ -334,6 +337,7 @@ fn gadget(name: &str, change: (&str, &str)) -> String {
         ("endpoint", "https://example.com:8443/hook"),
         ("net", "10.0.0.0/8"),
         ("addr", "10.1.2.3"),
+        ("host", "web-1"),
     ];
     for f in &mut fields {
         if f.0 == change.0 {
@@ -386,6 +390,11 @@ fn kubernetes_cel_libraries_with_kubectl() {
         ),
         ("endpoint", "example.com", "endpoint must be an https URL"),
         ("addr", "192.168.1.1", "addr must be in net"),
+        (
+            "host",
+            "Web_1",
+            "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+        ),
         (
             "net",
             "10.0.0.0",

@@ -377,7 +377,7 @@ struct Checker<'a> {
 }
 
 const NAMESPACES: &[&str] = &[
-    "math", "strings", "lists", "optional", "base64", "cel", "sets", "ip",
+    "math", "strings", "lists", "optional", "base64", "cel", "sets", "ip", "format",
 ];
 const TYPE_NAMES: &[&str] = &[
     "int",
@@ -700,7 +700,12 @@ impl<'a> Checker<'a> {
         let authz = self.declared.contains(&"authorizer")
             && crate::admission::policy::authz::FUNCTIONS.contains(&name);
         let known = |n: &str| FUNCTIONS.contains(&n) || super::cel_k8s::FUNCTIONS.contains(&n);
-        if !is_operator && !authz && !known(name) {
+        // A namespaced call (`sets.contains(...)`) by its qualified name too.
+        let qualified_call = match call.target.as_ref().map(|t| &t.expr) {
+            Some(Expr::Ident(ns)) if namespaced => known(&format!("{ns}.{name}")),
+            _ => false,
+        };
+        if !is_operator && !authz && !qualified_call && !known(name) {
             let qualified = name.rsplit('.').next().unwrap_or(name);
             if !known(qualified) {
                 self.error(

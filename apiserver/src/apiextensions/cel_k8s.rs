@@ -1,5 +1,6 @@
 //! Kubernetes' CEL libraries (k8s.io/apiserver/pkg/cel/library) for cel-rust: quantity, regex
-//! (`find`, `findAll`), cel-go's `sets` extension, URLs, IP addresses and CIDRs, with upstream's
+//! (`find`, `findAll`), cel-go's `sets` extension, URLs, IP addresses and CIDRs, and named
+//! formats (`format.dns1123Label().validate(s)`, an optional list of messages), with upstream's
 //! function names, semantics and error texts.
 //!
 //! Quantities, URLs, IPs and CIDRs are cel-rust opaque values (`Value::Opaque`): the functions
@@ -39,8 +40,6 @@ pub const FUNCTIONS: &[&str] = &[
     "sets.contains",
     "sets.equivalent",
     "sets.intersects",
-    "equivalent",
-    "intersects",
     // urls
     "url",
     "isURL",
@@ -54,7 +53,6 @@ pub const FUNCTIONS: &[&str] = &[
     "ip",
     "isIP",
     "ip.isCanonical",
-    "isCanonical",
     "family",
     "isUnspecified",
     "isLoopback",
@@ -67,6 +65,22 @@ pub const FUNCTIONS: &[&str] = &[
     "containsCIDR",
     "prefixLength",
     "masked",
+    // format
+    "format.named",
+    "validate",
+    "format.dns1123Label",
+    "format.dns1123Subdomain",
+    "format.dns1035Label",
+    "format.qualifiedName",
+    "format.dns1123LabelPrefix",
+    "format.dns1123SubdomainPrefix",
+    "format.dns1035LabelPrefix",
+    "format.labelValue",
+    "format.uri",
+    "format.uuid",
+    "format.byte",
+    "format.date",
+    "format.datetime",
 ];
 
 /// Functions that parse or scan their string argument: cost proportional to its length.
@@ -149,6 +163,7 @@ pub fn register(env: &mut Env) {
             tracing::warn!("CEL function {name}: {e}");
         }
     }
+    register_formats(env);
     for (name, f) in [
         ("ip", cidr_ip as Function),
         ("prefixLength", cidr_prefix_length),
@@ -909,4 +924,139 @@ fn cidr_prefix_length<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v
 fn cidr_masked<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
     let (CidrVal(a, bits), _) = receiver::<CidrVal>("masked", &args)?;
     opaque(CidrVal(mask(&a, bits), bits))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Formats (`format.dns1123Label().validate(s)`: none when valid, else the messages)
+
+/// `kubernetes.NamedFormat`: one of upstream's constant formats, by its library name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct FormatVal(&'static str);
+
+impl Opaque for FormatVal {
+    fn runtime_type_name(&self) -> &str {
+        "kubernetes.NamedFormat"
+    }
+}
+
+/// Upstream's constant formats, by the name `format.<name>()` and `format.named()` use.
+const FORMATS: &[&str] = &[
+    "dns1123Label",
+    "dns1123Subdomain",
+    "dns1035Label",
+    "qualifiedName",
+    "dns1123LabelPrefix",
+    "dns1123SubdomainPrefix",
+    "dns1035LabelPrefix",
+    "labelValue",
+    "uri",
+    "uuid",
+    "byte",
+    "date",
+    "datetime",
+];
+
+/// The messages of `s` against format `name` (empty when valid), as upstream's ValidateFuncs.
+fn format_errors(name: &str, s: &str) -> Vec<String> {
+    use k1s_apimachinery::validation as v;
+    let strfmt = |format: &str, msg: &str| {
+        if super::formats::valid(format, s) {
+            Vec::new()
+        } else {
+            vec![msg.to_string()]
+        }
+    };
+    match name {
+        "dns1123Label" => v::name_is_dns_label(s, false),
+        "dns1123Subdomain" => v::name_is_dns_subdomain(s, false),
+        "dns1035Label" => v::name_is_dns1035_label(s, false),
+        "qualifiedName" => v::is_qualified_name(s),
+        "dns1123LabelPrefix" => v::name_is_dns_label(s, true),
+        "dns1123SubdomainPrefix" => v::name_is_dns_subdomain(s, true),
+        "dns1035LabelPrefix" => v::name_is_dns1035_label(s, true),
+        "labelValue" => v::is_valid_label_value(s),
+        "uri" => parse_url(s, true).err().into_iter().collect(),
+        "uuid" => strfmt("uuid", "does not match the UUID format"),
+        "byte" => strfmt("byte", "invalid base64"),
+        "date" => strfmt("date", "invalid date"),
+        _ => strfmt("datetime", "invalid datetime"),
+    }
+}
+
+fn optional<'b, 'v>(v: Option<Cel>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    opaque(match v {
+        Some(v) => cel::objects::OptionalValue::of(v),
+        None => cel::objects::OptionalValue::none(),
+    })
+}
+
+fn format_named<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let s = string_arg("format.named", &args, 0)?;
+    let found = FORMATS.iter().find(|f| **f == s.as_str());
+    optional(found.map(|f| Cel::Opaque(Arc::new(FormatVal(f)))))
+}
+
+fn format_validate<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let (FormatVal(name), rest) = receiver::<FormatVal>("validate", &args)?;
+    let Some(Cel::String(s)) = rest.first() else {
+        return Err(no_overload("validate", &rest));
+    };
+    let errs = format_errors(name, s);
+    optional((!errs.is_empty()).then(|| {
+        Cel::List(Arc::new(
+            errs.into_iter().map(|e| Cel::String(Arc::new(e))).collect(),
+        ))
+    }))
+}
+
+/// `format.<name>()` for each constant format: cel-rust functions carry no data, so one
+/// function per format.
+macro_rules! constant_formats {
+    ($($name:literal => $f:ident),+ $(,)?) => {
+        $(fn $f<'b, 'v>(_: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+            opaque(FormatVal($name))
+        })+
+        const FORMAT_FUNCTIONS: &[(&str, Function)] = &[$((concat!("format.", $name), $f)),+];
+    };
+}
+
+constant_formats! {
+    "dns1123Label" => format_dns1123_label,
+    "dns1123Subdomain" => format_dns1123_subdomain,
+    "dns1035Label" => format_dns1035_label,
+    "qualifiedName" => format_qualified_name,
+    "dns1123LabelPrefix" => format_dns1123_label_prefix,
+    "dns1123SubdomainPrefix" => format_dns1123_subdomain_prefix,
+    "dns1035LabelPrefix" => format_dns1035_label_prefix,
+    "labelValue" => format_label_value,
+    "uri" => format_uri,
+    "uuid" => format_uuid,
+    "byte" => format_byte,
+    "date" => format_date,
+    "datetime" => format_datetime,
+}
+
+fn register_formats(env: &mut Env) {
+    for (name, f) in FORMAT_FUNCTIONS {
+        if let Err(e) = env.add_overload(name, &format!("k8s_{name}"), vec![], *f) {
+            tracing::warn!("CEL function {name}: {e}");
+        }
+    }
+    if let Err(e) = env.add_overload(
+        "format.named",
+        "k8s_format_named",
+        vec![STRING_TYPE],
+        format_named,
+    ) {
+        tracing::warn!("CEL function format.named: {e}");
+    }
+    if let Err(e) = env.add_member_overload(
+        "validate",
+        "k8s_format_validate",
+        DYN_TYPE,
+        vec![STRING_TYPE],
+        format_validate,
+    ) {
+        tracing::warn!("CEL function validate: {e}");
+    }
 }

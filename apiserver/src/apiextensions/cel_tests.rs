@@ -590,3 +590,29 @@ fn library_rules_are_accepted_at_crd_creation_and_run() {
         ]
     );
 }
+
+#[test]
+fn format_library() {
+    is_true("!format.dns1123Label().validate('my-name').hasValue()");
+    is_true(
+        "format.dns1123Label().validate('My_Name').value() == ['a lowercase RFC 1123 label must consist of lower case alphanumeric characters or \\'-\\', and must start and end with an alphanumeric character (e.g. \\'my-name\\',  or \\'123-abc\\', regex used for validation is \\'[a-z0-9]([-a-z0-9]*[a-z0-9])?\\')']",
+    );
+    is_true("!format.dns1123LabelPrefix().validate('abc-').hasValue()");
+    is_true("format.named('dns1123Subdomain').hasValue() && !format.named('nope').hasValue()");
+    is_true(
+        "format.named('uuid').value().validate('x').value() == ['does not match the UUID format']",
+    );
+    is_true("!format.uuid().validate('123e4567-e89b-12d3-a456-426614174000').hasValue()");
+    is_true("format.uri().validate('x').value() == ['parse \"x\": invalid URI for request']");
+    is_true(
+        "!format.date().validate('2024-02-29').hasValue() && format.date().validate('2024-02-30').hasValue()",
+    );
+    is_true("format.byte().validate('!').value() == ['invalid base64']");
+    is_true(
+        "format.labelValue().validate('a b').hasValue() && !format.labelValue().validate('').hasValue()",
+    );
+    let err = lib("format.nope().validate('x').hasValue()").expect_err("unknown format");
+    assert!(err.contains("undeclared reference to 'nope'"), "{err}");
+    // The strings extension's format() still works beside the namespace.
+    is_true("'%d-%s'.format([1, 'a']) == '1-a'");
+}
