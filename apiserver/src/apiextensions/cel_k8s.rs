@@ -164,6 +164,13 @@ pub fn register(env: &mut Env) {
         }
     }
     register_formats(env);
+    // `string(ip)` and `string(cidr)`, by the opaque type, beside the standard conversions.
+    for (ty, f) in [("net.IP", ip_string as Function), ("net.CIDR", cidr_string)] {
+        let t = cel::common::types::Type::new_opaque_type(ty);
+        if let Err(e) = env.add_overload("string", &format!("k8s_{ty}_string"), vec![t], f) {
+            tracing::warn!("CEL function string({ty}): {e}");
+        }
+    }
     for (name, f) in [
         ("ip", cidr_ip as Function),
         ("prefixLength", cidr_prefix_length),
@@ -909,6 +916,16 @@ fn cidr_contains_cidr<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v
             && mask(&net, bits) == mask(&other.0, bits)
             && bits <= other.1,
     )
+}
+
+fn ip_string<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let (IpVal(a), _) = receiver::<IpVal>("string", &args)?;
+    out(Cel::String(Arc::new(a.to_string())))
+}
+
+fn cidr_string<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let (CidrVal(a, bits), _) = receiver::<CidrVal>("string", &args)?;
+    out(Cel::String(Arc::new(format!("{a}/{bits}"))))
 }
 
 fn cidr_ip<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {

@@ -525,6 +525,10 @@ fn ip_and_cidr_libraries() {
     );
     is_true("cidr('10.0.0.0/8').containsCIDR(cidr('10.0.0.0/8'))");
     is_true("cidr('10.1.2.3/8').prefixLength() == 8");
+    is_true(
+        "string(ip('2001:db8:0::1')) == '2001:db8::1' && string(cidr('10.1.2.3/8').masked()) == '10.0.0.0/8'",
+    );
+    is_true("string(1) == '1' && string('a') == 'a'");
     is_true("cidr('10.1.2.3/8').ip() == ip('10.1.2.3')");
     is_true("cidr('10.1.2.3/8').masked() == cidr('10.0.0.0/8')");
     is_true("cidr('2001:db8::1/32').masked() == cidr('2001:db8::/32')");
