@@ -489,8 +489,9 @@ fn check_escapes(s: &str) -> Result<(), String> {
             let ok =
                 i + 2 < b.len() && b[i + 1].is_ascii_hexdigit() && b[i + 2].is_ascii_hexdigit();
             if !ok {
-                let end = (i + 3).min(b.len());
-                return Err(format!("invalid URL escape {}", go_quote(&s[i..end])));
+                // Up to three characters from the `%` (Go quotes the bad escape).
+                let bad: String = s[i..].chars().take(3).collect();
+                return Err(format!("invalid URL escape {}", go_quote(&bad)));
             }
             i += 3;
         } else {
@@ -646,6 +647,9 @@ fn query_unescape(s: &str) -> Option<String> {
             b'+' => outb.push(b' '),
             b'%' => {
                 let hex = s.get(i + 1..i + 3)?;
+                if !hex.bytes().all(|h| h.is_ascii_hexdigit()) {
+                    return None;
+                }
                 outb.push(u8::from_str_radix(hex, 16).ok()?);
                 i += 2;
             }

@@ -493,6 +493,8 @@ fn url_library() {
     is_true("url('https://example.com/a%20b#f').getEscapedPath() == '/a%20b'");
     is_true("url('/path?k=v').getHost() == ''");
     is_true("url('https://e.com/?x=1&x=2&y=a+b').getQuery() == {'x': ['1', '2'], 'y': ['a b']}");
+    is_true("!isURL('/a%é') && !isURL('/a%zz') && !isURL('/a%')");
+    is_true("url('https://e.com/?a=%2B1&b=%+1').getQuery() == {'a': ['+1']}");
     is_true("isURL('https://example.com') && isURL('/abs') && !isURL('rel/path') && !isURL('')");
     assert_eq!(
         lib("url('example.com').getHost() == ''"),
@@ -617,6 +619,10 @@ fn format_library() {
     );
     let err = lib("format.nope().validate('x').hasValue()").expect_err("unknown format");
     assert!(err.contains("undeclared reference to 'nope'"), "{err}");
+    // Variables named like the namespaces still work.
+    is_true("['10.0.0.1'].all(ip, ip.startsWith('10.'))");
+    is_true("['abc'].all(format, format.size() == 3)");
+    is_true("[[1]].all(sets, sets.size() == 1)");
     // The strings extension's format() still works beside the namespace.
     is_true("'%d-%s'.format([1, 'a']) == '1-a'");
 }
