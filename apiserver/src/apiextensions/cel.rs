@@ -374,6 +374,9 @@ struct Checker<'a> {
     declared: &'a [&'a str],
     /// The names under `variables` an admission expression may select (policy composition).
     variable_names: &'a [String],
+    /// Errors upstream finds when it instantiates the program (a literal regex of `find` or
+    /// `findAll` that does not compile).
+    program_errors: Vec<String>,
 }
 
 const NAMESPACES: &[&str] = &[
@@ -769,7 +772,15 @@ impl<'a> Checker<'a> {
             // Parsing, like a regex scan, is linear in the string (times the pattern's length
             // for find and findAll).
             let len = self.string_size(r);
-            let factor = match (name, call.args.last().map(|a| &a.expr)) {
+            if let (
+                "find" | "findAll",
+                Some(Expr::Literal(cel::common::ast::LiteralValue::String(p))),
+            ) = (name, call.args.first().map(|a| &a.expr))
+                && let Some(e) = super::cel_k8s::regex_error(p)
+            {
+                self.program_errors.push(e);
+            }
+            let factor = match (name, call.args.first().map(|a| &a.expr)) {
                 (
                     "find" | "findAll",
                     Some(Expr::Literal(cel::common::ast::LiteralValue::String(p))),
@@ -1173,6 +1184,7 @@ fn compile_rule(
         uses_old_self: false,
         declared: &[],
         variable_names: &[],
+        program_errors: Vec::new(),
     };
     let (_, cost) = checker.check(program.expression());
     if !checker.errors.is_empty() {
@@ -1180,6 +1192,14 @@ fn compile_rule(
             format!("{rpath}.rule"),
             text,
             format!("compilation failed: {}", checker.errors.join("\n")),
+        ));
+        return None;
+    }
+    if let Some(e) = checker.program_errors.first() {
+        b.errs.push(FieldError::invalid(
+            format!("{rpath}.rule"),
+            text,
+            format!("program instantiation failed: {e}"),
         ));
         return None;
     }
@@ -1226,6 +1246,7 @@ fn compile_rule(
                     uses_old_self: false,
                     declared: &[],
                     variable_names: &[],
+                    program_errors: Vec::new(),
                 };
                 checker.check(p.expression());
                 if checker.uses_old_self {
@@ -1562,6 +1583,7 @@ fn actual_cost(p: &Program, schema: &Value, optional_old_self: bool, sizes: Size
         uses_old_self: false,
         declared: &[],
         variable_names: &[],
+        program_errors: Vec::new(),
     };
     checker.check(p.expression()).1
 }
@@ -1743,10 +1765,14 @@ pub fn compile_expression(
         uses_old_self: false,
         declared,
         variable_names,
+        program_errors: Vec::new(),
     };
     checker.check(program.expression());
     if !checker.errors.is_empty() {
         return Err(format!("compilation failed: {}", checker.errors.join("\n")));
+    }
+    if let Some(e) = checker.program_errors.first() {
+        return Err(format!("program instantiation failed: {e}"));
     }
     let mut variables = Vec::new();
     selected_variables(program.expression(), &mut variables);
@@ -1840,6 +1866,7 @@ impl Expression {
             uses_old_self: false,
             declared: self.declared,
             variable_names: &[],
+            program_errors: Vec::new(),
         };
         let cost = checker.check(self.program.expression()).1;
         if cost > PER_CALL_LIMIT {

@@ -361,20 +361,32 @@ fn q_compare<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, Execut
 // ---------------------------------------------------------------------------------------------
 // Regex
 
+/// Go's regexp error for a pattern that does not compile: "error parsing regexp: <what>:
+/// `<pattern>`" (the regex crate's explanation is on its last line).
+fn regex_message(pattern: &str, e: &regex::Error) -> String {
+    let text = e.to_string();
+    let what = text
+        .lines()
+        .rev()
+        .find_map(|l| l.trim().strip_prefix("error: "))
+        .unwrap_or("invalid pattern")
+        .to_string();
+    format!("error parsing regexp: {what}: `{pattern}`")
+}
+
+/// The error of a literal pattern of `find` or `findAll`, found when the rule is compiled (as
+/// upstream's regex optimization finds it when it instantiates the program).
+pub fn regex_error(pattern: &str) -> Option<String> {
+    regex::Regex::new(pattern)
+        .err()
+        .map(|e| regex_message(pattern, &e))
+}
+
 fn compile_regex(name: &str, pattern: &str) -> Result<regex::Regex, ExecutionError> {
     regex::Regex::new(pattern).map_err(|e| {
-        // Go's regexp says "error parsing regexp: <what>: `<pattern>`"; the regex crate's
-        // explanation is on its last line.
-        let text = e.to_string();
-        let what = text
-            .lines()
-            .rev()
-            .find_map(|l| l.trim().strip_prefix("error: "))
-            .unwrap_or("invalid pattern")
-            .to_string();
         error(
             name,
-            format!("Illegal regex: error parsing regexp: {what}: `{pattern}`"),
+            format!("Illegal regex: {}", regex_message(pattern, &e)),
         )
     })
 }

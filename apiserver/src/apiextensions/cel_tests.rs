@@ -463,10 +463,28 @@ fn regex_library() {
     is_true("'123 abc 456'.findAll('[0-9]+', 1) == ['123']");
     is_true("'123 abc 456'.findAll('[0-9]+', -1) == ['123', '456']");
     is_true("'abc'.findAll('x').size() == 0");
+    // A literal pattern is compiled with the rule, a computed one when it runs.
     let err = lib("'abc'.find('(') == ''").expect_err("an invalid regex fails");
+    assert!(
+        err.starts_with("program instantiation failed: error parsing regexp: "),
+        "{err}"
+    );
+    let err = lib("'abc'.findAll('(' + 'a', 1) == []").expect_err("an invalid regex fails");
     assert!(
         err.starts_with("Illegal regex: error parsing regexp: "),
         "{err}"
+    );
+    let s = schema(
+        json!([{"rule": "self.s.find('[') == ''"}]),
+        json!({"s": {"type": "string", "maxLength": 8}}),
+    );
+    let (_, errs) = compile(&s, P);
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(
+        errs[0]
+            .detail
+            .starts_with("program instantiation failed: error parsing regexp: "),
+        "{errs:?}"
     );
 }
 
