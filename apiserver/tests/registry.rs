@@ -436,7 +436,7 @@ async fn hpa_is_stored_once_and_served_in_both_versions() {
         "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
                  "minReplicas": 1, "maxReplicas": 5, "targetCPUUtilizationPercentage": 70}
     });
-    k1s_apiserver::conversion::to_storage(v1.info, &mut hpa);
+    k1s_apiserver::conversion::to_storage(v1.info, &mut hpa).expect("HPA conversion");
     create(&r, v1, hpa).await.unwrap();
     let as_v2 = r.get(v2, "h").await.unwrap();
     assert_eq!(as_v2["apiVersion"], "autoscaling/v2");

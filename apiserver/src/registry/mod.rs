@@ -393,7 +393,11 @@ impl Registry {
                 return Ok(obj);
             }
             let key = Self::key(t.info, t.namespace, &name);
-            match self.store.create(&key, object::encode_stored(t.info, &obj)?).await {
+            match self
+                .store
+                .create(&key, object::encode_stored(t.info, &obj)?)
+                .await
+            {
                 // What was stored is `obj` (encode only leaves out the resourceVersion).
                 Ok(kv) => return object::stored(t.info, obj, kv.mod_revision),
                 Err(k1s_storage::Error::AlreadyExists { .. }) if generated && attempt < 8 => {
