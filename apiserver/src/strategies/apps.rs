@@ -134,6 +134,11 @@ pub(super) fn validate_pod_template(template: Option<&Value>, path: &str) -> Vec
         template.and_then(|t| t.get("metadata")),
         &format!("{path}.metadata"),
     );
+    if let Some(t) = template {
+        errs.extend(super::pod_validation::validate_template_annotations(
+            t, path,
+        ));
+    }
     errs.extend(validate_pod_spec(
         template.and_then(|t| t.get("spec")),
         &format!("{path}.spec"),

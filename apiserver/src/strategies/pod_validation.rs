@@ -2493,16 +2493,29 @@ fn seccomp_annotation_errors(value: &str, field: &str) -> Vec<FieldError> {
 /// Upstream's ValidatePodSpecificAnnotations at `metadata.annotations`. `allow_invalid_cost`
 /// is set on updates of a pod whose deletion cost was already invalid.
 pub fn validate_pod_annotations(pod: &Value, allow_invalid_cost: bool) -> Vec<FieldError> {
+    validate_pod_annotations_at(pod, allow_invalid_cost, "metadata.annotations")
+}
+
+/// [`validate_pod_annotations`] of a pod template (`template` has the pod's `metadata` and
+/// `spec`), reported at `<path>.annotations` as upstream's ValidatePodTemplateSpec does.
+pub fn validate_template_annotations(template: &Value, path: &str) -> Vec<FieldError> {
+    validate_pod_annotations_at(template, false, &format!("{path}.annotations"))
+}
+
+fn validate_pod_annotations_at(
+    pod: &Value,
+    allow_invalid_cost: bool,
+    path: &str,
+) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let Some(map) = annotations(pod) else {
         return errs;
     };
-    const PATH: &str = "metadata.annotations";
     let spec = pod.get("spec").unwrap_or(&Value::Null);
     let value_of = |k: &str| map.get(k).and_then(Value::as_str).unwrap_or_default();
     if map.contains_key(MIRROR_ANNOTATION) && text(spec, "nodeName").is_empty() {
         errs.push(FieldError::invalid(
-            format!("{PATH}[{MIRROR_ANNOTATION}]"),
+            format!("{path}[{MIRROR_ANNOTATION}]"),
             value_of(MIRROR_ANNOTATION),
             "must set spec.nodeName if mirror pod annotation is set",
         ));
@@ -2512,13 +2525,13 @@ pub fn validate_pod_annotations(pod: &Value, allow_invalid_cost: bool) -> Vec<Fi
         match serde_json::from_str::<Value>(tolerations) {
             Ok(Value::Array(list)) => errs.extend(validate_tolerations(
                 &list,
-                &format!("{PATH}.{TOLERATIONS_ANNOTATION}"),
+                &format!("{path}.{TOLERATIONS_ANNOTATION}"),
             )),
             Ok(Value::Null) => {}
             // Go's decoder names the kind it could not put into []core.Toleration; syntax
             // errors carry serde's wording, not encoding/json's.
             Ok(other) => errs.push(FieldError::invalid(
-                PATH,
+                path,
                 TOLERATIONS_ANNOTATION,
                 format!(
                     "json: cannot unmarshal {} into Go value of type []core.Toleration",
@@ -2526,7 +2539,7 @@ pub fn validate_pod_annotations(pod: &Value, allow_invalid_cost: bool) -> Vec<Fi
                 ),
             )),
             Err(e) => errs.push(FieldError::invalid(
-                PATH,
+                path,
                 TOLERATIONS_ANNOTATION,
                 e.to_string(),
             )),
@@ -2534,7 +2547,7 @@ pub fn validate_pod_annotations(pod: &Value, allow_invalid_cost: bool) -> Vec<Fi
     }
     if !allow_invalid_cost && !deletion_cost_is_valid(Some(map)) {
         errs.push(FieldError::invalid(
-            format!("{PATH}[{DELETION_COST_ANNOTATION}]"),
+            format!("{path}[{DELETION_COST_ANNOTATION}]"),
             value_of(DELETION_COST_ANNOTATION),
             "must be a 32bit integer",
         ));
@@ -2544,10 +2557,10 @@ pub fn validate_pod_annotations(pod: &Value, allow_invalid_cost: bool) -> Vec<Fi
     for (key, value) in map {
         let value = value.as_str().unwrap_or_default();
         if key == SECCOMP_POD_ANNOTATION || key.starts_with(SECCOMP_CONTAINER_PREFIX) {
-            errs.extend(seccomp_annotation_errors(value, &format!("{PATH}.{key}")));
+            errs.extend(seccomp_annotation_errors(value, &format!("{path}.{key}")));
         }
         if let Some(container) = key.strip_prefix(APPARMOR_PREFIX) {
-            let field = format!("{PATH}[{key}]");
+            let field = format!("{path}[{key}]");
             if !all_containers(spec).any(|(_, _, c)| text(c, "name") == container) {
                 errs.push(FieldError::invalid(
                     &field,

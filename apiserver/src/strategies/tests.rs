@@ -2408,3 +2408,27 @@ fn pod_level_resources_are_dropped_as_upstream_1_33_does_with_the_gate_off() {
     for_resource(info).prepare_for_update(&mut new, &had);
     assert_eq!(new["spec"]["resources"], had["spec"]["resources"]);
 }
+
+#[test]
+fn pod_template_annotations_follow_the_pod_rules() {
+    // Upstream's ValidatePodTemplateSpec runs ValidatePodSpecificAnnotations at
+    // `<template>.annotations`.
+    let template = json!({
+        "metadata": { "labels": { "app": "a" }, "annotations": {
+            "controller.kubernetes.io/pod-deletion-cost": "x",
+            "container.apparmor.security.beta.kubernetes.io/missing": "runtime/default" } },
+        "spec": { "containers": [{ "name": "c", "image": "nginx" }] } });
+    let deployment = json!({ "metadata": { "name": "d" },
+        "spec": { "selector": { "matchLabels": { "app": "a" } }, "template": template } });
+    let errs = errors("apps", "v1", "deployments", &deployment);
+    assert_reported(
+        &errs,
+        "spec.template.annotations[controller.kubernetes.io/pod-deletion-cost]: Invalid value: \"x\": must be a 32bit integer",
+        &"deletion cost",
+    );
+    assert_reported(
+        &errs,
+        "spec.template.annotations[container.apparmor.security.beta.kubernetes.io/missing]: Invalid value: \"missing\": container not found",
+        &"apparmor",
+    );
+}
