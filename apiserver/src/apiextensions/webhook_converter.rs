@@ -102,10 +102,9 @@ impl ConversionWebhook {
         };
         let source = self.gvk(objects[first]["apiVersion"].as_str().unwrap_or_default());
         let sent: Vec<Value> = pending.iter().map(|&i| objects[i].clone()).collect();
-        let converted = self
-            .call(&sent, desired)
-            .map_err(|e| format!("conversion webhook for {source} failed: {e}"))
-            .map_err(|e| format!("conversion for {source} failed: {e}"))?;
+        let converted = self.call(&sent, desired).map_err(|e| {
+            format!("conversion for {source} failed: conversion webhook for {source} failed: {e}")
+        })?;
         if converted.len() != sent.len() {
             return Err(format!(
                 "conversion for {source} returned {} objects, expected {}",
@@ -229,19 +228,8 @@ fn converted_objects(review: &Value, version: &str, uid: &str) -> Result<Vec<Val
         Value::Null => Ok(Vec::new()),
         other => Err(format!(
             "convertedObjects: expected an array, got {}",
-            json_type(other)
+            go_type(other)
         )),
-    }
-}
-
-fn json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
     }
 }
 
@@ -330,7 +318,8 @@ fn restore_metadata(original: &Value, converted: &mut Value) -> Result<(), Strin
                 k1s_apimachinery::meta::validate_annotations(&pairs, "metadata.annotation")
             };
             if !errs.is_empty() {
-                return Err(aggregate(&errs));
+                let texts: Vec<String> = errs.iter().map(ToString::to_string).collect();
+                return Err(crate::auth::rbac::aggregate_errors(&texts));
             }
         }
         result.insert(field.to_string(), Value::Object(returned.clone()));
@@ -348,15 +337,6 @@ fn go_type(v: &Value) -> &'static str {
         Value::String(_) => "string",
         Value::Array(_) => "[]interface {}",
         Value::Object(_) => "map[string]interface {}",
-    }
-}
-
-/// Go's `ErrorList.ToAggregate()` text: one error as is, several in brackets.
-fn aggregate(errs: &[k1s_apimachinery::FieldError]) -> String {
-    let texts: Vec<String> = errs.iter().map(ToString::to_string).collect();
-    match texts.as_slice() {
-        [one] => one.clone(),
-        many => format!("[{}]", many.join(", ")),
     }
 }
 

@@ -9,6 +9,8 @@ mod authorizer;
 mod bootstrap;
 mod bootstrap_rules;
 mod cache;
+/// Upstream's `NewAggregate(errs).Error()` text, for other callers too.
+pub(crate) use cache::aggregate_errors;
 mod controller_roles;
 mod escalation;
 mod kubeadm;
