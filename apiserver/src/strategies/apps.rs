@@ -15,6 +15,7 @@ pub fn default_pod_template(template: &mut Value) {
 }
 
 pub use super::pod_validation::validate_pod_spec;
+use super::pod_validation::{PodOptions, validate_pod_spec_with};
 
 /// Whether a resource may be requested below its limit (upstream's IsOvercommitAllowed: names
 /// in the default namespace other than hugepages; extended resources are not).
@@ -83,34 +84,38 @@ pub(super) fn validate_resource_requirements(resources: &Value, path: &str) -> V
 /// A workload's selector must exist, be valid and non-empty, and select its pod template's
 /// labels; the template's pod spec is valid (ValidatePodTemplateSpecForReplicaSet and the
 /// DaemonSet's equivalent). `kind` names the workload in upstream's messages.
-fn validate_selector_and_template(obj: &Value, kind: &str) -> Vec<FieldError> {
+fn validate_selector_and_template(obj: &Value, kind: &str, opts: &PodOptions) -> Vec<FieldError> {
     let mut errs = validate_selector_of(obj, false, selector_word(kind));
-    errs.extend(validate_pod_template(
+    errs.extend(validate_pod_template_with(
         obj.pointer("/spec/template"),
         "spec.template",
+        opts,
     ));
     errs.extend(template_for_controller(obj, kind));
     errs
 }
 
 /// Upstream's ValidateDeploymentSpec, ValidateReplicaSetSpec, ValidateStatefulSetSpec or
-/// ValidateDaemonSetSpec for `kind`.
-fn validate_workload(obj: &Value, kind: &str) -> Vec<FieldError> {
+/// ValidateDaemonSetSpec for `kind`; `old` is the stored object of an update, whose pod
+/// template's own violations the new one may keep.
+fn validate_workload(obj: &Value, kind: &str, old: Option<&Value>) -> Vec<FieldError> {
+    let opts = PodOptions::for_update(old.and_then(|o| o.pointer("/spec/template")));
+    let opts = &opts;
     match kind {
         "Deployment" => {
-            let mut errs = validate_selector_and_template(obj, "ReplicaSet");
+            let mut errs = validate_selector_and_template(obj, "ReplicaSet", opts);
             errs.extend(validate_deployment_spec(obj));
             errs
         }
-        "StatefulSet" => validate_statefulset_spec(obj),
+        "StatefulSet" => validate_statefulset_spec(obj, opts),
         "DaemonSet" => {
-            let mut errs = validate_selector_and_template(obj, "DaemonSet");
+            let mut errs = validate_selector_and_template(obj, "DaemonSet", opts);
             errs.extend(validate_daemonset_spec(obj));
             errs
         }
         _ => {
             let mut errs = non_negative(obj, &["replicas", "minReadySeconds"]);
-            errs.extend(validate_selector_and_template(obj, kind));
+            errs.extend(validate_selector_and_template(obj, kind, opts));
             errs
         }
     }
@@ -130,18 +135,38 @@ fn selector_word(kind: &str) -> &'static str {
 /// Upstream's ValidatePodTemplateSpec: the template's labels and annotations, then its pod
 /// spec (`path` is the template's).
 pub(super) fn validate_pod_template(template: Option<&Value>, path: &str) -> Vec<FieldError> {
+    validate_pod_template_with(template, path, &PodOptions::default())
+}
+
+/// ValidatePodTemplateSpec of an update: `old` is the stored template, whose own violations
+/// the new one may keep (upstream's GetValidationOptionsFromPodTemplate).
+pub(super) fn validate_pod_template_on_update(
+    template: Option<&Value>,
+    old: Option<&Value>,
+    path: &str,
+) -> Vec<FieldError> {
+    validate_pod_template_with(template, path, &PodOptions::for_update(old))
+}
+
+/// ValidatePodTemplateSpec with the options `opts`.
+pub(super) fn validate_pod_template_with(
+    template: Option<&Value>,
+    path: &str,
+    opts: &PodOptions,
+) -> Vec<FieldError> {
     let mut errs = k1s_apimachinery::meta::validate_template_object_meta(
         template.and_then(|t| t.get("metadata")),
         &format!("{path}.metadata"),
     );
     if let Some(t) = template {
-        errs.extend(super::pod_validation::validate_template_annotations(
-            t, path,
+        errs.extend(super::pod_validation::validate_template_annotations_with(
+            t, path, opts,
         ));
     }
-    errs.extend(validate_pod_spec(
+    errs.extend(validate_pod_spec_with(
         template.and_then(|t| t.get("spec")),
         &format!("{path}.spec"),
+        opts,
     ));
     errs
 }
@@ -377,7 +402,7 @@ fn validate_daemonset_spec(obj: &Value) -> Vec<FieldError> {
 /// Upstream's ValidateStatefulSetSpec: policies, counts, ordinals, the selector, and of the
 /// template only its labels, restart policy and deadline (upstream does not validate a
 /// StatefulSet's pod spec: its mounts may name volumes of `volumeClaimTemplates`).
-fn validate_statefulset_spec(obj: &Value) -> Vec<FieldError> {
+fn validate_statefulset_spec(obj: &Value, opts: &PodOptions) -> Vec<FieldError> {
     let mut errs = Vec::new();
     match obj
         .pointer("/spec/podManagementPolicy")
@@ -460,6 +485,31 @@ fn validate_statefulset_spec(obj: &Value) -> Vec<FieldError> {
         &["replicas", "minReadySeconds", "ordinals.start"],
     ));
     errs.extend(validate_selector_of(obj, false, "statefulset"));
+    // ValidatePodTemplateSpecForStatefulSet: the template's labels and annotations (at
+    // upstream's `spec.template.labels` and `.annotations`), not its pod spec.
+    if let Some(t) = obj.pointer("/spec/template").filter(|t| !t.is_null()) {
+        let pairs = |field: &str| -> Vec<(String, String)> {
+            let map = t.pointer(&format!("/metadata/{field}"));
+            map.and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
+                .collect()
+        };
+        errs.extend(k1s_apimachinery::meta::validate_labels(
+            &pairs("labels"),
+            "spec.template.labels",
+        ));
+        errs.extend(k1s_apimachinery::meta::validate_annotations(
+            &pairs("annotations"),
+            "spec.template.annotations",
+        ));
+        errs.extend(super::pod_validation::validate_template_annotations_with(
+            t,
+            "spec.template",
+            opts,
+        ));
+    }
     errs.extend(template_for_controller(obj, "StatefulSet"));
     errs
 }
@@ -563,10 +613,10 @@ impl Strategy for Deployments {
         }
     }
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
-        validate_workload(obj, "Deployment")
+        validate_workload(obj, "Deployment", None)
     }
     fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
-        let mut errs = validate_workload(new, "Deployment");
+        let mut errs = validate_workload(new, "Deployment", Some(old));
         errs.extend(immutable_selector(new, old));
         errs
     }
@@ -599,10 +649,10 @@ impl Strategy for ReplicaSets {
         obj["status"] = json!({ "replicas": 0 });
     }
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
-        validate_workload(obj, "ReplicaSet")
+        validate_workload(obj, "ReplicaSet", None)
     }
     fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
-        let mut errs = validate_workload(new, "ReplicaSet");
+        let mut errs = validate_workload(new, "ReplicaSet", Some(old));
         errs.extend(immutable_selector(new, old));
         errs
     }
@@ -678,10 +728,10 @@ impl Strategy for StatefulSets {
         obj["status"] = json!({ "replicas": 0, "availableReplicas": 0 });
     }
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
-        validate_workload(obj, "StatefulSet")
+        validate_workload(obj, "StatefulSet", None)
     }
     fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
-        let mut errs = validate_workload(new, "StatefulSet");
+        let mut errs = validate_workload(new, "StatefulSet", Some(old));
         let strip = |v: &Value| {
             let mut spec = v.get("spec").cloned().unwrap_or(Value::Null);
             if let Some(s) = spec.as_object_mut() {
@@ -788,10 +838,10 @@ impl Strategy for DaemonSets {
         new["metadata"]["annotations"][TEMPLATE_GENERATION] = json!(value.to_string());
     }
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
-        validate_workload(obj, "DaemonSet")
+        validate_workload(obj, "DaemonSet", None)
     }
     fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
-        let mut errs = validate_workload(new, "DaemonSet");
+        let mut errs = validate_workload(new, "DaemonSet", Some(old));
         errs.extend(immutable_selector(new, old));
         errs
     }

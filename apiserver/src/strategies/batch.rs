@@ -63,14 +63,14 @@ impl Strategy for Jobs {
         obj["status"] = json!({});
     }
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
-        let mut errs = validate_job_spec(obj);
+        let mut errs = validate_job_spec(obj, None);
         if obj.pointer("/spec/manualSelector") != Some(&json!(true)) {
             errs.extend(validate_generated_selector(obj, true));
         }
         errs
     }
     fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
-        let mut errs = validate_job_spec(new);
+        let mut errs = validate_job_spec(new, Some(old));
         if new.pointer("/spec/manualSelector") != Some(&json!(true)) {
             // Jobs created before the prefixed labels existed keep validating without them.
             let prefixed = JOB_NAME_LABELS[1..]
@@ -255,7 +255,7 @@ fn validate_generated_selector(obj: &Value, require_prefixed: bool) -> Vec<Field
 }
 
 /// ValidateJobSpec: counts, selector, template labels and restart policy.
-fn validate_job_spec(obj: &Value) -> Vec<FieldError> {
+fn validate_job_spec(obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let spec = &obj["spec"];
     for field in [
@@ -330,8 +330,9 @@ fn validate_job_spec(obj: &Value) -> Vec<FieldError> {
             &["Failed"],
         ));
     }
-    errs.extend(super::apps::validate_pod_template(
+    errs.extend(super::apps::validate_pod_template_on_update(
         obj.pointer("/spec/template"),
+        old.and_then(|o| o.pointer("/spec/template")),
         "spec.template",
     ));
     errs
@@ -633,8 +634,9 @@ fn validate_cron_job(obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
         "spec.jobTemplate.spec.template.spec.restartPolicy",
         false,
     ));
-    errs.extend(super::apps::validate_pod_template(
+    errs.extend(super::apps::validate_pod_template_on_update(
         obj.pointer("/spec/jobTemplate/spec/template"),
+        old.and_then(|o| o.pointer("/spec/jobTemplate/spec/template")),
         "spec.jobTemplate.spec.template",
     ));
     if let Some(tz) = time_zone {

@@ -54,8 +54,93 @@ fn one_of(field: &str, value: Option<&str>, allowed: &[&str], errs: &mut Vec<Fie
     }
 }
 
-/// Upstream's ValidatePodSpec at `path` (`spec`, or `spec.template.spec` in a template).
+/// Upstream's PodValidationOptions as far as k1s's checks depend on them: what an update may
+/// keep because the stored spec already had it (GetValidationOptionsFromPodSpecAndMeta, with
+/// 1.33's gates). The default is a create: nothing relaxed.
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
+pub struct PodOptions {
+    /// AllowNamespacedSysctlsForHostNetAndHostIPC: net/IPC sysctls beside the host namespaces.
+    pub host_namespace_sysctls: bool,
+    /// Not AllowOnlyRecursiveSELinuxChangePolicy: `MountOption` (SELinuxMount is off in 1.33).
+    pub mount_option_se_linux: bool,
+    /// AllowNonLocalProjectedTokenPath.
+    pub non_local_token_path: bool,
+    /// AllowInvalidLabelValueInSelector: pod (anti-)affinity selectors' requirement values.
+    pub invalid_affinity_selector_values: bool,
+    /// AllowInvalidTopologySpreadConstraintLabelSelector: the same for spread constraints.
+    pub invalid_spread_selector_values: bool,
+    /// AllowInvalidPodDeletionCost.
+    pub invalid_deletion_cost: bool,
+}
+
+impl PodOptions {
+    /// The options of an update whose stored pod (or template) is `old`, with `metadata` and
+    /// `spec`; `None` for a create.
+    pub fn for_update(old: Option<&Value>) -> Self {
+        let Some(old) = old else {
+            return Self::default();
+        };
+        let spec = old.get("spec").unwrap_or(&Value::Null);
+        let affinity = spec.get("affinity").unwrap_or(&Value::Null);
+        let affinity_terms = ["podAffinity", "podAntiAffinity"]
+            .into_iter()
+            .flat_map(|k| {
+                let a = affinity.get(k).unwrap_or(&Value::Null);
+                let required = items(a, "requiredDuringSchedulingIgnoredDuringExecution").iter();
+                let preferred = items(a, "preferredDuringSchedulingIgnoredDuringExecution")
+                    .iter()
+                    .map(|t| t.get("podAffinityTerm").unwrap_or(&Value::Null));
+                required.chain(preferred)
+            });
+        let bad_selector = |sel: Option<&Value>| !selector_errors(sel, "", false).is_empty();
+        let tokens = items(spec, "volumes")
+            .iter()
+            .filter_map(|v| set(v, "projected"))
+            .flat_map(|p| items(p, "sources"))
+            .filter_map(|s| set(s, "serviceAccountToken"));
+        Self {
+            host_namespace_sysctls: super::security_context::has_host_namespace_sysctl(spec),
+            mount_option_se_linux: spec
+                .pointer("/securityContext/seLinuxChangePolicy")
+                .and_then(Value::as_str)
+                == Some("MountOption"),
+            non_local_token_path: tokens
+                .map(|t| text(t, "path"))
+                .any(|p| !local_non_reserved_path_errors(p, "").is_empty()),
+            invalid_affinity_selector_values: affinity_terms.into_iter().any(|t| {
+                bad_selector(t.get("labelSelector")) || bad_selector(t.get("namespaceSelector"))
+            }),
+            invalid_spread_selector_values: items(spec, "topologySpreadConstraints")
+                .iter()
+                .any(|c| bad_selector(c.get("labelSelector"))),
+            invalid_deletion_cost: had_invalid_deletion_cost(old),
+        }
+    }
+}
+
+/// Upstream's ValidatePodSpec at `path` (`spec`, or `spec.template.spec` in a template), as on
+/// create.
 pub fn validate_pod_spec(spec: Option<&Value>, path: &str) -> Vec<FieldError> {
+    validate_pod_spec_with(spec, path, &PodOptions::default())
+}
+
+/// ValidatePodSpec of an update: `old` is the stored pod or template (with its `metadata` and
+/// `spec`), whose own violations the new spec may keep. (Pods: called from core.rs's update.)
+#[cfg_attr(not(test), allow(dead_code))]
+pub fn validate_pod_spec_on_update(
+    spec: Option<&Value>,
+    old: Option<&Value>,
+    path: &str,
+) -> Vec<FieldError> {
+    validate_pod_spec_with(spec, path, &PodOptions::for_update(old))
+}
+
+/// Upstream's ValidatePodSpec with the options `opts`.
+pub fn validate_pod_spec_with(
+    spec: Option<&Value>,
+    path: &str,
+    opts: &PodOptions,
+) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let Some(spec) = spec else {
         errs.push(FieldError::required(path, ""));
@@ -72,6 +157,7 @@ pub fn validate_pod_spec(spec: Option<&Value>, path: &str) -> Vec<FieldError> {
     let volumes = validate_volumes(
         items(spec, "volumes"),
         &format!("{path}.volumes"),
+        opts,
         &mut errs,
     );
     let containers = items(spec, "containers");
@@ -182,7 +268,11 @@ pub fn validate_pod_spec(spec: Option<&Value>, path: &str) -> Vec<FieldError> {
         errs.extend(validate_labels(&pairs, &format!("{path}.nodeSelector")));
     }
     if let Some(affinity) = set(spec, "affinity") {
-        errs.extend(validate_affinity(affinity, &format!("{path}.affinity")));
+        errs.extend(validate_affinity(
+            affinity,
+            &format!("{path}.affinity"),
+            opts.invalid_affinity_selector_values,
+        ));
     }
     errs.extend(validate_dns_config(spec, dns_policy, path));
     for (i, gate) in items(spec, "readinessGates").iter().enumerate() {
@@ -202,6 +292,7 @@ pub fn validate_pod_spec(spec: Option<&Value>, path: &str) -> Vec<FieldError> {
     errs.extend(validate_topology_spread(
         items(spec, "topologySpreadConstraints"),
         &format!("{path}.topologySpreadConstraints"),
+        opts.invalid_spread_selector_values,
     ));
     // Names of other objects: a ServiceAccount, a Node, a PriorityClass (DNS subdomains).
     for key in ["serviceAccountName", "nodeName", "priorityClassName"] {
@@ -255,7 +346,7 @@ pub fn validate_pod_spec(spec: Option<&Value>, path: &str) -> Vec<FieldError> {
             &mut errs,
         );
     }
-    super::security_context::validate(spec, path, &mut errs);
+    super::security_context::validate(spec, path, opts, &mut errs);
     if is_pod {
         // Pods only (templates keep their looser historical rules).
         for list in ["containers", "initContainers"] {
@@ -497,12 +588,13 @@ fn overlap(
 fn validate_volumes(
     volumes: &[Value],
     path: &str,
+    opts: &PodOptions,
     errs: &mut Vec<FieldError>,
 ) -> Vec<(String, bool)> {
     let mut valid: Vec<(String, bool)> = Vec::new();
     for (i, v) in volumes.iter().enumerate() {
         let at = format!("{path}[{i}]");
-        let mut el = validate_volume_source(v, &at);
+        let mut el = validate_volume_source(v, &at, opts);
         let name = text(v, "name");
         if name.is_empty() {
             el.push(FieldError::required(format!("{at}.name"), ""));
@@ -528,7 +620,7 @@ fn validate_volumes(
 
 /// Upstream's validateVolumeSource: exactly one source, each checked by its own rules. The
 /// pod's name (a Pod, not a template) names the claims of ephemeral volumes.
-fn validate_volume_source(v: &Value, at: &str) -> Vec<FieldError> {
+fn validate_volume_source(v: &Value, at: &str, opts: &PodOptions) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let (first, mut others) = only_one(v, &VOLUME_SOURCES, at, "volume");
     // Upstream names two of these paths differently from the fields.
@@ -733,7 +825,7 @@ fn validate_volume_source(v: &Value, at: &str) -> Vec<FieldError> {
         }
         "projected" => {
             errs.extend(default_mode(s, &field));
-            errs.extend(projection_errors(s, &field));
+            errs.extend(projection_errors(s, &field, opts));
         }
         "scaleIO" => {
             required("gateway", &mut errs);
@@ -1212,7 +1304,7 @@ fn downward_api_file_errors(file: &Value, at: &str) -> Vec<FieldError> {
 }
 
 /// Upstream's validateProjectionSources: one source per entry, paths unique across the volume.
-fn projection_errors(s: &Value, field: &str) -> Vec<FieldError> {
+fn projection_errors(s: &Value, field: &str, opts: &PodOptions) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let mut paths = HashSet::new();
     // Upstream skips empty item paths, but not an empty trust bundle path.
@@ -1277,7 +1369,7 @@ fn projection_errors(s: &Value, field: &str) -> Vec<FieldError> {
             let p = text(token, "path");
             if p.is_empty() {
                 errs.push(FieldError::required(format!("{field}.path"), ""));
-            } else {
+            } else if !opts.non_local_token_path {
                 errs.extend(local_non_reserved_path_errors(p, &format!("{field}.path")));
             }
         }
@@ -1317,6 +1409,7 @@ fn projection_errors(s: &Value, field: &str) -> Vec<FieldError> {
                     errs.extend(selector_errors(
                         bundle.get("labelSelector"),
                         &format!("{at}.labelSelector"),
+                        false,
                     ));
                 }
                 (None, None) => errs.push(FieldError::required(
@@ -1969,12 +2062,27 @@ fn dns1123_subdomain_with_underscore_errors(value: &str) -> Vec<String> {
 }
 
 /// Upstream's ValidateLabelSelector of an optional selector field: each label and requirement
-/// at its own path under `field`.
-fn selector_errors(selector: Option<&Value>, field: &str) -> Vec<FieldError> {
-    match selector.filter(|s| !s.is_null()) {
-        Some(sel) => k1s_apimachinery::validation::validate_label_selector(sel, field),
-        None => Vec::new(),
+/// at its own path under `field`; `allow_invalid_values` is its AllowInvalidLabelValueInSelector
+/// (requirement values are not checked).
+fn selector_errors(
+    selector: Option<&Value>,
+    field: &str,
+    allow_invalid_values: bool,
+) -> Vec<FieldError> {
+    let Some(sel) = selector.filter(|s| !s.is_null()) else {
+        return Vec::new();
+    };
+    let mut errs = k1s_apimachinery::validation::validate_label_selector(sel, field);
+    if allow_invalid_values {
+        // The value checks are the only errors at `<field>.matchExpressions[i].values[j]`.
+        let values_of = format!("{field}.matchExpressions[");
+        errs.retain(|e| {
+            !(e.field.starts_with(&values_of)
+                && e.field.contains("].values[")
+                && matches!(e.error_type, FieldErrorType::Invalid))
+        });
     }
+    errs
 }
 
 /// The keys a selector already constrains: its matchLabels, then its requirements in order.
@@ -2134,7 +2242,7 @@ fn merge_term(term: &mut Value, labels: &serde_json::Map<String, Value>) {
 }
 
 /// Upstream's validateAffinity: node selector terms and weights, pod (anti-)affinity terms.
-fn validate_affinity(affinity: &Value, path: &str) -> Vec<FieldError> {
+fn validate_affinity(affinity: &Value, path: &str, allow_bad_values: bool) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let weight_error = |t: &Value, field: String| {
         let w = t.get("weight").and_then(Value::as_i64).unwrap_or(0);
@@ -2182,7 +2290,11 @@ fn validate_affinity(affinity: &Value, path: &str) -> Vec<FieldError> {
             .iter()
             .enumerate()
         {
-            errs.extend(pod_affinity_term(t, &format!("{field}[{i}]")));
+            errs.extend(pod_affinity_term(
+                t,
+                &format!("{field}[{i}]"),
+                allow_bad_values,
+            ));
         }
         let field = format!("{at}.preferredDuringSchedulingIgnoredDuringExecution");
         for (i, t) in items(pod, "preferredDuringSchedulingIgnoredDuringExecution")
@@ -2194,6 +2306,7 @@ fn validate_affinity(affinity: &Value, path: &str) -> Vec<FieldError> {
             errs.extend(pod_affinity_term(
                 term,
                 &format!("{field}[{i}].podAffinityTerm"),
+                allow_bad_values,
             ));
         }
     }
@@ -2275,11 +2388,16 @@ fn node_selector_term(term: &Value, at: &str, allow_bad_values: bool) -> Vec<Fie
 
 /// Upstream's validatePodAffinityTerm: valid selectors, namespace names, matchLabelKeys and
 /// mismatchLabelKeys, a topology key.
-fn pod_affinity_term(term: &Value, at: &str) -> Vec<FieldError> {
-    let mut errs = selector_errors(term.get("labelSelector"), &format!("{at}.labelSelector"));
+fn pod_affinity_term(term: &Value, at: &str, allow_bad_values: bool) -> Vec<FieldError> {
+    let mut errs = selector_errors(
+        term.get("labelSelector"),
+        &format!("{at}.labelSelector"),
+        allow_bad_values,
+    );
     errs.extend(selector_errors(
         term.get("namespaceSelector"),
         &format!("{at}.namespaceSelector"),
+        allow_bad_values,
     ));
     for ns in items(term, "namespaces") {
         let ns = ns.as_str().unwrap_or_default();
@@ -2306,7 +2424,11 @@ fn pod_affinity_term(term: &Value, at: &str) -> Vec<FieldError> {
 }
 
 /// Upstream's validateTopologySpreadConstraints.
-fn validate_topology_spread(constraints: &[Value], path: &str) -> Vec<FieldError> {
+fn validate_topology_spread(
+    constraints: &[Value],
+    path: &str,
+    allow_bad_values: bool,
+) -> Vec<FieldError> {
     let mut errs = Vec::new();
     for (i, c) in constraints.iter().enumerate() {
         let at = format!("{path}[{i}]");
@@ -2379,7 +2501,11 @@ fn validate_topology_spread(constraints: &[Value], path: &str) -> Vec<FieldError
             selector,
             &format!("{at}.matchLabelKeys"),
         ));
-        errs.extend(selector_errors(selector, &format!("{at}.labelSelector")));
+        errs.extend(selector_errors(
+            selector,
+            &format!("{at}.labelSelector"),
+            allow_bad_values,
+        ));
     }
     errs
 }
@@ -2496,10 +2622,15 @@ pub fn validate_pod_annotations(pod: &Value, allow_invalid_cost: bool) -> Vec<Fi
     validate_pod_annotations_at(pod, allow_invalid_cost, "metadata.annotations")
 }
 
-/// [`validate_pod_annotations`] of a pod template (`template` has the pod's `metadata` and
-/// `spec`), reported at `<path>.annotations` as upstream's ValidatePodTemplateSpec does.
-pub fn validate_template_annotations(template: &Value, path: &str) -> Vec<FieldError> {
-    validate_pod_annotations_at(template, false, &format!("{path}.annotations"))
+/// ValidatePodSpecificAnnotations of a template at `path` (its `.annotations`), an invalid
+/// deletion cost allowed when the stored template had one (`opts`).
+pub fn validate_template_annotations_with(
+    template: &Value,
+    path: &str,
+    opts: &PodOptions,
+) -> Vec<FieldError> {
+    let at = format!("{path}.annotations");
+    validate_pod_annotations_at(template, opts.invalid_deletion_cost, &at)
 }
 
 fn validate_pod_annotations_at(

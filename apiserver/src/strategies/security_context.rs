@@ -8,7 +8,7 @@ use k1s_apimachinery::FieldError;
 use k1s_apimachinery::validation::is_dns1123_subdomain;
 use serde_json::Value;
 
-use super::pod_validation::local_descending_path_errors;
+use super::pod_validation::{PodOptions, local_descending_path_errors};
 
 const ID_RANGE: &str = "must be between 0 and 2147483647, inclusive";
 const SYSCTL_REGEX: &str =
@@ -32,12 +32,12 @@ fn list<'a>(v: &'a Value, key: &str) -> &'a [Value] {
 }
 
 /// All security-context errors of the pod spec at `path` (`spec` or a template's spec).
-pub(super) fn validate(spec: &Value, path: &str, errs: &mut Vec<FieldError>) {
+pub(super) fn validate(spec: &Value, path: &str, opts: &PodOptions, errs: &mut Vec<FieldError>) {
     // hostUsers defaults to true: only an explicit false enables a user namespace.
     let host_users = spec.get("hostUsers") != Some(&Value::Bool(false));
     let pod_sc = set(spec, "securityContext");
     if let Some(sc) = pod_sc {
-        pod_security_context(sc, spec, &format!("{path}.securityContext"), errs);
+        pod_security_context(sc, spec, &format!("{path}.securityContext"), opts, errs);
     }
     // In the internal API shareProcessNamespace and hostPID live in the (always present)
     // pod security context, hence the path.
@@ -162,7 +162,13 @@ fn enum_value(
 }
 
 /// Upstream's validatePodSpecSecurityContext.
-fn pod_security_context(sc: &Value, spec: &Value, at: &str, errs: &mut Vec<FieldError>) {
+fn pod_security_context(
+    sc: &Value,
+    spec: &Value,
+    at: &str,
+    opts: &PodOptions,
+    errs: &mut Vec<FieldError>,
+) {
     for key in ["fsGroup", "runAsUser", "runAsGroup"] {
         id_range(sc, key, at, errs);
     }
@@ -171,7 +177,8 @@ fn pod_security_context(sc: &Value, spec: &Value, at: &str, errs: &mut Vec<Field
             check_id(id, || format!("{at}.supplementalGroups[{i}]"), errs);
         }
     }
-    sysctls(list(sc, "sysctls"), spec, at, errs);
+    let host_checks = !opts.host_namespace_sysctls;
+    sysctls(list(sc, "sysctls"), spec, at, host_checks, errs);
     let fs = ["Always", "OnRootMismatch"];
     enum_value(sc, "fsGroupChangePolicy", at, &fs, &fs, errs);
     if let Some(p) = set(sc, "seccompProfile") {
@@ -185,14 +192,21 @@ fn pod_security_context(sc: &Value, spec: &Value, at: &str, errs: &mut Vec<Field
     }
     let groups = ["Merge", "Strict"];
     enum_value(sc, "supplementalGroupsPolicy", at, &groups, &groups, errs);
-    // SELinuxMount is off in 1.33, so upstream accepts only Recursive.
-    let recursive = ["Recursive"];
-    enum_value(sc, "seLinuxChangePolicy", at, &recursive, &recursive, errs);
+    // SELinuxMount is off in 1.33, so upstream accepts only Recursive, unless the stored pod
+    // already had MountOption.
+    let policies: &[&str] = if opts.mount_option_se_linux {
+        &["MountOption", "Recursive"]
+    } else {
+        &["Recursive"]
+    };
+    enum_value(sc, "seLinuxChangePolicy", at, policies, policies, errs);
 }
 
-/// Upstream's validateSysctls with ValidateHostSysctl (a pod being created).
-fn sysctls(list: &[Value], spec: &Value, at: &str, errs: &mut Vec<FieldError>) {
-    let (host_net, host_ipc) = (is_true(spec, "hostNetwork"), is_true(spec, "hostIPC"));
+/// Upstream's validateSysctls, with ValidateHostSysctl when `host_checks` (not relaxed by
+/// AllowNamespacedSysctlsForHostNetAndHostIPC).
+fn sysctls(list: &[Value], spec: &Value, at: &str, host_checks: bool, errs: &mut Vec<FieldError>) {
+    let host_net = host_checks && is_true(spec, "hostNetwork");
+    let host_ipc = host_checks && is_true(spec, "hostIPC");
     for (i, s) in list.iter().enumerate() {
         let name = s.get("name").and_then(Value::as_str).unwrap_or_default();
         let field = || format!("{at}.sysctls[{i}].name");
@@ -224,6 +238,26 @@ fn sysctls(list: &[Value], spec: &Value, at: &str, errs: &mut Vec<FieldError>) {
             _ => {}
         }
     }
+}
+
+/// Whether a (stored) pod spec sets a network sysctl beside `hostNetwork` or an IPC one
+/// beside `hostIPC`: then its updates may keep them (GetValidationOptionsFromPodSpecAndMeta).
+pub(super) fn has_host_namespace_sysctl(spec: &Value) -> bool {
+    let (host_net, host_ipc) = (is_true(spec, "hostNetwork"), is_true(spec, "hostIPC"));
+    if !host_net && !host_ipc {
+        return false;
+    }
+    let sysctls = spec
+        .get("securityContext")
+        .map_or(&[][..], |sc| list(sc, "sysctls"));
+    sysctls.iter().any(|s| {
+        let name = s.get("name").and_then(Value::as_str).unwrap_or_default();
+        match sysctl_namespace(name) {
+            Some(SysctlNs::Net) => host_net,
+            Some(SysctlNs::Ipc) => host_ipc,
+            None => false,
+        }
+    })
 }
 
 /// Segments of `[a-z0-9]([-_a-z0-9]*[a-z0-9])?` joined by `.` or `/`, at most 253 bytes.

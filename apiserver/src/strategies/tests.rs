@@ -2432,3 +2432,195 @@ fn pod_template_annotations_follow_the_pod_rules() {
         &"apparmor",
     );
 }
+
+/// A Deployment whose pod template has `spec` (fields merged over one container).
+fn deployment_with(metadata: Value, spec: Value) -> Value {
+    let mut pod = json!({ "containers": [{ "name": "c", "image": "nginx" }] });
+    if let (Some(into), Value::Object(from)) = (pod.as_object_mut(), spec) {
+        into.extend(from);
+    }
+    let mut meta = json!({ "labels": { "app": "a" } });
+    if let (Some(into), Value::Object(from)) = (meta.as_object_mut(), metadata) {
+        into.extend(from);
+    }
+    defaulted(
+        "apps",
+        "v1",
+        "deployments",
+        json!({ "metadata": { "name": "d" }, "spec": {
+            "selector": { "matchLabels": { "app": "a" } },
+            "template": { "metadata": meta, "spec": pod } } }),
+    )
+}
+
+/// Errors of updating the Deployment `old` to `new`.
+fn update_errors(resource: (&str, &str), new: &Value, old: &Value) -> Vec<String> {
+    let info = catalog::find(resource.0, "v1", resource.1).expect("in the catalog");
+    for_resource(info)
+        .validate_update(new, old)
+        .iter()
+        .map(ToString::to_string)
+        .collect()
+}
+
+#[test]
+fn pod_template_updates_keep_what_the_stored_template_already_had_as_upstream() {
+    let deployments = ("apps", "deployments");
+    // (template metadata, template spec, an error it gives on create)
+    let cases = [
+        (
+            json!({}),
+            json!({ "hostNetwork": true, "securityContext": { "sysctls": [
+                { "name": "net.core.somaxconn", "value": "1024" }] } }),
+            "spec.template.spec.securityContext.sysctls[0].name: Invalid value: \"net.core.somaxconn\": may not be specified when 'hostNetwork' is true",
+        ),
+        (
+            json!({}),
+            json!({ "hostIPC": true, "securityContext": { "sysctls": [
+                { "name": "kernel.shmmax", "value": "1" }] } }),
+            "spec.template.spec.securityContext.sysctls[0].name: Invalid value: \"kernel.shmmax\": may not be specified when 'hostIPC' is true",
+        ),
+        (
+            json!({}),
+            json!({ "securityContext": { "seLinuxChangePolicy": "MountOption" } }),
+            "spec.template.spec.securityContext.seLinuxChangePolicy: Unsupported value: \"MountOption\": supported values: \"Recursive\"",
+        ),
+        (
+            json!({}),
+            json!({ "volumes": [{ "name": "t", "projected": { "sources": [
+                { "serviceAccountToken": { "path": "../token" } }] } }] }),
+            "spec.template.spec.volumes[0].projected.path: Invalid value: \"../token\": must not contain '..'",
+        ),
+        (
+            json!({}),
+            json!({ "affinity": { "podAntiAffinity": { "requiredDuringSchedulingIgnoredDuringExecution": [
+                { "topologyKey": "zone", "labelSelector": { "matchExpressions": [
+                    { "key": "app", "operator": "In", "values": ["-bad-"] }] } }] } } }),
+            "spec.template.spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].labelSelector.matchExpressions[0].values[0]: Invalid value: \"-bad-\"",
+        ),
+        (
+            json!({}),
+            json!({ "topologySpreadConstraints": [{ "maxSkew": 1, "topologyKey": "zone",
+                "whenUnsatisfiable": "DoNotSchedule", "labelSelector": { "matchExpressions": [
+                    { "key": "app", "operator": "In", "values": ["-bad-"] }] } }] }),
+            "spec.template.spec.topologySpreadConstraints[0].labelSelector.matchExpressions[0].values[0]: Invalid value: \"-bad-\"",
+        ),
+        (
+            json!({ "annotations": { "controller.kubernetes.io/pod-deletion-cost": "ten" } }),
+            json!({}),
+            "spec.template.annotations[controller.kubernetes.io/pod-deletion-cost]: Invalid value: \"ten\": must be a 32bit integer",
+        ),
+    ];
+    let valid = deployment_with(json!({}), json!({}));
+    for (meta, spec, want) in cases {
+        let bad = deployment_with(meta.clone(), spec.clone());
+        let case = format!("{meta} {spec}");
+        assert_reported(&errors("apps", "v1", "deployments", &bad), want, &case);
+        // Introduced by an update: refused as on create.
+        assert_reported(&update_errors(deployments, &bad, &valid), want, &case);
+        // Already stored: the update may keep it.
+        let mut changed = bad.clone();
+        changed["spec"]["replicas"] = json!(3);
+        let got = update_errors(deployments, &changed, &bad);
+        assert!(got.is_empty(), "{case}: {got:?}");
+    }
+    // A relaxation covers only what it names: a stored MountOption allows MountOption, and an
+    // unknown policy is still refused, now listing both.
+    let stored = deployment_with(
+        json!({}),
+        json!({ "securityContext": { "seLinuxChangePolicy": "MountOption" } }),
+    );
+    let other = deployment_with(
+        json!({}),
+        json!({ "securityContext": { "seLinuxChangePolicy": "Sometimes" } }),
+    );
+    assert_eq!(
+        update_errors(deployments, &other, &stored),
+        [
+            "spec.template.spec.securityContext.seLinuxChangePolicy: Unsupported value: \"Sometimes\": supported values: \"MountOption\", \"Recursive\""
+        ]
+    );
+    // A stored invalid selector value does not excuse an invalid key.
+    let bad_value = json!({ "topologySpreadConstraints": [{ "maxSkew": 1, "topologyKey": "zone",
+        "whenUnsatisfiable": "DoNotSchedule", "labelSelector": { "matchExpressions": [
+            { "key": "app", "operator": "In", "values": ["-bad-"] }] } }] });
+    let stored = deployment_with(json!({}), bad_value);
+    let bad_key = deployment_with(
+        json!({}),
+        json!({ "topologySpreadConstraints": [{ "maxSkew": 1, "topologyKey": "zone",
+        "whenUnsatisfiable": "DoNotSchedule", "labelSelector": { "matchExpressions": [
+            { "key": "-k-", "operator": "In", "values": ["-bad-"] }] } }] }),
+    );
+    let got = update_errors(deployments, &bad_key, &stored);
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert!(got[0].contains("matchExpressions[0].key"), "{got:?}");
+    // Jobs and CronJobs take their options from the stored template too.
+    let sysctl = json!({ "hostNetwork": true, "restartPolicy": "Never", "securityContext": {
+        "sysctls": [{ "name": "net.core.somaxconn", "value": "1" }] },
+        "containers": [{ "name": "c", "image": "i" }] });
+    let job = defaulted(
+        "batch",
+        "v1",
+        "jobs",
+        json!({ "metadata": { "name": "j", "uid": "u" }, "spec": {
+            "manualSelector": true, "selector": { "matchLabels": { "a": "b" } },
+            "template": { "metadata": { "labels": { "a": "b" } }, "spec": sysctl.clone() } } }),
+    );
+    assert_reported(
+        &errors("batch", "v1", "jobs", &job),
+        "spec.template.spec.securityContext.sysctls[0].name",
+        &"job",
+    );
+    assert!(update_errors(("batch", "jobs"), &job, &job).is_empty());
+    let cron = defaulted(
+        "batch",
+        "v1",
+        "cronjobs",
+        json!({ "metadata": { "name": "c" }, "spec": { "schedule": "* * * * *",
+            "jobTemplate": { "spec": { "template": { "spec": sysctl } } } } }),
+    );
+    assert_reported(
+        &errors("batch", "v1", "cronjobs", &cron),
+        "spec.jobTemplate.spec.template.spec.securityContext.sysctls[0].name",
+        &"cronjob",
+    );
+    assert!(update_errors(("batch", "cronjobs"), &cron, &cron).is_empty());
+    // Pods: the same options from the stored pod.
+    let pod = json!({ "metadata": { "name": "p" }, "spec": { "hostNetwork": true,
+        "securityContext": { "sysctls": [{ "name": "net.ipv4.ip_forward", "value": "1" }] },
+        "containers": [{ "name": "c", "image": "i" }] } });
+    let pod = defaulted("", "v1", "pods", pod);
+    assert!(!super::pod_validation::validate_pod_spec(pod.get("spec"), "spec").is_empty());
+    let relaxed =
+        super::pod_validation::validate_pod_spec_on_update(pod.get("spec"), Some(&pod), "spec");
+    assert!(relaxed.is_empty(), "{relaxed:?}");
+}
+
+#[test]
+fn stateful_set_templates_labels_and_annotations_are_validated_as_upstream() {
+    let sts = |metadata: Value| {
+        json!({ "metadata": { "name": "s" }, "spec": {
+            "selector": { "matchLabels": { "app": "a" } },
+            "template": { "metadata": metadata,
+                "spec": { "containers": [{ "name": "c", "image": "i" }] } } } })
+    };
+    let cases = [
+        (
+            json!({ "labels": { "app": "a", "bad key!": "x" } }),
+            "spec.template.labels: Invalid value: \"bad key!\"",
+        ),
+        (
+            json!({ "labels": { "app": "a" }, "annotations": { "-x-": "1" } }),
+            "spec.template.annotations: Invalid value: \"-x-\"",
+        ),
+        (
+            json!({ "labels": { "app": "a" },
+                "annotations": { "controller.kubernetes.io/pod-deletion-cost": "ten" } }),
+            "spec.template.annotations[controller.kubernetes.io/pod-deletion-cost]: Invalid value: \"ten\": must be a 32bit integer",
+        ),
+    ];
+    for (meta, want) in cases {
+        let got = errors("apps", "v1", "statefulsets", &sts(meta.clone()));
+        assert_reported(&got, want, &meta);
+    }
+}
