@@ -5,11 +5,12 @@
 
 use std::collections::HashSet;
 
+use k1s_apimachinery::quantity::Quantity;
 use k1s_apimachinery::validation::name_is_dns_label;
 use serde_json::Value;
 
-/// Node labels that were renamed, and upstream's message for each.
-const DEPRECATED_NODE_LABELS: [(&str, &str); 5] = [
+/// Node labels that are deprecated, and upstream's message for each (`pkg/api/node`).
+const DEPRECATED_NODE_LABELS: [(&str, &str); 8] = [
     (
         "beta.kubernetes.io/arch",
         r#"deprecated since v1.14; use "kubernetes.io/arch" instead"#,
@@ -30,7 +31,23 @@ const DEPRECATED_NODE_LABELS: [(&str, &str); 5] = [
         "beta.kubernetes.io/instance-type",
         r#"deprecated since v1.17; use "node.kubernetes.io/instance-type" instead"#,
     ),
+    ("app.kubernetes.io/created-by", "deprecated since v1.9"),
+    (
+        "scheduler.alpha.kubernetes.io/preferAvoidPods",
+        "deprecated since v1.22; use Taints and Tolerations instead",
+    ),
+    (
+        "node-role.kubernetes.io/master",
+        r#"use "node-role.kubernetes.io/control-plane" instead"#,
+    ),
 ];
+
+fn deprecated_node_label(key: &str) -> Option<&'static str> {
+    DEPRECATED_NODE_LABELS
+        .iter()
+        .find(|(l, _)| *l == key)
+        .map(|(_, m)| *m)
+}
 
 const DEPRECATED_ANNOTATIONS: [(&str, &str); 3] = [
     (
@@ -47,6 +64,7 @@ const DEPRECATED_ANNOTATIONS: [(&str, &str); 3] = [
     ),
 ];
 
+/// Deprecated and removed volume sources and upstream's message for each.
 const DEPRECATED_VOLUMES: [(&str, &str); 9] = [
     (
         "photonPersistentDisk",
@@ -100,59 +118,507 @@ pub fn pod(pod: &Value, prefix: &str) -> Vec<String> {
     let spec = &pod["spec"];
     let selector = spec.get("nodeSelector").and_then(Value::as_object);
     for key in selector.into_iter().flat_map(|m| m.keys()) {
-        if let Some((_, msg)) = DEPRECATED_NODE_LABELS.iter().find(|(l, _)| l == key) {
+        if let Some(msg) = deprecated_node_label(key) {
             out.push(format!("{prefix}spec.nodeSelector[{key}]: {msg}"));
+        }
+    }
+    let node_affinity = spec.pointer("/affinity/nodeAffinity");
+    if let Some(n) = node_affinity.filter(|n| !n.is_null()) {
+        let at = format!("{prefix}spec.affinity.nodeAffinity");
+        let terms = n.pointer("/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms");
+        for (i, term) in list(terms).iter().enumerate() {
+            let path = format!(
+                "{at}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[{i}]"
+            );
+            node_selector_term(term, &path, &mut out);
+        }
+        let preferred = n.get("preferredDuringSchedulingIgnoredDuringExecution");
+        for (i, term) in list(preferred).iter().enumerate() {
+            let path =
+                format!("{at}.preferredDuringSchedulingIgnoredDuringExecution[{i}].preference");
+            node_selector_term(&term["preference"], &path, &mut out);
+        }
+    }
+    for (i, c) in list(spec.get("topologySpreadConstraints"))
+        .iter()
+        .enumerate()
+    {
+        let at = || format!("{prefix}spec.topologySpreadConstraints[{i}]");
+        let key = text(c, "topologyKey");
+        if let Some(msg) = deprecated_node_label(key) {
+            out.push(format!("{}.topologyKey: {key} is {msg}", at()));
+        }
+        if c.get("labelSelector").is_none_or(Value::is_null) {
+            out.push(format!("{}.labelSelector: {NULL_SELECTOR}", at()));
         }
     }
     let annotations = pod
         .pointer("/metadata/annotations")
         .and_then(Value::as_object);
+    let annotated = |key: &str| annotations.is_some_and(|a| a.contains_key(key));
     for (key, msg) in DEPRECATED_ANNOTATIONS {
-        if annotations.is_some_and(|a| a.contains_key(key)) {
+        if annotated(key) {
             out.push(format!("{prefix}metadata.annotations[{key}]: {msg}"));
         }
     }
-    let volumes = spec.get("volumes").and_then(Value::as_array);
-    for (i, v) in volumes.into_iter().flatten().enumerate() {
+    let volumes = list(spec.get("volumes"));
+    for (i, v) in volumes.iter().enumerate() {
+        let at = || format!("{prefix}spec.volumes[{i}]");
         for (source, msg) in DEPRECATED_VOLUMES {
-            if v.get(source).is_some() {
-                out.push(format!("{prefix}spec.volumes[{i}].{source}: {msg}"));
+            if set(v, source).is_some() {
+                // Upstream names the StorageOS source by its Go field.
+                let shown = if source == "storageos" {
+                    "storageOS"
+                } else {
+                    source
+                };
+                out.push(format!("{}.{shown}: {msg}", at()));
+            }
+            if source == "glusterfs"
+                && let Some(claim) = v.pointer("/ephemeral/volumeClaimTemplate/spec")
+            {
+                let path = format!("{}.ephemeral.volumeClaimTemplate.spec", at());
+                claim_spec(claim, &path, &mut out);
             }
         }
     }
-    let secrets = spec.get("imagePullSecrets").and_then(Value::as_array);
-    let mut seen = HashSet::new();
-    for (i, s) in secrets.into_iter().flatten().enumerate() {
-        let name = s.get("name").and_then(Value::as_str).unwrap_or_default();
-        let path = format!("{prefix}spec.imagePullSecrets[{i}].name");
-        if name.is_empty() {
-            out.push(format!("{path}: invalid empty name \"\""));
-        } else if !seen.insert(name) {
-            out.push(format!("{path}: duplicate name \"{name}\""));
+    token_path_conflicts(volumes, prefix, &mut out);
+    let aliases = list(spec.get("hostAliases"));
+    let mut ips = HashSet::new();
+    for (i, a) in aliases.iter().enumerate() {
+        let ip = text(a, "ip");
+        if aliases.len() > 1 && !ips.insert(ip) {
+            out.push(format!(
+                "{prefix}spec.hostAliases[{i}].ip: duplicate ip {}",
+                go_quote(ip)
+            ));
         }
     }
-    for list in ["initContainers", "containers"] {
-        let containers = spec.get(list).and_then(Value::as_array);
-        for (c_index, c) in containers.into_iter().flatten().enumerate() {
-            let env = c.get("env").and_then(Value::as_array);
-            let mut names = HashSet::new();
-            for (i, e) in env.into_iter().flatten().enumerate() {
-                let name = e.get("name").and_then(Value::as_str).unwrap_or_default();
-                if names.insert(name) {
-                    continue;
+    let secrets = list(spec.get("imagePullSecrets"));
+    let mut seen = HashSet::new();
+    for (i, s) in secrets.iter().enumerate() {
+        let name = text(s, "name");
+        if secrets.len() > 1 && !seen.insert(name) {
+            out.push(format!(
+                "{prefix}spec.imagePullSecrets[{i}].name: duplicate name {}",
+                go_quote(name)
+            ));
+        }
+    }
+    for (i, s) in secrets.iter().enumerate() {
+        if text(s, "name").is_empty() {
+            out.push(format!(
+                "{prefix}spec.imagePullSecrets[{i}].name: invalid empty name \"\""
+            ));
+        }
+    }
+    for resource in ["memory", "ephemeral-storage"] {
+        let path = || format!("{prefix}spec.overhead[{resource}]");
+        fractional(spec.get("overhead"), resource, path, &mut out);
+    }
+    let has_field = |sc: &Value, field: &str| sc.get(field).is_some_and(|f| !f.is_null());
+    let pod_sc = spec.get("securityContext").unwrap_or(&Value::Null);
+    if !has_field(pod_sc, "seccompProfile") && annotated(SECCOMP_POD) {
+        out.push(format!(
+            "{prefix}metadata.annotations[{SECCOMP_POD}]: {SECCOMP_NON_FUNCTIONAL}"
+        ));
+    }
+    let pod_app_armor = has_field(pod_sc, "appArmorProfile");
+    let containers = || container_paths(spec);
+    for (list, i, c) in containers() {
+        let at = || format!("{prefix}spec.{list}[{i}]");
+        let name = text(c, "name");
+        let sc = c.get("securityContext").unwrap_or(&Value::Null);
+        if annotations.is_some_and(|a| !a.is_empty()) {
+            let key = format!("{SECCOMP_CONTAINER_PREFIX}{name}");
+            if !has_field(sc, "seccompProfile") && annotated(&key) {
+                out.push(format!(
+                    "{prefix}metadata.annotations[{key}]: {SECCOMP_NON_FUNCTIONAL}"
+                ));
+            }
+            // Pods warn of these while their annotations and fields are synced instead.
+            let key = format!("{APP_ARMOR_PREFIX}{name}");
+            let is_template = !prefix.is_empty();
+            if is_template && !pod_app_armor && !has_field(sc, "appArmorProfile") && annotated(&key)
+            {
+                out.push(format!(
+                    "{prefix}metadata.annotations[{key}]: deprecated since v1.30; use the \
+                     \"appArmorProfile\" field instead"
+                ));
+            }
+        }
+        let resources = c.get("resources").unwrap_or(&Value::Null);
+        for resource in ["memory", "ephemeral-storage"] {
+            for kind in ["limits", "requests"] {
+                let path = || format!("{}.resources.{kind}[{resource}]", at());
+                fractional(resources.get(kind), resource, path, &mut out);
+            }
+        }
+        env_redefinitions(c, at, &mut out);
+    }
+    port_warnings(containers, prefix, &mut out);
+    let grace = spec.get("terminationGracePeriodSeconds");
+    if grace.and_then(Value::as_i64).is_some_and(|g| g < 0) {
+        out.push(format!(
+            "{prefix}spec.terminationGracePeriodSeconds: must be >= 0; negative values are \
+             invalid and will be treated as 1"
+        ));
+    }
+    for kind in ["podAffinity", "podAntiAffinity"] {
+        let Some(a) = spec.get("affinity").and_then(|a| set(a, kind)) else {
+            continue;
+        };
+        let at = format!("{prefix}spec.affinity.{kind}");
+        let required = a.get("requiredDuringSchedulingIgnoredDuringExecution");
+        for (i, t) in list(required).iter().enumerate() {
+            if set(t, "labelSelector").is_none() {
+                out.push(format!(
+                    "{at}.requiredDuringSchedulingIgnoredDuringExecution[{i}].labelSelector: \
+                     {NULL_SELECTOR}"
+                ));
+            }
+        }
+        let preferred = a.get("preferredDuringSchedulingIgnoredDuringExecution");
+        for (i, t) in list(preferred).iter().enumerate() {
+            if t.pointer("/podAffinityTerm/labelSelector")
+                .is_none_or(Value::is_null)
+            {
+                out.push(format!(
+                    "{at}.preferredDuringSchedulingIgnoredDuringExecution[{i}].podAffinityTerm.\
+                     labelSelector: {NULL_SELECTOR}"
+                ));
+            }
+        }
+    }
+    out
+}
+
+const NULL_SELECTOR: &str = "a null labelSelector results in matching no pod";
+const SECCOMP_POD: &str = "seccomp.security.alpha.kubernetes.io/pod";
+const SECCOMP_CONTAINER_PREFIX: &str = "container.seccomp.security.alpha.kubernetes.io/";
+const SECCOMP_NON_FUNCTIONAL: &str =
+    r#"non-functional in v1.27+; use the "seccompProfile" field instead"#;
+const APP_ARMOR_PREFIX: &str = "container.apparmor.security.beta.kubernetes.io/";
+
+fn list(v: Option<&Value>) -> &[Value] {
+    v.and_then(Value::as_array).map_or(&[], Vec::as_slice)
+}
+
+fn text<'a>(v: &'a Value, key: &str) -> &'a str {
+    v.get(key).and_then(Value::as_str).unwrap_or_default()
+}
+
+fn set<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
+    v.get(key).filter(|x| !x.is_null())
+}
+
+/// Go's `%q` of a string (what these messages quote names and addresses with).
+fn go_quote(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_default()
+}
+
+/// Upstream's VisitContainersWithPath order: init, regular, then ephemeral containers, each
+/// with its list and index.
+fn container_paths(spec: &Value) -> impl Iterator<Item = (&'static str, usize, &Value)> {
+    ["initContainers", "containers", "ephemeralContainers"]
+        .into_iter()
+        .flat_map(move |l| {
+            list(spec.get(l))
+                .iter()
+                .enumerate()
+                .map(move |(i, c)| (l, i, c))
+        })
+}
+
+/// GetWarningsForNodeSelectorTerm: deprecated node labels as requirement keys.
+fn node_selector_term(term: &Value, path: &str, out: &mut Vec<String>) {
+    for (j, r) in list(term.get("matchExpressions")).iter().enumerate() {
+        let key = text(r, "key");
+        if let Some(msg) = deprecated_node_label(key) {
+            out.push(format!("{path}.matchExpressions[{j}].key: {key} is {msg}"));
+        }
+    }
+}
+
+/// A memory or storage quantity with a fraction of a byte (its milli value not a multiple of
+/// 1000), printed in upstream's canonical form.
+fn fractional(
+    list: Option<&Value>,
+    resource: &str,
+    path: impl FnOnce() -> String,
+    out: &mut Vec<String>,
+) {
+    let raw = match list.and_then(|l| l.get(resource)) {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Number(n)) => n.to_string(),
+        _ => return,
+    };
+    if let Some(q) = Quantity::parse(&raw)
+        && q.milli_value() % 1000 != 0
+    {
+        out.push(format!(
+            "{}: fractional byte value {} is invalid, must be an integer",
+            path(),
+            go_quote(&q.to_string())
+        ));
+    }
+}
+
+/// GetWarningsForPersistentVolumeClaimSpec: fractional storage requests and limits.
+fn claim_spec(spec: &Value, path: &str, out: &mut Vec<String>) {
+    let resources = spec.get("resources").unwrap_or(&Value::Null);
+    for kind in ["requests", "limits"] {
+        let at = || format!("{path}.resources.{kind}[storage]");
+        fractional(resources.get(kind), "storage", at, out);
+    }
+}
+
+/// Projected configMap, secret, downwardAPI and trust-bundle paths that are also a service
+/// account token's path in some projected volume.
+fn token_path_conflicts(volumes: &[Value], prefix: &str, out: &mut Vec<String>) {
+    let tokens: HashSet<&str> = volumes
+        .iter()
+        .flat_map(|v| list(v.pointer("/projected/sources")))
+        .filter_map(|s| set(s, "serviceAccountToken").map(|t| text(t, "path")))
+        .collect();
+    if tokens.is_empty() {
+        return;
+    }
+    let clash = |p: &str| tokens.contains(p);
+    for (i, v) in volumes.iter().enumerate() {
+        let at = format!("{prefix}spec.volumes[{i}].projected.sources");
+        for s in list(v.pointer("/projected/sources")) {
+            for (source, shown) in [
+                ("configMap", "configMap"),
+                ("secret", "secrets"),
+                ("downwardAPI", "downwardAPI"),
+            ] {
+                let Some(src) = set(s, source) else { continue };
+                for (j, item) in list(src.get("items")).iter().enumerate() {
+                    let p = text(item, "path");
+                    if clash(p) {
+                        out.push(format!(
+                            "{at}.{shown}[{j}]: has duplicated path with ServiceAccountToken {}",
+                            go_quote(p)
+                        ));
+                    }
                 }
-                // A redefinition that does not build on the previous value hides it.
-                let reference = format!("$({name})");
-                let value = e.get("value").and_then(Value::as_str).unwrap_or_default();
-                if e.get("valueFrom").is_some() || value == reference || !value.contains(&reference)
-                {
+            }
+            if let Some(bundle) = set(s, "clusterTrustBundle") {
+                let p = text(bundle, "path");
+                if clash(p) {
                     out.push(format!(
-                        "{prefix}spec.{list}[{c_index}].env[{i}]: hides previous definition of \
-                         \"{name}\", which may be dropped when using apply"
+                        "{at}.ClusterTrustBundle: has duplicated path with ServiceAccountToken {}",
+                        go_quote(p)
                     ));
                 }
             }
         }
     }
-    out
+}
+
+/// An env var redefinition that does not build on the previous value hides it.
+fn env_redefinitions(c: &Value, at: impl Fn() -> String, out: &mut Vec<String>) {
+    let env = list(c.get("env"));
+    let mut names = HashSet::new();
+    for (i, e) in env.iter().enumerate() {
+        let name = text(e, "name");
+        if names.insert(name) {
+            continue;
+        }
+        let reference = format!("$({name})");
+        let value = text(e, "value");
+        if set(e, "valueFrom").is_some() || value == reference || !value.contains(&reference) {
+            out.push(format!(
+                "{}.env[{i}]: hides previous definition of {}, which may be dropped when \
+                 using apply",
+                at(),
+                go_quote(name)
+            ));
+        }
+    }
+}
+
+/// Upstream's container port warnings: a host IP without a host port, and ports of all
+/// containers that repeat, overlap or are ambiguous for one container port and protocol.
+fn port_warnings<'a, I>(containers: impl Fn() -> I, prefix: &str, out: &mut Vec<String>)
+where
+    I: Iterator<Item = (&'static str, usize, &'a Value)>,
+{
+    // (container port, protocol, host IP, host port, list, container index, port index)
+    type Port<'a> = (i64, &'a str, &'a str, i64, &'static str, usize, usize);
+    let mut seen: Vec<Port> = Vec::new();
+    let field = |(.., l, c, i): &Port| format!("{prefix}spec.{l}[{c}].ports[{i}]");
+    for (l, ci, c) in containers() {
+        for (i, p) in list(c.get("ports")).iter().enumerate() {
+            let host_ip = text(p, "hostIP");
+            let host_port = p.get("hostPort").and_then(Value::as_i64).unwrap_or(0);
+            let container_port = p.get("containerPort").and_then(Value::as_i64).unwrap_or(0);
+            let protocol = p.get("protocol").and_then(Value::as_str).unwrap_or("TCP");
+            let port: Port = (container_port, protocol, host_ip, host_port, l, ci, i);
+            if !host_ip.is_empty() && host_port == 0 {
+                out.push(format!(
+                    "{}: hostIP set without hostPort: {{Name:{} HostPort:{host_port} \
+                     ContainerPort:{container_port} Protocol:{protocol} HostIP:{host_ip}}}",
+                    field(&port),
+                    text(p, "name")
+                ));
+            }
+            let same = seen
+                .iter()
+                .filter(|o| o.0 == container_port && o.1 == protocol);
+            for other in same {
+                let (other_ip, other_port) = (other.2, other.3);
+                let (a, b) = (host_ip.is_empty(), other_ip.is_empty());
+                let what = if host_ip == other_ip && host_port == other_port {
+                    "duplicate"
+                } else if host_port == 0 || other_port == 0 {
+                    "overlapping"
+                } else if host_port == other_port && a != b {
+                    "dangerously ambiguous"
+                } else {
+                    continue;
+                };
+                out.push(format!(
+                    "{}: {what} port definition with {}",
+                    field(&port),
+                    field(other)
+                ));
+            }
+            seen.push(port);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::pod;
+
+    #[test]
+    fn pod_template_warnings_are_upstreams() {
+        let template = json!({
+            "metadata": { "annotations": {
+                "seccomp.security.alpha.kubernetes.io/pod": "runtime/default",
+                "container.seccomp.security.alpha.kubernetes.io/c": "runtime/default",
+                "container.apparmor.security.beta.kubernetes.io/c": "runtime/default" } },
+            "spec": {
+                "terminationGracePeriodSeconds": -1,
+                "nodeSelector": { "node-role.kubernetes.io/master": "" },
+                "affinity": {
+                    "nodeAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": { "nodeSelectorTerms": [
+                            { "matchExpressions": [{ "key": "beta.kubernetes.io/os",
+                                "operator": "In", "values": ["linux"] }] }] },
+                        "preferredDuringSchedulingIgnoredDuringExecution": [{ "weight": 1,
+                            "preference": { "matchExpressions": [{
+                                "key": "failure-domain.beta.kubernetes.io/zone",
+                                "operator": "Exists" }] } }] },
+                    "podAffinity": { "requiredDuringSchedulingIgnoredDuringExecution": [
+                        { "topologyKey": "zone" }] },
+                    "podAntiAffinity": { "preferredDuringSchedulingIgnoredDuringExecution": [
+                        { "weight": 1, "podAffinityTerm": { "topologyKey": "zone" } }] } },
+                "topologySpreadConstraints": [{ "maxSkew": 1,
+                    "topologyKey": "failure-domain.beta.kubernetes.io/zone",
+                    "whenUnsatisfiable": "DoNotSchedule" }],
+                "volumes": [
+                    { "name": "s", "storageos": {} },
+                    { "name": "e", "ephemeral": { "volumeClaimTemplate": { "spec": {
+                        "resources": { "requests": { "storage": "1.5" } } } } } },
+                    { "name": "p", "projected": { "sources": [
+                        { "serviceAccountToken": { "path": "token" } },
+                        { "configMap": { "name": "m", "items": [{ "key": "k", "path": "token" }] } }
+                    ] } }],
+                "hostAliases": [{ "ip": "10.0.0.1" }, { "ip": "10.0.0.1" }],
+                "imagePullSecrets": [{ "name": "" }, { "name": "" }],
+                "overhead": { "memory": "0.5" },
+                "containers": [
+                    { "name": "c", "image": "i",
+                      "resources": { "limits": { "memory": "100m" } },
+                      "ports": [{ "containerPort": 80, "hostIP": "10.0.0.2" }] },
+                    { "name": "d", "image": "i",
+                      "ports": [{ "containerPort": 80, "hostPort": 8080, "hostIP": "10.0.0.3" },
+                                { "containerPort": 80, "hostPort": 8080 }] }]
+            }
+        });
+        let p = "spec.template.";
+        let want = [
+            format!(
+                "{p}spec.nodeSelector[node-role.kubernetes.io/master]: use \"node-role.kubernetes.io/control-plane\" instead"
+            ),
+            format!(
+                "{p}spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].key: beta.kubernetes.io/os is deprecated since v1.14; use \"kubernetes.io/os\" instead"
+            ),
+            format!(
+                "{p}spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].preference.matchExpressions[0].key: failure-domain.beta.kubernetes.io/zone is deprecated since v1.17; use \"topology.kubernetes.io/zone\" instead"
+            ),
+            format!(
+                "{p}spec.topologySpreadConstraints[0].topologyKey: failure-domain.beta.kubernetes.io/zone is deprecated since v1.17; use \"topology.kubernetes.io/zone\" instead"
+            ),
+            format!(
+                "{p}spec.topologySpreadConstraints[0].labelSelector: a null labelSelector results in matching no pod"
+            ),
+            format!("{p}spec.volumes[0].storageOS: deprecated in v1.22, non-functional in v1.25+"),
+            format!(
+                "{p}spec.volumes[1].ephemeral.volumeClaimTemplate.spec.resources.requests[storage]: fractional byte value \"1500m\" is invalid, must be an integer"
+            ),
+            format!(
+                "{p}spec.volumes[2].projected.sources.configMap[0]: has duplicated path with ServiceAccountToken \"token\""
+            ),
+            format!("{p}spec.hostAliases[1].ip: duplicate ip \"10.0.0.1\""),
+            format!("{p}spec.imagePullSecrets[1].name: duplicate name \"\""),
+            format!("{p}spec.imagePullSecrets[0].name: invalid empty name \"\""),
+            format!("{p}spec.imagePullSecrets[1].name: invalid empty name \"\""),
+            format!(
+                "{p}spec.overhead[memory]: fractional byte value \"500m\" is invalid, must be an integer"
+            ),
+            format!(
+                "{p}metadata.annotations[seccomp.security.alpha.kubernetes.io/pod]: non-functional in v1.27+; use the \"seccompProfile\" field instead"
+            ),
+            format!(
+                "{p}metadata.annotations[container.seccomp.security.alpha.kubernetes.io/c]: non-functional in v1.27+; use the \"seccompProfile\" field instead"
+            ),
+            format!(
+                "{p}metadata.annotations[container.apparmor.security.beta.kubernetes.io/c]: deprecated since v1.30; use the \"appArmorProfile\" field instead"
+            ),
+            format!(
+                "{p}spec.containers[0].resources.limits[memory]: fractional byte value \"100m\" is invalid, must be an integer"
+            ),
+            format!(
+                "{p}spec.containers[0].ports[0]: hostIP set without hostPort: {{Name: HostPort:0 ContainerPort:80 Protocol:TCP HostIP:10.0.0.2}}"
+            ),
+            format!(
+                "{p}spec.containers[1].ports[0]: overlapping port definition with {p}spec.containers[0].ports[0]"
+            ),
+            format!(
+                "{p}spec.containers[1].ports[1]: overlapping port definition with {p}spec.containers[0].ports[0]"
+            ),
+            format!(
+                "{p}spec.containers[1].ports[1]: dangerously ambiguous port definition with {p}spec.containers[1].ports[0]"
+            ),
+            format!(
+                "{p}spec.terminationGracePeriodSeconds: must be >= 0; negative values are invalid and will be treated as 1"
+            ),
+            format!(
+                "{p}spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].labelSelector: a null labelSelector results in matching no pod"
+            ),
+            format!(
+                "{p}spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm.labelSelector: a null labelSelector results in matching no pod"
+            ),
+        ];
+        assert_eq!(pod(&template, p), want);
+        // A Pod gets no AppArmor annotation warning here (its version-skew sync gives it).
+        let warnings = pod(&template, "");
+        assert!(
+            !warnings.iter().any(|w| w.contains("apparmor")),
+            "{warnings:?}"
+        );
+        assert_eq!(warnings.len(), want.len() - 1);
+        // Nothing for a plain template.
+        let plain = json!({ "spec": { "containers": [{ "name": "c", "image": "i",
+            "resources": { "requests": { "memory": "1Gi" } },
+            "ports": [{ "containerPort": 80 }] }] } });
+        assert!(pod(&plain, p).is_empty());
+    }
 }
