@@ -90,6 +90,11 @@ impl Strategy for Services {
     fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
         let mut errs = validate_update_only(new, old);
         errs.extend(validate_service(new));
+        // The allocator's own checks of the families, once the fields are well-formed (on
+        // create the allocator runs them before it assigns the address).
+        if errs.is_empty() {
+            errs = single_stack_cluster_errors(new);
+        }
         errs
     }
     /// The status subresource checks only the load balancer status, as upstream's
@@ -826,7 +831,16 @@ fn validate_update_only(new: &Value, old: &Value) -> Vec<FieldError> {
         } else if !old_ips.is_empty() && new_ips.first() != old_ips.first() {
             errs.push(changed(0));
         }
+        // A downgrade to one address must say so.
+        if old_ips.len() > new_ips.len() && new_ips.len() == 1 && !single_stack(new) {
+            errs.push(FieldError::invalid(
+                "spec.ipFamilyPolicy",
+                policy_shown(new),
+                "must be set to 'SingleStack' when releasing the secondary clusterIP",
+            ));
+        }
     }
+    errs.extend(validate_upgrade_downgrade_ip_families(new, old));
     if service_type(old) == "LoadBalancer"
         && service_type(new) == "LoadBalancer"
         && new.pointer("/spec/loadBalancerClass") != old.pointer("/spec/loadBalancerClass")
@@ -850,6 +864,154 @@ fn validate_update_only(new: &Value, old: &Value) -> Vec<FieldError> {
             "spec.healthCheckNodePort",
             "field is immutable",
         ));
+    }
+    errs
+}
+
+fn single_stack(svc: &Value) -> bool {
+    text(svc, "/spec/ipFamilyPolicy") == "SingleStack"
+}
+
+/// How upstream prints the `*IPFamilyPolicy` of a field error (a nil pointer as "null").
+fn policy_shown(svc: &Value) -> &str {
+    match svc.pointer("/spec/ipFamilyPolicy").and_then(Value::as_str) {
+        Some(p) => p,
+        None => "null",
+    }
+}
+
+/// Upstream's validateUpgradeDowngradeIPFamilies: the primary family stays, and releasing the
+/// secondary one needs `SingleStack`. Its quirks are kept: every changed family is reported at
+/// `ipFamilies[0]`, a downgrade checks for no cluster IPs, and some errors show `clusterIPs`.
+fn validate_upgrade_downgrade_ip_families(new: &Value, old: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    if service_type(old) == "ExternalName" || service_type(new) == "ExternalName" {
+        return errs;
+    }
+    // Headless services may change families, and so may a change to or from headless.
+    if headless_ips(old) || headless_ips(new) {
+        return errs;
+    }
+    let (new_families, old_families) =
+        (list(new, "/spec/ipFamilies"), list(old, "/spec/ipFamilies"));
+    let families = || super::networking::go_typed_slice("core.IPFamily", new_families);
+    let ips = || go_string_slice(list(new, "/spec/clusterIPs"));
+    const FIELD: &str = "spec.ipFamilies[0]";
+    let primary_changed =
+        !old_families.is_empty() && !new_families.is_empty() && new_families[0] != old_families[0];
+    match new_families.len().cmp(&old_families.len()) {
+        std::cmp::Ordering::Equal => {
+            for (o, n) in old_families.iter().zip(new_families) {
+                if o != n {
+                    errs.push(FieldError::invalid_raw(
+                        FIELD,
+                        families(),
+                        "may not change once set",
+                    ));
+                }
+            }
+        }
+        std::cmp::Ordering::Less => {
+            if list(new, "/spec/clusterIPs").is_empty() {
+                errs.push(FieldError::invalid_raw(
+                    FIELD,
+                    families(),
+                    "primary ipFamily can not be unset",
+                ));
+            }
+            if primary_changed {
+                errs.push(FieldError::invalid_raw(
+                    FIELD,
+                    ips(),
+                    "may not change once set",
+                ));
+            }
+            if new_families.len() == 1 && !single_stack(new) {
+                errs.push(FieldError::invalid(
+                    "spec.ipFamilyPolicy",
+                    policy_shown(new),
+                    "must be set to 'SingleStack' when releasing the secondary ipFamily",
+                ));
+            }
+        }
+        std::cmp::Ordering::Greater => {
+            if primary_changed {
+                errs.push(FieldError::invalid_raw(
+                    FIELD,
+                    ips(),
+                    "may not change once set",
+                ));
+            }
+        }
+    }
+    errs
+}
+
+/// What upstream's service IP allocator refuses on a cluster with an IPv4 service range only
+/// (k1s allocates IPv4 only): `SingleStack` with two addresses or families, an IPv6 cluster IP
+/// without its family, `RequireDualStack`, an IPv6 family. Headless Services without a
+/// selector are exempt, as upstream.
+pub(crate) fn single_stack_cluster_errors(svc: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    if service_type(svc) == "ExternalName" {
+        return errs;
+    }
+    let ips = list(svc, "/spec/clusterIPs");
+    let families = list(svc, "/spec/ipFamilies");
+    if single_stack(svc) {
+        if ips.len() == 2 {
+            errs.push(FieldError::invalid(
+                "spec.ipFamilyPolicy",
+                "SingleStack",
+                "must be 'RequireDualStack' or 'PreferDualStack' when multiple cluster IPs are specified",
+            ));
+        }
+        if families.len() == 2 {
+            errs.push(FieldError::invalid(
+                "spec.ipFamilyPolicy",
+                "SingleStack",
+                "must be 'RequireDualStack' or 'PreferDualStack' when multiple IP families are specified",
+            ));
+        }
+    }
+    for (i, ip) in ips.iter().enumerate() {
+        let ip = ip.as_str().unwrap_or_default();
+        if ip == "None" {
+            break;
+        }
+        if i >= families.len() && matches!(ip.parse::<IpAddr>(), Ok(IpAddr::V6(_))) {
+            errs.push(FieldError::invalid_raw(
+                format!("spec.clusterIPs[{i}]"),
+                go_string_slice(ips),
+                "IPv6 is not configured on this cluster",
+            ));
+        }
+    }
+    if !errs.is_empty() {
+        return errs;
+    }
+    let selectorless = svc
+        .pointer("/spec/selector")
+        .and_then(Value::as_object)
+        .is_none_or(|m| m.is_empty());
+    if text(svc, "/spec/clusterIP") == "None" && selectorless {
+        return errs;
+    }
+    if text(svc, "/spec/ipFamilyPolicy") == "RequireDualStack" {
+        errs.push(FieldError::invalid(
+            "spec.ipFamilyPolicy",
+            "RequireDualStack",
+            "this cluster is not configured for dual-stack services",
+        ));
+    }
+    for (i, f) in families.iter().enumerate() {
+        if f.as_str() == Some("IPv6") {
+            errs.push(FieldError::invalid(
+                format!("spec.ipFamilies[{i}]"),
+                "IPv6",
+                "not configured on this cluster",
+            ));
+        }
     }
     errs
 }

@@ -2624,3 +2624,111 @@ fn stateful_set_templates_labels_and_annotations_are_validated_as_upstream() {
         assert_reported(&got, want, &meta);
     }
 }
+
+#[test]
+fn service_ip_family_upgrades_and_downgrades_follow_upstream() {
+    let info = catalog::find("", "v1", "services").expect("in the catalog");
+    let strategy = for_resource(info);
+    let svc = |extra: Value| {
+        let mut s = service(json!({ "ports": [{ "port": 80 }] }));
+        if let (Some(into), Value::Object(from)) = (s["spec"].as_object_mut(), extra) {
+            into.extend(from);
+        }
+        s
+    };
+    let update = |new: &Value, old: &Value| -> Vec<String> {
+        strategy
+            .validate_update(new, old)
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    };
+    let v4 = svc(json!({ "ipFamilies": ["IPv4"], "ipFamilyPolicy": "SingleStack" }));
+    assert!(update(&v4, &v4).is_empty());
+    // (stored, new, errors)
+    let dual = json!({ "clusterIPs": ["10.96.0.10", "fd00::10"], "ipFamilies": ["IPv4", "IPv6"],
+        "ipFamilyPolicy": "PreferDualStack" });
+    let cases = [
+        // The primary family may not change.
+        (
+            v4.clone(),
+            svc(json!({ "ipFamilies": ["IPv6"], "ipFamilyPolicy": "SingleStack" })),
+            vec![
+                "spec.ipFamilies[0]: Invalid value: []core.IPFamily{\"IPv6\"}: may not change once set",
+                "spec.clusterIPs[0]: Invalid value: \"10.96.0.10\": expected an IPv6 value as indicated by `ipFamilies[0]`",
+            ],
+        ),
+        // An upgrade that swaps the primary family.
+        (
+            v4.clone(),
+            svc(json!({ "ipFamilies": ["IPv6", "IPv4"], "ipFamilyPolicy": "PreferDualStack" })),
+            vec![
+                "spec.ipFamilies[0]: Invalid value: []string{\"10.96.0.10\"}: may not change once set",
+                "spec.clusterIPs[0]: Invalid value: \"10.96.0.10\": expected an IPv6 value as indicated by `ipFamilies[0]`",
+            ],
+        ),
+        // Releasing the secondary address and family needs SingleStack.
+        (
+            svc(dual.clone()),
+            svc(json!({ "ipFamilies": ["IPv4"], "ipFamilyPolicy": "PreferDualStack" })),
+            vec![
+                "spec.ipFamilyPolicy: Invalid value: \"PreferDualStack\": must be set to 'SingleStack' when releasing the secondary clusterIP",
+                "spec.ipFamilyPolicy: Invalid value: \"PreferDualStack\": must be set to 'SingleStack' when releasing the secondary ipFamily",
+            ],
+        ),
+        // IPv4 only: a dual-stack upgrade is refused by the allocator's checks.
+        (
+            v4.clone(),
+            svc(json!({ "ipFamilies": ["IPv4", "IPv6"], "ipFamilyPolicy": "RequireDualStack" })),
+            vec![
+                "spec.ipFamilyPolicy: Invalid value: \"RequireDualStack\": this cluster is not configured for dual-stack services",
+                "spec.ipFamilies[1]: Invalid value: \"IPv6\": not configured on this cluster",
+            ],
+        ),
+        (
+            v4.clone(),
+            svc(json!({ "ipFamilies": ["IPv4", "IPv6"], "ipFamilyPolicy": "SingleStack" })),
+            vec![
+                "spec.ipFamilyPolicy: Invalid value: \"SingleStack\": must be 'RequireDualStack' or 'PreferDualStack' when multiple IP families are specified",
+            ],
+        ),
+        (
+            v4.clone(),
+            svc(
+                json!({ "clusterIPs": ["10.96.0.10", "fd00::10"], "ipFamilies": ["IPv4"],
+                "ipFamilyPolicy": "PreferDualStack" }),
+            ),
+            vec![
+                "spec.clusterIPs[1]: Invalid value: []string{\"10.96.0.10\", \"fd00::10\"}: IPv6 is not configured on this cluster",
+            ],
+        ),
+    ];
+    for (old, new, want) in cases {
+        assert_eq!(update(&new, &old), want, "{}", new["spec"]);
+    }
+    // A downgrade with SingleStack is allowed by validation.
+    let single = svc(json!({ "ipFamilies": ["IPv4"], "ipFamilyPolicy": "SingleStack" }));
+    assert!(update(&single, &svc(dual)).is_empty());
+    // Headless Services may change families; so may a change from ExternalName.
+    let headless = |families: Value| {
+        svc(
+            json!({ "clusterIP": "None", "clusterIPs": ["None"], "ipFamilies": families,
+            "ipFamilyPolicy": "SingleStack" }),
+        )
+    };
+    // (without a selector the allocator does not check the families either)
+    assert!(update(&headless(json!(["IPv6"])), &headless(json!(["IPv4"]))).is_empty());
+    let mut selected = headless(json!(["IPv6"]));
+    selected["spec"]["selector"] = json!({ "app": "a" });
+    assert_eq!(
+        update(&selected, &headless(json!(["IPv4"]))),
+        ["spec.ipFamilies[0]: Invalid value: \"IPv6\": not configured on this cluster"]
+    );
+    assert!(
+        super::service::single_stack_cluster_errors(&json!({ "spec": { "type": "ClusterIP",
+        "clusterIP": "None", "clusterIPs": ["None"], "ipFamilies": ["IPv4", "IPv6"],
+        "ipFamilyPolicy": "RequireDualStack" } }))
+        .is_empty(),
+        "headless without a selector is exempt"
+    );
+}
