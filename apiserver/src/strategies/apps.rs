@@ -576,8 +576,16 @@ impl Strategy for Deployments {
         }
         out
     }
+    /// The template's warnings when the generation moves: a spec or, for Deployments, an
+    /// annotation change.
     fn warnings_on_update(&self, new: &Value, old: &Value) -> Vec<String> {
-        super::warnings::template_on_update(new, old, "/spec", "/spec/template", "spec.template.")
+        let annotations = "/metadata/annotations";
+        let changed = if new.pointer(annotations) != old.pointer(annotations) {
+            annotations
+        } else {
+            "/spec"
+        };
+        super::warnings::template_on_update(new, old, changed, "/spec/template", "spec.template.")
     }
     fn default(&self, obj: &mut Value) {
         let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {

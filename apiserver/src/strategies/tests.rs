@@ -2732,3 +2732,31 @@ fn service_ip_family_upgrades_and_downgrades_follow_upstream() {
         "headless without a selector is exempt"
     );
 }
+
+#[test]
+fn workload_update_warnings_follow_the_generation_as_upstream() {
+    let info = catalog::find("apps", "v1", "deployments").expect("in the catalog");
+    let strategy = for_resource(info);
+    let old = deployment_with(json!({}), json!({ "terminationGracePeriodSeconds": -1 }));
+    let want = [
+        "spec.template.spec.terminationGracePeriodSeconds: must be >= 0; negative values \
+                 are invalid and will be treated as 1",
+    ];
+    // Labels do not move a Deployment's generation; annotations and the spec do.
+    let mut labelled = old.clone();
+    labelled["metadata"]["labels"] = json!({ "tier": "web" });
+    assert!(strategy.warnings_on_update(&labelled, &old).is_empty());
+    let mut annotated = old.clone();
+    annotated["metadata"]["annotations"] = json!({ "note": "x" });
+    assert_eq!(strategy.warnings_on_update(&annotated, &old), want);
+    let mut scaled = old.clone();
+    scaled["spec"]["replicas"] = json!(5);
+    assert_eq!(strategy.warnings_on_update(&scaled, &old), want);
+    // A ReplicaSet's annotations do not move its generation.
+    let info = catalog::find("apps", "v1", "replicasets").expect("in the catalog");
+    assert!(
+        for_resource(info)
+            .warnings_on_update(&annotated, &old)
+            .is_empty()
+    );
+}
