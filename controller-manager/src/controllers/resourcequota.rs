@@ -29,15 +29,13 @@ use serde_json::Value;
 
 use crate::ControllerContext;
 use crate::controller::{Action, Error, Reconciler, is_conflict};
-use crate::informer::{Delta, Informer, Store, key_of};
+use crate::informer::{Delta, Informer, MetaInformer, Store, key_of};
 use crate::workqueue::WorkQueue;
 
 /// Upstream's `--resource-quota-sync-period` default.
 pub const DEFAULT_SYNC_PERIOD: Duration = Duration::from_secs(300);
 /// How often the set of followed resources is refreshed from discovery (upstream: 30 s).
 const REDISCOVERY: Duration = Duration::from_secs(30);
-
-type MetaInformer = Informer<PartialObjectMeta<DynamicObject>>;
 
 /// Where the objects of one resource are read from.
 #[derive(Clone)]

@@ -2,6 +2,9 @@
 //! controller that watches it. An informer lists and watches through kube-rs's `watcher` (which
 //! relists on 410 Gone and backs off on errors), keeps an indexed cache of `Arc`ed objects, and
 //! calls its handlers with deltas (add / update / delete); handlers enqueue keys, never objects.
+//! A metadata informer of a resource that already has a typed informer is fed by it instead of
+//! watching on its own (upstream's informerfactory.ForResource), so the garbage collector and
+//! quota add no second watch for the kinds the other controllers follow.
 
 mod mutation;
 mod store;
@@ -17,7 +20,7 @@ use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
 use kube::api::{Api, DynamicObject};
 use kube::core::ApiResource;
-use kube::core::PartialObjectMeta;
+use kube::core::{PartialObjectMeta, PartialObjectMetaExt};
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
 use kube::{Client, Resource};
@@ -56,6 +59,9 @@ pub type Handler<K> = Arc<dyn Fn(&Delta<K>) + Send + Sync>;
 
 type StreamFn<K> = Box<dyn Fn() -> BoxStream<'static, watcher::Result<Event<K>>> + Send + Sync>;
 
+/// The metadata-only view of any resource.
+pub type MetaInformer = Informer<PartialObjectMeta<DynamicObject>>;
+
 /// One resource's list + watch, cache and handlers.
 pub struct Informer<K> {
     name: String,
@@ -63,7 +69,8 @@ pub struct Informer<K> {
     handlers: RwLock<Vec<Handler<K>>>,
     synced: tokio::sync::watch::Sender<bool>,
     started: AtomicBool,
-    stream: StreamFn<K>,
+    /// `None` for an informer fed by another one (see `feed_metadata`).
+    stream: Option<StreamFn<K>>,
     resync: Option<Duration>,
 }
 
@@ -79,7 +86,7 @@ impl<K> Informer<K>
 where
     K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
 {
-    fn new(name: String, stream: StreamFn<K>, resync: Option<Duration>) -> Self {
+    fn new(name: String, stream: Option<StreamFn<K>>, resync: Option<Duration>) -> Self {
         Informer {
             name,
             store: Arc::new(Store::default()),
@@ -141,7 +148,10 @@ where
 
     /// Lists, then watches until shutdown; the watcher relists after 410 and backs off on errors.
     async fn run(self: Arc<Self>, mut shutdown: tokio::sync::watch::Receiver<bool>) {
-        let mut stream = (self.stream)().default_backoff().boxed();
+        let Some(make_stream) = self.stream.as_ref() else {
+            return;
+        };
+        let mut stream = make_stream().default_backoff().boxed();
         let mut initial: Option<Vec<Arc<K>>> = None;
         let mut resync = self.resync.map(|period| {
             let mut t = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
@@ -206,6 +216,29 @@ trait AnyInformer: Send + Sync {
     fn start(self: Arc<Self>, shutdown: tokio::sync::watch::Receiver<bool>);
     fn synced_rx(&self) -> tokio::sync::watch::Receiver<bool>;
     fn as_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync>;
+    /// Makes `meta` a mirror of this informer's objects' metadata: its cache, its handlers'
+    /// deltas and its synced state follow this informer's.
+    fn feed_metadata(&self, meta: Arc<MetaInformer>, shutdown: tokio::sync::watch::Receiver<bool>);
+}
+
+impl MetaInformer {
+    /// Applies a delta of the typed informer feeding this one.
+    fn apply_fed(&self, delta: Delta<PartialObjectMeta<DynamicObject>>) {
+        match &delta {
+            Delta::Added(obj) | Delta::Updated { new: obj, .. } => {
+                self.store.upsert(obj.clone());
+            }
+            Delta::Deleted(obj) => {
+                self.store.remove(&key_of(obj.as_ref()));
+            }
+        }
+        self.dispatch(&delta);
+    }
+}
+
+/// An object's metadata as a metadata-only watch would give it.
+fn metadata_of<K: Resource>(obj: &K) -> Arc<PartialObjectMeta<DynamicObject>> {
+    Arc::new(obj.meta().clone().into_response_partial())
 }
 
 impl<K> AnyInformer for Informer<K>
@@ -224,6 +257,41 @@ where
 
     fn as_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync> {
         self
+    }
+
+    fn feed_metadata(
+        &self,
+        meta: Arc<MetaInformer>,
+        mut shutdown: tokio::sync::watch::Receiver<bool>,
+    ) {
+        let target = meta.clone();
+        self.add_handler(move |d: &Delta<K>| {
+            target.apply_fed(match d {
+                Delta::Added(o) => Delta::Added(metadata_of(o.as_ref())),
+                Delta::Updated { old, new } if Arc::ptr_eq(old, new) => {
+                    let same = metadata_of(new.as_ref());
+                    Delta::Updated {
+                        old: same.clone(),
+                        new: same,
+                    }
+                }
+                Delta::Updated { old, new } => Delta::Updated {
+                    old: metadata_of(old.as_ref()),
+                    new: metadata_of(new.as_ref()),
+                },
+                Delta::Deleted(o) => Delta::Deleted(metadata_of(o.as_ref())),
+            })
+        });
+        // Synced once the typed cache is (its first list reached the mirror before that).
+        let mut synced = self.synced.subscribe();
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = shutdown.wait_for(|s| *s) => {}
+                Ok(_) = synced.wait_for(|s| *s) => {
+                    meta.synced.send_replace(true);
+                }
+            }
+        });
     }
 }
 
@@ -278,7 +346,7 @@ impl SharedInformerFactory {
         {
             return typed;
         }
-        let informer = Arc::new(Informer::new(name, stream(), self.resync));
+        let informer = Arc::new(Informer::new(name, Some(stream()), self.resync));
         informers.insert(key, informer.clone());
         informer
     }
@@ -314,18 +382,42 @@ impl SharedInformerFactory {
     }
 
     /// A metadata-only informer (PartialObjectMetadata) of any resource, for controllers that
-    /// follow every kind the server serves (garbage collector, quota).
-    pub fn metadata_informer(
-        &self,
-        resource: &ApiResource,
-    ) -> Arc<Informer<PartialObjectMeta<DynamicObject>>> {
+    /// follow every kind the server serves (garbage collector, quota). When a typed informer of
+    /// the resource exists already, it feeds this one and no second watch is opened.
+    pub fn metadata_informer(&self, resource: &ApiResource) -> Arc<MetaInformer> {
         let name = format!("{}/{}", resource.api_version, resource.plural);
-        self.get_or_create(name, || {
-            // An `Api` of PartialObjectMeta asks the server for metadata only.
-            let api: Api<PartialObjectMeta<DynamicObject>> =
-                Api::all_with(self.client.clone(), resource);
-            Box::new(move || watcher(api.clone(), watcher::Config::default().any_semantic()))
-        })
+        let mut informers = self
+            .informers
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let meta_key = (TypeId::of::<PartialObjectMeta<DynamicObject>>(), name.clone());
+        if let Some(existing) = informers.get(&meta_key)
+            && let Ok(meta) = existing.clone().as_any().downcast::<MetaInformer>()
+        {
+            return meta;
+        }
+        let typed = informers
+            .iter()
+            .find(|((_, n), _)| *n == name)
+            .map(|(_, informer)| informer.clone());
+        let meta = match typed {
+            Some(typed) => {
+                let meta = Arc::new(Informer::new(name, None, None));
+                typed.feed_metadata(meta.clone(), self.shutdown.clone());
+                meta
+            }
+            None => {
+                // An `Api` of PartialObjectMeta asks the server for metadata only.
+                let api: Api<PartialObjectMeta<DynamicObject>> =
+                    Api::all_with(self.client.clone(), resource);
+                let stream: StreamFn<PartialObjectMeta<DynamicObject>> = Box::new(move || {
+                    watcher(api.clone(), watcher::Config::default().any_semantic())
+                });
+                Arc::new(Informer::new(name, Some(stream), self.resync))
+            }
+        };
+        informers.insert(meta_key, meta.clone());
+        meta
     }
 
     /// Starts every informer not started yet (safe to call again after adding informers).
