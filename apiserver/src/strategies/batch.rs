@@ -18,13 +18,15 @@ impl Strategy for Jobs {
         let mut out: Vec<String> = super::warnings::dns_label_name(obj, "Pod names and hostnames")
             .into_iter()
             .collect();
-        if let Some(t) = obj.pointer("/spec/template") {
-            out.extend(super::warnings::pod(t, "spec.template."));
-        }
+        out.extend(super::warnings::job_spec(obj.get("spec"), "spec"));
         out
     }
+    /// WarningsForJobSpec when the generation moves (a spec change).
     fn warnings_on_update(&self, new: &Value, old: &Value) -> Vec<String> {
-        super::warnings::template_on_update(new, old, "/spec", "/spec/template", "spec.template.")
+        if new.get("spec") == old.get("spec") {
+            return Vec::new();
+        }
+        super::warnings::job_spec(new.get("spec"), "spec")
     }
     fn default(&self, obj: &mut Value) {
         let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
@@ -501,20 +503,17 @@ impl Strategy for CronJobs {
         let mut out: Vec<String> = super::warnings::dns_label_name(obj, "Pod names and hostnames")
             .into_iter()
             .collect();
-        if let Some(t) = obj.pointer("/spec/jobTemplate/spec/template") {
-            out.extend(super::warnings::pod(t, "spec.jobTemplate.spec.template."));
-        }
+        let job = obj.pointer("/spec/jobTemplate/spec");
+        out.extend(super::warnings::job_spec(job, "spec.jobTemplate.spec"));
         out.extend(schedule_zone_warning(obj));
         out
     }
     fn warnings_on_update(&self, new: &Value, old: &Value) -> Vec<String> {
-        let mut out = super::warnings::template_on_update(
-            new,
-            old,
-            "/spec",
-            "/spec/jobTemplate/spec/template",
-            "spec.jobTemplate.spec.template.",
-        );
+        let mut out = Vec::new();
+        if new.get("spec") != old.get("spec") {
+            let job = new.pointer("/spec/jobTemplate/spec");
+            out = super::warnings::job_spec(job, "spec.jobTemplate.spec");
+        }
         out.extend(schedule_zone_warning(new));
         out
     }

@@ -2760,3 +2760,39 @@ fn workload_update_warnings_follow_the_generation_as_upstream() {
             .is_empty()
     );
 }
+
+#[test]
+fn job_warnings_are_upstreams_on_create_and_update() {
+    let info = catalog::find("batch", "v1", "jobs").expect("in the catalog");
+    let strategy = for_resource(info);
+    let job = json!({ "metadata": { "name": "j" }, "spec": {
+        "completionMode": "Indexed", "completions": 100_001, "parallelism": 10_001,
+        "template": { "spec": { "terminationGracePeriodSeconds": -1, "restartPolicy": "Never",
+            "containers": [{ "name": "c", "image": "i" }] } } } });
+    let want = [
+        "spec: In Indexed Jobs with a number of completions higher than 10^5 and a parallelism \
+         higher than 10^4, Kubernetes might not be able to track completedIndexes when a big \
+         number of indexes fail",
+        "spec.template.spec.terminationGracePeriodSeconds: must be >= 0; negative values are \
+         invalid and will be treated as 1",
+    ];
+    assert_eq!(strategy.warnings_on_create(&job), want);
+    let mut relabelled = job.clone();
+    relabelled["metadata"]["labels"] = json!({ "a": "b" });
+    assert!(strategy.warnings_on_update(&relabelled, &job).is_empty());
+    let mut resized = job.clone();
+    resized["spec"]["parallelism"] = json!(10_002);
+    assert_eq!(strategy.warnings_on_update(&resized, &job), want);
+    // A CronJob's job template, at its own path.
+    let info = catalog::find("batch", "v1", "cronjobs").expect("in the catalog");
+    let cron = json!({ "metadata": { "name": "c" }, "spec": { "schedule": "* * * * *",
+        "jobTemplate": { "spec": job["spec"].clone() } } });
+    let got = for_resource(info).warnings_on_create(&cron);
+    assert_eq!(
+        got,
+        [
+            want[0].replacen("spec", "spec.jobTemplate.spec", 1),
+            want[1].replacen("spec", "spec.jobTemplate.spec", 1),
+        ]
+    );
+}

@@ -111,6 +111,31 @@ pub fn template_on_update(
         .unwrap_or_default()
 }
 
+/// Upstream's WarningsForJobSpec for the job spec at `path` (`spec`, or a CronJob's
+/// `spec.jobTemplate.spec`): an Indexed Job too large to track its failed indexes, then its
+/// template's warnings.
+pub fn job_spec(spec: Option<&Value>, path: &str) -> Vec<String> {
+    let Some(spec) = spec else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let count = |f: &str| spec.get(f).and_then(Value::as_i64).unwrap_or(0);
+    if text(spec, "completionMode") == "Indexed"
+        && count("completions") > 100_000
+        && count("parallelism") > 10_000
+    {
+        out.push(format!(
+            "{path}: In Indexed Jobs with a number of completions higher than 10^5 and a \
+             parallelism higher than 10^4, Kubernetes might not be able to track \
+             completedIndexes when a big number of indexes fail"
+        ));
+    }
+    if let Some(t) = spec.get("template") {
+        out.extend(pod(t, &format!("{path}.template.")));
+    }
+    out
+}
+
 /// Upstream's warningsForPodSpecAndMeta for the pod (template) at `prefix` ("" for a Pod,
 /// "spec.template." for a workload), whose `metadata` and `spec` are in `pod`.
 pub fn pod(pod: &Value, prefix: &str) -> Vec<String> {
