@@ -24,10 +24,35 @@ fn overcommit_allowed(name: &str) -> bool {
     default_namespace && !name.starts_with("hugepages-")
 }
 
+/// Upstream's IsHugePageResourceValueDivisible for a `hugepages-<size>` resource; `None` for
+/// other resources.
+fn huge_pages_divisible(name: &str, q: &Quantity) -> Option<bool> {
+    let size = name.strip_prefix("hugepages-")?;
+    let page = Quantity::parse(size).filter(|p| !p.is_negative() && !p.is_zero());
+    Some(page.is_some_and(|p| p.milli_value() % 1000 == 0 && q.value() % p.value() == 0))
+}
+
+/// Whether a container's resources hold a huge-page amount that is not a whole number of
+/// pages (upstream's usesIndivisibleHugePagesValues, which lets an update keep it).
+pub(super) fn has_indivisible_huge_pages(resources: &Value) -> bool {
+    ["limits", "requests"].into_iter().any(|key| {
+        let list = resources.get(key).and_then(Value::as_object);
+        list.into_iter().flatten().any(|(name, v)| {
+            let q = v.as_str().and_then(Quantity::parse);
+            q.is_some_and(|q| huge_pages_divisible(name, &q) == Some(false))
+        })
+    })
+}
+
 /// A container's requests and limits (upstream's ValidateResourceRequirements): quantities are
-/// not negative, a request is at most its limit, and resources that cannot be overcommitted
-/// have a limit equal to the request.
-pub(super) fn validate_resource_requirements(resources: &Value, path: &str) -> Vec<FieldError> {
+/// not negative, a request is at most its limit, resources that cannot be overcommitted
+/// have a limit equal to the request, huge pages come in whole pages (unless
+/// `allow_indivisible_huge_pages`) and beside cpu or memory.
+pub(super) fn validate_resource_requirements(
+    resources: &Value,
+    path: &str,
+    allow_indivisible_huge_pages: bool,
+) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let list = |key: &str| -> Vec<(String, Option<Quantity>)> {
         resources
@@ -77,6 +102,33 @@ pub(super) fn validate_resource_requirements(resources: &Value, path: &str) -> V
             )),
             _ => {}
         }
+    }
+    let mut huge_pages = false;
+    for (key, entries) in [("limits", &limits), ("requests", &requests)] {
+        for (name, q) in entries {
+            let Some(q) = q else { continue };
+            let Some(divisible) = huge_pages_divisible(name, q) else {
+                continue;
+            };
+            huge_pages = true;
+            if !divisible && !allow_indivisible_huge_pages {
+                errs.push(FieldError::invalid(
+                    format!("{path}.{key}[{name}]"),
+                    q.to_string(),
+                    format!("{q} is not positive integer multiple of {name}"),
+                ));
+            }
+        }
+    }
+    let cpu_or_memory = limits
+        .iter()
+        .chain(&requests)
+        .any(|(n, _)| n == "cpu" || n == "memory");
+    if huge_pages && !cpu_or_memory {
+        errs.push(FieldError::forbidden(
+            path,
+            "HugePages require cpu or memory",
+        ));
     }
     errs
 }

@@ -71,6 +71,8 @@ pub struct PodOptions {
     pub invalid_spread_selector_values: bool,
     /// AllowInvalidPodDeletionCost.
     pub invalid_deletion_cost: bool,
+    /// AllowIndivisibleHugePagesValues.
+    pub indivisible_huge_pages: bool,
 }
 
 impl PodOptions {
@@ -114,6 +116,10 @@ impl PodOptions {
                 .iter()
                 .any(|c| bad_selector(c.get("labelSelector"))),
             invalid_deletion_cost: had_invalid_deletion_cost(old),
+            indivisible_huge_pages: ["initContainers", "containers", "ephemeralContainers"]
+                .into_iter()
+                .flat_map(|l| items(spec, l))
+                .any(|c| super::apps::has_indivisible_huge_pages(&c["resources"])),
         }
     }
 }
@@ -162,7 +168,10 @@ pub fn validate_pod_spec_with(
     );
     let containers = items(spec, "containers");
     let init = items(spec, "initContainers");
-    let ctx = Context { volumes: &volumes };
+    let ctx = Context {
+        volumes: &volumes,
+        opts,
+    };
     // Regular containers.
     let field = format!("{path}.containers");
     if containers.is_empty() {
@@ -369,6 +378,7 @@ pub fn validate_pod_spec_with(
 /// each is a PVC-backed (block-capable) one.
 struct Context<'a> {
     volumes: &'a [(String, bool)],
+    opts: &'a PodOptions,
 }
 
 impl Context<'_> {
@@ -419,6 +429,7 @@ impl Context<'_> {
             errs.extend(validate_resource_requirements(
                 r,
                 &format!("{at}.resources"),
+                self.opts.indivisible_huge_pages,
             ));
         }
         errs

@@ -551,8 +551,15 @@ fn container_resources_are_validated_as_upstream() {
             ],
         ),
         (
-            json!({ "requests": { "hugepages-2Mi": "2Mi" }, "limits": { "hugepages-2Mi": "2Mi" } }),
+            json!({ "requests": { "hugepages-2Mi": "2Mi", "memory": "1Gi" },
+                    "limits": { "hugepages-2Mi": "2Mi", "memory": "1Gi" } }),
             vec![],
+        ),
+        (
+            json!({ "requests": { "hugepages-2Mi": "2Mi" }, "limits": { "hugepages-2Mi": "2Mi" } }),
+            vec![
+                "spec.template.spec.containers[0].resources: Forbidden: HugePages require cpu or memory",
+            ],
         ),
     ];
     for (resources, expected) in cases {
@@ -2506,6 +2513,13 @@ fn pod_template_updates_keep_what_the_stored_template_already_had_as_upstream() 
             "spec.template.spec.topologySpreadConstraints[0].labelSelector.matchExpressions[0].values[0]: Invalid value: \"-bad-\"",
         ),
         (
+            json!({}),
+            json!({ "containers": [{ "name": "c", "image": "i", "resources": {
+                "limits": { "hugepages-2Mi": "3Mi", "memory": "1Gi" },
+                "requests": { "hugepages-2Mi": "3Mi", "memory": "1Gi" } } }] }),
+            "spec.template.spec.containers[0].resources.limits[hugepages-2Mi]: Invalid value: \"3Mi\": 3Mi is not positive integer multiple of hugepages-2Mi",
+        ),
+        (
             json!({ "annotations": { "controller.kubernetes.io/pod-deletion-cost": "ten" } }),
             json!({}),
             "spec.template.annotations[controller.kubernetes.io/pod-deletion-cost]: Invalid value: \"ten\": must be a 32bit integer",
@@ -2524,6 +2538,16 @@ fn pod_template_updates_keep_what_the_stored_template_already_had_as_upstream() 
         let got = update_errors(deployments, &changed, &bad);
         assert!(got.is_empty(), "{case}: {got:?}");
     }
+    // Huge pages need cpu or memory beside them.
+    let pages = deployment_with(
+        json!({}),
+        json!({ "containers": [{ "name": "c", "image": "i", "resources": {
+            "limits": { "hugepages-2Mi": "4Mi" }, "requests": { "hugepages-2Mi": "4Mi" } } }] }),
+    );
+    assert_eq!(
+        errors("apps", "v1", "deployments", &pages),
+        ["spec.template.spec.containers[0].resources: Forbidden: HugePages require cpu or memory"]
+    );
     // A relaxation covers only what it names: a stored MountOption allows MountOption, and an
     // unknown policy is still refused, now listing both.
     let stored = deployment_with(
