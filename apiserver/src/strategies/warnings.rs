@@ -207,7 +207,7 @@ pub fn pod(pod: &Value, prefix: &str) -> Vec<String> {
             }
         }
     }
-    token_path_conflicts(volumes, prefix, &mut out);
+    overlapping_paths(volumes, &mut out);
     let aliases = list(spec.get("hostAliases"));
     let mut ips = HashSet::new();
     for (i, a) in aliases.iter().enumerate() {
@@ -398,46 +398,166 @@ fn claim_spec(spec: &Value, path: &str, out: &mut Vec<String>) {
     }
 }
 
-/// Projected configMap, secret, downwardAPI and trust-bundle paths that are also a service
-/// account token's path in some projected volume.
-fn token_path_conflicts(volumes: &[Value], prefix: &str, out: &mut Vec<String>) {
-    let tokens: HashSet<&str> = volumes
-        .iter()
-        .flat_map(|v| list(v.pointer("/projected/sources")))
-        .filter_map(|s| set(s, "serviceAccountToken").map(|t| text(t, "path")))
-        .collect();
-    if tokens.is_empty() {
-        return;
+/// Where a volume path comes from (upstream's pathAndSource's source).
+#[derive(Clone, Copy)]
+enum Source<'a> {
+    /// Items of a plain configMap, secret or downwardAPI volume: not named.
+    Plain,
+    ConfigMap(&'a str),
+    Secret(&'a str),
+    DownwardApi,
+    Token,
+    Bundle(&'a str),
+}
+
+/// A path a volume writes and where it comes from, printed as `"path" (source)`.
+#[derive(Clone, Copy)]
+struct PathAndSource<'a> {
+    path: &'a str,
+    source: Source<'a>,
+}
+
+impl std::fmt::Display for PathAndSource<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let path = go_quote(self.path);
+        match self.source {
+            Source::Plain => write!(f, "{path}"),
+            Source::ConfigMap(n) => write!(f, "{path} (ConfigMap {})", go_quote(n)),
+            Source::Secret(n) => write!(f, "{path} (Secret {})", go_quote(n)),
+            Source::DownwardApi => write!(f, "{path} (DownwardAPI)"),
+            Source::Token => write!(f, "{path} (ServiceAccountToken)"),
+            Source::Bundle(n) => write!(f, "{path} (ClusterTrustBundle {})", go_quote(n)),
+        }
     }
-    let clash = |p: &str| tokens.contains(p);
-    for (i, v) in volumes.iter().enumerate() {
-        let at = format!("{prefix}spec.volumes[{i}].projected.sources");
-        for s in list(v.pointer("/projected/sources")) {
-            for (source, shown) in [
-                ("configMap", "configMap"),
-                ("secret", "secrets"),
-                ("downwardAPI", "downwardAPI"),
-            ] {
-                let Some(src) = set(s, source) else { continue };
-                for (j, item) in list(src.get("items")).iter().enumerate() {
-                    let p = text(item, "path");
-                    if clash(p) {
-                        out.push(format!(
-                            "{at}.{shown}[{j}]: has duplicated path with ServiceAccountToken {}",
-                            go_quote(p)
-                        ));
-                    }
-                }
+}
+
+/// Upstream's checkForOverlap: the earlier paths equal to `needle`, a directory of it, or
+/// under it; empty paths never collide.
+fn overlaps<'a, 'b>(
+    earlier: &'b [PathAndSource<'a>],
+    needle: PathAndSource<'a>,
+) -> impl Iterator<Item = &'b PathAndSource<'a>> {
+    let under = |a: &str, b: &str| {
+        a.strip_prefix(b)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+    };
+    earlier.iter().filter(move |item| {
+        !needle.path.is_empty()
+            && !item.path.is_empty()
+            && (under(item.path, needle.path) || under(needle.path, item.path))
+    })
+}
+
+/// Each of `paths` that overlaps one in `earlier` (which it then joins), as upstream's
+/// `volume "<name>" (<what>): overlapping paths: <this> with <earlier>`.
+fn check_overlaps<'a>(
+    paths: impl Iterator<Item = PathAndSource<'a>>,
+    earlier: &mut Vec<PathAndSource<'a>>,
+    volume: &str,
+    what: &dyn std::fmt::Display,
+    out: &mut Vec<String>,
+) {
+    for mut ps in paths {
+        ps.path = ps.path.trim_end_matches('/');
+        for other in overlaps(earlier, ps) {
+            out.push(format!(
+                "volume {} ({what}): overlapping paths: {ps} with {other}",
+                go_quote(volume)
+            ));
+        }
+        earlier.push(ps);
+    }
+}
+
+fn item_paths<'a>(
+    items: &'a [Value],
+    source: Source<'a>,
+) -> impl Iterator<Item = PathAndSource<'a>> {
+    items.iter().map(move |i| PathAndSource {
+        path: text(i, "path"),
+        source,
+    })
+}
+
+/// The `items` of the source `key` of `v`, when set.
+fn items_of<'a>(v: &'a Value, key: &str) -> Option<&'a [Value]> {
+    let items = set(v, key)?.get("items").filter(|i| !i.is_null())?;
+    Some(list(Some(items)))
+}
+
+/// Upstream's warningsForOverlappingVirtualPaths: items of one configMap, secret or downwardAPI
+/// volume, or of all sources of a projected volume, written to the same path or one inside
+/// another. As in 1.33, a projected source without items repeats the previous source's paths.
+fn overlapping_paths(volumes: &[Value], out: &mut Vec<String>) {
+    struct Kind<'a>(&'a str, &'a str);
+    impl std::fmt::Display for Kind<'_> {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "{} {}", self.0, go_quote(self.1))
+        }
+    }
+    for v in volumes {
+        let vol = text(v, "name");
+        if let Some(items) = items_of(v, "configMap") {
+            let what = Kind("ConfigMap", text(&v["configMap"], "name"));
+            let paths = item_paths(items, Source::Plain);
+            check_overlaps(paths, &mut Vec::new(), vol, &what, out);
+        }
+        if let Some(items) = items_of(v, "secret") {
+            let what = Kind("Secret", text(&v["secret"], "secretName"));
+            let paths = item_paths(items, Source::Plain);
+            check_overlaps(paths, &mut Vec::new(), vol, &what, out);
+        }
+        if let Some(items) = items_of(v, "downwardAPI") {
+            let paths = item_paths(items, Source::Plain);
+            check_overlaps(paths, &mut Vec::new(), vol, &"DownwardAPI", out);
+        }
+        let Some(projected) = set(v, "projected") else {
+            continue;
+        };
+        let mut all = Vec::new();
+        let mut paths: Vec<PathAndSource> = Vec::new();
+        for s in list(projected.get("sources")) {
+            const SOURCES: [&str; 5] = [
+                "configMap",
+                "secret",
+                "downwardAPI",
+                "serviceAccountToken",
+                "clusterTrustBundle",
+            ];
+            if !SOURCES.iter().any(|k| set(s, k).is_some()) {
+                out.push(format!(
+                    "volume {} (Projected) has no sources provided",
+                    go_quote(vol)
+                ));
+                continue;
             }
-            if let Some(bundle) = set(s, "clusterTrustBundle") {
-                let p = text(bundle, "path");
-                if clash(p) {
-                    out.push(format!(
-                        "{at}.ClusterTrustBundle: has duplicated path with ServiceAccountToken {}",
-                        go_quote(p)
-                    ));
-                }
+            if let Some(items) = items_of(s, "configMap") {
+                let source = Source::ConfigMap(text(&s["configMap"], "name"));
+                paths.clear();
+                paths.extend(item_paths(items, source));
+            } else if let Some(items) = items_of(s, "secret") {
+                let source = Source::Secret(text(&s["secret"], "name"));
+                paths.clear();
+                paths.extend(item_paths(items, source));
+            } else if let Some(items) = items_of(s, "downwardAPI") {
+                paths.clear();
+                paths.extend(item_paths(items, Source::DownwardApi));
+            } else if let Some(t) = set(s, "serviceAccountToken") {
+                paths.clear();
+                paths.push(PathAndSource {
+                    path: text(t, "path"),
+                    source: Source::Token,
+                });
+            } else if let Some(b) = set(s, "clusterTrustBundle") {
+                let name = b.get("name").and_then(Value::as_str);
+                let bundle = name.unwrap_or_else(|| text(b, "signerName"));
+                paths.clear();
+                paths.push(PathAndSource {
+                    path: text(b, "path"),
+                    source: Source::Bundle(bundle),
+                });
             }
+            check_overlaps(paths.iter().copied(), &mut all, vol, &"Projected", out);
         }
     }
 }
@@ -554,7 +674,11 @@ mod tests {
                     { "name": "p", "projected": { "sources": [
                         { "serviceAccountToken": { "path": "token" } },
                         { "configMap": { "name": "m", "items": [{ "key": "k", "path": "token" }] } }
-                    ] } }],
+                    ] } },
+                    { "name": "q", "configMap": { "name": "n", "items": [
+                        { "key": "x", "path": "a/" }, { "key": "y", "path": "a/b" },
+                        { "key": "z", "path": "ab" }] } },
+                    { "name": "r", "projected": { "sources": [{}] } }],
                 "hostAliases": [{ "ip": "10.0.0.1" }, { "ip": "10.0.0.1" }],
                 "imagePullSecrets": [{ "name": "" }, { "name": "" }],
                 "overhead": { "memory": "0.5" },
@@ -588,9 +712,9 @@ mod tests {
             format!(
                 "{p}spec.volumes[1].ephemeral.volumeClaimTemplate.spec.resources.requests[storage]: fractional byte value \"1500m\" is invalid, must be an integer"
             ),
-            format!(
-                "{p}spec.volumes[2].projected.sources.configMap[0]: has duplicated path with ServiceAccountToken \"token\""
-            ),
+            "volume \"p\" (Projected): overlapping paths: \"token\" (ConfigMap \"m\") with \"token\" (ServiceAccountToken)".to_string(),
+            "volume \"q\" (ConfigMap \"n\"): overlapping paths: \"a/b\" with \"a\"".to_string(),
+            "volume \"r\" (Projected) has no sources provided".to_string(),
             format!("{p}spec.hostAliases[1].ip: duplicate ip \"10.0.0.1\""),
             format!("{p}spec.imagePullSecrets[1].name: duplicate name \"\""),
             format!("{p}spec.imagePullSecrets[0].name: invalid empty name \"\""),
@@ -640,6 +764,18 @@ mod tests {
             "{warnings:?}"
         );
         assert_eq!(warnings.len(), want.len() - 1);
+        // 1.33's projected check repeats the previous source's paths for a source without
+        // items, so such a volume warns of itself.
+        let repeated = json!({ "spec": { "containers": [{ "name": "c", "image": "i" }],
+            "volumes": [{ "name": "v", "projected": { "sources": [
+                { "secret": { "name": "s1", "items": [{ "key": "k", "path": "k" }] } },
+                { "secret": { "name": "s2" } }] } }] } });
+        assert_eq!(
+            pod(&repeated, p),
+            [
+                "volume \"v\" (Projected): overlapping paths: \"k\" (Secret \"s1\") with \"k\" (Secret \"s1\")"
+            ]
+        );
         // Nothing for a plain template.
         let plain = json!({ "spec": { "containers": [{ "name": "c", "image": "i",
             "resources": { "requests": { "memory": "1Gi" } },
