@@ -73,6 +73,9 @@ pub struct PodOptions {
     pub invalid_deletion_cost: bool,
     /// AllowIndivisibleHugePagesValues.
     pub indivisible_huge_pages: bool,
+    /// AllowInvalidLabelValueInRequiredNodeAffinity: requirement values of required node
+    /// affinity terms.
+    pub invalid_required_node_affinity_values: bool,
 }
 
 impl PodOptions {
@@ -116,12 +119,24 @@ impl PodOptions {
                 .iter()
                 .any(|c| bad_selector(c.get("labelSelector"))),
             invalid_deletion_cost: had_invalid_deletion_cost(old),
+            invalid_required_node_affinity_values: required_node_terms(affinity)
+                .flat_map(|t| items(t, "matchExpressions"))
+                .flat_map(|r| items(r, "values"))
+                .any(|v| !is_valid_label_value(v.as_str().unwrap_or_default()).is_empty()),
             indivisible_huge_pages: ["initContainers", "containers", "ephemeralContainers"]
                 .into_iter()
                 .flat_map(|l| items(spec, l))
                 .any(|c| super::apps::has_indivisible_huge_pages(&c["resources"])),
         }
     }
+}
+
+/// The terms of a required node affinity.
+fn required_node_terms(affinity: &Value) -> impl Iterator<Item = &Value> {
+    let required = affinity.pointer("/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution");
+    required
+        .map_or(&[][..], |r| items(r, "nodeSelectorTerms"))
+        .iter()
 }
 
 /// Upstream's ValidatePodSpec at `path` (`spec`, or `spec.template.spec` in a template), as on
@@ -280,7 +295,7 @@ pub fn validate_pod_spec_with(
         errs.extend(validate_affinity(
             affinity,
             &format!("{path}.affinity"),
-            opts.invalid_affinity_selector_values,
+            opts,
         ));
     }
     errs.extend(validate_dns_config(spec, dns_policy, path));
@@ -2253,7 +2268,8 @@ fn merge_term(term: &mut Value, labels: &serde_json::Map<String, Value>) {
 }
 
 /// Upstream's validateAffinity: node selector terms and weights, pod (anti-)affinity terms.
-fn validate_affinity(affinity: &Value, path: &str, allow_bad_values: bool) -> Vec<FieldError> {
+fn validate_affinity(affinity: &Value, path: &str, opts: &PodOptions) -> Vec<FieldError> {
+    let allow_bad_values = opts.invalid_affinity_selector_values;
     let mut errs = Vec::new();
     let weight_error = |t: &Value, field: String| {
         let w = t.get("weight").and_then(Value::as_i64).unwrap_or(0);
@@ -2273,7 +2289,11 @@ fn validate_affinity(affinity: &Value, path: &str, allow_bad_values: bool) -> Ve
                 ));
             } else {
                 for (i, term) in terms.iter().enumerate() {
-                    errs.extend(node_selector_term(term, &format!("{field}[{i}]"), false));
+                    errs.extend(node_selector_term(
+                        term,
+                        &format!("{field}[{i}]"),
+                        opts.invalid_required_node_affinity_values,
+                    ));
                 }
             }
         }

@@ -2520,6 +2520,13 @@ fn pod_template_updates_keep_what_the_stored_template_already_had_as_upstream() 
             "spec.template.spec.containers[0].resources.limits[hugepages-2Mi]: Invalid value: \"3Mi\": 3Mi is not positive integer multiple of hugepages-2Mi",
         ),
         (
+            json!({}),
+            json!({ "affinity": { "nodeAffinity": { "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{ "matchExpressions": [
+                    { "key": "zone", "operator": "In", "values": ["-bad-"] }] }] } } } }),
+            "spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values[0]: Invalid value: \"-bad-\"",
+        ),
+        (
             json!({ "annotations": { "controller.kubernetes.io/pod-deletion-cost": "ten" } }),
             json!({}),
             "spec.template.annotations[controller.kubernetes.io/pod-deletion-cost]: Invalid value: \"ten\": must be a 32bit integer",
