@@ -204,26 +204,15 @@ async fn plugins_quota_compute_resources() {
 async fn plugins_quota_scopes_and_services() {
     let r = registry();
     namespace(&r, "ns").await;
-    quota(&r, "ns", "be", json!({"pods": "1"})).await;
-    let info = res("", "resourcequotas");
-    let t = Target {
-        info,
-        namespace: Some("ns"),
-    };
-    r.update(
-        t,
-        strategies::for_resource(info),
-        "be",
-        None,
-        &WriteOptions::default(),
-        |old| {
-            let mut q = old.clone();
-            q["spec"]["scopes"] = json!(["BestEffort"]);
-            Ok(q)
-        },
+    // Scopes are fixed at create (upstream's ValidateResourceQuotaUpdate).
+    put(
+        &r,
+        "",
+        "resourcequotas",
+        Some("ns"),
+        json!({"metadata": {"name": "be"}, "spec": {"hard": {"pods": "1"}, "scopes": ["BestEffort"]}}),
     )
-    .await
-    .unwrap();
+    .await;
     create_pod(&r, "ns", pod("a")).await.unwrap();
     assert!(create_pod(&r, "ns", pod("b")).await.is_err());
     let mut sized = pod("c");

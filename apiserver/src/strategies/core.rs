@@ -8,6 +8,7 @@ use serde_json::{Map, Value, json};
 use super::apps::{default_pod_template, validate_pod_spec};
 use super::pod_spec::{default_legacy_sources, default_pod, default_pvc_spec};
 use super::pod_validation;
+use super::resources;
 use crate::registry::Strategy;
 
 pub struct Namespaces;
@@ -58,6 +59,22 @@ impl Strategy for Pods {
     }
     fn default(&self, obj: &mut Value) {
         default_pod(obj);
+        // The resource lists of container statuses (allocated and actual resources).
+        for list in [
+            "containerStatuses",
+            "initContainerStatuses",
+            "ephemeralContainerStatuses",
+        ] {
+            let statuses = obj
+                .pointer_mut(&format!("/status/{list}"))
+                .and_then(Value::as_array_mut);
+            for s in statuses.into_iter().flatten() {
+                resources::round_list_at(s, "/allocatedResources");
+                if let Some(r) = s.get_mut("resources") {
+                    resources::round_requirements(r);
+                }
+            }
+        }
     }
     fn prepare_for_create(&self, obj: &mut Value) {
         let mut status = json!({ "phase": "Pending", "qosClass": qos_class(obj.get("spec")) });
@@ -90,6 +107,7 @@ impl Strategy for Pods {
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
         let mut errs = pod_validation::validate_pod_annotations(obj, false);
         errs.extend(validate_pod_spec(obj.get("spec"), "spec"));
+        errs.extend(resources::pod_spec_resource_errors(obj.get("spec"), "spec"));
         errs.extend(pod_validation::validate_pod_volumes(obj));
         if obj
             .pointer("/spec/ephemeralContainers")
@@ -108,6 +126,7 @@ impl Strategy for Pods {
         let allow_invalid_cost = pod_validation::had_invalid_deletion_cost(old);
         let mut errs = pod_validation::validate_pod_annotations(new, allow_invalid_cost);
         errs.extend(validate_pod_spec(new.get("spec"), "spec"));
+        errs.extend(resources::pod_spec_resource_errors(new.get("spec"), "spec"));
         errs.extend(pod_validation::validate_pod_volumes(new));
         errs.extend(pod_validation::validate_pod_annotation_updates(new, old));
         errs.extend(validate_pod_spec_update(&new["spec"], &old["spec"]));
@@ -126,6 +145,7 @@ impl Strategy for Pods {
                 let allow_invalid_cost = pod_validation::had_invalid_deletion_cost(old);
                 let mut errs = pod_validation::validate_pod_annotations(new, allow_invalid_cost);
                 errs.extend(validate_pod_spec(new.get("spec"), "spec"));
+                errs.extend(resources::pod_spec_resource_errors(new.get("spec"), "spec"));
                 errs.extend(validate_pod_resize(new, old));
                 errs
             }
@@ -925,6 +945,8 @@ impl Strategy for Nodes {
         {
             status.entry("allocatable").or_insert(capacity);
         }
+        resources::round_list_at(obj, "/status/capacity");
+        resources::round_list_at(obj, "/status/allocatable");
     }
     fn selectable_fields(&self) -> &'static [&'static str] {
         &["spec.unschedulable"]
@@ -1023,6 +1045,10 @@ fn validate_replication_controller(obj: &Value) -> Vec<FieldError> {
         Some(template),
         "spec.template",
     ));
+    errs.extend(resources::pod_spec_resource_errors(
+        template.get("spec"),
+        "spec.template.spec",
+    ));
     errs.extend(super::apps::template_for_controller(
         obj,
         "ReplicationController",
@@ -1050,7 +1076,12 @@ impl Strategy for PodTemplates {
     }
     /// Upstream's ValidatePodTemplate: the template's pod spec.
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
-        super::apps::validate_pod_template(obj.get("template"), "template")
+        let mut errs = super::apps::validate_pod_template(obj.get("template"), "template");
+        errs.extend(resources::pod_spec_resource_errors(
+            obj.pointer("/template/spec"),
+            "template.spec",
+        ));
+        errs
     }
 }
 
@@ -1075,6 +1106,8 @@ impl Strategy for PersistentVolumeClaims {
         if let Some(spec) = obj.get_mut("spec") {
             default_pvc_spec(spec);
         }
+        resources::round_list_at(obj, "/status/capacity");
+        resources::round_list_at(obj, "/status/allocatedResources");
     }
     fn prepare_for_create(&self, obj: &mut Value) {
         // Upstream clears the status and defaults its phase when the object is read back.
@@ -1176,6 +1209,7 @@ pub(super) fn validate_pvc_spec_at(spec: &Value, path: &str) -> Vec<FieldError> 
             "at least 1 access mode is required",
         ));
     }
+    errs.extend(super::volumes::pvc_selector_errors(spec, path));
     const MODES: [&str; 4] = [
         "ReadOnlyMany",
         "ReadWriteMany",
@@ -1239,6 +1273,7 @@ pub(super) fn validate_pvc_spec_at(spec: &Value, path: &str) -> Vec<FieldError> 
             &["Block", "Filesystem"],
         ));
     }
+    errs.extend(super::volumes::pvc_data_source_errors(spec, path));
     errs
 }
 
@@ -1280,12 +1315,25 @@ impl Strategy for PersistentVolumes {
             h.entry("type").or_insert(json!(""));
         }
         default_legacy_sources(spec);
+        if let Some(capacity) = spec.get_mut("capacity") {
+            resources::round_resource_list(capacity);
+        }
     }
     fn prepare_for_create(&self, obj: &mut Value) {
         obj["status"] = json!({
             "phase": "Pending",
             "lastPhaseTransitionTime": crate::registry::now_rfc3339(),
         });
+    }
+    fn validate(&self, obj: &Value) -> Vec<FieldError> {
+        super::volumes::validate_pv(obj)
+    }
+    fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        super::volumes::validate_pv_update(new, old)
+    }
+    /// ValidatePersistentVolumeStatusUpdate checks metadata only.
+    fn validate_subresource_update(&self, _: &str, _: &Value, _: &Value) -> Vec<FieldError> {
+        Vec::new()
     }
 }
 
@@ -1320,6 +1368,20 @@ impl Strategy for LimitRanges {
             }
             o.insert("default".into(), Value::Object(default));
             o.insert("defaultRequest".into(), Value::Object(request));
+        }
+        let items = obj
+            .pointer_mut("/spec/limits")
+            .and_then(Value::as_array_mut);
+        for item in items.into_iter().flatten() {
+            for list in [
+                "/max",
+                "/min",
+                "/default",
+                "/defaultRequest",
+                "/maxLimitRequestRatio",
+            ] {
+                resources::round_list_at(item, list);
+            }
         }
     }
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
@@ -1372,6 +1434,18 @@ fn validate_limit_range(obj: &Value) -> Vec<FieldError> {
             quantities("max"),
             quantities("maxLimitRequestRatio"),
         );
+        let names = |key: &str| -> Vec<FieldError> {
+            item.get(key)
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+                .flat_map(|(k, _)| {
+                    resources::limit_range_resource_name_errors(ty, k, &format!("{at}.{key}[{k}]"))
+                })
+                .collect()
+        };
+        errs.extend(names("max"));
+        errs.extend(names("min"));
         let (mut default, mut request) = (Vec::new(), Vec::new());
         if ty == "Pod" {
             for key in ["default", "defaultRequest"] {
@@ -1387,9 +1461,12 @@ fn validate_limit_range(obj: &Value) -> Vec<FieldError> {
                 }
             }
         } else {
+            errs.extend(names("default"));
+            errs.extend(names("defaultRequest"));
             default = quantities("default");
             request = quantities("defaultRequest");
         }
+        errs.extend(names("maxLimitRequestRatio"));
         if ty == "PersistentVolumeClaim" && !min.iter().chain(&max).any(|(k, _, _)| k == "storage")
         {
             errs.push(FieldError::required(

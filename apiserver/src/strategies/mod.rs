@@ -8,7 +8,9 @@ pub(crate) mod networking;
 mod other;
 mod pod_spec;
 mod pod_validation;
+mod resources;
 mod security_context;
+mod volumes;
 pub(crate) mod service;
 mod warnings;
 
@@ -43,6 +45,7 @@ pub fn for_resource(info: &ResourceInfo) -> &'static dyn Strategy {
         ("", "persistentvolumeclaims") => &core::PersistentVolumeClaims,
         ("", "persistentvolumes") => &core::PersistentVolumes,
         ("", "limitranges") => &core::LimitRanges,
+        ("", "resourcequotas") => &resources::ResourceQuotas,
         ("apps", "deployments") => &apps::Deployments,
         ("apps", "replicasets") => &apps::ReplicaSets,
         ("apps", "statefulsets") => &apps::StatefulSets,

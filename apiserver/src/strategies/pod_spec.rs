@@ -30,6 +30,9 @@ pub fn default_pod_spec(spec: &mut Value) {
     for v in items_mut(s, "volumes") {
         default_volume(v);
     }
+    if let Some(overhead) = s.get_mut("overhead") {
+        super::resources::round_resource_list(overhead);
+    }
 }
 
 /// SetDefaults_Pod: what a Pod gets beyond its spec's defaults (not pod templates).
@@ -97,6 +100,9 @@ fn default_container(c: &mut Value) {
         .or_insert(json!("/dev/termination-log"));
     o.entry("terminationMessagePolicy").or_insert(json!("File"));
     o.entry("resources").or_insert(json!({}));
+    if let Some(r) = o.get_mut("resources") {
+        super::resources::round_requirements(r);
+    }
     if !image.is_empty() {
         o.entry("imagePullPolicy")
             .or_insert(json!(pull_policy_for(&image)));
@@ -284,5 +290,8 @@ pub fn default_legacy_sources(o: &mut Map<String, Value>) {
 pub fn default_pvc_spec(spec: &mut Value) {
     if let Some(s) = spec.as_object_mut() {
         s.entry("volumeMode").or_insert(json!("Filesystem"));
+    }
+    if let Some(r) = spec.get_mut("resources") {
+        super::resources::round_requirements(r);
     }
 }
