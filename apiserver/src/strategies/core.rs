@@ -948,6 +948,12 @@ impl Strategy for Nodes {
         resources::round_list_at(obj, "/status/capacity");
         resources::round_list_at(obj, "/status/allocatable");
     }
+    fn validate(&self, obj: &Value) -> Vec<FieldError> {
+        super::cluster::validate_node(obj)
+    }
+    fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        super::cluster::validate_node_update(new, old)
+    }
     fn selectable_fields(&self) -> &'static [&'static str] {
         &["spec.unschedulable"]
     }
@@ -1097,6 +1103,12 @@ impl Strategy for Endpoints {
                 }
             }
         }
+    }
+    fn validate(&self, obj: &Value) -> Vec<FieldError> {
+        super::cluster::validate_endpoints(obj)
+    }
+    fn validate_update(&self, new: &Value, _old: &Value) -> Vec<FieldError> {
+        super::cluster::validate_endpoints(new)
     }
 }
 

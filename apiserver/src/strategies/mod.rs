@@ -3,6 +3,7 @@
 
 mod apps;
 mod batch;
+mod cluster;
 mod core;
 pub(crate) mod networking;
 mod other;
