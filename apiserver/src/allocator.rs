@@ -216,6 +216,38 @@ pub(crate) fn text<'a>(v: &'a Value, pointer: &str) -> &'a str {
     v.pointer(pointer).and_then(Value::as_str).unwrap_or("")
 }
 
+/// Upstream's initIPFamilyFields on a create, for this IPv4-only cluster (what it refuses was
+/// checked before): a policy the client gave is kept (PreferDualStack stays, with IPv4 alone);
+/// none means SingleStack, except for a headless Service without a selector, which is
+/// RequireDualStack and, like any such Service not SingleStack, names both families.
+fn init_ip_families(svc: &mut Value) {
+    let headless_selectorless = text(svc, "/spec/clusterIP") == "None"
+        && svc
+            .pointer("/spec/selector")
+            .and_then(Value::as_object)
+            .is_none_or(|m| m.is_empty());
+    let policy = match text(svc, "/spec/ipFamilyPolicy") {
+        "" if headless_selectorless => "RequireDualStack",
+        "" => "SingleStack",
+        given => given,
+    }
+    .to_string();
+    let mut families: Vec<Value> = svc
+        .pointer("/spec/ipFamilies")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    if families.is_empty() {
+        families.push(json!("IPv4"));
+    }
+    if headless_selectorless && families.len() < 2 && policy != "SingleStack" {
+        let other = if families[0] == "IPv6" { "IPv4" } else { "IPv6" };
+        families.push(json!(other));
+    }
+    svc["spec"]["ipFamilies"] = Value::Array(families);
+    svc["spec"]["ipFamilyPolicy"] = json!(policy);
+}
+
 fn invalid(svc: &Value, field: &str, value: Value, detail: &str) -> ApiError {
     ApiError::invalid(
         "Service",
@@ -492,6 +524,16 @@ impl ServiceAllocator {
         if ty == "ExternalName" {
             return Ok(());
         }
+        // Families this IPv4-only cluster cannot give are refused before anything is held.
+        let refused = crate::strategies::service::single_stack_cluster_errors(svc);
+        if !refused.is_empty() {
+            return Err(ApiError::invalid(
+                "Service",
+                "",
+                text(svc, "/metadata/name"),
+                refused,
+            ));
+        }
         let requested = text(svc, "/spec/clusterIP").to_string();
         let namespace = services
             .namespace
@@ -552,8 +594,7 @@ impl ServiceAllocator {
             }
             None => svc["spec"]["clusterIPs"] = json!(["None"]),
         }
-        svc["spec"]["ipFamilies"] = json!(["IPv4"]);
-        svc["spec"]["ipFamilyPolicy"] = json!("SingleStack");
+        init_ip_families(svc);
         Ok(())
     }
 

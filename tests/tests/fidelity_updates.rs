@@ -101,3 +101,65 @@ fn stateful_set_template_labels_and_annotations_are_validated() {
         "{err}"
     );
 }
+
+#[test]
+fn service_creates_get_upstream_ip_family_fields_on_an_ipv4_cluster() {
+    let c = TestCluster::start();
+    // (spec, clusterIPs, ipFamilies, ipFamilyPolicy) as upstream's allocator leaves them.
+    let cases = [
+        (
+            r#"{"ipFamilyPolicy":"PreferDualStack","ports":[{"port":80}],"selector":{"a":"b"}}"#,
+            r#"["IPv4"]"#,
+            "PreferDualStack",
+        ),
+        (
+            r#"{"clusterIP":"None","ports":[{"port":80}]}"#,
+            r#"["IPv4","IPv6"]"#,
+            "RequireDualStack",
+        ),
+        (
+            r#"{"clusterIP":"None","ports":[{"port":80}],"selector":{"a":"b"}}"#,
+            r#"["IPv4"]"#,
+            "SingleStack",
+        ),
+        (r#"{"ports":[{"port":80}]}"#, r#"["IPv4"]"#, "SingleStack"),
+    ];
+    for (i, (spec, families, policy)) in cases.iter().enumerate() {
+        let name = format!("fam{i}");
+        let doc = format!(
+            r#"{{"apiVersion":"v1","kind":"Service","metadata":{{"name":"{name}"}},"spec":{spec}}}"#
+        );
+        let out = c.kubectl_stdin(&["create", "-f", "-"], &doc);
+        assert!(out.status.success(), "{spec}: {}", k1s_tests::stderr(&out));
+        let got = c.kubectl_ok(&[
+            "get",
+            "svc",
+            &name,
+            "-o",
+            "jsonpath={.spec.ipFamilies} {.spec.ipFamilyPolicy}",
+        ]);
+        assert_eq!(got, format!("{families} {policy}"), "{spec}");
+    }
+    // What an IPv4-only cluster cannot give is refused on create, and nothing is allocated.
+    let refused = [
+        (
+            r#"{"ipFamilies":["IPv6"],"ports":[{"port":80}],"selector":{"a":"b"}}"#,
+            r#"spec.ipFamilies[0]: Invalid value: "IPv6": not configured on this cluster"#,
+        ),
+        (
+            r#"{"ipFamilyPolicy":"RequireDualStack","ports":[{"port":80}],"selector":{"a":"b"}}"#,
+            r#"spec.ipFamilyPolicy: Invalid value: "RequireDualStack": this cluster is not configured for dual-stack services"#,
+        ),
+    ];
+    for (spec, want) in refused {
+        let doc = format!(
+            r#"{{"apiVersion":"v1","kind":"Service","metadata":{{"name":"refused"}},"spec":{spec}}}"#
+        );
+        let out = c.kubectl_stdin(&["create", "-f", "-"], &doc);
+        assert!(!out.status.success(), "{spec} was accepted");
+        let err = k1s_tests::stderr(&out);
+        assert!(err.contains(want), "{spec}: {err}");
+    }
+    let addresses = c.kubectl_ok(&["get", "ipaddresses", "-o", "name"]);
+    assert_eq!(addresses.lines().count(), 3, "{addresses}");
+}
