@@ -832,3 +832,156 @@ fn pod_volumes_are_validated_as_upstream_through_kubectl() {
     let spec = json(&c.kubectl_ok(&["get", "pod", "plr", "-o", "jsonpath={.spec}"]));
     assert_eq!(spec.get("resources"), None, "{spec}");
 }
+
+#[test]
+fn resource_lists_are_rounded_to_milli_and_resource_names_validated_through_kubectl() {
+    let c = TestCluster::start();
+    c.apply(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: tiny}\nspec:\n  containers:\n  - name: c\n    image: busybox\n    \
+         resources: {limits: {cpu: '0.0001', memory: 1024Mi}, requests: {memory: '0.5Gi'}}\n",
+    );
+    let res = json(&c.kubectl_ok(&[
+        "get",
+        "pod",
+        "tiny",
+        "-o",
+        "jsonpath={.spec.containers[0].resources}",
+    ]));
+    assert_eq!(res["limits"]["cpu"], "1m", "{res}");
+    assert_eq!(res["limits"]["memory"], "1Gi", "{res}");
+    assert_eq!(res["requests"]["memory"], "512Mi", "{res}");
+    assert_eq!(res["requests"]["cpu"], "1m", "{res}");
+    let bad = "apiVersion: v1\nkind: Pod\nmetadata: {name: names}\nspec:\n  containers:\n  - name: c\n    image: busybox\n    \
+               resources: {limits: {widgets: '1', example.com/gpu: 500m}, requests: {example.com/gpu: 500m}}\n";
+    let err = fails(
+        &["bad resource names"],
+        c.kubectl_stdin(&["apply", "-f", "-"], bad),
+    );
+    for want in [
+        "spec.containers[0].resources.limits[widgets]: Invalid value: \"widgets\": must be a standard resource type or fully qualified",
+        "spec.containers[0].resources.limits[widgets]: Invalid value: \"widgets\": must be a standard resource for containers",
+        "spec.containers[0].resources.limits[example.com/gpu]: Invalid value: \"500m\": must be an integer",
+    ] {
+        assert!(err.contains(want), "want {want:?} in {err}");
+    }
+    // ResourceQuota: names, scopes, rounding; scopes are fixed after create.
+    let bad = "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q}\nspec:\n  hard: {storage: '1', pods: '-1'}\n  \
+               scopes: [BestEffort, NotBestEffort]\n";
+    let err = fails(&["bad quota"], c.kubectl_stdin(&["apply", "-f", "-"], bad));
+    for want in [
+        "spec.hard[storage]: Invalid value: \"storage\": must be a standard resource for quota",
+        "spec.hard[pods]: Invalid value: \"-1\": must be greater than or equal to 0",
+        "spec.scopes: Invalid value: [\"BestEffort\",\"NotBestEffort\"]: conflicting scopes",
+    ] {
+        assert!(err.contains(want), "want {want:?} in {err}");
+    }
+    c.apply("apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q}\nspec:\n  hard: {requests.cpu: '0.0001', pods: '4'}\n  scopes: [NotBestEffort]\n");
+    let hard = json(&c.kubectl_ok(&["get", "resourcequota", "q", "-o", "jsonpath={.spec.hard}"]));
+    assert_eq!(hard["requests.cpu"], "1m", "{hard}");
+    let err = fails(
+        &["quota scope change"],
+        c.kubectl(&[
+            "patch",
+            "resourcequota",
+            "q",
+            "--type=merge",
+            "-p",
+            r#"{"spec":{"scopes":["Terminating"]}}"#,
+        ]),
+    );
+    assert!(
+        err.contains("spec.scopes: Invalid value: [\"Terminating\"]: field is immutable"),
+        "{err}"
+    );
+    // LimitRange item resource names.
+    let bad = "apiVersion: v1\nkind: LimitRange\nmetadata: {name: lr}\nspec:\n  limits:\n  - type: Container\n    max: {storage: 1Gi}\n";
+    let err = fails(
+        &["bad limit range"],
+        c.kubectl_stdin(&["apply", "-f", "-"], bad),
+    );
+    assert!(
+        err.contains("spec.limits[0].max[storage]: Invalid value: \"storage\": must be a standard resource for containers"),
+        "{err}"
+    );
+}
+
+#[test]
+fn persistent_volumes_endpoints_and_nodes_are_validated_through_kubectl() {
+    let c = TestCluster::start();
+    let bad = "apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: pv}\nspec:\n  accessModes: [ReadWriteOnce]\n  \
+               capacity: {storage: '0'}\n  persistentVolumeReclaimPolicy: Keep\n  local: {path: /data}\n";
+    let err = fails(&["bad pv"], c.kubectl_stdin(&["apply", "-f", "-"], bad));
+    for want in [
+        "spec.capacity[storage]: Invalid value: \"0\": must be greater than zero",
+        "spec.persistentVolumeReclaimPolicy: Unsupported value: \"Keep\"",
+        "spec.nodeAffinity: Required value: Local volume requires node affinity",
+    ] {
+        assert!(err.contains(want), "want {want:?} in {err}");
+    }
+    c.apply(
+        "apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: pv}\nspec:\n  accessModes: [ReadWriteOnce]\n  \
+         capacity: {storage: 1Gi}\n  hostPath: {path: /data}\n",
+    );
+    let err = fails(
+        &["pv source change"],
+        c.kubectl(&[
+            "patch",
+            "pv",
+            "pv",
+            "--type=merge",
+            "-p",
+            r#"{"spec":{"hostPath":{"path":"/other"}}}"#,
+        ]),
+    );
+    assert!(
+        err.contains("spec.persistentvolumesource: Forbidden: spec.persistentvolumesource is immutable after creation"),
+        "{err}"
+    );
+    let bad = "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: c}\nspec:\n  accessModes: [ReadWriteOnce]\n  \
+               resources: {requests: {storage: 1Gi}}\n  dataSource: {kind: VolumeSnapshot, name: snap}\n";
+    let err = fails(
+        &["bad pvc data source"],
+        c.kubectl_stdin(&["apply", "-f", "-"], bad),
+    );
+    assert!(
+        err.contains("spec.dataSource: Invalid value: \"VolumeSnapshot\": must be 'PersistentVolumeClaim' when referencing the default apiGroup"),
+        "{err}"
+    );
+    let bad = "apiVersion: v1\nkind: Endpoints\nmetadata: {name: ep}\nsubsets:\n- addresses: [{ip: 169.254.0.9}]\n  \
+               ports: [{port: 80}, {port: 81}]\n";
+    let err = fails(
+        &["bad endpoints"],
+        c.kubectl_stdin(&["apply", "-f", "-"], bad),
+    );
+    for want in [
+        "subsets[0].addresses[0].ip: Invalid value: \"169.254.0.9\": may not be in the link-local range (169.254.0.0/16, fe80::/10)",
+        "subsets[0].ports[0].name: Required value",
+    ] {
+        assert!(err.contains(want), "want {want:?} in {err}");
+    }
+    let bad = "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nspec:\n  taints: [{key: a, effect: Never}]\n  \
+               podCIDRs: [10.0.0.0/24, 10.1.0.0/24]\n";
+    let err = fails(&["bad node"], c.kubectl_stdin(&["apply", "-f", "-"], bad));
+    for want in [
+        "metadata.taints[0].effect: Unsupported value: \"Never\"",
+        "spec.podCIDRs: Invalid value: [\"10.0.0.0/24\",\"10.1.0.0/24\"]: may specify no more than one CIDR for each IP family",
+    ] {
+        assert!(err.contains(want), "want {want:?} in {err}");
+    }
+    c.apply("apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nspec:\n  podCIDR: 10.0.0.0/24\n  podCIDRs: [10.0.0.0/24]\n  providerID: k1s://n1\n");
+    let err = fails(
+        &["node provider change"],
+        c.kubectl(&[
+            "patch",
+            "node",
+            "n1",
+            "--type=merge",
+            "-p",
+            r#"{"spec":{"providerID":"k1s://other"}}"#,
+        ]),
+    );
+    assert!(
+        err.contains("spec.providerID: Forbidden: node updates may not change providerID except from \"\" to valid"),
+        "{err}"
+    );
+}
