@@ -985,3 +985,60 @@ fn persistent_volumes_endpoints_and_nodes_are_validated_through_kubectl() {
         "{err}"
     );
 }
+
+#[test]
+fn events_k8s_io_writes_get_upstreams_strict_rules_and_core_events_the_legacy_ones() {
+    let c = TestCluster::start();
+    let bad = "apiVersion: events.k8s.io/v1\nkind: Event\nmetadata: {name: e1}\n\
+               eventTime: '2026-11-28T10:00:00.000000Z'\nreportingController: k1s.io/test\n\
+               regarding: {kind: Pod, name: p, namespace: default}\ntype: Odd\n\
+               series: {count: 1, lastObservedTime: '2026-11-28T10:00:00.000000Z'}\n";
+    let err = fails(
+        &["bad v1 event"],
+        c.kubectl_stdin(&["create", "-f", "-"], bad),
+    );
+    for want in [
+        "reportingInstance: Required value",
+        "action: Required value",
+        "reason: Required value",
+        "series.count: Invalid value: \"\": should be at least 2",
+        "type: Invalid value: \"\": has invalid value: Odd",
+    ] {
+        assert!(err.contains(want), "want {want:?} in {err}");
+    }
+    let good = "apiVersion: events.k8s.io/v1\nkind: Event\nmetadata: {name: e2}\n\
+                eventTime: '2026-11-28T10:00:00.000000Z'\nreportingController: k1s.io/test\n\
+                reportingInstance: test-1\naction: Testing\nreason: Tested\n\
+                regarding: {kind: Pod, name: p, namespace: default}\ntype: Normal\n";
+    c.apply(good);
+    let err = fails(
+        &["v1 event reason change"],
+        c.kubectl(&[
+            "patch",
+            "events.v1.events.k8s.io",
+            "e2",
+            "--type=merge",
+            "-p",
+            r#"{"reason":"Other"}"#,
+        ]),
+    );
+    assert!(
+        err.contains("reason: Invalid value: \"Other\": field is immutable"),
+        "{err}"
+    );
+    // core/v1 keeps the legacy rules only: a type outside Normal/Warning is accepted there.
+    let legacy = "apiVersion: v1\nkind: Event\nmetadata: {name: e3}\ninvolvedObject: {kind: Pod, name: p, namespace: default}\n\
+                  reason: Tested\ntype: Odd\n";
+    c.apply(legacy);
+    let bad = "apiVersion: v1\nkind: Event\nmetadata: {name: e4}\ninvolvedObject: {kind: Pod, name: p, namespace: other}\n";
+    let err = fails(
+        &["core event namespace"],
+        c.kubectl_stdin(&["create", "-f", "-"], bad),
+    );
+    assert!(
+        err.contains(
+            "involvedObject.namespace: Invalid value: \"other\": does not match event.namespace"
+        ),
+        "{err}"
+    );
+}

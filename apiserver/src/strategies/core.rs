@@ -934,6 +934,13 @@ impl Strategy for Events {
     fn allow_create_on_update(&self) -> bool {
         true
     }
+    /// core/v1 writes get only upstream's legacy rules (events.k8s.io/v1 adds the strict ones).
+    fn validate(&self, obj: &Value) -> Vec<FieldError> {
+        super::events::legacy_event_errors(obj)
+    }
+    fn validate_update(&self, new: &Value, _old: &Value) -> Vec<FieldError> {
+        super::events::legacy_event_errors(new)
+    }
 }
 
 pub struct Nodes;

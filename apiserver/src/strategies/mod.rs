@@ -5,14 +5,15 @@ mod apps;
 mod batch;
 mod cluster;
 mod core;
+mod events;
 pub(crate) mod networking;
 mod other;
 mod pod_spec;
 mod pod_validation;
 mod resources;
 mod security_context;
-mod volumes;
 pub(crate) mod service;
+mod volumes;
 mod warnings;
 
 pub use other::SYSTEM_PRIORITY_CLASSES;
@@ -83,7 +84,7 @@ pub fn for_resource(info: &ResourceInfo) -> &'static dyn Strategy {
             &other::FlowControl
         }
         ("autoscaling", "horizontalpodautoscalers") => &other::HorizontalPodAutoscalers,
-        ("events.k8s.io", "events") => &core::Events,
+        ("events.k8s.io", "events") => &events::EventsV1,
         ("apiextensions.k8s.io", "customresourcedefinitions") => {
             &crate::apiextensions::crd::CustomResourceDefinitions
         }
