@@ -9,6 +9,7 @@ use anyhow::Context;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 mod envtest;
+mod resident;
 mod snapshot;
 mod upgrade;
 use k1s_apiserver::auth::UserInfo;
@@ -2233,6 +2234,18 @@ fn main() -> anyhow::Result<()> {
             .map(given_flags)
             .unwrap_or_default(),
     };
+    // The commands that keep running give back what their start-up touched once.
+    if matches!(
+        cli.command,
+        Command::Server(_)
+            | Command::ControllerManager(_)
+            | Command::Scheduler(_)
+            | Command::Node(_)
+            | Command::Init(_)
+            | Command::Join(_)
+    ) {
+        resident::spawn_trimmer();
+    }
     match cli.command {
         Command::Server(args) => runtime.block_on(run_server(args)),
         Command::ControllerManager(args) => runtime.block_on(run_controller_manager(args)),
