@@ -183,15 +183,10 @@ fn selector_word(kind: &str) -> &'static str {
     }
 }
 
-/// A controller's pod template restarts its pods always and has no deadline.
 /// Upstream's ValidatePodTemplateSpec: the template's labels and annotations, then its pod
-/// spec (`path` is the template's).
-pub(super) fn validate_pod_template(template: Option<&Value>, path: &str) -> Vec<FieldError> {
-    validate_pod_template_with(template, path, &PodOptions::default())
-}
-
-/// ValidatePodTemplateSpec of an update: `old` is the stored template, whose own violations
-/// the new one may keep (upstream's GetValidationOptionsFromPodTemplate).
+/// spec with its resource names (`path` is the template's). On an update `old` is the stored
+/// template, whose own violations the new one may keep (upstream's
+/// GetValidationOptionsFromPodTemplate); `None` on a create.
 pub(super) fn validate_pod_template_on_update(
     template: Option<&Value>,
     old: Option<&Value>,
@@ -215,14 +210,14 @@ pub(super) fn validate_pod_template_with(
             t, path, opts,
         ));
     }
-    errs.extend(validate_pod_spec_with(
-        template.and_then(|t| t.get("spec")),
-        &format!("{path}.spec"),
-        opts,
-    ));
+    let spec = template.and_then(|t| t.get("spec"));
+    let spec_path = format!("{path}.spec");
+    errs.extend(validate_pod_spec_with(spec, &spec_path, opts));
+    errs.extend(super::resources::pod_spec_resource_errors(spec, &spec_path));
     errs
 }
 
+/// A controller's pod template restarts its pods always and has no deadline.
 pub(super) fn template_for_controller(obj: &Value, kind: &str) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let restart = obj

@@ -125,7 +125,11 @@ impl Strategy for Pods {
     fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
         let allow_invalid_cost = pod_validation::had_invalid_deletion_cost(old);
         let mut errs = pod_validation::validate_pod_annotations(new, allow_invalid_cost);
-        errs.extend(validate_pod_spec(new.get("spec"), "spec"));
+        errs.extend(pod_validation::validate_pod_spec_on_update(
+            new.get("spec"),
+            Some(old),
+            "spec",
+        ));
         errs.extend(resources::pod_spec_resource_errors(new.get("spec"), "spec"));
         errs.extend(pod_validation::validate_pod_volumes(new));
         errs.extend(pod_validation::validate_pod_annotation_updates(new, old));
@@ -144,7 +148,11 @@ impl Strategy for Pods {
             "resize" => {
                 let allow_invalid_cost = pod_validation::had_invalid_deletion_cost(old);
                 let mut errs = pod_validation::validate_pod_annotations(new, allow_invalid_cost);
-                errs.extend(validate_pod_spec(new.get("spec"), "spec"));
+                errs.extend(pod_validation::validate_pod_spec_on_update(
+                    new.get("spec"),
+                    Some(old),
+                    "spec",
+                ));
                 errs.extend(resources::pod_spec_resource_errors(new.get("spec"), "spec"));
                 errs.extend(validate_pod_resize(new, old));
                 errs
@@ -1009,13 +1017,17 @@ impl Strategy for ReplicationControllers {
         &["status.replicas"]
     }
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
-        validate_replication_controller(obj)
+        validate_replication_controller(obj, None)
+    }
+    fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        validate_replication_controller(new, old.pointer("/spec/template"))
     }
 }
 
 /// Upstream's ValidateReplicationControllerSpec: counts, a non-empty selector that matches
-/// the template, and a template whose pods always restart and have no deadline.
-fn validate_replication_controller(obj: &Value) -> Vec<FieldError> {
+/// the template, and a template whose pods always restart and have no deadline. On an update,
+/// `old_template` is the stored one (what it already broke stays allowed, as upstream).
+fn validate_replication_controller(obj: &Value, old_template: Option<&Value>) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let number = |f: &str| obj.pointer(&format!("/spec/{f}")).and_then(Value::as_i64);
     if let Some(n) = number("minReadySeconds").filter(|n| *n < 0) {
@@ -1054,13 +1066,10 @@ fn validate_replication_controller(obj: &Value) -> Vec<FieldError> {
             "`selector` does not match template `labels`",
         ));
     }
-    errs.extend(super::apps::validate_pod_template(
+    errs.extend(super::apps::validate_pod_template_on_update(
         Some(template),
+        old_template,
         "spec.template",
-    ));
-    errs.extend(resources::pod_spec_resource_errors(
-        template.get("spec"),
-        "spec.template.spec",
     ));
     errs.extend(super::apps::template_for_controller(
         obj,
@@ -1089,13 +1098,16 @@ impl Strategy for PodTemplates {
     }
     /// Upstream's ValidatePodTemplate: the template's pod spec.
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
-        let mut errs = super::apps::validate_pod_template(obj.get("template"), "template");
-        errs.extend(resources::pod_spec_resource_errors(
-            obj.pointer("/template/spec"),
-            "template.spec",
-        ));
-        errs
+        validate_pod_template_object(obj, None)
     }
+    fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        validate_pod_template_object(new, old.get("template"))
+    }
+}
+
+/// A PodTemplate's template; on an update `old_template` relaxes what it already broke.
+fn validate_pod_template_object(obj: &Value, old_template: Option<&Value>) -> Vec<FieldError> {
+    super::apps::validate_pod_template_on_update(obj.get("template"), old_template, "template")
 }
 
 pub struct Endpoints;

@@ -2827,3 +2827,68 @@ fn job_warnings_are_upstreams_on_create_and_update() {
         ]
     );
 }
+
+#[test]
+fn pods_replication_controllers_and_pod_templates_relax_updates_as_upstream() {
+    let spec = json!({ "hostNetwork": true, "securityContext": { "sysctls": [
+        { "name": "net.core.somaxconn", "value": "1024" }] },
+        "containers": [{ "name": "c", "image": "i" }] });
+    let template = json!({ "metadata": { "labels": { "a": "b" } }, "spec": spec.clone() });
+    // (group, resource, object, the path its pod spec is at)
+    let cases = [
+        (
+            "",
+            "pods",
+            json!({ "metadata": { "name": "p", "namespace": "d" }, "spec": spec }),
+            "spec",
+        ),
+        (
+            "",
+            "replicationcontrollers",
+            json!({ "metadata": { "name": "rc", "namespace": "d" },
+                "spec": { "selector": { "a": "b" }, "template": template.clone() } }),
+            "spec.template.spec",
+        ),
+        (
+            "",
+            "podtemplates",
+            json!({ "metadata": { "name": "pt", "namespace": "d" }, "template": template }),
+            "template.spec",
+        ),
+    ];
+    for (group, resource, obj, path) in cases {
+        let obj = defaulted(group, "v1", resource, obj);
+        let want = format!(
+            "{path}.securityContext.sysctls[0].name: Invalid value: \"net.core.somaxconn\": may not be specified when 'hostNetwork' is true"
+        );
+        assert_reported(&errors(group, "v1", resource, &obj), &want, &resource);
+        // Stored with it (before the rule existed): an update may keep it.
+        let mut changed = obj.clone();
+        changed["metadata"]["labels"] = json!({ "x": "y" });
+        let got = update_errors((group, resource), &changed, &obj);
+        assert!(got.is_empty(), "{resource}: {got:?}");
+    }
+}
+
+#[test]
+fn workload_templates_check_resource_names_as_upstream() {
+    let spec = json!({ "containers": [{ "name": "c", "image": "i", "resources": {
+        "limits": { "example.com/gpu": "1500m" }, "requests": { "example.com/gpu": "1500m" } } }] });
+    for (group, resource) in [
+        ("apps", "deployments"),
+        ("apps", "replicasets"),
+        ("apps", "daemonsets"),
+        ("", "replicationcontrollers"),
+    ] {
+        let obj = json!({ "metadata": { "name": "w", "namespace": "d" }, "spec": {
+            "selector": if resource == "replicationcontrollers" { json!({ "a": "b" }) }
+                else { json!({ "matchLabels": { "a": "b" } }) },
+            "template": { "metadata": { "labels": { "a": "b" } }, "spec": spec.clone() } } });
+        let got = errors(group, "v1", resource, &obj);
+        assert_reported(
+            &got,
+            "spec.template.spec.containers[0].resources.limits[example.com/gpu]: Invalid value: \"1500m\": must be an integer",
+            &resource,
+        );
+    }
+}
