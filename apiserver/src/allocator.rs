@@ -241,7 +241,11 @@ fn init_ip_families(svc: &mut Value) {
         families.push(json!("IPv4"));
     }
     if headless_selectorless && families.len() < 2 && policy != "SingleStack" {
-        let other = if families[0] == "IPv6" { "IPv4" } else { "IPv6" };
+        let other = if families[0] == "IPv6" {
+            "IPv4"
+        } else {
+            "IPv6"
+        };
         families.push(json!(other));
     }
     svc["spec"]["ipFamilies"] = Value::Array(families);

@@ -390,7 +390,10 @@ impl SharedInformerFactory {
             .informers
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let meta_key = (TypeId::of::<PartialObjectMeta<DynamicObject>>(), name.clone());
+        let meta_key = (
+            TypeId::of::<PartialObjectMeta<DynamicObject>>(),
+            name.clone(),
+        );
         if let Some(existing) = informers.get(&meta_key)
             && let Ok(meta) = existing.clone().as_any().downcast::<MetaInformer>()
         {
