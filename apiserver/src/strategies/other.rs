@@ -736,7 +736,9 @@ fn validate_resource_source(src: &Value, path: &str, container: bool) -> Vec<Fie
             "must specify a resource name",
         ));
     } else if container {
-        errs.extend(container_resource_name_errors(name, &name_path));
+        errs.extend(super::resources::container_resource_name_errors(
+            name, &name_path,
+        ));
     }
     if container {
         let c = text(src, "container");
@@ -766,66 +768,6 @@ fn validate_resource_source(src: &Value, path: &str, container: bool) -> Vec<Fie
         _ => {}
     }
     errs
-}
-
-/// Upstream's ValidateContainerResourceName (core/v1): a standard container resource, or an
-/// extended (domain-qualified) one.
-fn container_resource_name_errors(name: &str, path: &str) -> Vec<FieldError> {
-    let qualified = k1s_apimachinery::validation::is_qualified_name(name);
-    if !qualified.is_empty() {
-        return qualified
-            .into_iter()
-            .map(|m| FieldError::invalid(path, name, m))
-            .collect();
-    }
-    const STANDARD: [&str; 19] = [
-        "cpu",
-        "memory",
-        "ephemeral-storage",
-        "requests.cpu",
-        "requests.memory",
-        "requests.ephemeral-storage",
-        "limits.cpu",
-        "limits.memory",
-        "limits.ephemeral-storage",
-        "pods",
-        "resourcequotas",
-        "services",
-        "replicationcontrollers",
-        "secrets",
-        "persistentvolumeclaims",
-        "configmaps",
-        "requests.storage",
-        "services.nodeports",
-        "services.loadbalancers",
-    ];
-    let hugepages = name.starts_with("hugepages-");
-    if !name.contains('/') {
-        let msg = if !STANDARD.contains(&name)
-            && !hugepages
-            && !name.starts_with("requests.hugepages-")
-        {
-            "must be a standard resource type or fully qualified"
-        } else if !["cpu", "memory", "ephemeral-storage"].contains(&name) && !hugepages {
-            "must be a standard resource for containers"
-        } else {
-            return Vec::new();
-        };
-        return vec![FieldError::invalid(path, name, msg)];
-    }
-    // Native names (`kubernetes.io/` ones) pass; others must be valid extended resource names.
-    let native = name.contains("kubernetes.io/");
-    let extended = !name.starts_with("requests.")
-        && k1s_apimachinery::validation::is_qualified_name(&format!("requests.{name}")).is_empty();
-    if native || extended {
-        Vec::new()
-    } else {
-        vec![FieldError::invalid(
-            path,
-            name,
-            "doesn't follow extended resource name standard",
-        )]
-    }
 }
 
 /// Upstream's validateMetricIdentifier (`metric` under the source's path).
@@ -1971,6 +1913,7 @@ mod tests {
                 "name": "widgets", "target": { "type": "AverageValue", "averageValue": "1" } } })),
             [
                 "spec.metrics[0].containerResource.name: Invalid value: \"widgets\": must be a standard resource type or fully qualified",
+                "spec.metrics[0].containerResource.name: Invalid value: \"widgets\": must be a standard resource for containers",
                 "spec.metrics[0].containerResource.container: Required value: must specify a container",
             ]
         );
