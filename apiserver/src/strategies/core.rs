@@ -1241,34 +1241,7 @@ pub(super) fn validate_pvc_spec_at(spec: &Value, path: &str) -> Vec<FieldError> 
         ));
     }
     errs.extend(super::volumes::pvc_selector_errors(spec, path));
-    const MODES: [&str; 4] = [
-        "ReadOnlyMany",
-        "ReadWriteMany",
-        "ReadWriteOnce",
-        "ReadWriteOncePod",
-    ];
-    let (mut once_pod, mut other) = (false, false);
-    for m in modes {
-        let m = m.as_str().unwrap_or_default();
-        if !MODES.contains(&m) {
-            errs.push(FieldError::not_supported(
-                format!("{path}.accessModes"),
-                m,
-                &MODES,
-            ));
-        }
-        if m == "ReadWriteOncePod" {
-            once_pod = true;
-        } else {
-            other = true;
-        }
-    }
-    if once_pod && other {
-        errs.push(FieldError::forbidden(
-            format!("{path}.accessModes"),
-            "may not use ReadWriteOncePod with other access modes",
-        ));
-    }
+    errs.extend(super::volumes::access_mode_errors(spec, path));
     let storage_field = format!("{path}.resources[storage]");
     match spec.pointer("/resources/requests/storage") {
         None => errs.push(FieldError::required(&storage_field, "")),

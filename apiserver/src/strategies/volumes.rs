@@ -77,8 +77,9 @@ fn invalid_each(path: &str, value: &str, msgs: Vec<String>) -> Vec<FieldError> {
         .collect()
 }
 
-/// The access-mode rules PVs and PVCs share.
-fn access_mode_errors(spec: &Value, path: &str) -> Vec<FieldError> {
+/// The access-mode rules PVs and PVCs share (an unsupported mode is neither ReadWriteOncePod
+/// nor another one, as upstream's switch).
+pub(super) fn access_mode_errors(spec: &Value, path: &str) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let modes = spec.get("accessModes").and_then(Value::as_array);
     let (mut once_pod, mut other) = (false, false);
