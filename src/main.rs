@@ -849,6 +849,11 @@ struct ServerArgs {
     /// flash cards; larger means fewer checkpoints. At least 64Ki.
     #[arg(long, default_value = "4Mi", value_parser = k1s_storage::parse_byte_size)]
     wal_size: u64,
+    /// Memory the embedded store may use to cache its pages (e.g. 8Mi, 64Mi). Lists and watches
+    /// are served from the API server's watch caches; this cache speeds up the store's own
+    /// reads (preconditions of writes, reads at an old resourceVersion).
+    #[arg(long, default_value = "64Mi", value_parser = k1s_storage::parse_byte_size)]
+    store_cache_size: u64,
     /// Create the store with sled's zstd compression: about half the bytes written per write
     /// (for SD cards and eMMC), at about 20% of the sequential create rate. A store keeps the
     /// setting it was created with.
@@ -993,6 +998,7 @@ async fn run_server(args: ServerArgs) -> anyhow::Result<()> {
         max_mutating_requests_inflight: args.max_mutating_requests_inflight,
         etcd: args.etcd.config()?,
         wal_file_bytes: args.wal_size,
+        store_cache_bytes: args.store_cache_size,
         store_compression: args.store_compression,
         cert_dir: None,
         skip_admin_kubeconfig: false,

@@ -46,6 +46,8 @@ pub struct ServerConfig {
     pub max_mutating_requests_inflight: usize,
     /// Size of one write-ahead log file of the store (`--wal-size`; the data directory holds two).
     pub wal_file_bytes: u64,
+    /// Page cache of the embedded store (`--store-cache-size`).
+    pub store_cache_bytes: u64,
     /// A new embedded store compresses what sled logs (`--store-compression`).
     pub store_compression: bool,
     /// Keep the cluster in etcd (`--etcd-servers`) instead of the embedded store.
@@ -92,6 +94,7 @@ impl Default for ServerConfig {
             service_ip_repair_interval: crate::allocator::REPAIR_INTERVAL,
             service_cluster_ip_range: None,
             wal_file_bytes: k1s_storage::DEFAULT_WAL_FILE_BYTES,
+            store_cache_bytes: k1s_storage::DEFAULT_CACHE_BYTES,
             store_compression: false,
             etcd: None,
             cert_dir: None,
@@ -119,6 +122,7 @@ impl OpenedStore {
         };
         let mut store_config = StoreConfig::new(backend);
         store_config.wal_file_bytes = config.wal_file_bytes;
+        store_config.cache_capacity = config.store_cache_bytes;
         store_config.compress_new_store = config.store_compression;
         Ok(OpenedStore::Local(LocalStore::open(store_config)?))
     }

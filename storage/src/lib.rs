@@ -143,6 +143,9 @@ pub enum Backend {
     Memory,
 }
 
+/// Default size of the sled page cache (`StoreConfig::cache_capacity`).
+pub const DEFAULT_CACHE_BYTES: u64 = 64 * 1024 * 1024;
+
 #[derive(Clone, Debug)]
 pub struct StoreConfig {
     pub backend: Backend,
@@ -169,7 +172,7 @@ impl StoreConfig {
             compaction: CompactionPolicy::default(),
             watch_buffer: 10_000,
             max_value_size: 3 * 1024 * 1024 / 2,
-            cache_capacity: 64 * 1024 * 1024,
+            cache_capacity: DEFAULT_CACHE_BYTES,
             wal_file_bytes: wal::DEFAULT_SEGMENT_BYTES,
             compress_new_store: false,
         }
