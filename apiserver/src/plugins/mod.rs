@@ -115,9 +115,8 @@ pub async fn mutate(
     lifecycle::admit(req, Some(&*obj)).await?;
     limitranger::admit(req, obj).await?;
     serviceaccount::admit(req, obj).await?;
-    simple::priority(req, obj).await?;
+    simple::priority(req, obj, old).await?;
     simple::default_toleration_seconds(req, obj);
-    let _ = old;
     Ok(())
 }
 

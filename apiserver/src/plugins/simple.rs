@@ -41,7 +41,15 @@ fn global_default(classes: &[Value]) -> Option<(String, i64, String)> {
         .min_by_key(|(_, value, _)| *value)
 }
 
-pub async fn priority(req: &AdmissionRequest<'_>, pod: &mut Value) -> Result<(), ApiError> {
+pub async fn priority(
+    req: &AdmissionRequest<'_>,
+    pod: &mut Value,
+    old: Option<&Value>,
+) -> Result<(), ApiError> {
+    if req.operation == Operation::Update && req.is("", "pods") {
+        keep_priority(pod, old);
+        return Ok(());
+    }
     if !req.is_pod_create() {
         return Ok(());
     }
@@ -107,7 +115,29 @@ pub async fn priority(req: &AdmissionRequest<'_>, pod: &mut Value) -> Result<(),
     Ok(())
 }
 
-/// Only one PriorityClass may be the global default.
+/// A pod update that leaves out the priority and preemption policy set on create keeps them
+/// (upstream's admitPod on update), rather than failing the spec's immutability check.
+fn keep_priority(pod: &mut Value, old: Option<&Value>) {
+    let Some(old_spec) = old.and_then(|o| o.get("spec")) else {
+        return;
+    };
+    let Some(spec) = pod.get_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
+    for field in ["priority", "preemptionPolicy"] {
+        let missing = spec.get(field).is_none_or(Value::is_null);
+        match old_spec.get(field).filter(|v| !v.is_null()) {
+            Some(v) if missing => {
+                spec.insert(field.into(), v.clone());
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Only one PriorityClass may be the global default: upstream's validatePriorityClass compares
+/// with the default pods would get (the lowest-valued of several after a race), so a create
+/// is refused even under that class's own name, and an update only when it marks another class.
 pub async fn validate_priority_class(
     req: &AdmissionRequest<'_>,
     pc: &Value,
@@ -118,17 +148,15 @@ pub async fn validate_priority_class(
     {
         return Ok(());
     }
+    let Some((current, _, _)) = global_default(&priority_classes(req).await?) else {
+        return Ok(());
+    };
     let own = super::str_at(pc, &["metadata", "name"]).unwrap_or(req.name);
-    let other = priority_classes(req).await?.into_iter().find(|c| {
-        c.get("globalDefault").and_then(Value::as_bool) == Some(true)
-            && super::str_at(c, &["metadata", "name"]) != Some(own)
-    });
-    if let Some(other) = other {
-        let name = super::str_at(&other, &["metadata", "name"]).unwrap_or("");
+    if req.operation == Operation::Create || current != own {
         return Err(req.forbidden(
             Some(pc),
             format!(
-                "PriorityClass {name} is already marked as default. Only one default can exist"
+                "PriorityClass {current} is already marked as default. Only one default can exist"
             ),
         ));
     }

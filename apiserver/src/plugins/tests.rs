@@ -404,3 +404,81 @@ async fn plugins_priority_classes() {
         "priorityclasses.scheduling.k8s.io \"another\" is forbidden: PriorityClass low is already marked as default. Only one default can exist"
     );
 }
+
+/// upstream's validatePriorityClass: the default that counts is the lowest-valued one, a
+/// create is refused even under its name, an update only when it marks a second class.
+#[tokio::test]
+async fn plugins_priority_class_single_default() {
+    let r = registry();
+    let u = user();
+    let pc = |name: &str, value: i64| json!({"metadata": {"name": name}, "value": value, "globalDefault": true});
+    let check = |op, name: &'static str, obj: Value| {
+        let (r, u) = (&r, &u);
+        async move {
+            let req = request(r, u, op, "priorityclasses.scheduling.k8s.io", None, name);
+            validate(&req, &obj, None).await.map(|_| ())
+        }
+    };
+    // No default yet: anything goes.
+    check(Operation::Create, "a", pc("a", 5)).await.unwrap();
+    // Two defaults left by a race: "low" (value 1) is the one pods get.
+    put(
+        &r,
+        "scheduling.k8s.io",
+        "priorityclasses",
+        None,
+        pc("high", 9),
+    )
+    .await;
+    put(
+        &r,
+        "scheduling.k8s.io",
+        "priorityclasses",
+        None,
+        pc("low", 1),
+    )
+    .await;
+    let err = check(Operation::Create, "low", pc("low", 1))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, 403);
+    assert_eq!(
+        err.message,
+        "priorityclasses.scheduling.k8s.io \"low\" is forbidden: PriorityClass low is already marked as default. Only one default can exist"
+    );
+    // Updating the default itself is fine; updating the other one names the default.
+    check(Operation::Update, "low", pc("low", 1)).await.unwrap();
+    let err = check(Operation::Update, "high", pc("high", 9))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.message,
+        "priorityclasses.scheduling.k8s.io \"high\" is forbidden: PriorityClass low is already marked as default. Only one default can exist"
+    );
+    // A class that is not a default, and deletes, are not looked at.
+    let mut plain = pc("plain", 3);
+    plain["globalDefault"] = json!(false);
+    check(Operation::Update, "plain", plain).await.unwrap();
+    check(Operation::Delete, "low", pc("low", 1)).await.unwrap();
+}
+
+/// A pod update that leaves out spec.priority and preemptionPolicy keeps the stored ones.
+#[tokio::test]
+async fn plugins_priority_kept_on_pod_update() {
+    let r = registry();
+    let u = user();
+    let req = request(&r, &u, Operation::Update, "pods", Some("ns"), "p");
+    let mut old = pod("p");
+    old["spec"]["priority"] = json!(7);
+    old["spec"]["preemptionPolicy"] = json!("Never");
+    let mut p = pod("p");
+    mutate(&req, &mut p, Some(&old)).await.unwrap();
+    assert_eq!(p["spec"]["priority"], 7);
+    assert_eq!(p["spec"]["preemptionPolicy"], "Never");
+    // A value the client sends is left for validation to judge.
+    let mut p = pod("p");
+    p["spec"]["priority"] = json!(3);
+    mutate(&req, &mut p, Some(&old)).await.unwrap();
+    assert_eq!(p["spec"]["priority"], 3);
+    assert_eq!(p["spec"]["preemptionPolicy"], "Never");
+}
