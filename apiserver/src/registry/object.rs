@@ -322,7 +322,12 @@ pub fn prepare_update(
     new_meta.remove("selfLink");
     new_meta.remove("managedFields");
     strategy.default(&mut new);
-    strategy.prepare_for_update(&mut new, old);
+    match subresource {
+        Some(sub) if !sub.is_empty() => {
+            strategy.prepare_for_subresource_update(sub, &mut new, old);
+        }
+        _ => strategy.prepare_for_update(&mut new, old),
+    }
     if matches!(subresource, Some("status")) {
         // Status strategies never bump the generation (a deployment's annotations written
         // with its status included).

@@ -22,6 +22,12 @@ pub trait Strategy: Send + Sync {
     /// Adjusts an updated object before validation.
     fn prepare_for_update(&self, _new: &mut Value, _old: &Value) {}
 
+    /// Adjusts an update through a subresource (after the generic keep-the-rest merge) before
+    /// validation; most kinds treat it as any update.
+    fn prepare_for_subresource_update(&self, _subresource: &str, new: &mut Value, old: &Value) {
+        self.prepare_for_update(new, old);
+    }
+
     /// Kind-specific validation of a new object.
     fn validate(&self, _obj: &Value) -> Vec<FieldError> {
         Vec::new()

@@ -78,6 +78,33 @@ impl Strategy for CertificateSigningRequests {
         new["spec"] = old.get("spec").cloned().unwrap_or(Value::Null);
         populate_condition_timestamps(new, old);
     }
+    fn prepare_for_subresource_update(&self, subresource: &str, new: &mut Value, old: &Value) {
+        new["spec"] = old.get("spec").cloned().unwrap_or(Value::Null);
+        match subresource {
+            // `/approval` changes the conditions only (csrApprovalStrategy).
+            "approval" => {
+                populate_condition_timestamps(new, old);
+                let conditions = new.pointer("/status/conditions").cloned();
+                let mut status = old.get("status").cloned().unwrap_or_else(|| json!({}));
+                if let Some(st) = status.as_object_mut() {
+                    match conditions {
+                        Some(c) => st.insert("conditions".into(), c),
+                        None => st.remove("conditions"),
+                    };
+                }
+                new["status"] = status;
+            }
+            // `/status` keeps the Approved and Denied conditions as stored unless their count
+            // changed, which validation then refuses (csrStatusStrategy).
+            "status" => {
+                for t in ["Approved", "Denied"] {
+                    preserve_condition_instances(new, old, t);
+                }
+                populate_condition_timestamps(new, old);
+            }
+            _ => self.prepare_for_update(new, old),
+        }
+    }
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
         let mut errs = Vec::new();
         let spec = &obj["spec"];
@@ -125,12 +152,226 @@ impl Strategy for CertificateSigningRequests {
         }
         errs
     }
-    fn validate_update(&self, _new: &Value, _old: &Value) -> Vec<FieldError> {
-        Vec::new()
+    fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        csr_update_errors(new, old, None)
+    }
+    fn validate_subresource_update(
+        &self,
+        subresource: &str,
+        new: &Value,
+        old: &Value,
+    ) -> Vec<FieldError> {
+        csr_update_errors(new, old, Some(subresource))
     }
     fn selectable_fields(&self) -> &'static [&'static str] {
         &["spec.signerName"]
     }
+}
+
+/// The conditions of a CSR's status.
+fn csr_conditions(csr: &Value) -> &[Value] {
+    csr.pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+}
+
+fn condition_type(c: &Value) -> &str {
+    c.get("type").and_then(Value::as_str).unwrap_or("")
+}
+
+/// The conditions of one type, in order (upstream's findConditions).
+fn conditions_of<'v>(csr: &'v Value, t: &str) -> Vec<&'v Value> {
+    csr_conditions(csr)
+        .iter()
+        .filter(|c| condition_type(c) == t)
+        .collect()
+}
+
+/// Upstream's preserveConditionInstances: the stored instances of type `t` replace the
+/// request's, one for one, when the request has as many.
+fn preserve_condition_instances(new: &mut Value, old: &Value, t: &str) {
+    let kept: Vec<Value> = conditions_of(old, t).into_iter().cloned().collect();
+    let Some(conditions) = new
+        .pointer_mut("/status/conditions")
+        .and_then(Value::as_array_mut)
+    else {
+        return;
+    };
+    let slots: Vec<usize> = (0..conditions.len())
+        .filter(|i| condition_type(&conditions[*i]) == t)
+        .collect();
+    if slots.len() == kept.len() {
+        for (i, c) in slots.into_iter().zip(kept) {
+            conditions[i] = c;
+        }
+    }
+}
+
+/// Upstream's validateConditions. The tolerances for data stored before a rule existed
+/// (both Approved and Denied, duplicate or empty types) come from the stored object.
+fn csr_condition_errors(csr: &Value, old: Option<&Value>) -> Vec<FieldError> {
+    let old_has = |pred: &dyn Fn(&[Value]) -> bool| old.is_some_and(|o| pred(csr_conditions(o)));
+    let has_duplicates = |cs: &[Value]| {
+        let mut seen = std::collections::HashSet::new();
+        cs.iter().any(|c| !seen.insert(condition_type(c)))
+    };
+    let allow_both = old_has(&|cs| {
+        ["Approved", "Denied"]
+            .iter()
+            .all(|t| cs.iter().any(|c| condition_type(c) == *t))
+    });
+    let allow_duplicates = old_has(&has_duplicates);
+    let allow_empty = old_has(&|cs| cs.iter().any(|c| condition_type(c).is_empty()));
+
+    let mut errs = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let (mut approved, mut denied) = (false, false);
+    for (i, c) in csr_conditions(csr).iter().enumerate() {
+        let path = format!("status.conditions[{i}]");
+        let t = condition_type(c);
+        if t.is_empty() && !allow_empty {
+            errs.push(FieldError::required(format!("{path}.type"), ""));
+        }
+        // Approved, Denied and Failed may only be True.
+        let allowed: &[&str] = if matches!(t, "Approved" | "Denied" | "Failed") {
+            &["True"]
+        } else {
+            &["False", "True", "Unknown"]
+        };
+        match c.get("status").and_then(Value::as_str).unwrap_or("") {
+            "" => errs.push(FieldError::required(format!("{path}.status"), "")),
+            s if !allowed.contains(&s) => {
+                errs.push(FieldError::not_supported(
+                    format!("{path}.status"),
+                    s,
+                    allowed,
+                ));
+            }
+            _ => {}
+        }
+        if !allow_both {
+            let clash = match t {
+                "Approved" => {
+                    approved = true;
+                    denied
+                }
+                "Denied" => {
+                    denied = true;
+                    approved
+                }
+                _ => false,
+            };
+            if clash {
+                errs.push(FieldError::invalid(
+                    format!("{path}.type"),
+                    t,
+                    "Approved and Denied conditions are mutually exclusive",
+                ));
+            }
+        }
+        if !allow_duplicates && !seen.insert(t) {
+            errs.push(FieldError::duplicate(format!("{path}.type"), t));
+        }
+    }
+    errs
+}
+
+/// Upstream's validateCertificate: PEM blocks of type CERTIFICATE, without headers, each a
+/// parseable certificate; at least one unless empty.
+fn certificate_error(b64: &str) -> Option<String> {
+    use base64::Engine as _;
+    use x509_parser::pem::Pem;
+    let Ok(data) = base64::engine::general_purpose::STANDARD.decode(b64) else {
+        return Some("illegal base64 data".into());
+    };
+    if data.is_empty() {
+        return None;
+    }
+    let mut blocks = 0;
+    for pem in Pem::iter_from_buffer(&data) {
+        let Ok(pem) = pem else { break };
+        if pem.label != "CERTIFICATE" {
+            return Some(format!(
+                "only CERTIFICATE PEM blocks are allowed, found {}",
+                crate::auth::authn::go_quote(&pem.label)
+            ));
+        }
+        if let Err(e) = x509_parser::parse_x509_certificate(&pem.contents) {
+            return Some(format!("x509: malformed certificate: {e}"));
+        }
+        blocks += 1;
+    }
+    (blocks == 0).then(|| "must contain at least one CERTIFICATE PEM block".into())
+}
+
+/// Upstream's validateCertificateSigningRequestUpdate for the main resource (`None`),
+/// `/status` (may set the certificate once) and `/approval` (may add and change the
+/// Approved and Denied conditions). Approved, Denied and Failed are never removed.
+fn csr_update_errors(new: &Value, old: &Value, subresource: Option<&str>) -> Vec<FieldError> {
+    let mut errs = CertificateSigningRequests.validate(new);
+    errs.extend(csr_condition_errors(new, Some(old)));
+    let certificate = |v: &Value| {
+        v.pointer("/status/certificate")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    let (new_cert, old_cert) = (certificate(new), certificate(old));
+    // An unchanged certificate, or a stored one already invalid, is not looked at again.
+    if new_cert != old_cert
+        && certificate_error(&old_cert).is_none()
+        && let Some(e) = certificate_error(&new_cert)
+    {
+        errs.push(FieldError::invalid(
+            "status.certificate",
+            "<certificate data>",
+            e,
+        ));
+    }
+    for t in ["Approved", "Denied", "Failed"] {
+        if conditions_of(new, t).len() < conditions_of(old, t).len() {
+            errs.push(FieldError::forbidden(
+                "status.conditions",
+                format!("updates may not remove a condition of type \"{t}\""),
+            ));
+        }
+    }
+    if subresource != Some("approval") {
+        for t in ["Approved", "Denied"] {
+            let (n, o) = (conditions_of(new, t), conditions_of(old, t));
+            if n.len() > o.len() {
+                errs.push(FieldError::forbidden(
+                    "status.conditions",
+                    format!("updates may not add a condition of type \"{t}\""),
+                ));
+            } else if n.len() == o.len() && n != o {
+                // Upstream appends a Go object diff; k1s shows the two lists as JSON.
+                errs.push(FieldError::forbidden(
+                    "status.conditions",
+                    format!(
+                        "updates may not modify a condition of type \"{t}\"\n{} -> {}",
+                        json!(o),
+                        json!(n)
+                    ),
+                ));
+            }
+        }
+    }
+    if new_cert != old_cert {
+        if subresource != Some("status") {
+            errs.push(FieldError::forbidden(
+                "status.certificate",
+                "updates may not set certificate content",
+            ));
+        } else if !old_cert.is_empty() {
+            errs.push(FieldError::forbidden(
+                "status.certificate",
+                "updates may not modify existing certificate content",
+            ));
+        }
+    }
+    errs
 }
 
 /// The PriorityClasses upstream's API server creates at start (name, value, description).
@@ -2344,5 +2585,178 @@ mod tests {
         managed["metadata"]["labels"] =
             json!({ "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io" });
         assert!(EndpointSlices.warnings_on_update(&managed, &s).is_empty());
+    }
+}
+
+#[cfg(test)]
+mod csr_tests {
+    //! The CSR update rules of each write path, run as the registry runs them: the
+    //! subresource's preparation, then its validation.
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use base64::Engine as _;
+    use serde_json::{Value, json};
+
+    use super::CertificateSigningRequests as Csr;
+    use crate::registry::Strategy;
+
+    fn b64(s: &str) -> String {
+        base64::engine::general_purpose::STANDARD.encode(s)
+    }
+
+    fn csr(conditions: Value) -> Value {
+        let request =
+            b64("-----BEGIN CERTIFICATE REQUEST-----\nMIIB\n-----END CERTIFICATE REQUEST-----\n");
+        json!({"metadata": {"name": "c"},
+               "spec": {"request": request, "signerName": "example.com/s", "usages": ["client auth"]},
+               "status": {"conditions": conditions}})
+    }
+
+    fn cond(t: &str, message: &str) -> Value {
+        json!({"type": t, "status": "True", "message": message,
+               "lastUpdateTime": "2020-01-01T00:00:00Z", "lastTransitionTime": "2020-01-01T00:00:00Z"})
+    }
+
+    /// The stored object an update through `sub` (None: the main resource) leaves, or the
+    /// messages of its field errors.
+    fn update(sub: Option<&str>, mut new: Value, old: &Value) -> Result<Value, Vec<String>> {
+        let errs = match sub {
+            Some(s) => {
+                Csr.prepare_for_subresource_update(s, &mut new, old);
+                Csr.validate_subresource_update(s, &new, old)
+            }
+            None => {
+                Csr.prepare_for_update(&mut new, old);
+                Csr.validate_update(&new, old)
+            }
+        };
+        if errs.is_empty() {
+            Ok(new)
+        } else {
+            Err(errs.iter().map(ToString::to_string).collect())
+        }
+    }
+
+    fn certificate() -> String {
+        let cert = rcgen::generate_simple_self_signed(vec!["c".into()]).unwrap();
+        b64(&cert.cert.pem())
+    }
+
+    #[test]
+    fn csr_approval_changes_conditions_only() {
+        let old = csr(json!([]));
+        let mut new = csr(json!([{"type": "Approved", "status": "True"}]));
+        new["status"]["certificate"] = json!(certificate());
+        new["spec"]["usages"] = json!(["server auth"]);
+        let stored = update(Some("approval"), new, &old).unwrap();
+        assert_eq!(stored["status"].get("certificate"), None, "{stored}");
+        assert_eq!(stored["spec"]["usages"], json!(["client auth"]));
+        let c = &stored["status"]["conditions"][0];
+        assert!(c["lastUpdateTime"].is_string() && c["lastTransitionTime"].is_string());
+
+        // Approved and Denied exclude each other; Approved, Denied and Failed are only True
+        // and never removed.
+        let approved = csr(json!([cond("Approved", "ok")]));
+        let both = csr(json!([cond("Approved", "ok"), cond("Denied", "no")]));
+        assert_eq!(
+            update(Some("approval"), both, &approved).unwrap_err(),
+            [
+                "status.conditions[1].type: Invalid value: \"Denied\": Approved and Denied conditions are mutually exclusive"
+            ]
+        );
+        assert_eq!(
+            update(Some("approval"), csr(json!([])), &approved).unwrap_err(),
+            [
+                "status.conditions: Forbidden: updates may not remove a condition of type \"Approved\""
+            ]
+        );
+        let mut unknown = cond("Failed", "x");
+        unknown["status"] = json!("Unknown");
+        assert_eq!(
+            update(
+                Some("approval"),
+                csr(json!([cond("Approved", "ok"), unknown])),
+                &approved
+            )
+            .unwrap_err(),
+            [
+                "status.conditions[1].status: Unsupported value: \"Unknown\": supported values: \"True\""
+            ]
+        );
+        let twice = csr(json!([cond("Approved", "ok"), cond("Approved", "again")]));
+        assert_eq!(
+            update(Some("approval"), twice, &approved).unwrap_err(),
+            ["status.conditions[1].type: Duplicate value: \"Approved\""]
+        );
+        // The approval may be changed through /approval.
+        update(
+            Some("approval"),
+            csr(json!([cond("Approved", "changed")])),
+            &approved,
+        )
+        .unwrap();
+        // What is stored already is tolerated.
+        update(
+            Some("approval"),
+            csr(json!([cond("Approved", "ok"), cond("Denied", "no")])),
+            &csr(json!([cond("Approved", "ok"), cond("Denied", "no")])),
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn csr_status_keeps_the_approval_and_sets_the_certificate_once() {
+        let approved = csr(json!([cond("Approved", "ok")]));
+        // A changed Approved condition is quietly put back, as upstream.
+        let mut new = csr(json!([cond("Approved", "changed"), cond("Failed", "boom")]));
+        let cert = certificate();
+        new["status"]["certificate"] = json!(cert);
+        let stored = update(Some("status"), new, &approved).unwrap();
+        assert_eq!(stored["status"]["conditions"][0]["message"], "ok");
+        assert_eq!(stored["status"]["conditions"][1]["type"], "Failed");
+        assert_eq!(stored["status"]["certificate"], json!(cert));
+
+        assert_eq!(
+            update(
+                Some("status"),
+                csr(json!([cond("Approved", "ok"), cond("Denied", "no")])),
+                &approved
+            )
+            .unwrap_err(),
+            [
+                "status.conditions[1].type: Invalid value: \"Denied\": Approved and Denied conditions are mutually exclusive",
+                "status.conditions: Forbidden: updates may not add a condition of type \"Denied\"",
+            ]
+        );
+        let mut again = stored.clone();
+        again["status"]["certificate"] = json!(certificate());
+        assert_eq!(
+            update(Some("status"), again, &stored).unwrap_err(),
+            ["status.certificate: Forbidden: updates may not modify existing certificate content"]
+        );
+        let mut junk = approved.clone();
+        junk["status"]["certificate"] = json!(b64(
+            "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"
+        ));
+        assert_eq!(
+            update(Some("status"), junk, &approved).unwrap_err(),
+            [
+                "status.certificate: Invalid value: \"<certificate data>\": only CERTIFICATE PEM blocks are allowed, found \"PRIVATE KEY\""
+            ]
+        );
+    }
+
+    #[test]
+    fn csr_main_update_sets_neither_approval_nor_certificate() {
+        let old = csr(json!([]));
+        let mut new = csr(json!([cond("Approved", "ok")]));
+        new["status"]["certificate"] = json!(certificate());
+        assert_eq!(
+            update(None, new, &old).unwrap_err(),
+            [
+                "status.conditions: Forbidden: updates may not add a condition of type \"Approved\"",
+                "status.certificate: Forbidden: updates may not set certificate content",
+            ]
+        );
     }
 }
