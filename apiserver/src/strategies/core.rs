@@ -679,6 +679,15 @@ fn go_json_object_error(bytes: &[u8]) -> Option<String> {
 
 pub struct Secrets;
 impl Strategy for Secrets {
+    fn warnings_on_create(&self, obj: &Value) -> Vec<String> {
+        super::warnings::secret(obj)
+    }
+    /// Upstream warns on the object after defaulting, with `stringData` merged into `data`.
+    fn warnings_on_update(&self, new: &Value, _old: &Value) -> Vec<String> {
+        let mut defaulted = new.clone();
+        self.default(&mut defaulted);
+        super::warnings::secret(&defaulted)
+    }
     fn default(&self, obj: &mut Value) {
         use base64::Engine as _;
         if obj
@@ -953,6 +962,25 @@ impl Strategy for Events {
 
 pub struct Nodes;
 impl Strategy for Nodes {
+    fn warnings_on_create(&self, obj: &Value) -> Vec<String> {
+        super::warnings::node(obj, false)
+    }
+    fn warnings_on_update(&self, new: &Value, old: &Value) -> Vec<String> {
+        let had = old
+            .pointer("/spec/configSource")
+            .is_some_and(|v| !v.is_null());
+        super::warnings::node(new, had)
+    }
+    /// Upstream's dropDisabledFields: the removed dynamic kubelet config (`spec.configSource`,
+    /// `status.config`) is dropped on create and kept on update only where already stored.
+    fn prepare_for_create(&self, obj: &mut Value) {
+        drop_unless_stored(obj, None, "spec", "configSource");
+        drop_unless_stored(obj, None, "status", "config");
+    }
+    fn prepare_for_update(&self, new: &mut Value, old: &Value) {
+        drop_unless_stored(new, Some(old), "spec", "configSource");
+        drop_unless_stored(new, Some(old), "status", "config");
+    }
     fn default(&self, obj: &mut Value) {
         // Allocatable defaults to capacity.
         if let Some(status) = obj.get_mut("status").and_then(Value::as_object_mut)
@@ -971,6 +999,19 @@ impl Strategy for Nodes {
     }
     fn selectable_fields(&self) -> &'static [&'static str] {
         &["spec.unschedulable"]
+    }
+}
+
+/// Removes `obj.<part>.<field>` unless the stored object (`old`) has it set.
+fn drop_unless_stored(obj: &mut Value, old: Option<&Value>, part: &str, field: &str) {
+    if old
+        .and_then(|o| o.get(part)?.get(field))
+        .is_some_and(|v| !v.is_null())
+    {
+        return;
+    }
+    if let Some(p) = obj.get_mut(part).and_then(Value::as_object_mut) {
+        p.remove(field);
     }
 }
 
@@ -1133,6 +1174,12 @@ impl Strategy for Endpoints {
 
 pub struct PersistentVolumeClaims;
 impl Strategy for PersistentVolumeClaims {
+    fn warnings_on_create(&self, obj: &Value) -> Vec<String> {
+        super::warnings::persistent_volume_claim(obj)
+    }
+    fn warnings_on_update(&self, new: &Value, _old: &Value) -> Vec<String> {
+        super::warnings::persistent_volume_claim(new)
+    }
     fn default(&self, obj: &mut Value) {
         if let Some(spec) = obj.get_mut("spec") {
             default_pvc_spec(spec);
@@ -1308,6 +1355,12 @@ fn normalize_data_sources(obj: &mut Value) {
 
 pub struct PersistentVolumes;
 impl Strategy for PersistentVolumes {
+    fn warnings_on_create(&self, obj: &Value) -> Vec<String> {
+        super::warnings::persistent_volume(obj)
+    }
+    fn warnings_on_update(&self, new: &Value, _old: &Value) -> Vec<String> {
+        super::warnings::persistent_volume(new)
+    }
     fn default(&self, obj: &mut Value) {
         let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
             return;

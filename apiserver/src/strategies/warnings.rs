@@ -3,6 +3,8 @@
 //! pod-spec warnings of `pkg/api/pod/warnings.go` (deprecated node labels, annotations and
 //! volume plugins, duplicate pull secrets and environment variables).
 
+mod tls_pair;
+
 use std::collections::HashSet;
 
 use k1s_apimachinery::quantity::Quantity;
@@ -134,6 +136,128 @@ pub fn job_spec(spec: Option<&Value>, path: &str) -> Vec<String> {
         out.extend(pod(t, &format!("{path}.template.")));
     }
     out
+}
+
+/// The annotation that named a claim's or volume's class before `storageClassName`.
+const BETA_STORAGE_CLASS: &str = "volume.beta.kubernetes.io/storage-class";
+const BETA_STORAGE_CLASS_MSG: &str =
+    r#"deprecated since v1.8; use "storageClassName" attribute instead"#;
+
+fn beta_storage_class(obj: &Value, out: &mut Vec<String>) {
+    if obj
+        .pointer("/metadata/annotations")
+        .and_then(|a| a.get(BETA_STORAGE_CLASS))
+        .is_some()
+    {
+        out.push(format!(
+            "metadata.annotations[{BETA_STORAGE_CLASS}]: {BETA_STORAGE_CLASS_MSG}"
+        ));
+    }
+}
+
+/// Upstream's GetWarningsForPersistentVolumeClaim (on create and on every spec update; the
+/// status writes give none): the beta class annotation and fractional storage sizes.
+pub fn persistent_volume_claim(obj: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    beta_storage_class(obj, &mut out);
+    claim_spec(obj.get("spec").unwrap_or(&Value::Null), "spec", &mut out);
+    out
+}
+
+/// The volume sources a PersistentVolume may still name but that no longer work, in
+/// upstream's order, with its (differently cased) paths.
+const DEPRECATED_PV_SOURCES: [(&str, &str, &str); 6] = [
+    (
+        "cephfs",
+        "cephfs",
+        "deprecated in v1.28, non-functional in v1.31+",
+    ),
+    (
+        "photonPersistentDisk",
+        "photonPersistentDisk",
+        "deprecated in v1.11, non-functional in v1.16+",
+    ),
+    (
+        "scaleIO",
+        "scaleIO",
+        "deprecated in v1.16, non-functional in v1.22+",
+    ),
+    (
+        "storageos",
+        "storageOS",
+        "deprecated in v1.22, non-functional in v1.25+",
+    ),
+    (
+        "glusterfs",
+        "glusterfs",
+        "deprecated in v1.25, non-functional in v1.26+",
+    ),
+    (
+        "rbd",
+        "rbd",
+        "deprecated in v1.28, non-functional in v1.31+",
+    ),
+];
+
+/// Upstream's GetWarningsForPersistentVolume (create and spec updates): the beta class
+/// annotation, the Recycle policy, deprecated node labels in the required node affinity and
+/// deprecated volume plugins.
+pub fn persistent_volume(obj: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    beta_storage_class(obj, &mut out);
+    let spec = obj.get("spec").unwrap_or(&Value::Null);
+    if text(spec, "persistentVolumeReclaimPolicy") == "Recycle" {
+        out.push(
+            "spec.persistentVolumeReclaimPolicy: The Recycle reclaim policy is deprecated. \
+             Instead, the recommended approach is to use dynamic provisioning."
+                .to_string(),
+        );
+    }
+    let terms = spec.pointer("/nodeAffinity/required/nodeSelectorTerms");
+    for (i, term) in list(terms).iter().enumerate() {
+        let path = format!("spec.nodeAffinity.required.nodeSelectorTerms[{i}]");
+        node_selector_term(term, &path, &mut out);
+    }
+    for (field, shown, msg) in DEPRECATED_PV_SOURCES {
+        if set(spec, field).is_some() {
+            out.push(format!("spec.{shown}: {msg}"));
+        }
+    }
+    out
+}
+
+/// Upstream's fieldIsDeprecatedWarnings of Nodes, on create and on spec updates. A
+/// configSource only survives the strategy's preparation on an update of a Node that already
+/// had one, so `had_config_source` says whether the stored Node had it (false on create).
+pub fn node(obj: &Value, had_config_source: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    let spec = obj.get("spec").unwrap_or(&Value::Null);
+    if had_config_source && set(spec, "configSource").is_some() {
+        out.push("spec.configSource: the feature is removed".to_string());
+    }
+    if !text(spec, "externalID").is_empty() {
+        out.push("spec.externalID: this field is deprecated, and is unused by Kubernetes".into());
+    }
+    out
+}
+
+/// Upstream's warningsForSecret (create and update): a `kubernetes.io/tls` Secret whose
+/// certificate and key Go's `tls.X509KeyPair` refuses gets that function's error.
+pub fn secret(obj: &Value) -> Vec<String> {
+    use base64::Engine as _;
+    if text(obj, "type") != "kubernetes.io/tls" {
+        return Vec::new();
+    }
+    let value = |k: &str| {
+        obj.pointer("/data")
+            .and_then(|d| d.get(k))
+            .and_then(Value::as_str)
+            .and_then(|v| base64::engine::general_purpose::STANDARD.decode(v).ok())
+            .unwrap_or_default()
+    };
+    tls_pair::x509_key_pair_error(&value("tls.crt"), &value("tls.key"))
+        .into_iter()
+        .collect()
 }
 
 /// Upstream's warningsForPodSpecAndMeta for the pod (template) at `prefix` ("" for a Pod,
@@ -781,5 +905,81 @@ mod tests {
             "resources": { "requests": { "memory": "1Gi" } },
             "ports": [{ "containerPort": 80 }] }] } });
         assert!(pod(&plain, p).is_empty());
+    }
+}
+
+#[cfg(test)]
+mod volume_node_secret_tests {
+    use serde_json::json;
+
+    #[test]
+    fn claim_warnings() {
+        let pvc = json!({
+            "metadata": {"annotations": {"volume.beta.kubernetes.io/storage-class": "x"}},
+            "spec": {"resources": {"requests": {"storage": "1500m"}, "limits": {"storage": "1Gi"}}},
+        });
+        assert_eq!(
+            super::persistent_volume_claim(&pvc),
+            [
+                r#"metadata.annotations[volume.beta.kubernetes.io/storage-class]: deprecated since v1.8; use "storageClassName" attribute instead"#,
+                r#"spec.resources.requests[storage]: fractional byte value "1500m" is invalid, must be an integer"#,
+            ]
+        );
+        assert!(super::persistent_volume_claim(&json!({"spec": {}})).is_empty());
+    }
+
+    #[test]
+    fn volume_warnings() {
+        let pv = json!({
+            "metadata": {"annotations": {"volume.beta.kubernetes.io/storage-class": ""}},
+            "spec": {
+                "persistentVolumeReclaimPolicy": "Recycle",
+                "nodeAffinity": {"required": {"nodeSelectorTerms": [
+                    {"matchExpressions": [
+                        {"key": "kubernetes.io/os", "operator": "Exists"},
+                        {"key": "beta.kubernetes.io/os", "operator": "Exists"},
+                    ]},
+                ]}},
+                "storageos": {"volumeName": "v"},
+                "rbd": {"monitors": ["m"], "image": "i"},
+            },
+        });
+        assert_eq!(
+            super::persistent_volume(&pv),
+            [
+                r#"metadata.annotations[volume.beta.kubernetes.io/storage-class]: deprecated since v1.8; use "storageClassName" attribute instead"#,
+                "spec.persistentVolumeReclaimPolicy: The Recycle reclaim policy is deprecated. Instead, the recommended approach is to use dynamic provisioning.",
+                r#"spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[1].key: beta.kubernetes.io/os is deprecated since v1.14; use "kubernetes.io/os" instead"#,
+                "spec.storageOS: deprecated in v1.22, non-functional in v1.25+",
+                "spec.rbd: deprecated in v1.28, non-functional in v1.31+",
+            ]
+        );
+        let plain = json!({"spec": {"persistentVolumeReclaimPolicy": "Retain", "nfs": {}}});
+        assert!(super::persistent_volume(&plain).is_empty());
+    }
+
+    #[test]
+    fn node_warnings() {
+        let node = json!({"spec": {"configSource": {}, "externalID": "x"}});
+        assert_eq!(
+            super::node(&node, false),
+            ["spec.externalID: this field is deprecated, and is unused by Kubernetes"]
+        );
+        assert_eq!(super::node(&node, true).len(), 2);
+        assert_eq!(
+            super::node(&node, true)[0],
+            "spec.configSource: the feature is removed"
+        );
+    }
+
+    #[test]
+    fn secret_warnings_only_for_tls() {
+        let opaque = json!({"type": "Opaque", "data": {"tls.crt": ""}});
+        assert!(super::secret(&opaque).is_empty());
+        let tls = json!({"type": "kubernetes.io/tls", "data": {"tls.crt": "", "tls.key": ""}});
+        assert_eq!(
+            super::secret(&tls),
+            ["tls: failed to find any PEM data in certificate input"]
+        );
     }
 }
