@@ -102,7 +102,11 @@ fn node_resource_errors(obj: &Value) -> Vec<FieldError> {
 
 /// ValidateNode's spec rules (taints, pod CIDRs) and resources.
 pub fn validate_node(obj: &Value) -> Vec<FieldError> {
-    let mut errs = taint_errors(items(obj.pointer("/spec/taints")), "metadata.taints");
+    let mut errs = avoid_pods_errors(obj);
+    errs.extend(taint_errors(
+        items(obj.pointer("/spec/taints")),
+        "metadata.taints",
+    ));
     errs.extend(node_resource_errors(obj));
     let cidrs: Vec<&str> = items(obj.pointer("/spec/podCIDRs"))
         .iter()
@@ -140,10 +144,84 @@ pub fn validate_node(obj: &Value) -> Vec<FieldError> {
     errs
 }
 
+/// The annotation through which nodes asked the scheduler to avoid some controllers' pods.
+const AVOID_PODS: &str = "scheduler.alpha.kubernetes.io/preferAvoidPods";
+
+/// ValidateNodeSpecificAnnotations (1.33 checks only the avoid-pods annotation): a non-empty
+/// value must decode as v1.AvoidPods, and each entry must name a controller. Upstream's paths
+/// join the annotation key with a dot and keep the Go field names.
+fn avoid_pods_errors(obj: &Value) -> Vec<FieldError> {
+    let raw = obj
+        .pointer("/metadata/annotations")
+        .and_then(|a| a.get(AVOID_PODS))
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if raw.is_empty() {
+        return Vec::new();
+    }
+    let undecodable = |msg: String| {
+        vec![FieldError::invalid(
+            "metadata.annotations.AvoidPods",
+            AVOID_PODS,
+            msg,
+        )]
+    };
+    let kind = |v: &Value| match v {
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+        Value::String(_) => "string",
+        Value::Number(_) => "number",
+        _ => "bool",
+    };
+    let parsed = match serde_json::from_str::<Value>(raw) {
+        Ok(Value::Null) => return Vec::new(),
+        Ok(v @ Value::Object(_)) => v,
+        Ok(v) => {
+            return undecodable(format!(
+                "json: cannot unmarshal {} into Go value of type v1.AvoidPods",
+                kind(&v)
+            ));
+        }
+        Err(_) => {
+            return undecodable(
+                super::core::go_json_object_error(raw.as_bytes()).unwrap_or_default(),
+            );
+        }
+    };
+    let entries = match parsed.get("preferAvoidPods") {
+        None | Some(Value::Null) => return Vec::new(),
+        Some(Value::Array(a)) => a,
+        Some(v) => {
+            return undecodable(format!(
+                "json: cannot unmarshal {} into Go struct field AvoidPods.preferAvoidPods of \
+                 type []v1.PreferAvoidPodsEntry",
+                kind(v)
+            ));
+        }
+    };
+    let mut errs = Vec::new();
+    for (i, entry) in entries.iter().enumerate() {
+        let at = format!("metadata.annotations.{AVOID_PODS}[{i}].PodSignature");
+        match entry.pointer("/podSignature/podController") {
+            None | Some(Value::Null) => errs.push(FieldError::required(at, "")),
+            Some(c) if c.get("controller") != Some(&Value::Bool(true)) => {
+                errs.push(FieldError::invalid(
+                    format!("{at}.PodController.Controller"),
+                    false,
+                    "must point to a controller",
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    errs
+}
+
 /// ValidateNodeUpdate: resources, unique status addresses, pod CIDRs and providerID set once,
 /// taints.
 pub fn validate_node_update(new: &Value, old: &Value) -> Vec<FieldError> {
-    let mut errs = node_resource_errors(new);
+    let mut errs = avoid_pods_errors(new);
+    errs.extend(node_resource_errors(new));
     let addresses = items(new.pointer("/status/addresses"));
     for (i, a) in addresses.iter().enumerate() {
         let same = |b: &Value| {
@@ -182,6 +260,16 @@ pub fn validate_node_update(new: &Value, old: &Value) -> Vec<FieldError> {
             "node updates may not change providerID except from \"\" to valid",
         ));
     }
+    if let Some(source) = new.pointer("/spec/configSource").filter(|v| !v.is_null()) {
+        errs.extend(config_source_errors(source, "spec.configSource", false));
+    }
+    let config = new.pointer("/status/config").filter(|v| !v.is_null());
+    for part in ["assigned", "active", "lastKnownGood"] {
+        if let Some(source) = config.and_then(|c| c.get(part)).filter(|v| !v.is_null()) {
+            let at = format!("status.config.{part}");
+            errs.extend(config_source_errors(source, &at, true));
+        }
+    }
     errs.extend(taint_errors(
         items(new.pointer("/spec/taints")),
         "metadata.taints",
@@ -191,6 +279,54 @@ pub fn validate_node_update(new: &Value, old: &Value) -> Vec<FieldError> {
             "spec.externalID",
             "may not be updated",
         ));
+    }
+    errs
+}
+
+/// The removed dynamic kubelet config's NodeConfigSource, still validated on update as
+/// upstream's validateNodeConfigSource{Spec,Status}: exactly one reference (a ConfigMap), whose
+/// uid and resourceVersion the spec must not set and the status must, with a namespace, a
+/// name and a kubeletConfigKey (a ConfigMap key).
+fn config_source_errors(source: &Value, path: &str, status: bool) -> Vec<FieldError> {
+    let Some(cm) = source.get("configMap").filter(|v| !v.is_null()) else {
+        // Upstream prints the source with Go's `%#v`; configMap is its only reference.
+        return vec![FieldError::new(
+            FieldErrorType::Invalid,
+            path,
+            BadValue::Raw(
+                "core.NodeConfigSource{ConfigMap:(*core.ConfigMapNodeConfigSource)(nil)}".into(),
+            ),
+            "exactly one reference subfield must be non-nil",
+        )];
+    };
+    let at = |f: &str| format!("{path}.configMap.{f}");
+    let mut errs = Vec::new();
+    for field in ["uid", "resourceVersion"] {
+        match (status, text(cm, field).is_empty()) {
+            (false, false) => errs.push(FieldError::forbidden(
+                at(field),
+                format!("{field} must not be set in spec"),
+            )),
+            (true, true) => errs.push(FieldError::required(
+                at(field),
+                format!("{field} must be set in status"),
+            )),
+            _ => {}
+        }
+    }
+    let checks: [(&str, fn(&str) -> Vec<String>); 3] = [
+        ("namespace", is_dns1123_label),
+        ("name", is_dns1123_subdomain),
+        ("kubeletConfigKey", super::core::config_key_errors),
+    ];
+    for (field, check) in checks {
+        match text(cm, field) {
+            "" => errs.push(FieldError::required(
+                at(field),
+                format!("{field} must be set"),
+            )),
+            value => errs.extend(invalid_each(&at(field), value, check(value))),
+        }
     }
     errs
 }
@@ -407,6 +543,74 @@ mod tests {
                 "spec.providerID: Forbidden: node updates may not change providerID except from \"\" to valid",
                 "spec.externalID: Forbidden: may not be updated",
             ]
+        );
+    }
+
+    #[test]
+    fn node_avoid_pods_annotation() {
+        let node = |v: &str| json!({"metadata": {"annotations": {AVOID_PODS: v}}});
+        let entries = r#"{"preferAvoidPods": [
+            {"podSignature": {}},
+            {"podSignature": {"podController": {"kind": "ReplicaSet", "name": "r", "uid": "u"}}},
+            {"podSignature": {"podController": {"kind": "ReplicaSet", "name": "r", "uid": "u", "controller": true}}}
+        ]}"#;
+        assert_eq!(
+            printed(&validate_node(&node(entries))),
+            [
+                "metadata.annotations.scheduler.alpha.kubernetes.io/preferAvoidPods[0].PodSignature: Required value",
+                "metadata.annotations.scheduler.alpha.kubernetes.io/preferAvoidPods[1].PodSignature.PodController.Controller: Invalid value: false: must point to a controller",
+            ]
+        );
+        assert_eq!(
+            printed(&validate_node_update(&node("[]"), &json!({}))),
+            [
+                "metadata.annotations.AvoidPods: Invalid value: \"scheduler.alpha.kubernetes.io/preferAvoidPods\": json: cannot unmarshal array into Go value of type v1.AvoidPods"
+            ]
+        );
+        assert_eq!(
+            printed(&validate_node(&node("{"))),
+            [
+                "metadata.annotations.AvoidPods: Invalid value: \"scheduler.alpha.kubernetes.io/preferAvoidPods\": unexpected end of JSON input"
+            ]
+        );
+        assert!(validate_node(&node("")).is_empty());
+        assert!(validate_node(&node("{}")).is_empty());
+    }
+
+    #[test]
+    fn node_config_sources_as_upstream() {
+        let old = json!({"spec": {}});
+        let node = json!({
+            "spec": {"configSource": {"configMap": {
+                "namespace": "Bad", "name": "", "kubeletConfigKey": "k", "uid": "u",
+            }}},
+            "status": {"config": {"active": {}, "assigned": {"configMap": {
+                "namespace": "kube-system", "name": "c", "kubeletConfigKey": "a b",
+            }}}},
+        });
+        let got = printed(&validate_node_update(&node, &old));
+        assert_eq!(got.len(), 7, "{got:#?}");
+        assert_eq!(
+            got[0],
+            "spec.configSource.configMap.uid: Forbidden: uid must not be set in spec"
+        );
+        assert!(
+            got[1].starts_with("spec.configSource.configMap.namespace: Invalid value: \"Bad\"")
+        );
+        assert_eq!(
+            got[2],
+            "spec.configSource.configMap.name: Required value: name must be set"
+        );
+        assert_eq!(
+            got[3],
+            "status.config.assigned.configMap.uid: Required value: uid must be set in status"
+        );
+        assert!(got[5].starts_with(
+            "status.config.assigned.configMap.kubeletConfigKey: Invalid value: \"a b\""
+        ));
+        assert_eq!(
+            got[6],
+            "status.config.active: Invalid value: core.NodeConfigSource{ConfigMap:(*core.ConfigMapNodeConfigSource)(nil)}: exactly one reference subfield must be non-nil"
         );
     }
 

@@ -609,7 +609,7 @@ const SA_NAME_ANNOTATION: &str = "kubernetes.io/service-account.name";
 
 /// What Go's `json.Unmarshal` into a `map[string]interface{}` says of `bytes`, or `None` when it
 /// decodes: docker config Secrets must hold a JSON object (or `null`).
-fn go_json_object_error(bytes: &[u8]) -> Option<String> {
+pub(super) fn go_json_object_error(bytes: &[u8]) -> Option<String> {
     let err = match serde_json::from_slice::<Value>(bytes) {
         Ok(Value::Object(_) | Value::Null) => return None,
         Ok(v) => {
