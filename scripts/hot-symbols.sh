@@ -47,15 +47,12 @@ EOF
 }
 
 # Splits a restarted server's profile in two: start-up and settling (the first 90 s), then the
-# steady idle state up to 660 s: past every periodic task of an idle cluster, including those
-# that first run after 3, 5 and 10 minutes (service IP repair, history compaction, the quota
-# controller's full resync, the node's status report, event aggregation). Code they run outside
-# the window lies outside the dense front and costs 64 KiB runs of code pages each time.
+# steady idle state (the next 150 s, past the 30 s and 60 s periodic tasks).
 # callgrind writes the dumps to restart.out.1 and restart.out.2 (`pid` is profile's).
 settle_then_idle() {
   sleep 90
   callgrind_control --dump=startup "$pid" >/dev/null
-  sleep 570
+  sleep 150
   callgrind_control --dump=steady "$pid" >/dev/null
 }
 

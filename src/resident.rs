@@ -8,10 +8,6 @@
 //! read-only file pages (`madvise(MADV_DONTNEED)`). The bytes stay in the page cache and come
 //! back on the next access; the functions an idle server runs sit together at the front of the
 //! code (`build/hot-symbols.txt`), so what comes back is little.
-//!
-//! The same pass asks the allocator to give back its free pages: mimalloc purges the pages a
-//! thread freed only when some thread next allocates through the same path, so what a burst
-//! freed can stay resident through a long idle stretch.
 
 #![allow(unsafe_code)]
 
@@ -41,27 +37,11 @@ pub fn spawn_trimmer() {
                 std::thread::sleep(wait);
                 let dropped = trim();
                 tracing::debug!(kib = dropped / 1024, "gave back read-only file pages");
-                purge_allocator();
             }
         });
     if let Err(e) = spawned {
         tracing::debug!(error = %e, "no trimming thread");
     }
-}
-
-// mimalloc's C API, linked in by the `mimalloc` crate (the global allocator, `main.rs`); its
-// Rust binding of this call needs a crate feature, and a feature change renames every symbol
-// that `build/hot-symbols.txt` lists.
-unsafe extern "C" {
-    fn mi_collect(force: bool);
-}
-
-/// Has mimalloc purge every free page of its arenas now, whether or not its purge delay has
-/// passed (a forced collect of this thread's heap also visits the process-wide arenas).
-fn purge_allocator() {
-    // SAFETY: mi_collect only frees memory mimalloc itself owns and no longer hands out; it
-    // takes no pointer and may be called from any thread at any time.
-    unsafe { mi_collect(true) }
 }
 
 /// One mapping of `/proc/self/smaps` that can be dropped safely.
