@@ -866,6 +866,9 @@ struct ServerArgs {
     /// The Services' address range: the default ServiceCIDR `kubernetes` (IPv4, /12 to /30).
     #[arg(long, default_value = "10.96.0.0/12")]
     service_cluster_ip_range: String,
+    /// How long an Event is kept after its last write (a Go duration; 0 keeps them).
+    #[arg(long, default_value = "1h", value_parser = go_duration)]
+    event_ttl: std::time::Duration,
     #[command(flatten)]
     controller: ControllerFlags,
     /// Simulated nodes to run in process (named k1s-node-0, k1s-node-1, ...; 0 for none).
@@ -1006,6 +1009,7 @@ async fn run_server(args: ServerArgs) -> anyhow::Result<()> {
         client_ca_file: args.client_ca_file,
         service_ip_repair_interval: args.service_ip_repair_interval,
         service_cluster_ip_range: Some(args.service_cluster_ip_range.clone()),
+        event_ttl: args.event_ttl,
     };
     let names = (0..args.nodes).map(|i| format!("k1s-node-{i}")).collect();
     let options = control_plane_options(

@@ -20,6 +20,7 @@ pub mod discovery;
 pub mod encoding;
 pub mod endpoint_reconciler;
 pub mod errors;
+pub mod event_ttl;
 pub mod eviction;
 pub mod field_validation;
 pub mod handlers;

@@ -68,6 +68,8 @@ pub struct ServerConfig {
     pub service_ip_repair_interval: std::time::Duration,
     /// `--service-cluster-ip-range`: the default ServiceCIDR (10.96.0.0/12 when unset).
     pub service_cluster_ip_range: Option<String>,
+    /// `--event-ttl`: how long an Event lives after its last write (zero: forever).
+    pub event_ttl: std::time::Duration,
 }
 
 impl Default for ServerConfig {
@@ -93,6 +95,7 @@ impl Default for ServerConfig {
             client_ca_file: None,
             service_ip_repair_interval: crate::allocator::REPAIR_INTERVAL,
             service_cluster_ip_range: None,
+            event_ttl: crate::event_ttl::DEFAULT_EVENT_TTL,
             wal_file_bytes: k1s_storage::DEFAULT_WAL_FILE_BYTES,
             store_cache_bytes: k1s_storage::DEFAULT_CACHE_BYTES,
             store_compression: false,
@@ -356,6 +359,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
     );
     crate::apiextensions::start(registry.clone(), stop_rx.clone());
     crate::identity_lease::start(registry.clone(), stop_rx.clone());
+    crate::event_ttl::start(registry.clone(), config.event_ttl, stop_rx.clone());
     if registry.store().backend_kind() == k1s_storage::BackendKind::Etcd {
         crate::endpoint_reconciler::start(
             registry.clone(),
