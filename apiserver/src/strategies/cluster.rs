@@ -314,7 +314,8 @@ fn config_source_errors(source: &Value, path: &str, status: bool) -> Vec<FieldEr
             _ => {}
         }
     }
-    let checks: [(&str, fn(&str) -> Vec<String>); 3] = [
+    type Check = fn(&str) -> Vec<String>;
+    let checks: [(&str, Check); 3] = [
         ("namespace", is_dns1123_label),
         ("name", is_dns1123_subdomain),
         ("kubeletConfigKey", super::core::config_key_errors),

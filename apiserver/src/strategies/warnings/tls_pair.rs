@@ -99,11 +99,10 @@ mod tests {
     use super::x509_key_pair_error as check;
 
     fn pair(alg: &'static rcgen::SignatureAlgorithm) -> (String, String) {
-        let key = rcgen::KeyPair::generate_for(alg).unwrap();
+        let key = rcgen::KeyPair::generate_for(alg).expect("key");
         let cert = rcgen::CertificateParams::new(vec!["a.example".into()])
-            .unwrap()
-            .self_signed(&key)
-            .unwrap();
+            .and_then(|p| p.self_signed(&key))
+            .expect("certificate");
         (cert.pem(), key.serialize_pem())
     }
 
@@ -126,7 +125,7 @@ mod tests {
     #[test]
     fn pem_problems_get_gos_messages() {
         let (cert, key) = pair(&rcgen::PKCS_ECDSA_P256_SHA256);
-        let want = |c: &str, k: &str| check(c.as_bytes(), k.as_bytes()).unwrap();
+        let want = |c: &str, k: &str| check(c.as_bytes(), k.as_bytes()).expect("an error");
         assert_eq!(
             want("", &key),
             "tls: failed to find any PEM data in certificate input"
