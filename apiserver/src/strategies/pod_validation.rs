@@ -751,7 +751,11 @@ fn validate_volume_source(v: &Value, at: &str, opts: &PodOptions) -> Vec<FieldEr
                 ));
             }
         }
-        "iscsi" => errs.extend(iscsi_errors(s, &field, at, text(v, "name"))),
+        "iscsi" => errs.extend(iscsi_errors(
+            s,
+            &field,
+            IscsiOwner::Pod(at, text(v, "name")),
+        )),
         "glusterfs" => {
             required("endpoints", &mut errs);
             required("path", &mut errs);
@@ -932,13 +936,40 @@ fn iscsi_name_ok(name: &str) -> bool {
     }
 }
 
-/// Upstream's validateISCSIVolumeSource (and the name-length rule of validateVolumeSource).
-fn iscsi_errors(s: &Value, field: &str, at: &str, volume: &str) -> Vec<FieldError> {
+/// Whose iSCSI source is checked: a pod volume (its path and name) or a PersistentVolume
+/// (its name), whose rules differ a little.
+pub(super) enum IscsiOwner<'a> {
+    Pod(&'a str, &'a str),
+    Volume(&'a str),
+}
+
+/// Upstream's validateISCSIVolumeSource (and the name-length rule of validateVolumeSource) and
+/// validateISCSIPersistentVolumeSource: the PV form checks the name length first, at
+/// `targetportal`, says only "must be valid format" of an unknown prefix and requires a
+/// secretRef's name.
+pub(super) fn iscsi_errors(s: &Value, field: &str, owner: IscsiOwner) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let portal = text(s, "targetPortal");
     if portal.is_empty() {
         errs.push(FieldError::required(format!("{field}.targetPortal"), ""));
     }
+    let initiator_set = s.get("initiatorName").and_then(Value::as_str).is_some();
+    let pv = matches!(owner, IscsiOwner::Volume(_));
+    if let IscsiOwner::Volume(name) = owner
+        && initiator_set
+        && name.len() + 1 + portal.len() > 64
+    {
+        errs.push(FieldError::invalid(
+            format!("{field}.targetportal"),
+            portal,
+            ISCSI_NAME_TOO_LONG,
+        ));
+    }
+    let unknown_prefix = if pv {
+        "must be valid format"
+    } else {
+        "must be valid format starting with iqn, eui, or naa"
+    };
     let known = |n: &str| ["iqn", "eui", "naa"].iter().any(|p| n.starts_with(p));
     let iqn = text(s, "iqn");
     if iqn.is_empty() {
@@ -947,7 +978,7 @@ fn iscsi_errors(s: &Value, field: &str, at: &str, volume: &str) -> Vec<FieldErro
         errs.push(FieldError::invalid(
             format!("{field}.iqn"),
             iqn,
-            "must be valid format starting with iqn, eui, or naa",
+            unknown_prefix,
         ));
     } else if !iscsi_name_ok(iqn) {
         errs.push(FieldError::invalid(
@@ -968,14 +999,16 @@ fn iscsi_errors(s: &Value, field: &str, at: &str, volume: &str) -> Vec<FieldErro
     if (chap("chapAuthDiscovery") || chap("chapAuthSession")) && set(s, "secretRef").is_none() {
         errs.push(FieldError::required(format!("{field}.secretRef"), ""));
     }
+    if pv
+        && let Some(r) = set(s, "secretRef")
+        && text(r, "name").is_empty()
+    {
+        errs.push(FieldError::required(format!("{field}.secretRef.name"), ""));
+    }
     if let Some(initiator) = s.get("initiatorName").and_then(Value::as_str) {
         let at_name = format!("{field}.initiatorname");
         if !known(initiator) {
-            errs.push(FieldError::invalid(
-                &at_name,
-                initiator,
-                "must be valid format starting with iqn, eui, or naa",
-            ));
+            errs.push(FieldError::invalid(&at_name, initiator, unknown_prefix));
         }
         if known(initiator) && !iscsi_name_ok(initiator) {
             errs.push(FieldError::invalid(
@@ -984,11 +1017,13 @@ fn iscsi_errors(s: &Value, field: &str, at: &str, volume: &str) -> Vec<FieldErro
                 "must be valid format",
             ));
         }
-        if volume.len() + 1 + portal.len() > 64 {
+        if let IscsiOwner::Pod(at, volume) = owner
+            && volume.len() + 1 + portal.len() > 64
+        {
             errs.push(FieldError::invalid(
                 format!("{at}.name"),
                 volume,
-                "Total length of <volume name>:<iscsi.targetPortal> must be under 64 characters if iscsi.initiatorName is specified.",
+                ISCSI_NAME_TOO_LONG,
             ));
         }
     }
@@ -1035,8 +1070,11 @@ fn is_host_port(pair: &str) -> bool {
     pair.matches(':').count() == 1 && !pair.contains('[') && !pair.contains(']')
 }
 
-/// Upstream's validateFCVolumeSource.
-fn fc_errors(s: &Value, field: &str) -> Vec<FieldError> {
+const ISCSI_NAME_TOO_LONG: &str = "Total length of <volume name>:<iscsi.targetPortal> must be \
+     under 64 characters if iscsi.initiatorName is specified.";
+
+/// Upstream's validateFCVolumeSource (pod volumes and PersistentVolumes).
+pub(super) fn fc_errors(s: &Value, field: &str) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let wwns = items(s, "targetWWNs");
     let wwids = items(s, "wwids");

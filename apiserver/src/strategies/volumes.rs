@@ -30,7 +30,7 @@ const PV_SOURCES: [(&str, &str, &[&str]); 22] = [
     ("rbd", "rbd", &["image"]),
     ("quobyte", "quobyte", &["registry", "volume"]),
     ("cephfs", "cephFS", &[]),
-    ("iscsi", "iscsi", &["targetPortal", "iqn"]),
+    ("iscsi", "iscsi", &[]),
     ("cinder", "cinder", &["volumeID"]),
     ("fc", "fc", &[]),
     ("flexVolume", "flexVolume", &["driver"]),
@@ -107,7 +107,13 @@ pub(super) fn access_mode_errors(spec: &Value, path: &str) -> Vec<FieldError> {
 }
 
 /// The checks of one PV source at `at` (`spec.nfs`, ...).
-fn source_errors(name: &str, s: &Value, at: &str, required: &[&str]) -> Vec<FieldError> {
+fn source_errors(
+    name: &str,
+    s: &Value,
+    at: &str,
+    required: &[&str],
+    pv_name: &str,
+) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let f = |child: &str| format!("{at}.{child}");
     for r in required {
@@ -153,6 +159,13 @@ fn source_errors(name: &str, s: &Value, at: &str, required: &[&str]) -> Vec<Fiel
         {
             errs.push(FieldError::required(f("monitors"), ""));
         }
+        // The pod-volume checks, shared (validateISCSIPersistentVolumeSource differs a little).
+        "iscsi" => errs.extend(super::pod_validation::iscsi_errors(
+            s,
+            at,
+            super::pod_validation::IscsiOwner::Volume(pv_name),
+        )),
+        "fc" => errs.extend(super::pod_validation::fc_errors(s, at)),
         "flocker" => {
             let (name, uuid) = (text(s, "datasetName"), text(s, "datasetUUID"));
             if name.is_empty() == uuid.is_empty() {
@@ -307,7 +320,9 @@ pub fn validate_pv(obj: &Value) -> Vec<FieldError> {
             continue;
         }
         count += 1;
-        errs.extend(source_errors(name, s, &format!("spec.{name}"), required));
+        let pv_name = obj.pointer("/metadata/name").and_then(Value::as_str);
+        let at = format!("spec.{name}");
+        errs.extend(source_errors(name, s, &at, required, pv_name.unwrap_or("")));
         if name == "local" && !affinity {
             errs.push(FieldError::required(
                 "spec.nodeAffinity",
@@ -494,6 +509,49 @@ mod tests {
             validate_pv(&ok).is_empty(),
             "{:?}",
             printed(&validate_pv(&ok))
+        );
+    }
+
+    #[test]
+    fn pv_iscsi_and_fc_sources() {
+        let base = json!({"accessModes": ["ReadWriteOnce"], "capacity": {"storage": "1Gi"}});
+        let with = |k: &str, v: Value| {
+            let mut spec = base.clone();
+            spec[k] = v;
+            pv(spec)
+        };
+        let iscsi = with(
+            "iscsi",
+            json!({
+                "targetPortal": "x".repeat(63), "iqn": "bad", "lun": 300,
+                "chapAuthSession": true, "initiatorName": "nope",
+            }),
+        );
+        let long = "x".repeat(63);
+        assert_eq!(
+            printed(&validate_pv(&iscsi)),
+            [
+                format!(
+                    "spec.iscsi.targetportal: Invalid value: \"{long}\": Total length of <volume name>:<iscsi.targetPortal> must be under 64 characters if iscsi.initiatorName is specified."
+                ),
+                "spec.iscsi.iqn: Invalid value: \"bad\": must be valid format".into(),
+                "spec.iscsi.lun: Invalid value: 300: must be between 0 and 255, inclusive".into(),
+                "spec.iscsi.secretRef: Required value".into(),
+                "spec.iscsi.initiatorname: Invalid value: \"nope\": must be valid format".into(),
+            ]
+        );
+        let iscsi = with(
+            "iscsi",
+            json!({"targetPortal": "p", "iqn": "iqn.2001-04.com.example:storage", "secretRef": {}}),
+        );
+        assert_eq!(
+            printed(&validate_pv(&iscsi)),
+            ["spec.iscsi.secretRef.name: Required value"]
+        );
+        let fc = with("fc", json!({"targetWWNs": ["w"]}));
+        assert_eq!(
+            printed(&validate_pv(&fc)),
+            ["spec.fc.lun: Required value: lun is required if targetWWNs is specified"]
         );
     }
 
