@@ -359,7 +359,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
     );
     crate::apiextensions::start(registry.clone(), stop_rx.clone());
     crate::identity_lease::start(registry.clone(), stop_rx.clone());
-    crate::event_ttl::start(registry.clone(), config.event_ttl, stop_rx.clone());
+    crate::event_ttl::start(&registry, config.event_ttl, stop_rx.clone());
     if registry.store().backend_kind() == k1s_storage::BackendKind::Etcd {
         crate::endpoint_reconciler::start(
             registry.clone(),
