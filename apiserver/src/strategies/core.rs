@@ -1381,6 +1381,12 @@ impl Strategy for PersistentVolumes {
             "phase": "Pending",
             "lastPhaseTransitionTime": crate::registry::now_rfc3339(),
         });
+        drop_unless_stored(obj, None, "spec", "volumeAttributesClassName");
+    }
+    /// DropDisabledSpecFields: VolumeAttributesClass is off in 1.33, so a class name is kept
+    /// only where the stored volume has one.
+    fn prepare_for_update(&self, new: &mut Value, old: &Value) {
+        drop_unless_stored(new, Some(old), "spec", "volumeAttributesClassName");
     }
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
         super::volumes::validate_pv(obj)

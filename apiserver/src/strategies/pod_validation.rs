@@ -119,16 +119,28 @@ impl PodOptions {
                 .iter()
                 .any(|c| bad_selector(c.get("labelSelector"))),
             invalid_deletion_cost: had_invalid_deletion_cost(old),
-            invalid_required_node_affinity_values: required_node_terms(affinity)
-                .flat_map(|t| items(t, "matchExpressions"))
-                .flat_map(|r| items(r, "values"))
-                .any(|v| !is_valid_label_value(v.as_str().unwrap_or_default()).is_empty()),
+            invalid_required_node_affinity_values: terms_have_invalid_label_values(
+                required_node_terms(affinity),
+            ),
             indivisible_huge_pages: ["initContainers", "containers", "ephemeralContainers"]
                 .into_iter()
                 .flat_map(|l| items(spec, l))
                 .any(|c| super::apps::has_indivisible_huge_pages(&c["resources"])),
         }
     }
+}
+
+/// Upstream's HasInvalidLabelValueInNodeSelectorTerms: a requirement value that is not a
+/// label value (what a stored object may keep on update).
+pub(super) fn terms_have_invalid_label_values<'a>(
+    mut terms: impl Iterator<Item = &'a Value>,
+) -> bool {
+    terms.any(|t| {
+        items(t, "matchExpressions")
+            .iter()
+            .flat_map(|r| items(r, "values"))
+            .any(|v| !is_valid_label_value(v.as_str().unwrap_or_default()).is_empty())
+    })
 }
 
 /// The terms of a required node affinity.
@@ -2383,7 +2395,11 @@ fn validate_affinity(affinity: &Value, path: &str, opts: &PodOptions) -> Vec<Fie
 }
 
 /// Upstream's ValidateNodeSelectorTerm (label values are not checked for preferred terms).
-fn node_selector_term(term: &Value, at: &str, allow_bad_values: bool) -> Vec<FieldError> {
+pub(super) fn node_selector_term(
+    term: &Value,
+    at: &str,
+    allow_bad_values: bool,
+) -> Vec<FieldError> {
     let mut errs = Vec::new();
     for (j, req) in items(term, "matchExpressions").iter().enumerate() {
         let f = format!("{at}.matchExpressions[{j}]");

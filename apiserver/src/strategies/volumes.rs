@@ -4,6 +4,7 @@
 
 use k1s_apimachinery::FieldError;
 use k1s_apimachinery::quantity::Quantity;
+use k1s_apimachinery::status::{BadValue, FieldErrorType};
 use k1s_apimachinery::validation::{is_dns1123_label, is_dns1123_subdomain};
 use serde_json::Value;
 
@@ -231,6 +232,13 @@ fn source_errors(
 
 /// ValidatePersistentVolumeSpec (not inline) plus checkMountOption.
 pub fn validate_pv(obj: &Value) -> Vec<FieldError> {
+    validate_pv_with(obj, false)
+}
+
+/// `validate_pv`; `allow_bad_values` lets the required node affinity keep requirement values
+/// that are not label values (ValidationOptionsForPersistentVolume: when the stored PV has
+/// them).
+fn validate_pv_with(obj: &Value, allow_bad_values: bool) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let spec = obj.get("spec").unwrap_or(&Value::Null);
     if spec
@@ -296,13 +304,19 @@ pub fn validate_pv(obj: &Value) -> Vec<FieldError> {
             )),
             Some(r) => {
                 affinity = true;
-                if r.get("nodeSelectorTerms")
-                    .and_then(Value::as_array)
-                    .is_none_or(Vec::is_empty)
-                {
+                let terms = r.get("nodeSelectorTerms").and_then(Value::as_array);
+                let at = "spec.nodeAffinity.required.nodeSelectorTerms";
+                if terms.is_none_or(Vec::is_empty) {
                     errs.push(FieldError::required(
-                        "spec.nodeAffinity.required.nodeSelectorTerms",
+                        at,
                         "must have at least one node selector term",
+                    ));
+                }
+                for (i, term) in terms.into_iter().flatten().enumerate() {
+                    errs.extend(super::pod_validation::node_selector_term(
+                        term,
+                        &format!("{at}[{i}]"),
+                        allow_bad_values,
                     ));
                 }
             }
@@ -398,8 +412,12 @@ fn pv_source(spec: &Value) -> Vec<(&'static str, Value)> {
 /// controllerExpandSecretRef) and so is the volume mode. Upstream appends a `cmp.Diff` of the
 /// two sources to the message; k1s gives the message alone.
 pub fn validate_pv_update(new: &Value, old: &Value) -> Vec<FieldError> {
-    let mut errs = validate_pv(new);
     let (new_spec, old_spec) = (&new["spec"], &old["spec"]);
+    let old_terms = old_spec.pointer("/nodeAffinity/required/nodeSelectorTerms");
+    let allow_bad_values = super::pod_validation::terms_have_invalid_label_values(
+        old_terms.and_then(Value::as_array).into_iter().flatten(),
+    );
+    let mut errs = validate_pv_with(new, allow_bad_values);
     let mut new_source = pv_source(new_spec);
     let old_source = pv_source(old_spec);
     let old_csi_lacks_ref =
@@ -425,6 +443,35 @@ pub fn validate_pv_update(new: &Value, old: &Value) -> Vec<FieldError> {
             "volumeMode",
             mode(new_spec),
             "field is immutable",
+        ));
+    }
+    // A node affinity, once set, is immutable in 1.33 (MutablePVNodeAffinity came in 1.34);
+    // upstream prints the new value with Go's `%#v`, a pointer's address in it.
+    let affinity = |s: &Value| set(s, "nodeAffinity").cloned();
+    if let Some(old_affinity) = affinity(old_spec)
+        && affinity(new_spec) != Some(old_affinity)
+    {
+        let shown = match affinity(new_spec) {
+            None => "null".to_string(),
+            Some(a) if set(&a, "required").is_none() => {
+                "core.VolumeNodeAffinity{Required:(*core.NodeSelector)(nil)}".into()
+            }
+            Some(_) => {
+                "core.VolumeNodeAffinity{Required:(*core.NodeSelector)(0xc000000000)}".into()
+            }
+        };
+        errs.push(FieldError::new(
+            FieldErrorType::Invalid,
+            "nodeAffinity",
+            BadValue::Raw(shown),
+            "field is immutable",
+        ));
+    }
+    // VolumeAttributesClass is off in 1.33: a stored class name may not change.
+    if set(new_spec, "volumeAttributesClassName") != set(old_spec, "volumeAttributesClassName") {
+        errs.push(FieldError::forbidden(
+            "spec.volumeAttributesClassName",
+            "update is forbidden when the VolumeAttributesClass feature gate is disabled",
         ));
     }
     errs
@@ -509,6 +556,42 @@ mod tests {
             validate_pv(&ok).is_empty(),
             "{:?}",
             printed(&validate_pv(&ok))
+        );
+    }
+
+    #[test]
+    fn pv_node_affinity_terms_and_updates() {
+        let spec = |values: Value| {
+            json!({
+                "accessModes": ["ReadWriteOnce"], "capacity": {"storage": "1Gi"},
+                "hostPath": {"path": "/data"},
+                "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                    {"key": "zone", "operator": "In", "values": values},
+                ]}]}},
+            })
+        };
+        let bad = pv(spec(json!(["a b"])));
+        let got = printed(&validate_pv(&bad));
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert!(got[0].starts_with(
+            "spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].values[0]: Invalid value: \"a b\""
+        ));
+        // A stored invalid value may stay, but the affinity may not change.
+        assert!(validate_pv_update(&bad, &bad).is_empty());
+        let changed = pv(spec(json!(["b"])));
+        assert_eq!(
+            printed(&validate_pv_update(&changed, &bad)),
+            [
+                "nodeAffinity: Invalid value: core.VolumeNodeAffinity{Required:(*core.NodeSelector)(0xc000000000)}: field is immutable"
+            ]
+        );
+        let mut classed = changed.clone();
+        classed["spec"]["volumeAttributesClassName"] = json!("fast");
+        assert_eq!(
+            printed(&validate_pv_update(&changed, &classed)),
+            [
+                "spec.volumeAttributesClassName: Forbidden: update is forbidden when the VolumeAttributesClass feature gate is disabled"
+            ]
         );
     }
 
