@@ -1,7 +1,9 @@
 //! The warnings upstream sends for PersistentVolumeClaims, PersistentVolumes, Nodes and TLS
-//! Secrets, as kubectl prints them on create and again on an update.
+//! Secrets, as kubectl prints them on create and again on an update; and the PersistentVolume
+//! and Node rules that sit beside them (iSCSI names, node-affinity immutability, the
+//! avoid-pods annotation).
 
-use k1s_tests::TestCluster;
+use k1s_tests::{TestCluster, fails};
 
 /// Creates (or updates) with kubectl and returns its stderr, where the warnings are.
 fn warnings_of(c: &TestCluster, args: &[&str], stdin: &str) -> String {
@@ -100,4 +102,59 @@ fn volume_claim_node_and_secret_warnings() {
         "",
     );
     assert!(!err.contains("Warning"), "{err}");
+}
+
+#[test]
+fn volume_and_node_rules_reach_kubectl() {
+    let c = TestCluster::start();
+    let create = ["create", "-f", "-"];
+    let err = fails(
+        &create,
+        c.kubectl_stdin(
+            &create,
+            "apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: disk}\nspec:\n  \
+             capacity: {storage: 1Gi}\n  accessModes: [ReadWriteOnce]\n  \
+             iscsi: {targetPortal: 10.0.0.1, iqn: bogus}\n",
+        ),
+    );
+    assert!(
+        err.contains("spec.iscsi.iqn: Invalid value: \"bogus\": must be valid format"),
+        "{err}"
+    );
+
+    warnings_of(
+        &c,
+        &create,
+        "apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: pinned}\nspec:\n  \
+         capacity: {storage: 1Gi}\n  accessModes: [ReadWriteOnce]\n  \
+         hostPath: {path: /tmp/k1s-pinned}\n  nodeAffinity:\n    required:\n      \
+         nodeSelectorTerms:\n      - matchExpressions: [{key: zone, operator: In, values: [a]}]\n",
+    );
+    let args = [
+        "patch",
+        "pv",
+        "pinned",
+        "--type=json",
+        "-p",
+        r#"[{"op":"replace","path":"/spec/nodeAffinity/required/nodeSelectorTerms/0/matchExpressions/0/values","value":["b"]}]"#,
+    ];
+    let err = fails(&args, c.kubectl(&args));
+    assert!(err.contains("nodeAffinity: Invalid value: "), "{err}");
+    assert!(err.contains("field is immutable"), "{err}");
+
+    let err = fails(
+        &create,
+        c.kubectl_stdin(
+            &create,
+            "apiVersion: v1\nkind: Node\nmetadata:\n  name: avoid\n  annotations:\n    \
+             scheduler.alpha.kubernetes.io/preferAvoidPods: '{\"preferAvoidPods\": [{\"podSignature\": {}}]}'\n",
+        ),
+    );
+    assert!(
+        err.contains(
+            "metadata.annotations.scheduler.alpha.kubernetes.io/preferAvoidPods[0].PodSignature: \
+             Required value"
+        ),
+        "{err}"
+    );
 }
