@@ -165,39 +165,24 @@ pub fn persistent_volume_claim(obj: &Value) -> Vec<String> {
 }
 
 /// The volume sources a PersistentVolume may still name but that no longer work, in
-/// upstream's order, with its (differently cased) paths.
-const DEPRECATED_PV_SOURCES: [(&str, &str, &str); 6] = [
-    (
-        "cephfs",
-        "cephfs",
-        "deprecated in v1.28, non-functional in v1.31+",
-    ),
-    (
-        "photonPersistentDisk",
-        "photonPersistentDisk",
-        "deprecated in v1.11, non-functional in v1.16+",
-    ),
-    (
-        "scaleIO",
-        "scaleIO",
-        "deprecated in v1.16, non-functional in v1.22+",
-    ),
-    (
-        "storageos",
-        "storageOS",
-        "deprecated in v1.22, non-functional in v1.25+",
-    ),
-    (
-        "glusterfs",
-        "glusterfs",
-        "deprecated in v1.25, non-functional in v1.26+",
-    ),
-    (
-        "rbd",
-        "rbd",
-        "deprecated in v1.28, non-functional in v1.31+",
-    ),
+/// upstream's order; their messages are the pod volumes' (`DEPRECATED_VOLUMES`).
+const DEPRECATED_PV_SOURCES: [&str; 6] = [
+    "cephfs",
+    "photonPersistentDisk",
+    "scaleIO",
+    "storageos",
+    "glusterfs",
+    "rbd",
 ];
+
+/// The name upstream's warnings show a volume source by: its Go field (`storageOS`).
+fn shown_source(source: &str) -> &str {
+    if source == "storageos" {
+        "storageOS"
+    } else {
+        source
+    }
+}
 
 /// Upstream's GetWarningsForPersistentVolume (create and spec updates): the beta class
 /// annotation, the Recycle policy, deprecated node labels in the required node affinity and
@@ -218,9 +203,11 @@ pub fn persistent_volume(obj: &Value) -> Vec<String> {
         let path = format!("spec.nodeAffinity.required.nodeSelectorTerms[{i}]");
         node_selector_term(term, &path, &mut out);
     }
-    for (field, shown, msg) in DEPRECATED_PV_SOURCES {
-        if set(spec, field).is_some() {
-            out.push(format!("spec.{shown}: {msg}"));
+    for source in DEPRECATED_PV_SOURCES {
+        if set(spec, source).is_some()
+            && let Some((_, msg)) = DEPRECATED_VOLUMES.iter().find(|(s, _)| *s == source)
+        {
+            out.push(format!("spec.{}: {msg}", shown_source(source)));
         }
     }
     out
@@ -315,13 +302,7 @@ pub fn pod(pod: &Value, prefix: &str) -> Vec<String> {
         let at = || format!("{prefix}spec.volumes[{i}]");
         for (source, msg) in DEPRECATED_VOLUMES {
             if set(v, source).is_some() {
-                // Upstream names the StorageOS source by its Go field.
-                let shown = if source == "storageos" {
-                    "storageOS"
-                } else {
-                    source
-                };
-                out.push(format!("{}.{shown}: {msg}", at()));
+                out.push(format!("{}.{}: {msg}", at(), shown_source(source)));
             }
             if source == "glusterfs"
                 && let Some(claim) = v.pointer("/ephemeral/volumeClaimTemplate/spec")
