@@ -260,6 +260,24 @@ impl Set {
         }
     }
 
+    /// Removes the one path `path`, not what lies below it; emptied nodes go with it.
+    pub fn remove(&mut self, path: &[PathElement]) {
+        match path {
+            [] => {}
+            [last] => {
+                self.members.remove(last);
+            }
+            [first, rest @ ..] => {
+                if let Some(child) = self.children.get_mut(first) {
+                    child.remove(rest);
+                    if child.is_empty() {
+                        self.children.remove(first);
+                    }
+                }
+            }
+        }
+    }
+
     /// Removes every path that starts with `prefix` (the prefix itself included).
     pub fn remove_prefix(&mut self, prefix: &[PathElement]) {
         match prefix {

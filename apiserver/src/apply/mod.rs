@@ -10,7 +10,7 @@ pub mod schema;
 mod tests;
 pub mod walk;
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use k1s_apimachinery::FieldError;
 use k1s_apimachinery::status::{ApiError, Reason, StatusCause, StatusDetails};
@@ -81,13 +81,10 @@ impl FieldTracking {
 
     /// Removes what no manager owns: the server's metadata, and the reset fields.
     fn filter(&self, set: &mut Set) {
-        for p in STRIPPED {
-            let path = fields(p);
-            if set.has(&path) {
-                let mut only = Set::new();
-                only.insert(&path);
-                *set = set.difference(&only);
-            }
+        // In place: this runs three times on every write, and rebuilding the set per path
+        // was a tenth of a create's CPU.
+        for path in STRIPPED_PATHS.iter() {
+            set.remove(path);
         }
         match self.reset {
             Reset::None => {}
@@ -106,6 +103,9 @@ impl FieldTracking {
 }
 
 /// The paths upstream strips from every manager's set (its stripMeta manager).
+static STRIPPED_PATHS: LazyLock<Vec<fieldpath::Path>> =
+    LazyLock::new(|| STRIPPED.iter().map(|p| fields(p)).collect());
+
 const STRIPPED: &[&[&str]] = &[
     &["apiVersion"],
     &["kind"],

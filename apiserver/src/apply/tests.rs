@@ -164,6 +164,19 @@ fn set_algebra() {
 }
 
 #[test]
+fn removing_one_path_keeps_what_lies_below_and_prunes_what_empties() {
+    // `b` is both a member (the field itself) and a parent of `c`.
+    let mut set = Set::from_fields_v1(&json!({"f:a": {}, "f:b": {".": {}, "f:c": {}}})).unwrap();
+    set.remove(&fields(&["b"]));
+    assert_eq!(set.to_fields_v1(), json!({"f:a": {}, "f:b": {"f:c": {}}}));
+    set.remove(&fields(&["b", "c"]));
+    assert_eq!(set.to_fields_v1(), json!({"f:a": {}}));
+    set.remove(&fields(&["missing", "x"]));
+    set.remove(&fields(&["a"]));
+    assert!(set.is_empty());
+}
+
+#[test]
 fn field_set_of_an_applied_config() {
     let types = test_types();
     let ty = Ty::root(&*types, "", "", "");
