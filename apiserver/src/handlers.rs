@@ -45,20 +45,24 @@ pub async fn handle(
     body: Bytes,
 ) -> Response {
     let started = std::time::Instant::now();
+    // A deprecated kind or version is announced before anything else, on errors too, as
+    // upstream's handler records it before serving.
+    let deprecation = deprecation_warning(&req);
     let mut warnings = Vec::new();
-    let resp = match serve(ctx, user, &req, headers, query, body, &mut warnings).await {
-        Ok(mut resp) => {
-            for w in warnings {
-                // RFC 7234 warn-code 299 "miscellaneous persistent warning", as upstream sends.
-                let text = format!("299 - {:?}", w);
-                if let Ok(v) = HeaderValue::from_str(&text) {
-                    resp.headers_mut().append("warning", v);
-                }
-            }
-            resp
+    let mut resp = match serve(ctx, user, &req, headers, query, body, &mut warnings).await {
+        Ok(resp) => resp,
+        Err(err) => {
+            warnings.clear();
+            error_response(&err)
         }
-        Err(err) => error_response(&err),
     };
+    for w in deprecation.iter().chain(&warnings) {
+        // RFC 7234 warn-code 299 "miscellaneous persistent warning", as upstream sends.
+        let text = format!("299 - {:?}", w);
+        if let Ok(v) = HeaderValue::from_str(&text) {
+            resp.headers_mut().append("warning", v);
+        }
+    }
     ctx.metrics.record(&crate::metrics::RequestRecord {
         verb: req.verb.as_str(),
         group: &req.group,
@@ -69,6 +73,18 @@ pub async fn handle(
         elapsed: started.elapsed(),
     });
     resp
+}
+
+/// The deprecation warning of the requested kind or custom resource version, if any.
+fn deprecation_warning(req: &ResourceRequest) -> Option<String> {
+    let info = catalog::find(&req.group, &req.version, &req.resource)?;
+    if catalog::is_custom(info) {
+        crate::apiextensions::lookup(info)?
+            .deprecation_warning
+            .clone()
+    } else {
+        catalog::deprecation_warning(info)
+    }
 }
 
 async fn serve(

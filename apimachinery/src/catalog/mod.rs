@@ -190,6 +190,32 @@ pub fn resources_in<'a>(
         .filter(move |r| r.group == group && r.version == version)
 }
 
+/// Built-in kinds upstream 1.33 marks deprecated (their prerelease-lifecycle
+/// `APILifecycleDeprecated` release and `APILifecycleReplacement`): (group, version, kind,
+/// deprecated in, replacement).
+const DEPRECATED_KINDS: &[(&str, &str, &str, &str, &str)] = &[(
+    "",
+    "v1",
+    "Endpoints",
+    "1.33",
+    "discovery.k8s.io/v1 EndpointSlice",
+)];
+
+/// The warning upstream's API server adds to every request for a deprecated built-in kind
+/// (apiserver's `deprecation.WarningMessage`): `v1 Endpoints is deprecated in v1.33+; use
+/// discovery.k8s.io/v1 EndpointSlice`.
+pub fn deprecation_warning(info: &ResourceInfo) -> Option<String> {
+    DEPRECATED_KINDS
+        .iter()
+        .find(|(g, v, k, _, _)| *g == info.group && *v == info.version && *k == info.kind)
+        .map(|(_, _, kind, since, replacement)| {
+            format!(
+                "{} {kind} is deprecated in v{since}+; use {replacement}",
+                info.api_version()
+            )
+        })
+}
+
 /// The entry for a (group, version, plural resource).
 pub fn find(group: &str, version: &str, resource: &str) -> Option<&'static ResourceInfo> {
     // Every request looks its resource up, often more than once: index by plural name (a

@@ -376,3 +376,15 @@ fn name_resolution() {
     assert_eq!(r(""), None);
     assert_eq!(r("."), None);
 }
+
+#[test]
+fn deprecated_kinds_warn_as_upstream() {
+    let endpoints = find("", "v1", "endpoints").unwrap();
+    assert_eq!(
+        deprecation_warning(endpoints).as_deref(),
+        Some("v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice")
+    );
+    let slices = find("discovery.k8s.io", "v1", "endpointslices").unwrap();
+    assert_eq!(deprecation_warning(slices), None);
+    assert_eq!(deprecation_warning(find("", "v1", "pods").unwrap()), None);
+}

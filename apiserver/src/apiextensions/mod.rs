@@ -499,11 +499,41 @@ fn publish(crd: &Value, terminating: bool) {
                 columns: crate::table::custom::PrinterColumn::for_version(v),
                 terminating,
                 conversion: conversion.clone(),
+                deprecation_warning: deprecation_warning(crd, v),
             })
         })
         .collect();
     served::publish(&name, served);
     rebuild_discovery();
+}
+
+/// The warning for a CRD version marked `deprecated`, as upstream's crdHandler gives it: the
+/// version's `deprecationWarning`, else `<group>/<version> <Kind> is deprecated`, pointing at the
+/// newest served, non-deprecated version newer than it when there is one.
+fn deprecation_warning(crd: &Value, version: &Value) -> Option<String> {
+    if version["deprecated"] != true {
+        return None;
+    }
+    if let Some(text) = version["deprecationWarning"].as_str() {
+        // An empty text silences the warning (upstream records no empty warning).
+        return (!text.is_empty()).then(|| text.to_string());
+    }
+    let group = crd["spec"]["group"].as_str().unwrap_or_default();
+    let kind = crd["spec"]["names"]["kind"].as_str().unwrap_or_default();
+    let name = version["name"].as_str().unwrap_or_default();
+    let mut text = format!("{group}/{name} {kind} is deprecated");
+    let newer = crd["spec"]["versions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|v| v["served"] == true && v["deprecated"] != true)
+        .filter_map(|v| v["name"].as_str())
+        .filter(|v| catalog::dynamic::compare_versions(name, v).is_lt())
+        .max_by(|a, b| catalog::dynamic::compare_versions(a, b));
+    if let Some(newer) = newer {
+        text.push_str(&format!("; use {group}/{newer} {kind}"));
+    }
+    Some(text)
 }
 
 /// A version's `selectableFields` as field selector names (`.spec.color` -> `spec.color`).

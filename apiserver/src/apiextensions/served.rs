@@ -41,6 +41,8 @@ pub struct ServedVersion {
     pub strategy: &'static CustomResourceStrategy,
     /// The CRD's conversion webhook (`strategy: Webhook`); without one only apiVersion changes.
     pub conversion: Option<Arc<super::webhook_converter::ConversionWebhook>>,
+    /// The `Warning` every request for a `deprecated` version gets.
+    pub deprecation_warning: Option<String>,
 }
 
 /// Served versions by catalog entry address (entries are interned, so the address is stable).
