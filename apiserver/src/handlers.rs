@@ -250,6 +250,26 @@ async fn serve_verb(
         write
     };
     match req.verb {
+        Verb::Get if crate::component_status::serves(info) => {
+            let obj = crate::component_status::get(ctx, name).await?;
+            Ok(object_response(StatusCode::OK, info, obj, &output, include))
+        }
+        Verb::List if crate::component_status::serves(info) => {
+            let q = list_query(info, query)?;
+            let items = crate::component_status::list(
+                ctx,
+                info,
+                q.label_selector.as_ref(),
+                q.field_selector.as_ref(),
+            )
+            .await;
+            let list = crate::registry::ListResult {
+                items,
+                resource_version: String::new(),
+                continue_token: None,
+            };
+            Ok(list_response(info, list, &output, include))
+        }
         Verb::Get => {
             let obj = ctx.registry.get(target, name).await?;
             let obj = match subname {

@@ -14,6 +14,7 @@ pub mod bootstrap;
 pub mod bootstrap_flowcontrol;
 pub mod bootstrap_servicecidr;
 pub mod chain;
+pub mod component_status;
 pub mod context;
 pub mod conversion;
 pub mod discovery;

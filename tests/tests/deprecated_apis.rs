@@ -1,6 +1,7 @@
 //! Deprecated kinds and custom resource versions announce themselves on every request, as
 //! upstream's API server does: kubectl prints the `Warning:` line for v1 Endpoints (deprecated in
-//! 1.33) and for a CRD version marked `deprecated`, on success and on errors alike.
+//! 1.33) and for a CRD version marked `deprecated`, on success and on errors alike. And
+//! `kubectl get componentstatuses`, deprecated since 1.19 and still served by 1.33.
 
 use k1s_tests::TestCluster;
 
@@ -76,4 +77,56 @@ fn deprecated_kinds_and_versions_warn_on_every_request() {
     let (ok, err) = stderr_of(&c, &["get", "widgets.v1.example.com", "w"]);
     assert!(ok, "{err}");
     assert!(!err.contains("Warning"), "{err}");
+}
+
+#[test]
+fn component_statuses_report_the_control_plane() {
+    let c = TestCluster::start();
+    // The in-process controller-manager and scheduler take their Leases within moments.
+    let mut table = String::new();
+    for _ in 0..100 {
+        table = c.kubectl_ok(&["get", "componentstatuses"]);
+        if table.lines().filter(|l| l.contains("Healthy   ok")).count() == 3 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let mut names: Vec<&str> = table
+        .lines()
+        .skip(1)
+        .filter(|l| l.contains(" Healthy ") && l.contains(" ok"))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        ["controller-manager", "etcd-0", "scheduler"],
+        "{table}"
+    );
+    assert!(table.starts_with("NAME"), "{table}");
+    assert!(table.lines().next().unwrap().contains("MESSAGE"), "{table}");
+
+    let (ok, err) = stderr_of(&c, &["get", "cs", "etcd-0"]);
+    assert!(ok, "{err}");
+    assert!(
+        err.contains("Warning: v1 ComponentStatus is deprecated in v1.19+"),
+        "{err}"
+    );
+    let json = c.kubectl_ok(&["get", "cs", "scheduler", "-o", "json"]);
+    let obj: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(obj["kind"], "ComponentStatus");
+    assert_eq!(
+        obj["conditions"],
+        serde_json::json!([{"type": "Healthy", "status": "True", "message": "ok"}])
+    );
+    // Upstream answers an unknown name with a 500, and serves no watch, create or delete.
+    let (ok, err) = stderr_of(&c, &["get", "cs", "kubelet"]);
+    assert!(!ok);
+    assert!(
+        err.contains("Internal error occurred: Component not found: kubelet"),
+        "{err}"
+    );
+    let (ok, err) = stderr_of(&c, &["delete", "cs", "scheduler"]);
+    assert!(!ok);
+    assert!(err.contains("MethodNotAllowed"), "{err}");
 }

@@ -193,13 +193,16 @@ pub fn resources_in<'a>(
 /// Built-in kinds upstream 1.33 marks deprecated (their prerelease-lifecycle
 /// `APILifecycleDeprecated` release and `APILifecycleReplacement`): (group, version, kind,
 /// deprecated in, replacement).
-const DEPRECATED_KINDS: &[(&str, &str, &str, &str, &str)] = &[(
-    "",
-    "v1",
-    "Endpoints",
-    "1.33",
-    "discovery.k8s.io/v1 EndpointSlice",
-)];
+const DEPRECATED_KINDS: &[(&str, &str, &str, &str, Option<&str>)] = &[
+    ("", "v1", "ComponentStatus", "1.19", None),
+    (
+        "",
+        "v1",
+        "Endpoints",
+        "1.33",
+        Some("discovery.k8s.io/v1 EndpointSlice"),
+    ),
+];
 
 /// The warning upstream's API server adds to every request for a deprecated built-in kind
 /// (apiserver's `deprecation.WarningMessage`): `v1 Endpoints is deprecated in v1.33+; use
@@ -209,10 +212,11 @@ pub fn deprecation_warning(info: &ResourceInfo) -> Option<String> {
         .iter()
         .find(|(g, v, k, _, _)| *g == info.group && *v == info.version && *k == info.kind)
         .map(|(_, _, kind, since, replacement)| {
-            format!(
-                "{} {kind} is deprecated in v{since}+; use {replacement}",
-                info.api_version()
-            )
+            let text = format!("{} {kind} is deprecated in v{since}+", info.api_version());
+            match replacement {
+                Some(r) => format!("{text}; use {r}"),
+                None => text,
+            }
         })
 }
 

@@ -24,6 +24,8 @@ const GPU: &[&str] = &["get", "patch", "update"];
 const CREATE: &[&str] = &["create"];
 /// Streaming (connect) subresources as discovery lists them: GET for websockets, POST for SPDY.
 const CONNECT: &[&str] = &["create", "get"];
+/// Read-only resources computed on each request (componentstatuses).
+const READ_ONLY: &[&str] = &["get", "list"];
 
 const ALL: &[&str] = &["all"];
 const API_EXTENSIONS: &[&str] = &["api-extensions"];
@@ -184,6 +186,16 @@ pub(super) static GROUPS: &[ApiGroupInfo] = &[
 /// [`GROUPS`].
 pub(super) static RESOURCES: &[ResourceInfo] = &[
     // ---- core/v1
+    res(
+        "",
+        "v1",
+        "componentstatuses",
+        "componentstatus",
+        "ComponentStatus",
+        false,
+    )
+    .short(&["cs"])
+    .verbs(READ_ONLY),
     res("", "v1", "configmaps", "configmap", "ConfigMap", true).short(&["cm"]),
     res("", "v1", "endpoints", "endpoints", "Endpoints", true).short(&["ep"]),
     res("", "v1", "events", "event", "Event", true).short(&["ev"]),

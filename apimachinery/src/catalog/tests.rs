@@ -16,7 +16,7 @@ fn entries_are_unique_by_gvr_and_gvk() {
         assert!(gvrs.insert(r.gvr()), "duplicate {}", r.gvr());
         assert!(gvks.insert(r.gvk()), "duplicate {}", r.gvk());
     }
-    assert_eq!(resources().len(), 59);
+    assert_eq!(resources().len(), 60);
 }
 
 #[test]
@@ -314,7 +314,7 @@ fn groups_and_versions() {
     assert!(serves("batch", "v1") && !serves("batch", "v1beta1"));
     assert!(get("autoscaling", "v2", "horizontalpodautoscalers").is_preferred_version());
     assert!(!get("autoscaling", "v1", "horizontalpodautoscalers").is_preferred_version());
-    assert_eq!(resources_in("", "v1").count(), 15);
+    assert_eq!(resources_in("", "v1").count(), 16);
 }
 
 #[test]
@@ -387,4 +387,8 @@ fn deprecated_kinds_warn_as_upstream() {
     let slices = find("discovery.k8s.io", "v1", "endpointslices").unwrap();
     assert_eq!(deprecation_warning(slices), None);
     assert_eq!(deprecation_warning(find("", "v1", "pods").unwrap()), None);
+    assert_eq!(
+        deprecation_warning(find("", "v1", "componentstatuses").unwrap()).as_deref(),
+        Some("v1 ComponentStatus is deprecated in v1.19+")
+    );
 }

@@ -65,6 +65,7 @@ macro_rules! with_kinds {
         use k8s_openapi::kube_aggregator::pkg::apis::apiregistration;
         $m!($($arg),*;
         core::v1::Binding,
+        core::v1::ComponentStatus,
         core::v1::ConfigMap,
         core::v1::Endpoints,
         core::v1::Event,
