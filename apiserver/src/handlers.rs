@@ -315,20 +315,26 @@ async fn serve_verb(
                     include,
                 ));
             }
+            // `bindings` (upstream's LegacyBinding) binds the pod its Binding names, as
+            // `pods/<name>/binding` does.
+            let legacy_binding = info.group.is_empty() && info.resource == "bindings";
             match subname {
-                Some("binding") => {
-                    // Upstream binds with a direct storage update: no strategy, so the pod's
-                    // generation does not move.
-                    let bound = bind_pod(
-                        ctx,
-                        target,
-                        &crate::registry::DefaultStrategy,
-                        name,
-                        &obj,
-                        &write,
-                    )
-                    .await?;
-                    let _ = bound;
+                Some("binding") if !legacy_binding => {
+                    bind_pod(ctx, target, name, &obj, &write).await?;
+                    Ok(json_response(
+                        StatusCode::CREATED,
+                        &success_status_json(None),
+                    ))
+                }
+                None if legacy_binding => {
+                    let pods = catalog::find("", "v1", "pods")
+                        .ok_or_else(|| ApiError::internal("pods missing from the catalog"))?;
+                    let pod_target = Target {
+                        info: pods,
+                        namespace: target.namespace,
+                    };
+                    let name = meta::name(&obj).unwrap_or_default().to_string();
+                    bind_pod(ctx, pod_target, &name, &obj, &write).await?;
                     Ok(json_response(
                         StatusCode::CREATED,
                         &success_status_json(None),
@@ -638,14 +644,32 @@ async fn token_request(
 }
 
 /// Sets `spec.nodeName` of a pod from a Binding (what a scheduler does).
+/// Upstream's BindingREST: the pod named in the URL gets the Binding's node, its annotations,
+/// and the PodScheduled condition, with the Binding's uid and resourceVersion as preconditions.
+/// A direct storage update, no strategy, so the pod's generation does not move.
 async fn bind_pod(
     ctx: &ApiContext,
     target: Target<'_>,
-    strategy: &dyn crate::registry::Strategy,
     name: &str,
     binding: &Value,
     write: &WriteOptions,
 ) -> Result<Value, ApiError> {
+    if meta::name(binding).unwrap_or_default() != name {
+        return Err(ApiError::bad_request(
+            "name in URL does not match name in Binding object",
+        ));
+    }
+    let uid = meta::uid(binding).filter(|u| !u.is_empty());
+    let resource_version = meta::resource_version(binding).filter(|rv| !rv.is_empty());
+    let annotations = binding
+        .pointer("/metadata/annotations")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let storage_key = format!(
+        "/registry/pods/{}/{name}",
+        target.namespace.unwrap_or_default()
+    );
     let node = binding
         .pointer("/target/name")
         .and_then(Value::as_str)
@@ -655,37 +679,77 @@ async fn bind_pod(
     let gr = GroupResource::core("pods");
     // As the `binding` subresource: spec.nodeName and the PodScheduled condition both change.
     ctx.registry
-        .update(target, strategy, name, Some("binding"), write, |old| {
-            if old
-                .pointer("/spec/nodeName")
-                .and_then(Value::as_str)
-                .is_some_and(|n| !n.is_empty())
-            {
-                return Err(ApiError::conflict(
-                    &gr,
-                    name,
-                    format!(
-                        "pod {name} is already assigned to node {:?}",
-                        old["spec"]["nodeName"]
-                    ),
-                ));
-            }
-            if old
-                .pointer("/metadata/deletionTimestamp")
-                .is_some_and(|t| !t.is_null())
-            {
-                return Err(ApiError::conflict(
-                    &gr,
-                    name,
-                    format!("pod {name} is being deleted, cannot be assigned to a host"),
-                ));
-            }
-            let mut new = old.clone();
-            new["spec"]["nodeName"] = Value::String(node.clone());
-            // Upstream's assignPod also marks the pod scheduled (UpdatePodCondition).
-            set_pod_scheduled(&mut new);
-            Ok(new)
-        })
+        .update(
+            target,
+            &crate::registry::DefaultStrategy,
+            name,
+            Some("binding"),
+            write,
+            |old| {
+                // Storage preconditions, worded as upstream's storage error in a Conflict.
+                let failed = |what: &str, want: &str, have: &str| {
+                    ApiError::conflict(
+                        &gr,
+                        name,
+                        format!(
+                            "StorageError: invalid object, Code: 4, Key: {storage_key}, \
+                         ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: \
+                         {what} in precondition: {want}, {what} in object meta: {have}"
+                        ),
+                    )
+                };
+                let have_uid = meta::uid(old).unwrap_or_default();
+                if let Some(uid) = uid
+                    && uid != have_uid
+                {
+                    return Err(failed("UID", uid, have_uid));
+                }
+                let have_rv = meta::resource_version(old).unwrap_or_default();
+                if let Some(rv) = resource_version
+                    && rv != have_rv
+                {
+                    return Err(failed("ResourceVersion", rv, have_rv));
+                }
+                if old
+                    .pointer("/spec/nodeName")
+                    .and_then(Value::as_str)
+                    .is_some_and(|n| !n.is_empty())
+                {
+                    return Err(ApiError::conflict(
+                        &gr,
+                        name,
+                        format!(
+                            "pod {name} is already assigned to node {:?}",
+                            old["spec"]["nodeName"].as_str().unwrap_or_default()
+                        ),
+                    ));
+                }
+                if old
+                    .pointer("/metadata/deletionTimestamp")
+                    .is_some_and(|t| !t.is_null())
+                {
+                    return Err(ApiError::conflict(
+                        &gr,
+                        name,
+                        format!("pod {name} is being deleted, cannot be assigned to a host"),
+                    ));
+                }
+                let mut new = old.clone();
+                if !annotations.is_empty() {
+                    let meta = &mut new["metadata"];
+                    if !meta["annotations"].is_object() {
+                        meta["annotations"] = json!({});
+                    }
+                    if let Some(current) = meta["annotations"].as_object_mut() {
+                        current.extend(annotations.clone());
+                    }
+                }
+                new["spec"]["nodeName"] = Value::String(node.clone());
+                // Upstream's assignPod also marks the pod scheduled (UpdatePodCondition).
+                set_pod_scheduled(&mut new);
+                Ok(new)
+            },
+        )
         .await
 }
 

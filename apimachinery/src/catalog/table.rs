@@ -186,6 +186,7 @@ pub(super) static GROUPS: &[ApiGroupInfo] = &[
 /// [`GROUPS`].
 pub(super) static RESOURCES: &[ResourceInfo] = &[
     // ---- core/v1
+    res("", "v1", "bindings", "binding", "Binding", true).verbs(CREATE),
     res(
         "",
         "v1",

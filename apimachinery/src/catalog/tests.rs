@@ -16,7 +16,7 @@ fn entries_are_unique_by_gvr_and_gvk() {
         assert!(gvrs.insert(r.gvr()), "duplicate {}", r.gvr());
         assert!(gvks.insert(r.gvk()), "duplicate {}", r.gvk());
     }
-    assert_eq!(resources().len(), 60);
+    assert_eq!(resources().len(), 61);
 }
 
 #[test]
@@ -314,7 +314,7 @@ fn groups_and_versions() {
     assert!(serves("batch", "v1") && !serves("batch", "v1beta1"));
     assert!(get("autoscaling", "v2", "horizontalpodautoscalers").is_preferred_version());
     assert!(!get("autoscaling", "v1", "horizontalpodautoscalers").is_preferred_version());
-    assert_eq!(resources_in("", "v1").count(), 16);
+    assert_eq!(resources_in("", "v1").count(), 17);
 }
 
 #[test]
