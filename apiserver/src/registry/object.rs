@@ -2,7 +2,7 @@
 //! (status isolation, generation), deletion marking with finalizers, and the storage encoding.
 
 use bytes::Bytes;
-use k1s_apimachinery::catalog::ResourceInfo;
+use k1s_apimachinery::catalog::{self, ResourceInfo};
 use k1s_apimachinery::meta;
 use k1s_apimachinery::validation;
 use k1s_apimachinery::{ApiError, FieldError, GroupResource};
@@ -266,7 +266,10 @@ pub fn prepare_update(
         meta::set_resource_version(&mut merged, rv.as_deref().unwrap_or("")).map_err(meta_err)?;
         new = merged;
     } else if matches!(subresource, Some("status" | "approval")) {
-        // A status update changes status only.
+        // A status update changes status and, as upstream's status strategies (which restore
+        // only `spec` from the stored object) let it, metadata: a patch of /status may add
+        // annotations (the conformance tests of the workload, Service and quota status
+        // endpoints do). The system fields are restored below as for any update.
         let status = new.get("status").cloned();
         let mut merged = old.clone();
         match status {
@@ -277,15 +280,19 @@ pub fn prepare_update(
                 }
             }
         }
-        // Upstream's deploymentStatusStrategy keeps the request's annotations: the deployment
-        // controller records `deployment.kubernetes.io/revision` with its status, which must
-        // not bump the generation as a main-resource annotation change would.
-        let gr = t.group_resource();
-        if gr.group == "apps"
-            && gr.resource == "deployments"
-            && let Some(a) = new.pointer("/metadata/annotations").cloned()
-        {
-            merged["metadata"]["annotations"] = a;
+        if let Some(kept) = status_update_kept_metadata(t.info) {
+            let mut metadata = new.get("metadata").cloned().unwrap_or_else(|| json!({}));
+            for field in kept {
+                match old.pointer(&format!("/metadata/{field}")) {
+                    Some(v) => metadata[*field] = v.clone(),
+                    None => {
+                        if let Some(m) = metadata.as_object_mut() {
+                            m.remove(*field);
+                        }
+                    }
+                }
+            }
+            merged["metadata"] = metadata;
         }
         let rv = meta::resource_version(&new).map(str::to_string);
         meta::set_resource_version(&mut merged, rv.as_deref().unwrap_or("")).map_err(meta_err)?;
@@ -342,6 +349,23 @@ pub fn prepare_update(
         meta::set_generation(&mut new, g).map_err(meta_err)?;
     }
     Ok(new)
+}
+
+/// What a `/status` write may not change of metadata, by upstream's status strategies: `None`
+/// keeps the stored metadata whole (custom resources, whose status strategy copies the stored
+/// object; FlowSchemas and PriorityLevelConfigurations; APIServices), otherwise the request's
+/// metadata but for these fields.
+fn status_update_kept_metadata(info: &ResourceInfo) -> Option<&'static [&'static str]> {
+    if catalog::is_custom(info) {
+        return None;
+    }
+    match (info.group, info.resource) {
+        ("flowcontrol.apiserver.k8s.io", _) | ("apiregistration.k8s.io", "apiservices") => None,
+        ("apps", "deployments") => Some(&["labels"]),
+        // Old kubelets corrupted owner references through pods/status.
+        ("", "pods") => Some(&["ownerReferences"]),
+        _ => Some(&[]),
+    }
 }
 
 /// Validation of an update (after mutating admission, as upstream orders it).
