@@ -5,6 +5,7 @@ use k1s_apimachinery::quantity::Quantity;
 use k1s_apimachinery::selector::LabelSelector;
 use serde_json::{Value, json};
 
+use super::go_value::go_int_or_string;
 use super::pod_spec::default_pod_spec;
 use crate::registry::Strategy;
 
@@ -259,17 +260,6 @@ fn non_negative(obj: &Value, fields: &[&str]) -> Vec<FieldError> {
         }
     }
     errs
-}
-
-/// Go's `%#v` of an `intstr.IntOrString`, as upstream prints one as a bad value.
-fn go_int_or_string(v: &Value) -> String {
-    match v {
-        Value::String(s) => format!("intstr.IntOrString{{Type:1, IntVal:0, StrVal:{s:?}}}"),
-        v => format!(
-            "intstr.IntOrString{{Type:0, IntVal:{}, StrVal:\"\"}}",
-            v.as_i64().unwrap_or(0)
-        ),
-    }
 }
 
 /// An int-or-percent's value: the number, or the percentage's number (0 when unparsable).

@@ -6,6 +6,7 @@ mod batch;
 mod cluster;
 mod core;
 mod events;
+mod go_value;
 pub(crate) mod networking;
 mod other;
 mod pod_spec;

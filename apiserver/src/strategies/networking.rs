@@ -9,26 +9,9 @@ use k1s_apimachinery::ip::{Cidr, cidr_errors};
 use k1s_apimachinery::validation::is_dns1123_subdomain;
 use serde_json::Value;
 
+use super::go_value::go_quote;
+pub(crate) use super::go_value::{go_string_slice, go_typed_slice};
 use crate::registry::Strategy;
-
-/// Go's `%q` for the plain strings these fields hold (JSON escaping agrees with it there).
-fn go_quote(s: &str) -> String {
-    Value::String(s.to_string()).to_string()
-}
-
-/// Go's `%#v` of a `[]string`, as upstream prints an invalid slice value.
-pub(crate) fn go_string_slice(values: &[Value]) -> String {
-    go_typed_slice("string", values)
-}
-
-/// Go's `%#v` of a slice of a string type (`[]<element>{"a", "b"}`).
-pub(crate) fn go_typed_slice(element: &str, values: &[Value]) -> String {
-    let inner: Vec<String> = values
-        .iter()
-        .map(|v| go_quote(v.as_str().unwrap_or_default()))
-        .collect();
-    format!("[]{element}{{{}}}", inner.join(", "))
-}
 
 fn cidrs(obj: &Value) -> &[Value] {
     obj.pointer("/spec/cidrs")

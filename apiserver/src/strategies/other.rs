@@ -8,6 +8,7 @@ use k1s_apimachinery::FieldError;
 use k1s_apimachinery::quantity::Quantity;
 use serde_json::{Value, json};
 
+use super::go_value::go_quantity;
 use crate::auth::UserInfo;
 use crate::registry::Strategy;
 
@@ -1084,128 +1085,6 @@ fn quantity_text(v: &Value) -> Option<String> {
         Value::String(s) => Some(s.clone()),
         other => Some(other.to_string()),
     }
-}
-
-/// Go's `%#v` of the `resource.Quantity` that ParseQuantity makes of `text`, as upstream's
-/// field errors print a quantity: its int64 amount and scale, the original string when it is
-/// already canonical, and the format. Amounts beyond int64 precision live in an `inf.Dec`
-/// whose address Go prints; a placeholder stands in for it.
-fn go_quantity(text: &str) -> String {
-    let (value, scale, cached, format, dec) = match go_parse_quantity(text) {
-        Some(GoQuantity::Int {
-            value,
-            scale,
-            cached,
-            format,
-        }) => (value, scale, cached, format, "nil"),
-        Some(GoQuantity::Dec { format }) => (0, 0, false, format, "0xc000000000"),
-        None => (0, 0, false, "DecimalSI", "nil"),
-    };
-    let s = if cached { text } else { "" };
-    format!(
-        "resource.Quantity{{i:resource.int64Amount{{value:{value}, scale:{scale}}}, d:resource.infDecAmount{{Dec:(*inf.Dec)({dec})}}, s:{s:?}, Format:{format:?}}}"
-    )
-}
-
-enum GoQuantity {
-    /// The fast path: an int64 amount at a decimal scale (`cached`: the string is kept).
-    Int {
-        value: i64,
-        scale: i32,
-        cached: bool,
-        format: &'static str,
-    },
-    /// The slow path (an `inf.Dec`).
-    Dec { format: &'static str },
-}
-
-/// The fields of upstream's ParseQuantity result for `s` (None when it does not parse).
-fn go_parse_quantity(s: &str) -> Option<GoQuantity> {
-    if s == "0" {
-        return Some(GoQuantity::Int {
-            value: 0,
-            scale: 0,
-            cached: true,
-            format: "DecimalSI",
-        });
-    }
-    let b = s.as_bytes();
-    let (positive, mut pos) = match b.first() {
-        Some(b'-') => (false, 1),
-        Some(b'+') => (true, 1),
-        _ => (true, 0),
-    };
-    while pos < b.len() && b[pos] == b'0' {
-        pos += 1;
-    }
-    let digits = |from: usize| from + b[from..].iter().take_while(|c| c.is_ascii_digit()).count();
-    let num_end = digits(pos);
-    let mut num = &s[pos..num_end];
-    if num.is_empty() {
-        num = "0";
-    }
-    pos = num_end;
-    let mut denom = "";
-    if pos < b.len() && b[pos] == b'.' {
-        let end = digits(pos + 1);
-        denom = &s[pos + 1..end];
-        pos = end;
-    }
-    let suffix = &s[pos..];
-    let (base2, exponent, format) = match suffix {
-        "" => (false, 0, "DecimalSI"),
-        "n" => (false, -9, "DecimalSI"),
-        "u" => (false, -6, "DecimalSI"),
-        "m" => (false, -3, "DecimalSI"),
-        "k" => (false, 3, "DecimalSI"),
-        "M" => (false, 6, "DecimalSI"),
-        "G" => (false, 9, "DecimalSI"),
-        "T" => (false, 12, "DecimalSI"),
-        "P" => (false, 15, "DecimalSI"),
-        "E" => (false, 18, "DecimalSI"),
-        "Ki" => (true, 10, "BinarySI"),
-        "Mi" => (true, 20, "BinarySI"),
-        "Gi" => (true, 30, "BinarySI"),
-        "Ti" => (true, 40, "BinarySI"),
-        "Pi" => (true, 50, "BinarySI"),
-        "Ei" => (true, 60, "BinarySI"),
-        _ => {
-            let exp = suffix.strip_prefix(['e', 'E'])?;
-            (false, exp.parse::<i32>().ok()?, "DecimalExponent")
-        }
-    };
-    let digits_len = i32::try_from(num.len() + denom.len()).ok()?;
-    let (mut scale, mantissa, precision) = if base2 {
-        if denom.is_empty() {
-            let approx = (exponent as f32 * 3.0 / 10.0) as i32;
-            (0, 1i64 << exponent, 15 - num.len() as i32 - approx - 1)
-        } else {
-            (0, 1, -1)
-        }
-    } else {
-        (exponent, 1, 18 - digits_len)
-    };
-    if precision >= 0 {
-        scale -= denom.len() as i32;
-        if scale >= -9 {
-            let shifted = format!("{num}{denom}");
-            let value: i64 = shifted.parse().ok()?;
-            if let Some(result) = value.checked_mul(mantissa) {
-                let cached = if base2 {
-                    exponent % 10 == 0 && value & 0x07 != 0
-                } else {
-                    scale % 3 == 0 && !shifted.ends_with("000") && !shifted.starts_with('0')
-                };
-                return Some(GoQuantity::Int {
-                    value: if positive { result } else { -result },
-                    scale,
-                    cached,
-                    format,
-                });
-            }
-        }
-    }
-    Some(GoQuantity::Dec { format })
 }
 
 /// Upstream's validateScalingRules for one direction of `behavior`.

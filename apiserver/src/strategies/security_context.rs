@@ -8,6 +8,7 @@ use k1s_apimachinery::FieldError;
 use k1s_apimachinery::validation::is_dns1123_subdomain;
 use serde_json::Value;
 
+use super::go_value::go_struct;
 use super::pod_validation::{PodOptions, local_descending_path_errors};
 
 const ID_RANGE: &str = "must be between 0 and 2147483647, inclusive";
@@ -360,21 +361,6 @@ fn container_security_context(sc: &Value, at: &str, host_users: bool, errs: &mut
     if let Some(p) = set(sc, "appArmorProfile") {
         app_armor_profile(p, &format!("{at}.appArmorProfile"), errs);
     }
-}
-
-/// Go's `%#v` of a struct of pointers, as upstream prints a whole security context or
-/// seccomp profile: a set field shows a pointer, whose address no client can rely on.
-fn go_struct(name: &str, v: &Value, fields: &[(&str, &str, &str)]) -> String {
-    let shown: Vec<String> = fields
-        .iter()
-        .map(|(go, ty, key)| match set(v, key) {
-            Some(Value::String(s)) if ty.is_empty() => format!("{go}:{s:?}"),
-            None if ty.is_empty() => format!("{go}:\"\""),
-            Some(_) => format!("{go}:({ty})(0xc000000000)"),
-            None => format!("{go}:({ty})(nil)"),
-        })
-        .collect();
-    format!("{name}{{{}}}", shown.join(", "))
 }
 
 fn go_security_context(sc: &Value) -> String {
