@@ -66,8 +66,8 @@ fn bindings_assign_pods_to_nodes_as_upstream() {
 
     // The subresource checks the Binding's name against the URL's.
     let file = c.scratch_dir().join("binding.yaml");
-    std::fs::write(&file, binding("other", "", "k1s-node-0")).unwrap();
-    let path = file.to_str().unwrap();
+    std::fs::write(&file, binding("other", "", "k1s-node-0")).expect("write the Binding");
+    let path = file.to_str().expect("a UTF-8 path");
     let url = "/api/v1/namespaces/default/pods/p2/binding";
     let out = c.kubectl(&["create", "--raw", url, "-f", path]);
     assert!(!out.status.success());
@@ -76,7 +76,7 @@ fn bindings_assign_pods_to_nodes_as_upstream() {
         "{}",
         k1s_tests::stderr(&out)
     );
-    std::fs::write(&file, binding("p2", "", "k1s-node-0")).unwrap();
+    std::fs::write(&file, binding("p2", "", "k1s-node-0")).expect("write the Binding");
     c.kubectl_ok(&["create", "--raw", url, "-f", path]);
     let node = c.kubectl_ok(&["get", "pod", "p2", "-o", "jsonpath={.spec.nodeName}"]);
     assert_eq!(node, "k1s-node-0");

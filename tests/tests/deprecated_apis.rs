@@ -104,7 +104,10 @@ fn component_statuses_report_the_control_plane() {
         "{table}"
     );
     assert!(table.starts_with("NAME"), "{table}");
-    assert!(table.lines().next().unwrap().contains("MESSAGE"), "{table}");
+    assert!(
+        table.lines().next().is_some_and(|l| l.contains("MESSAGE")),
+        "{table}"
+    );
 
     let (ok, err) = stderr_of(&c, &["get", "cs", "etcd-0"]);
     assert!(ok, "{err}");
@@ -113,7 +116,7 @@ fn component_statuses_report_the_control_plane() {
         "{err}"
     );
     let json = c.kubectl_ok(&["get", "cs", "scheduler", "-o", "json"]);
-    let obj: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let obj: serde_json::Value = serde_json::from_str(&json).expect("kubectl -o json prints JSON");
     assert_eq!(obj["kind"], "ComponentStatus");
     assert_eq!(
         obj["conditions"],

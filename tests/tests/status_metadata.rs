@@ -16,7 +16,7 @@ fn patch_status(c: &TestCluster, what: &str, patch: &str) -> serde_json::Value {
         "-o",
         "json",
     ]);
-    serde_json::from_str(&out).unwrap()
+    serde_json::from_str(&out).expect("kubectl -o json prints JSON")
 }
 
 #[test]
