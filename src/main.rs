@@ -53,7 +53,7 @@ enum Command {
     Kubeconfig(KubeconfigArgs),
     /// Remove what `k1s init` or `k1s join` wrote on this machine.
     Reset(ResetArgs),
-    /// Copy a stopped cluster's store between backends: `--from sled:DATA_DIR --to
+    /// Copy a stopped cluster's store between backends: `--from dir:DATA_DIR --to
     /// etcd:URLS` (or back). The target must be empty; resourceVersions start over.
     Migrate(MigrateArgs),
     /// Save the embedded store (of a running or a stopped server) to a checksummed file, or
@@ -81,7 +81,8 @@ enum Command {
 
 #[derive(clap::Args)]
 struct MigrateArgs {
-    /// The source: `sled:DATA_DIR` (a stopped server's --data-dir) or `etcd:URL[,URL...]`.
+    /// The source: `dir:DATA_DIR` (a stopped server's --data-dir; `sled:DATA_DIR` is the same)
+    /// or `etcd:URL[,URL...]`.
     #[arg(long)]
     from: String,
     /// The target, in the same form; it must hold no cluster yet.
@@ -94,8 +95,11 @@ struct MigrateArgs {
 
 /// Opens one side of a migration.
 async fn open_store(spec: &str, etcd_prefix: &str) -> anyhow::Result<Arc<dyn k1s_storage::Store>> {
-    if let Some(dir) = spec.strip_prefix("sled:") {
-        let mut config = k1s_storage::StoreConfig::new(k1s_storage::Backend::Sled(
+    if let Some(dir) = spec
+        .strip_prefix("dir:")
+        .or_else(|| spec.strip_prefix("sled:"))
+    {
+        let mut config = k1s_storage::StoreConfig::new(k1s_storage::Backend::Disk(
             PathBuf::from(dir).join("store"),
         ));
         config.compaction.interval = None;
@@ -116,7 +120,7 @@ async fn open_store(spec: &str, etcd_prefix: &str) -> anyhow::Result<Arc<dyn k1s
         let store = k1s_storage::EtcdStore::connect(config).await?;
         return Ok(Arc::new(store));
     }
-    anyhow::bail!("{spec:?}: expected sled:DATA_DIR or etcd:URL[,URL...]")
+    anyhow::bail!("{spec:?}: expected dir:DATA_DIR or etcd:URL[,URL...]")
 }
 
 async fn run_migrate(args: MigrateArgs) -> anyhow::Result<()> {
@@ -844,19 +848,19 @@ struct ServerArgs {
     /// Concurrent mutating requests before 429 (0 = unlimited).
     #[arg(long, default_value_t = 200)]
     max_mutating_requests_inflight: usize,
-    /// Size of one write-ahead log file of the store (e.g. 1Mi, 4Mi): the data directory holds
-    /// two, and a checkpoint starts the other when half of one is used. Smaller suits small
+    /// Size of one write-ahead log file of the store (e.g. 1Mi, 4Mi): a checkpoint starts the
+    /// next when half of one is used, and a fresh data directory holds two. Smaller suits small
     /// flash cards; larger means fewer checkpoints. At least 64Ki.
     #[arg(long, default_value = "4Mi", value_parser = k1s_storage::parse_byte_size)]
     wal_size: u64,
-    /// Memory the embedded store may use to cache its pages (e.g. 8Mi, 64Mi). Lists and watches
-    /// are served from the API server's watch caches; this cache speeds up the store's own
-    /// reads (preconditions of writes, reads at an old resourceVersion).
+    /// Memory a sled store (one created with --store-compression, or by k1s before the image
+    /// engine) may use to cache its pages (e.g. 8Mi, 64Mi). An image store holds everything in
+    /// memory and has no cache.
     #[arg(long, default_value = "64Mi", value_parser = k1s_storage::parse_byte_size)]
     store_cache_size: u64,
-    /// Create the store with sled's zstd compression: about half the bytes written per write
-    /// (for SD cards and eMMC), at about 20% of the sequential create rate. A store keeps the
-    /// setting it was created with.
+    /// Create a sled store with zstd compression instead of an image store (the default, which
+    /// writes fewer bytes per write and keeps the store in memory). A store keeps the engine it
+    /// was created with; `k1s upgrade apply` converts a sled store to an image store.
     #[arg(long)]
     store_compression: bool,
     /// How often IPAddresses whose Service is gone are looked for (a Go duration); one seen

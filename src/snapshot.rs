@@ -94,7 +94,7 @@ fn open_stopped(store_dir: &Path) -> Option<std::sync::Arc<dyn k1s_storage::Stor
         return None;
     }
     let mut config =
-        k1s_storage::StoreConfig::new(k1s_storage::Backend::Sled(store_dir.to_path_buf()));
+        k1s_storage::StoreConfig::new(k1s_storage::Backend::Disk(store_dir.to_path_buf()));
     config.compaction.interval = None;
     let store = k1s_storage::LocalStore::open(config).ok()?;
     Some(std::sync::Arc::new(store))

@@ -1,10 +1,10 @@
 //! `k1s upgrade plan|apply`: kubeadm's upgrade commands for what k1s upgrades, its data directory.
 //!
-//! `plan` reads the store's format marker and probes sled's lock; it never opens the store.
+//! `plan` reads the store's format marker and probes the store's lock; it never opens the store.
 //! `apply` backs the store up first (a snapshot read through a read-only opening, so the backup
-//! holds the store exactly as the older format had it), then opens it with this build's engine,
-//! which upgrades the format in place, and checks that the upgraded store reads back the same
-//! keys at the same revision.
+//! holds the store exactly as the older format had it), then converts it in place to this build's
+//! format (a sled store of format 1 or 2 becomes an image store, format 3) and checks that the
+//! upgraded store reads back the same keys at the same revision.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -165,7 +165,7 @@ async fn apply(data_dir: &Path, yes: bool, backup: Option<PathBuf>) -> anyhow::R
     );
     let saved = {
         let mut config =
-            k1s_storage::StoreConfig::new(k1s_storage::Backend::Sled(found.store_dir.clone()));
+            k1s_storage::StoreConfig::new(k1s_storage::Backend::Disk(found.store_dir.clone()));
         config.compaction.interval = None;
         let store = k1s_storage::LocalStore::open_read_only(config)
             .context("[upgrade/backup] opening the store for reading")?;
@@ -214,16 +214,17 @@ async fn apply(data_dir: &Path, yes: bool, backup: Option<PathBuf>) -> anyhow::R
     Ok(())
 }
 
-/// Opens the store with this build's engine (the in-place upgrade), then reads every key back
+/// Converts the store to this build's format in place and opens it, then reads every key back
 /// and compares the count and revision with the backup. Returns the count.
 async fn upgrade_and_verify(
     store_dir: &Path,
     backup: &k1s_storage::SnapshotInfo,
 ) -> anyhow::Result<u64> {
     use k1s_storage::Store as _;
-    let mut config = k1s_storage::StoreConfig::new(k1s_storage::Backend::Sled(store_dir.into()));
+    let mut config = k1s_storage::StoreConfig::new(k1s_storage::Backend::Disk(store_dir.into()));
     config.compaction.interval = None;
-    let store = k1s_storage::LocalStore::open(config).context("opening the store to upgrade it")?;
+    k1s_storage::upgrade_store(&config).context("converting the store to the image engine")?;
+    let store = k1s_storage::LocalStore::open(config).context("opening the upgraded store")?;
     let checked = async {
         let format = k1s_storage::store_format(store_dir)?;
         if format != k1s_storage::FORMAT_VERSION {

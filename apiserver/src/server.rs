@@ -121,7 +121,7 @@ impl OpenedStore {
         let backend = if config.ephemeral {
             Backend::Memory
         } else {
-            Backend::Sled(config.data_dir.join("store"))
+            Backend::Disk(config.data_dir.join("store"))
         };
         let mut store_config = StoreConfig::new(backend);
         store_config.wal_file_bytes = config.wal_file_bytes;

@@ -25,7 +25,7 @@ fn fresh_store(memory: bool, name: &str) -> anyhow::Result<Arc<LocalStore>> {
             .join("../target/bench-store")
             .join(name);
         let _ = std::fs::remove_dir_all(&dir);
-        Backend::Sled(dir)
+        Backend::Disk(dir)
     };
     let mut config = StoreConfig::new(backend);
     config.compaction.interval = None;

@@ -1,11 +1,12 @@
 //! The byte-level engine under the local store: ordered keys, atomic durable batches.
 //!
 //! Engines know nothing of revisions or watches; `LocalStore` builds those on top, once, for every
-//! engine. The in-memory engine lives here; the sled engine is in `sled_engine.rs`.
+//! engine. The in-memory engine lives here; the disk engines are in `image_engine.rs` and
+//! `sled_engine.rs`.
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 
 use crate::{Error, Result};
 
@@ -28,23 +29,49 @@ pub(crate) trait Engine: Send + Sync + 'static {
     fn size_bytes(&self) -> Result<u64>;
 }
 
-/// A BTreeMap behind a lock: the engine for tests and `--ephemeral` servers.
+/// The ordered map the in-memory engines keep: values shared, so a copy of the whole map for an
+/// image costs a pointer per key, not the data.
+pub(crate) type Map = BTreeMap<Vec<u8>, Arc<[u8]>>;
+
+/// A BTreeMap behind a lock: the engine for tests and `--ephemeral` servers, and the image
+/// engine's state.
 #[derive(Default)]
 pub(crate) struct MemoryEngine {
-    map: RwLock<BTreeMap<Vec<u8>, Vec<u8>>>,
+    map: RwLock<Map>,
 }
 
 impl MemoryEngine {
-    fn read(&self) -> Result<std::sync::RwLockReadGuard<'_, BTreeMap<Vec<u8>, Vec<u8>>>> {
+    pub(crate) fn with(map: Map) -> Self {
+        MemoryEngine {
+            map: RwLock::new(map),
+        }
+    }
+
+    fn read(&self) -> Result<std::sync::RwLockReadGuard<'_, Map>> {
         self.map
             .read()
             .map_err(|_| Error::Engine("memory engine lock poisoned".into()))
+    }
+
+    /// A copy of every key and value as of now.
+    pub(crate) fn copy(&self) -> Result<Map> {
+        Ok(self.read()?.clone())
+    }
+}
+
+/// Applies a batch to a map, in order.
+pub(crate) fn apply(map: &mut Map, batch: Vec<BatchOp>) {
+    for (k, v) in batch {
+        match v {
+            Some(v) => map.insert(k, v.into()),
+            None => map.remove(&k),
+        };
     }
 }
 
 impl Engine for MemoryEngine {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        Ok(self.read()?.get(key).cloned())
+        Ok(self.read()?.get(key).map(|v| v.to_vec()))
     }
 
     fn scan(&self, start: &[u8], end: &[u8], limit: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
@@ -52,7 +79,7 @@ impl Engine for MemoryEngine {
         Ok(map
             .range::<[u8], _>((Bound::Included(start), Bound::Excluded(end)))
             .take(limit)
-            .map(|(k, v)| (k.clone(), v.clone()))
+            .map(|(k, v)| (k.clone(), v.to_vec()))
             .collect())
     }
 
@@ -68,12 +95,7 @@ impl Engine for MemoryEngine {
             .map
             .write()
             .map_err(|_| Error::Engine("memory engine lock poisoned".into()))?;
-        for (k, v) in batch {
-            match v {
-                Some(v) => map.insert(k, v),
-                None => map.remove(&k),
-            };
-        }
+        apply(&mut map, batch);
         Ok(())
     }
 

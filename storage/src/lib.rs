@@ -11,7 +11,10 @@ mod engine;
 mod error;
 mod etcd;
 mod etcd_endpoints;
+mod format;
+mod image_engine;
 mod local;
+mod log_files;
 mod migrate;
 mod sled_engine;
 pub mod snapshot;
@@ -26,9 +29,9 @@ use bytes::Bytes;
 
 pub use error::{Error, Result};
 pub use etcd::{EtcdConfig, EtcdStore};
-pub use local::LocalStore;
+pub use format::{FORMAT_VERSION, store_format, store_in_use};
+pub use local::{LocalStore, upgrade_store};
 pub use migrate::copy_all;
-pub use sled_engine::{FORMAT_VERSION, store_format, store_in_use};
 pub use snapshot::SnapshotInfo;
 pub use wal::{
     DEFAULT_SEGMENT_BYTES as DEFAULT_WAL_FILE_BYTES, MIN_SEGMENT_BYTES as MIN_WAL_FILE_BYTES,
@@ -137,8 +140,9 @@ pub enum BackendKind {
 /// Where the store keeps its data.
 #[derive(Clone, Debug)]
 pub enum Backend {
-    /// sled on disk in this directory.
-    Sled(std::path::PathBuf),
+    /// On disk in this directory: a new store gets the image engine (format 3), or sled with
+    /// `compress_new_store`; an existing one keeps the engine it was written by.
+    Disk(std::path::PathBuf),
     /// Memory only; everything is lost when the process ends.
     Memory,
 }
@@ -154,14 +158,13 @@ pub struct StoreConfig {
     pub watch_buffer: usize,
     /// Largest value accepted (etcd's default request limit is 1.5 MiB).
     pub max_value_size: usize,
-    /// sled page cache size in bytes.
+    /// sled page cache size in bytes (sled stores only).
     pub cache_capacity: u64,
-    /// Size of one write-ahead log file of the sled backend; a data directory holds two, and a
-    /// checkpoint starts a new one when half of one is used.
+    /// Size of one write-ahead log file of a store on disk; a checkpoint starts a new one when
+    /// half of one is used.
     pub wal_file_bytes: u64,
-    /// Whether a sled store created now has sled compress what it logs (zstd): about half the
-    /// bytes written per write, for flash, at a cost in CPU on every write. A store keeps the
-    /// setting it was created with.
+    /// Whether a store created now is a sled store that compresses what it logs (zstd), rather
+    /// than an image store. A store keeps the engine and setting it was created with.
     pub compress_new_store: bool,
 }
 

@@ -13,6 +13,7 @@
 //! be lost.
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc as std_mpsc;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -25,6 +26,8 @@ use tokio::sync::oneshot;
 
 use crate::codec::{self, LogRecord};
 use crate::engine::{BatchOp, Engine, MemoryEngine};
+use crate::format::{self, Format};
+use crate::image_engine::{ImageEngine, convert_sled_store};
 use crate::sled_engine::{ReadOnlySled, SledEngine};
 use crate::watch::{Hub, WatchStream};
 use crate::{
@@ -115,12 +118,7 @@ impl LocalStore {
     pub fn open(config: StoreConfig) -> Result<LocalStore> {
         let engine: Box<dyn Engine> = match &config.backend {
             Backend::Memory => Box::new(MemoryEngine::default()),
-            Backend::Sled(dir) => Box::new(SledEngine::open(
-                dir,
-                config.cache_capacity,
-                config.wal_file_bytes,
-                config.compress_new_store,
-            )?),
+            Backend::Disk(dir) => open_disk_engine(dir, &config)?,
         };
         Self::over(engine, &config)
     }
@@ -128,7 +126,7 @@ impl LocalStore {
     /// Opens a sled store of an older format for reading only, leaving its format as it is
     /// (`k1s upgrade apply` backs it up this way before upgrading it). Writes fail.
     pub fn open_read_only(config: StoreConfig) -> Result<LocalStore> {
-        let Backend::Sled(dir) = &config.backend else {
+        let Backend::Disk(dir) = &config.backend else {
             return Err(Error::Unsupported(
                 "only a store on disk can be opened for reading".into(),
             ));
@@ -984,6 +982,39 @@ fn stage_write(
     events.push(Arc::new(event_of(record)));
     pending.insert(key, next);
     Ok(outcome)
+}
+
+/// The engine of the store in `dir`: the one that wrote it, or for a new store the image
+/// engine (sled when compression is asked for).
+pub(crate) fn open_disk_engine(dir: &Path, config: &StoreConfig) -> Result<Box<dyn Engine>> {
+    let engine = match format::existing(dir)? {
+        Some(f) => f,
+        None if config.compress_new_store => Format::Sled,
+        None => Format::Image,
+    };
+    Ok(match engine {
+        Format::Sled => Box::new(SledEngine::open(
+            dir,
+            config.cache_capacity,
+            config.wal_file_bytes,
+            config.compress_new_store,
+        )?),
+        Format::Image => Box::new(ImageEngine::open(dir, config.wal_file_bytes)?),
+    })
+}
+
+/// Converts a sled store (formats 1 and 2) on disk to this build's format in place; a store
+/// already at it is left as it is. The store must not be open.
+pub fn upgrade_store(config: &StoreConfig) -> Result<()> {
+    let Backend::Disk(dir) = &config.backend else {
+        return Err(Error::Unsupported(
+            "only a store on disk has a format".into(),
+        ));
+    };
+    match format::existing(dir)? {
+        Some(Format::Sled) => convert_sled_store(dir, config.cache_capacity, config.wal_file_bytes),
+        _ => Ok(()),
+    }
 }
 
 fn run_compactor(

@@ -9,7 +9,7 @@
 //! ```
 //!
 //! Records come in strictly increasing key order. A running server streams a snapshot (it holds
-//! sled's lock on the data directory); `restore` builds a new store directory from a file,
+//! the lock on the data directory); `restore` builds a new store directory from a file,
 //! checking the whole file before it creates anything and building in a temporary directory that
 //! is renamed into place only when complete.
 
@@ -23,9 +23,8 @@ use futures::Stream;
 use ring::digest;
 
 use crate::codec;
-use crate::engine::{BatchOp, Engine};
-use crate::local::{META_COMPACTED, META_REVISION, data_key};
-use crate::sled_engine::SledEngine;
+use crate::engine::BatchOp;
+use crate::local::{META_COMPACTED, META_REVISION, data_key, open_disk_engine};
 use crate::wal::sync_dir;
 use crate::{BackendKind, Error, KeyValue, ListOptions, Result, Revision, Store};
 
@@ -445,13 +444,8 @@ pub fn restore(file: &Path, data_dir: &Path) -> Result<SnapshotInfo> {
 }
 
 fn build(file: &Path, dir: &Path, info: &SnapshotInfo) -> Result<()> {
-    let defaults = crate::StoreConfig::new(crate::Backend::Sled(dir.to_path_buf()));
-    let engine = SledEngine::open(
-        dir,
-        defaults.cache_capacity,
-        defaults.wal_file_bytes,
-        defaults.compress_new_store,
-    )?;
+    let defaults = crate::StoreConfig::new(crate::Backend::Disk(dir.to_path_buf()));
+    let engine = open_disk_engine(dir, &defaults)?;
     let mut reader = SnapshotReader::open(file)?;
     let mut batch: Vec<BatchOp> = Vec::with_capacity(PAGE);
     while let Some(kv) = reader.next_record()? {

@@ -76,7 +76,7 @@ async fn round_trip_keeps_keys_values_and_revisions() {
     assert_eq!(restore(&file, &data).unwrap(), info);
     assert!(!data.join(".store.restoring").exists());
 
-    let restored = LocalStore::open(StoreConfig::new(Backend::Sled(data.join("store")))).unwrap();
+    let restored = LocalStore::open(StoreConfig::new(Backend::Disk(data.join("store")))).unwrap();
     assert_eq!(restored.current_revision(), info.revision);
     let want = all(&store, None).await;
     assert_eq!(info.keys, want.len() as u64);

@@ -43,6 +43,11 @@ pub const DEFAULT_SEGMENT_BYTES: u64 = 4 * 1024 * 1024;
 pub(crate) const PAGE: u64 = 4096;
 /// The smallest log file size accepted.
 pub const MIN_SEGMENT_BYTES: u64 = 64 * 1024;
+
+/// The log file size used for a requested one: at least the minimum, in whole pages.
+pub(crate) fn segment_size(requested: u64) -> u64 {
+    requested.max(MIN_SEGMENT_BYTES).next_multiple_of(PAGE)
+}
 static ZEROS: [u8; 1 << 16] = [0; 1 << 16];
 
 /// A log file taken into use.
@@ -182,11 +187,13 @@ pub(crate) struct Wal {
 
 impl Wal {
     /// Replays every existing log file, oldest first, through `apply`, then starts a new log
-    /// file (a spare left by the previous run if there is one). The replayed files stay until
-    /// the caller has made their effect durable and calls `delete_before(generation())`.
+    /// file (a spare left by the previous run if there is one) of generation `min_generation`
+    /// or later. The replayed files stay until the caller has made their effect durable and
+    /// calls `delete_before(generation())`.
     pub(crate) fn open(
         dir: &Path,
         segment_bytes: u64,
+        min_generation: u64,
         mut apply: impl FnMut(Vec<BatchOp>) -> Result<()>,
     ) -> Result<Wal> {
         fs::create_dir_all(dir)?;
@@ -196,7 +203,11 @@ impl Wal {
                 apply(batch)?;
             }
         }
-        let newest = logs.last().copied().unwrap_or(0);
+        let newest = logs
+            .last()
+            .copied()
+            .unwrap_or(0)
+            .max(min_generation.saturating_sub(1));
         // Leftovers: half-written spares, and spares that would not sort after the logs.
         for g in generations(dir, ".spare.tmp")? {
             fs::remove_file(dir.join(format!("{g:020}.spare.tmp")))?;
@@ -538,7 +549,7 @@ mod tests {
 
     fn replay(dir: &Path) -> (Wal, Vec<Vec<BatchOp>>) {
         let mut seen = Vec::new();
-        let wal = Wal::open(dir, SEG, |b| {
+        let wal = Wal::open(dir, SEG, 1, |b| {
             seen.push(b);
             Ok(())
         })

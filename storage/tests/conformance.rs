@@ -39,9 +39,17 @@ fn config(
 ) -> (StoreConfig, Option<tempfile::TempDir>) {
     let (b, dir) = match backend {
         "memory" => (Backend::Memory, None),
-        "sled" => {
+        "image" => {
             let dir = tempfile::tempdir().unwrap();
-            (Backend::Sled(dir.path().join("store")), Some(dir))
+            (Backend::Disk(dir.path().join("store")), Some(dir))
+        }
+        "sled" => {
+            // A new store is an image store; a format-2 marker in an empty directory makes it sled.
+            let dir = tempfile::tempdir().unwrap();
+            let store = dir.path().join("store");
+            std::fs::create_dir(&store).unwrap();
+            std::fs::write(store.join("FORMAT"), "k1s-store 2\n").unwrap();
+            (Backend::Disk(store), Some(dir))
         }
         // The etcd fixture maps this config's policy and limits onto its own.
         "etcd" => (Backend::Memory, None),
@@ -637,6 +645,12 @@ macro_rules! conformance {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $name() { super::$name("memory").await }
+            )*
+        }
+        mod image {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() { super::$name("image").await }
             )*
         }
         mod sled {

@@ -84,7 +84,7 @@ async fn kill_rounds(compressed: bool) {
     let store_dir = dir.path().join("store");
     if compressed {
         // Created compressed here; the writer and every reopen keep the store's own setting.
-        let mut config = StoreConfig::new(Backend::Sled(store_dir.clone()));
+        let mut config = StoreConfig::new(Backend::Disk(store_dir.clone()));
         config.compress_new_store = true;
         LocalStore::open(config).unwrap().close();
         let conf = std::fs::read(store_dir.join("sled/conf")).unwrap();
@@ -116,7 +116,7 @@ async fn kill_rounds(compressed: bool) {
         total_acks += lines.len();
         parse_acks(&lines, &mut acked);
 
-        let store = LocalStore::open(StoreConfig::new(Backend::Sled(store_dir.clone())))
+        let store = LocalStore::open(StoreConfig::new(Backend::Disk(store_dir.clone())))
             .unwrap_or_else(|e| panic!("round {round}: store did not reopen: {e}"));
         let rev = store.current_revision();
         assert!(

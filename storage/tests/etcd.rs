@@ -170,7 +170,7 @@ async fn migrate_sled_to_etcd_and_back() {
     use k1s_storage::{Backend, LocalStore, StoreConfig, copy_all};
     let dir = tempfile::tempdir().unwrap();
     let open_sled = |name: &str| {
-        let mut cfg = StoreConfig::new(Backend::Sled(dir.path().join(name)));
+        let mut cfg = StoreConfig::new(Backend::Disk(dir.path().join(name)));
         cfg.compaction.interval = None;
         LocalStore::open(cfg).unwrap()
     };

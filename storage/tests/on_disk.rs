@@ -1,11 +1,20 @@
-//! sled-only properties: reopening keeps data and revisions, the format marker, corruption reports.
+//! Disk-store properties: reopening keeps data and revisions, the format marker and its
+//! upgrades, corruption reports.
 #![allow(clippy::unwrap_used)]
 
 use bytes::Bytes;
 use k1s_storage::{Backend, Error, ListOptions, LocalStore, Revision, Store, StoreConfig};
 
 fn open(dir: &std::path::Path) -> Result<LocalStore, Error> {
-    LocalStore::open(StoreConfig::new(Backend::Sled(dir.to_path_buf())))
+    LocalStore::open(StoreConfig::new(Backend::Disk(dir.to_path_buf())))
+}
+
+/// Opens a new sled store (format 2) in `dir`: new stores are image stores, but a format
+/// marker in an empty directory names the engine.
+fn open_new_sled(dir: &std::path::Path) -> LocalStore {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join("FORMAT"), b"k1s-store 2\n").unwrap();
+    open(dir).unwrap()
 }
 
 #[tokio::test]
@@ -80,9 +89,11 @@ async fn format_1_is_upgraded_and_a_clean_close_leaves_no_log_to_replay() {
         s.create("/u/a", Bytes::from("1")).await.unwrap();
         s.close();
     }
+    // Opening keeps the engine: a sled store gains the log (format 2); only `upgrade_store`
+    // converts it to the image engine.
     assert_eq!(
         std::fs::read_to_string(tmp.path().join("FORMAT")).unwrap(),
-        format!("k1s-store {}\n", k1s_storage::FORMAT_VERSION)
+        "k1s-store 2\n"
     );
     // Only a prepared spare may remain in the log directory after a clean close.
     let logs: Vec<_> = std::fs::read_dir(tmp.path().join("wal"))
@@ -103,7 +114,7 @@ async fn corrupt_value_is_reported_not_panicked() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("store");
     {
-        let s = open(&dir).unwrap();
+        let s = open_new_sled(&dir);
         s.create("/x/good", Bytes::from("fine")).await.unwrap();
         s.create("/x/bad", Bytes::from("soon broken"))
             .await
@@ -137,7 +148,7 @@ async fn corrupt_value_is_reported_not_panicked() {
 /// A store as format 1 left it: sled alone (no write-ahead log) under a `k1s-store 1` marker.
 async fn format_1_store(dir: &std::path::Path, keys: usize) {
     {
-        let s = open(dir).unwrap();
+        let s = open_new_sled(dir);
         for i in 0..keys {
             s.create(&format!("/f1/{i}"), Bytes::from("v"))
                 .await
@@ -174,11 +185,8 @@ async fn format_probe_reads_the_marker_and_the_lock_without_writing() {
     assert!(!dir.join("wal").exists());
     {
         let s = open(&dir).unwrap();
-        // The engine's open upgrades it, and holds the lock the probe sees.
-        assert_eq!(
-            k1s_storage::store_format(&dir).unwrap(),
-            k1s_storage::FORMAT_VERSION
-        );
+        // sled's open gives it a log (format 2), and holds the lock the probe sees.
+        assert_eq!(k1s_storage::store_format(&dir).unwrap(), 2);
         assert!(k1s_storage::store_in_use(&dir).unwrap());
         s.close();
     }
@@ -191,7 +199,7 @@ async fn read_only_open_reads_an_old_store_and_leaves_its_format() {
     let dir = tmp.path().join("store");
     format_1_store(&dir, 5).await;
     {
-        let s = LocalStore::open_read_only(StoreConfig::new(Backend::Sled(dir.clone()))).unwrap();
+        let s = LocalStore::open_read_only(StoreConfig::new(Backend::Disk(dir.clone()))).unwrap();
         assert_eq!(s.current_revision(), Revision(5));
         assert_eq!(s.count("/f1/").await.unwrap(), 5);
         assert!(s.create("/f1/new", Bytes::from("v")).await.is_err());
@@ -199,4 +207,62 @@ async fn read_only_open_reads_an_old_store_and_leaves_its_format() {
     }
     assert_eq!(k1s_storage::store_format(&dir).unwrap(), 1);
     assert!(!dir.join("wal").exists());
+}
+
+#[tokio::test]
+async fn a_sled_store_is_upgraded_to_an_image_store_with_its_history() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    {
+        let s = open_new_sled(&dir);
+        for i in 0..20 {
+            s.create(&format!("/u/{i}"), Bytes::from(format!("v{i}")))
+                .await
+                .unwrap();
+        }
+        s.update("/u/0", Bytes::from("changed"), None)
+            .await
+            .unwrap();
+        s.delete("/u/1", None).await.unwrap();
+        s.close();
+    }
+    let config = StoreConfig::new(Backend::Disk(dir.clone()));
+    k1s_storage::upgrade_store(&config).unwrap();
+    assert_eq!(k1s_storage::store_format(&dir).unwrap(), 3);
+    assert!(!dir.join("sled").exists());
+    // A second upgrade has nothing to do.
+    k1s_storage::upgrade_store(&config).unwrap();
+    let s = open(&dir).unwrap();
+    assert_eq!(s.current_revision(), Revision(22));
+    assert_eq!(s.count("/u/").await.unwrap(), 19);
+    assert_eq!(&s.get("/u/0").await.unwrap().unwrap().value[..], b"changed");
+    let mut w = s.watch("/u/", Revision(0)).await.unwrap();
+    for want in 1..=22 {
+        assert_eq!(w.next().await.unwrap().unwrap().revision, Revision(want));
+    }
+}
+
+#[tokio::test]
+async fn a_damaged_image_is_refused_not_trusted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    {
+        let s = open(&dir).unwrap();
+        s.create("/x/a", Bytes::from("value")).await.unwrap();
+        s.close();
+    }
+    let image = std::fs::read_dir(dir.join("image"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "image"))
+        .unwrap();
+    let mut data = std::fs::read(&image).unwrap();
+    let middle = data.len() / 2;
+    data[middle] ^= 0x20;
+    std::fs::write(&image, &data).unwrap();
+    let err = open(&dir).err().unwrap();
+    assert!(
+        matches!(err, Error::Corrupt(ref m) if m.contains("checksum")),
+        "{err}"
+    );
 }

@@ -537,7 +537,7 @@ fn k1s_migrate_moves_a_cluster_to_etcd_and_back() {
     // The data dir of a running server is refused: its store is held.
     let out = migrate(&[
         "--from",
-        &format!("sled:{sled_dir}"),
+        &format!("dir:{sled_dir}"),
         "--to",
         "etcd:http://127.0.0.1:1",
     ]);
@@ -624,7 +624,7 @@ fn k1s_migrate_moves_a_cluster_to_etcd_and_back() {
     let out = migrate(&["--from", "nfs:/x", "--to", &format!("sled:{back_dir}")]);
     assert!(!out.status.success());
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("expected sled:DATA_DIR or etcd:URL"),
+        String::from_utf8_lossy(&out.stderr).contains("expected dir:DATA_DIR or etcd:URL"),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );

@@ -1,6 +1,6 @@
-//! `k1s upgrade plan|apply` on the real binary: a format-1 data dir is planned as upgradable,
-//! backed up and upgraded in place, then served with every object; an up-to-date store is left
-//! alone; a store a running server holds, a newer format and a missing or foreign data dir are
+//! `k1s upgrade plan|apply` on the real binary: format-2 and format-1 (sled) data dirs are planned
+//! as upgradable, backed up and upgraded in place to image stores, then served with every object;
+//! an up-to-date store is left alone; a store a running server holds, a newer format and a missing or foreign data dir are
 //! refused and left as they were.
 #![allow(clippy::unwrap_used)]
 
@@ -77,10 +77,23 @@ fn fingerprint(dir: &Path) -> (Vec<(String, u64)>, String) {
 }
 
 fn start(data: &Path) -> TestCluster {
+    start_with(data, &[])
+}
+
+fn start_with(data: &Path, args: &[&str]) -> TestCluster {
+    let mut extra_args = vec!["--nodes".to_string(), "0".to_string()];
+    extra_args.extend(args.iter().map(|a| a.to_string()));
     TestCluster::start_with(StartOptions {
         data_dir: Some(data.to_path_buf()),
-        extra_args: vec!["--nodes".into(), "0".into()],
+        extra_args,
     })
+}
+
+/// Whether `k1s upgrade plan`'s table has the store row going from `from` to this build's format.
+fn plans(out: &str, from: u32) -> bool {
+    let want = ["store", "format", &from.to_string(), "format", "3"].map(String::from);
+    out.lines()
+        .any(|l| l.split_whitespace().map(String::from).collect::<Vec<_>>() == want)
 }
 
 #[test]
@@ -88,7 +101,8 @@ fn format_1_store_is_backed_up_upgraded_and_served() {
     let root = tempfile::tempdir().unwrap();
     let data = root.path().join("data");
     let data_s = data.to_str().unwrap();
-    let mut c = start(&data);
+    // A new store is an image store (format 3); a compressed one is a sled store (format 2).
+    let mut c = start_with(&data, &["--store-compression"]);
     for i in 0..5 {
         c.kubectl_ok(&[
             "create",
@@ -117,28 +131,23 @@ fn format_1_store_is_backed_up_upgraded_and_served() {
     );
     assert!(c.terminate(Duration::from_secs(20)).is_some());
 
-    // Up to date: plan and apply say so and touch nothing (no backup either).
-    let current = fingerprint(&data);
+    // A sled store with its log (format 2) can be upgraded.
+    let store = data.join("store");
+    assert_eq!(
+        std::fs::read_to_string(store.join("FORMAT")).unwrap(),
+        "k1s-store 2\n"
+    );
     let out = k1s_ok(&["upgrade", "plan", "--data-dir", data_s]);
-    assert!(out.contains("up to date"), "{out}");
-    let out = k1s_ok(&["upgrade", "apply", "--yes", "--data-dir", data_s]);
-    assert!(out.contains("up to date"), "{out}");
-    assert_eq!(fingerprint(&data), current);
+    assert!(plans(&out, 2), "{out}");
 
     // Make it a format-1 store: sled alone (no write-ahead log) under a format-1 marker.
-    let store = data.join("store");
     std::fs::remove_dir_all(store.join("wal")).unwrap();
     std::fs::write(store.join("FORMAT"), "k1s-store 1\n").unwrap();
     let old = fingerprint(&data);
 
     let out = k1s_ok(&["upgrade", "plan", "--data-dir", data_s]);
     assert!(out.contains("Upgrade available"), "{out}");
-    assert!(
-        out.lines()
-            .any(|l| l.split_whitespace().collect::<Vec<_>>()
-                == ["store", "format", "1", "format", "2"]),
-        "{out}"
-    );
+    assert!(plans(&out, 1), "{out}");
     assert!(out.contains("k1s upgrade apply --data-dir"), "{out}");
     assert_eq!(fingerprint(&data), old);
 
@@ -189,8 +198,9 @@ fn format_1_store_is_backed_up_upgraded_and_served() {
     }
     assert_eq!(
         std::fs::read_to_string(store.join("FORMAT")).unwrap(),
-        "k1s-store 2\n"
+        "k1s-store 3\n"
     );
+    assert!(!store.join("sled").exists());
     // The backup is a whole snapshot holding as many keys as the upgrade read back.
     let status = k1s_ok(&["snapshot", "status", backup_s]);
     let keys = status
@@ -221,6 +231,14 @@ fn format_1_store_is_backed_up_upgraded_and_served() {
     let secret = c.kubectl_ok(&["get", "secret", "up-s", "-o", "jsonpath={.data.p}"]);
     assert_eq!(secret, "cQ==");
     assert!(c.terminate(Duration::from_secs(20)).is_some());
+
+    // Up to date: plan and apply say so and touch nothing (no backup either).
+    let current = fingerprint(&data);
+    let out = k1s_ok(&["upgrade", "plan", "--data-dir", data_s]);
+    assert!(out.contains("up to date"), "{out}");
+    let out = k1s_ok(&["upgrade", "apply", "--yes", "--data-dir", data_s]);
+    assert!(out.contains("up to date"), "{out}");
+    assert_eq!(fingerprint(&data), current);
 
     // A store written by a newer k1s: refused, unchanged.
     std::fs::write(store.join("FORMAT"), "k1s-store 99\n").unwrap();

@@ -29,7 +29,7 @@ async fn main() -> anyhow::Result<()> {
     let round = args
         .next()
         .ok_or_else(|| anyhow::anyhow!("usage: DIR ROUND"))?;
-    let mut config = StoreConfig::new(Backend::Sled(dir.into()));
+    let mut config = StoreConfig::new(Backend::Disk(dir.into()));
     config.compaction.keep_revisions = 500;
     config.compaction.interval = Some(std::time::Duration::from_millis(50));
     let store: Arc<dyn Store> = Arc::new(LocalStore::open(config)?);
