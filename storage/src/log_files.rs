@@ -19,8 +19,10 @@ use crate::{Error, Result};
 
 /// How often the checkpoint thread looks at the log without being nudged.
 const CHECK_INTERVAL: Duration = Duration::from_secs(1);
-/// Redundant log files kept as spares at most; more are deleted.
-const MAX_SPARES: usize = 4;
+/// Redundant log files kept as spares at most; more are deleted. An engine that keeps several
+/// files between checkpoints needs as many again next time: zero-filling new ones would write
+/// each file's size in zeros.
+const MAX_SPARES: usize = 256;
 
 pub(crate) struct LogFiles {
     dir: PathBuf,
@@ -48,18 +50,23 @@ pub(crate) struct Switched {
 }
 
 impl LogFiles {
-    pub(crate) fn new(wal: Wal, segment_bytes: u64) -> Self {
+    pub(crate) fn new(mut wal: Wal, segment_bytes: u64) -> Self {
         LogFiles {
             dir: wal.dir().to_path_buf(),
             segment_bytes,
+            spares: Mutex::new(wal.take_spares()),
             wal: Mutex::new(wal),
-            spares: Mutex::new(Vec::new()),
             nudged: AtomicBool::new(false),
         }
     }
 
     pub(crate) fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// The size of a new log file.
+    pub(crate) fn segment_bytes(&self) -> u64 {
+        self.segment_bytes
     }
 
     pub(crate) fn wal(&self) -> Result<MutexGuard<'_, Wal>> {
@@ -124,12 +131,12 @@ impl LogFiles {
     }
 
     /// Switches appends to the next spare (zero-filling one now if none is ready), then, with
-    /// the log still locked, runs `at_cut`: the engine then holds exactly the batches of the
-    /// older files. `None` once the log is closed.
+    /// the log still locked, runs `at_cut` with whether another spare is ready: the engine then
+    /// holds exactly the batches of the older files. `None` once the log is closed.
     pub(crate) fn switch<T>(
         &self,
         spares: &mut Vec<Spare>,
-        at_cut: impl FnOnce(&Switched) -> T,
+        at_cut: impl FnOnce(&Switched, bool) -> T,
     ) -> Result<Option<(Switched, T)>> {
         let next = self.wal()?.generation() + 1;
         let spare = match spares.iter().position(|s| s.generation() == next) {
@@ -149,7 +156,7 @@ impl LogFiles {
             recyclable,
             generation: wal.generation(),
         };
-        let cut = at_cut(&switched);
+        let cut = at_cut(&switched, !spares.is_empty());
         Ok(Some((switched, cut)))
     }
 

@@ -183,12 +183,14 @@ pub(crate) struct Wal {
     scratch: Vec<u8>,
     /// Set once the log files are gone at close: later appends fail rather than vanish.
     closed: bool,
+    /// Spare files found at open beyond the one taken into use, oldest first.
+    spares: Vec<Spare>,
 }
 
 impl Wal {
     /// Replays every existing log file, oldest first, through `apply`, then starts a new log
-    /// file (a spare left by the previous run if there is one) of generation `min_generation`
-    /// or later. The replayed files stay until the caller has made their effect durable and
+    /// file (the first spare left by the previous run if there is one; the others are kept for
+    /// `take_spares`) of generation `min_generation` or later. The replayed files stay until the caller has made their effect durable and
     /// calls `delete_before(generation())`.
     pub(crate) fn open(
         dir: &Path,
@@ -212,13 +214,13 @@ impl Wal {
         for g in generations(dir, ".spare.tmp")? {
             fs::remove_file(dir.join(format!("{g:020}.spare.tmp")))?;
         }
-        let mut spare = None;
+        let mut spares = Vec::new();
         for g in generations(dir, ".spare")? {
             let path = spare_path(dir, g);
             let whole = fs::metadata(&path).is_ok_and(|m| m.len() == segment_bytes);
-            if g > newest && whole && spare.is_none() {
+            if g > newest && whole {
                 let file = OpenOptions::new().read(true).write(true).open(&path)?;
-                spare = Some(Spare {
+                spares.push(Spare {
                     generation: g,
                     file,
                 });
@@ -226,9 +228,10 @@ impl Wal {
                 fs::remove_file(&path)?;
             }
         }
-        let current = match spare {
-            Some(spare) => spare.activate(dir)?,
-            None => Segment::preallocated(dir, newest + 1, segment_bytes)?,
+        let current = if spares.is_empty() {
+            Segment::preallocated(dir, newest + 1, segment_bytes)?
+        } else {
+            spares.remove(0).activate(dir)?
         };
         Ok(Wal {
             dir: dir.to_path_buf(),
@@ -238,7 +241,13 @@ impl Wal {
             tail: Vec::new(),
             scratch: Vec::new(),
             closed: false,
+            spares,
         })
+    }
+
+    /// The further spare files found at open (for generations after the current one).
+    pub(crate) fn take_spares(&mut self) -> Vec<Spare> {
+        std::mem::take(&mut self.spares)
     }
 
     pub(crate) fn dir(&self) -> &Path {
@@ -620,6 +629,21 @@ mod tests {
         assert!(!w.is_zeroed());
         assert_eq!(w.generation(), 3);
         assert!(generations(dir.path(), ".spare").unwrap().is_empty());
+    }
+
+    #[test]
+    fn further_spares_left_at_close_are_kept_for_later_switches() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let (mut w, _) = replay(dir.path());
+            Spare::prepare(dir.path(), 2, SEG).unwrap();
+            Spare::prepare(dir.path(), 4, SEG).unwrap();
+            w.close().unwrap();
+        }
+        let (mut w, _) = replay(dir.path());
+        assert_eq!(w.generation(), 2);
+        let kept: Vec<u64> = w.take_spares().iter().map(Spare::generation).collect();
+        assert_eq!(kept, vec![4]);
     }
 
     #[test]
