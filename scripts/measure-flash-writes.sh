@@ -6,9 +6,9 @@
 #  3. the same from 64 concurrent writers;
 #  4. an idle minute of a bare API server, and of one with the controller-manager, the
 #     scheduler and one simulated node (IDLE_SECONDS, default 60), after IDLE_SETTLE seconds
-#     (default 3). sled writes its log in 512 KiB buffers as they fill, and the first one (the
-#     bootstrap objects) lands about a minute after a start: for the steady state use e.g.
-#     IDLE_SETTLE=90 IDLE_SECONDS=900 (a buffer about every 6 minutes at idle);
+#     (default 3). An image store writes an image of itself from time to time, and a sled store
+#     (--store-compression, in SERVER_ARGS) its log in 512 KiB buffers as they fill: for the
+#     steady state use e.g. IDLE_SETTLE=90 IDLE_SECONDS=900;
 #  5. with STRACE=1, which files the writes of step 2 went to (write/pwrite/fsync calls by file).
 # Usage: scripts/measure-flash-writes.sh [path/to/k1s] [creates]   (default target/release/k1s,
 # 3000). Extra server flags (e.g. --wal-size 1Mi) go in SERVER_ARGS. Runs on the host's disk

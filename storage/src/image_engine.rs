@@ -4,9 +4,8 @@
 //! A commit appends its batch to the write-ahead log (one page write and one `fdatasync`) and
 //! applies it to an in-memory ordered map; nothing else is written per commit. When the log file
 //! is half full the checkpoint thread switches to a spare. Once the log written since the newest
-//! image reaches `IMAGE_RATIO` times that image's size (or no spare is left for the next switch
-//! and an image costs less than zero-filling one), it writes a new image of the map as it was at
-//! the switch (`image/<generation>.image`: written to a temporary file, synced, renamed),
+//! image reaches `IMAGE_RATIO` times that image's size, it writes a new image of the map as it
+//! was at the switch (`image/<generation>.image`: written to a temporary file, synced, renamed),
 //! and the older log files become spares. An image of generation G holds every batch of the log
 //! files before G. So a write costs its log pages and at most 1/`IMAGE_RATIO` of them again,
 //! however many keys the store holds: sled rewrote whole leaves of up to 16 objects for small
@@ -150,13 +149,12 @@ impl Checkpoint for Inner {
     fn checkpoint(&self) -> Result<()> {
         let mut spares = self.log.spares()?;
         let mut images = self.images()?;
-        let segment = self.log.segment_bytes();
-        let Some((switched, copy)) = self.log.switch(&mut spares, |s, spare_ready| {
-            // Due by the ratio; or when the next switch would need a new zero-filled file, which
-            // an image no larger than that file spares by letting the older files be reused.
-            let due = images.logged + s.old_len >= IMAGE_RATIO.saturating_mul(images.bytes)
-                || (!spare_ready && images.bytes <= segment);
-            due.then(|| self.state.copy())
+        // Between images the log may span several files; they all become spares after the
+        // image, so a store of steady size zero-fills no new log file (an image at every switch
+        // instead would cost the whole store per half file of log).
+        let Some((switched, copy)) = self.log.switch(&mut spares, |s| {
+            (images.logged + s.old_len >= IMAGE_RATIO.saturating_mul(images.bytes))
+                .then(|| self.state.copy())
         })?
         else {
             return Ok(());

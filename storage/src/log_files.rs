@@ -64,11 +64,6 @@ impl LogFiles {
         &self.dir
     }
 
-    /// The size of a new log file.
-    pub(crate) fn segment_bytes(&self) -> u64 {
-        self.segment_bytes
-    }
-
     pub(crate) fn wal(&self) -> Result<MutexGuard<'_, Wal>> {
         self.wal
             .lock()
@@ -131,12 +126,12 @@ impl LogFiles {
     }
 
     /// Switches appends to the next spare (zero-filling one now if none is ready), then, with
-    /// the log still locked, runs `at_cut` with whether another spare is ready: the engine then
-    /// holds exactly the batches of the older files. `None` once the log is closed.
+    /// the log still locked, runs `at_cut`: the engine then holds exactly the batches of the
+    /// older files. `None` once the log is closed.
     pub(crate) fn switch<T>(
         &self,
         spares: &mut Vec<Spare>,
-        at_cut: impl FnOnce(&Switched, bool) -> T,
+        at_cut: impl FnOnce(&Switched) -> T,
     ) -> Result<Option<(Switched, T)>> {
         let next = self.wal()?.generation() + 1;
         let spare = match spares.iter().position(|s| s.generation() == next) {
@@ -156,7 +151,7 @@ impl LogFiles {
             recyclable,
             generation: wal.generation(),
         };
-        let cut = at_cut(&switched, !spares.is_empty());
+        let cut = at_cut(&switched);
         Ok(Some((switched, cut)))
     }
 

@@ -85,7 +85,7 @@ impl Checkpoint for Inner {
     /// Switches the log to a spare, makes sled durable, then recycles the older files.
     fn checkpoint(&self) -> Result<()> {
         let mut spares = self.log.spares()?;
-        let Some((switched, ())) = self.log.switch(&mut spares, |_, _| ())? else {
+        let Some((switched, ())) = self.log.switch(&mut spares, |_| ())? else {
             return Ok(());
         };
         // Every batch in the older files was applied before the switch, so this covers them.
