@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
 use crate::{Error, Result};
@@ -38,12 +39,17 @@ pub(crate) type Map = BTreeMap<Vec<u8>, Arc<[u8]>>;
 #[derive(Default)]
 pub(crate) struct MemoryEngine {
     map: RwLock<Map>,
+    /// The bytes of every key and value in `map`, kept by each commit (changed only under its
+    /// write lock).
+    bytes: AtomicU64,
 }
 
 impl MemoryEngine {
     pub(crate) fn with(map: Map) -> Self {
+        let bytes = map.iter().map(|(k, v)| entry_bytes(k, v)).sum();
         MemoryEngine {
             map: RwLock::new(map),
+            bytes: AtomicU64::new(bytes),
         }
     }
 
@@ -53,20 +59,35 @@ impl MemoryEngine {
             .map_err(|_| Error::Engine("memory engine lock poisoned".into()))
     }
 
-    /// A copy of every key and value as of now.
+    /// A copy of every key, cheap: values are shared.
     pub(crate) fn copy(&self) -> Result<Map> {
         Ok(self.read()?.clone())
     }
+
+    /// How many keys there are, and the bytes of all keys and values.
+    pub(crate) fn stored(&self) -> Result<(u64, u64)> {
+        let map = self.read()?;
+        Ok((map.len() as u64, self.bytes.load(Ordering::Acquire)))
+    }
 }
 
-/// Applies a batch to a map, in order.
-pub(crate) fn apply(map: &mut Map, batch: Vec<BatchOp>) {
+fn entry_bytes(key: &[u8], value: &[u8]) -> u64 {
+    (key.len() + value.len()) as u64
+}
+
+/// Applies a batch to a map, in order; returns how the bytes of its keys and values changed.
+pub(crate) fn apply(map: &mut Map, batch: Vec<BatchOp>) -> i64 {
+    let mut delta = 0i64;
     for (k, v) in batch {
-        match v {
+        let key_len = k.len() as i64;
+        let added = v.as_ref().map_or(0, |v| key_len + v.len() as i64);
+        let old = match v {
             Some(v) => map.insert(k, v.into()),
             None => map.remove(&k),
         };
+        delta += added - old.map_or(0, |old| key_len + old.len() as i64);
     }
+    delta
 }
 
 impl Engine for MemoryEngine {
@@ -95,7 +116,13 @@ impl Engine for MemoryEngine {
             .map
             .write()
             .map_err(|_| Error::Engine("memory engine lock poisoned".into()))?;
-        apply(&mut map, batch);
+        let delta = apply(&mut map, batch);
+        self.bytes.store(
+            self.bytes
+                .load(Ordering::Acquire)
+                .saturating_add_signed(delta),
+            Ordering::Release,
+        );
         Ok(())
     }
 
@@ -104,10 +131,6 @@ impl Engine for MemoryEngine {
     }
 
     fn size_bytes(&self) -> Result<u64> {
-        Ok(self
-            .read()?
-            .iter()
-            .map(|(k, v)| (k.len() + v.len()) as u64)
-            .sum())
+        Ok(self.stored()?.1)
     }
 }

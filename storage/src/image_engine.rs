@@ -2,13 +2,16 @@
 //! and image files.
 //!
 //! A commit appends its batch to the write-ahead log (one page write and one `fdatasync`) and
-//! applies it to an in-memory ordered map; nothing else is written per commit. When the log file
-//! is half full the checkpoint thread switches to a spare. Once the log written since the newest
-//! image reaches `IMAGE_RATIO` times that image's size, it writes a new image of the map as it
-//! was at the switch (`image/<generation>.image`: written to a temporary file, synced, renamed),
-//! and the older log files become spares. An image of generation G holds every batch of the log
-//! files before G. So a write costs its log pages and at most 1/`IMAGE_RATIO` of them again,
-//! however many keys the store holds: sled rewrote whole leaves of up to 16 objects for small
+//! applies it to an in-memory ordered map; nothing else is written per commit. An image is
+//! written only to drop what the disk holds in vain: once the newest image and the log since
+//! hold `IMAGE_RATIO` + 1 times what the store holds now (so at least `IMAGE_RATIO` times it is
+//! overwritten or deleted data), the checkpoint thread switches the log to a spare at half a
+//! file and writes an image of the map as it was at the switch (`image/<generation>.image`:
+//! written to a temporary file, synced, renamed); the older log files become spares. Otherwise
+//! it switches only when the file is nearly full. An image of generation G holds every batch of
+//! the log files before G. So a write costs its log pages and at most 1/`IMAGE_RATIO` of them
+//! again, however many keys the store holds, and a growing store writes no image at all (only
+//! its new log files, zero-filled once). sled rewrote whole leaves of up to 16 objects for small
 //! writes, several kilobytes each, which wears out flash cards (issue 17). The price is memory:
 //! the whole store is in RAM, as etcd keeps its own in memory and page cache.
 //!
@@ -31,7 +34,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::engine::{self, BatchOp, Engine, Map, MemoryEngine};
 use crate::format::{self, Format};
-use crate::log_files::{Checkpoint, Checkpointer, LogFiles};
+use crate::log_files::{Checkpoint, Checkpointer, LogFiles, late_switch_bytes};
 use crate::sled_engine::SledEngine;
 use crate::wal::{self, Wal, sync_dir};
 use crate::{Error, Result};
@@ -39,8 +42,13 @@ use crate::{Error, Result};
 const IMAGE_MAGIC: &[u8; 8] = b"K1SIMAGE";
 const IMAGE_FORMAT: u32 = 1;
 const IMAGE_DIR: &str = "image";
-/// A new image is written once the log since the newest one holds this many times its size:
-/// images then add at most half again to what the log writes.
+/// An image's bytes besides its keys: magic, format, generation, key count, checksum.
+const IMAGE_OVERHEAD: u64 = 8 + 4 + 8 + 8 + 4;
+/// An image's bytes per key besides the key and value: their lengths.
+const KEY_OVERHEAD: u64 = 4 + 4;
+/// A new image is written once the newest one and the log since hold this many times the
+/// store's size in data that is overwritten or deleted: images then add at most half again to
+/// what the log writes, and the disk holds at most this plus one times the store (and spares).
 const IMAGE_RATIO: u64 = 2;
 
 pub(crate) struct ImageEngine {
@@ -61,10 +69,19 @@ struct Inner {
 struct Images {
     /// The size of the newest image file.
     bytes: u64,
-    /// Log bytes in the files switched away from since it was written.
+    /// The size on disk of the log files switched away from since it was written (a file
+    /// not yet full, such as the one a store starts with, counts whole: it is kept whole).
     logged: u64,
     /// Those files that may become spares once an image covers them.
     recyclable: Vec<u64>,
+}
+
+impl Images {
+    /// Whether an image is due with `more` bytes of log in the current file, for a store whose
+    /// image would take `store` bytes now.
+    fn due(&self, more: u64, store: u64) -> bool {
+        self.bytes + self.logged + more >= (IMAGE_RATIO + 1).saturating_mul(store)
+    }
 }
 
 impl ImageEngine {
@@ -131,6 +148,12 @@ impl Inner {
             .map_err(|_| Error::Engine("image state lock poisoned".into()))
     }
 
+    /// The size an image of the store would have now.
+    fn store_image_bytes(&self) -> Result<u64> {
+        let (keys, bytes) = self.state.stored()?;
+        Ok(IMAGE_OVERHEAD + keys * KEY_OVERHEAD + bytes)
+    }
+
     /// Writes `map` as the image of `generation`, then deletes the older images. Returns its size.
     fn write_image(&self, generation: u64, map: &Map) -> Result<u64> {
         let bytes = write_image_file(&self.image_dir, generation, map)?;
@@ -144,22 +167,32 @@ impl Checkpoint for Inner {
         &self.log
     }
 
-    /// Switches the log to a spare; writes an image when the log since the last one is large
-    /// enough, and only then lets the older files go.
+    /// At half a file when an image would be due, else when the file is nearly full.
+    fn switch_due(&self, len: u64, segment_bytes: u64) -> Result<bool> {
+        if len >= late_switch_bytes(segment_bytes) {
+            return Ok(true);
+        }
+        Ok(len >= segment_bytes / 2 && self.images()?.due(len, self.store_image_bytes()?))
+    }
+
+    /// Switches the log to a spare; writes an image when one is due, and only then lets the
+    /// older files go.
     fn checkpoint(&self) -> Result<()> {
         let mut spares = self.log.spares()?;
         let mut images = self.images()?;
         // Between images the log may span several files; they all become spares after the
         // image, so a store of steady size zero-fills no new log file (an image at every switch
         // instead would cost the whole store per half file of log).
-        let Some((switched, copy)) = self.log.switch(&mut spares, |s| {
-            (images.logged + s.old_len >= IMAGE_RATIO.saturating_mul(images.bytes))
-                .then(|| self.state.copy())
-        })?
+        let Some((switched, copy)) =
+            self.log
+                .switch(&mut spares, |s| match self.store_image_bytes() {
+                    Ok(store) => images.due(s.old_size, store).then(|| self.state.copy()),
+                    Err(e) => Some(Err(e)),
+                })?
         else {
             return Ok(());
         };
-        images.logged += switched.old_len;
+        images.logged += switched.old_size;
         if switched.recyclable {
             images.recyclable.push(switched.old);
         }
@@ -459,7 +492,7 @@ mod tests {
             let e = ImageEngine::open(dir.path(), wal::MIN_SEGMENT_BYTES).unwrap();
             assert_eq!(e.get(b"a").unwrap(), None);
             assert_eq!(e.get(b"b").unwrap(), Some(b"2".to_vec()));
-            // Enough to switch log files several times and write images.
+            // Enough to switch log files several times (a growing store writes no image).
             for i in 0..400 {
                 put(&e, &format!("k{i:04}"), &"x".repeat(300));
             }
@@ -471,6 +504,80 @@ mod tests {
         assert_eq!(e.get(b"b").unwrap(), Some(b"2".to_vec()));
         // A clean close left one image and no log to replay.
         assert_eq!(fs::read_dir(dir.path().join(IMAGE_DIR)).unwrap().count(), 1);
+    }
+
+    /// Polls `what` for up to 20 seconds: the checkpoint thread works on its own time.
+    fn eventually(what: impl Fn() -> bool) -> bool {
+        for _ in 0..2000 {
+            if what() {
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        false
+    }
+
+    #[test]
+    fn a_growing_store_writes_no_image_and_overwrites_bring_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = ImageEngine::open(dir.path(), wal::MIN_SEGMENT_BYTES).unwrap();
+        let files = |sub: &str, suffix: &str| {
+            fs::read_dir(dir.path().join(sub))
+                .unwrap()
+                .filter(|f| {
+                    f.as_ref()
+                        .unwrap()
+                        .file_name()
+                        .to_string_lossy()
+                        .ends_with(suffix)
+                })
+                .count()
+        };
+        let put = |k: String| {
+            e.commit(vec![(k.into_bytes(), Some(vec![b'x'; 300]))])
+                .unwrap();
+        };
+        let newest = || newest_image(&dir.path().join(IMAGE_DIR)).unwrap();
+        // The file a store starts with is not zero-filled: the store leaves it for a zero-filled
+        // spare soon, and as it is empty, an image of it costs next to nothing.
+        assert!(
+            eventually(|| newest() == Some(2) && files("wal", ".spare") == 1),
+            "the first switch"
+        );
+        // About five log files of creates.
+        for i in 0..1000 {
+            put(format!("k{i:04}"));
+        }
+        assert!(eventually(|| files("wal", ".log") >= 4), "the log switched");
+        assert_eq!(newest(), Some(2), "growth costs no image");
+        // Overwrites: once the disk holds three times the store, an image is written and the
+        // log files it covers go.
+        for round in 0..5 {
+            for i in 0..1000 {
+                put(format!("k{i:04}"));
+            }
+            if round == 0 {
+                assert_eq!(newest(), Some(2), "twice the store is not yet due");
+            }
+        }
+        assert!(eventually(|| newest() > Some(2)), "an image");
+        // Six times the store was written; the disk holds at most three times it, and the
+        // file being written.
+        let on_disk = || {
+            let mut total = 0;
+            for sub in [IMAGE_DIR, "wal"] {
+                for f in fs::read_dir(dir.path().join(sub)).unwrap() {
+                    let f = f.unwrap();
+                    if !f.file_name().to_string_lossy().ends_with(".spare") {
+                        total += f.metadata().unwrap().len();
+                    }
+                }
+            }
+            total
+        };
+        let bound = 3 * e.inner.store_image_bytes().unwrap() + 2 * wal::MIN_SEGMENT_BYTES;
+        assert!(eventually(|| on_disk() <= bound), "{} > {bound}", on_disk());
+        assert_eq!(e.count(b"k", b"l").unwrap(), 1000);
     }
 
     #[test]

@@ -1,13 +1,13 @@
 //! The write-ahead log with its spare files, and the checkpoint thread, shared by the disk engines.
 //!
 //! Both engines append every batch to the log and apply it in memory or to sled without a flush.
-//! A checkpoint switches the log to a spare file once the current one is half full (or was not
-//! zero-filled and a zero-filled one is ready), makes what the older files hold durable in the
-//! engine's own form, and then recycles or deletes them. How that is done is the engine's part
-//! (`Checkpoint`); the files and the thread are here.
+//! A checkpoint switches the log to a spare file once the engine wants it (sled: the current one
+//! is half full; or it was not zero-filled and a zero-filled one is ready), makes what the older
+//! files hold durable in the engine's own form, and then recycles or deletes them. How and when
+//! that is done is the engine's part (`Checkpoint`); the files and the thread are here.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::mpsc as std_mpsc;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -34,15 +34,17 @@ pub(crate) struct LogFiles {
     /// Files ready to become the next generations' logs, oldest first. Its lock also keeps
     /// checkpoints one at a time.
     spares: Mutex<Vec<Spare>>,
-    nudged: AtomicBool,
+    /// How far into the current file the checkpoint thread was woken: 0 not yet, 1 at half,
+    /// 2 when nearly full.
+    nudged: AtomicU8,
 }
 
 /// What a switch to a new log file left behind.
 pub(crate) struct Switched {
     /// The file appends went to until now.
     pub old: u64,
-    /// Its bytes of records.
-    pub old_len: u64,
+    /// Its size on disk.
+    pub old_size: u64,
     /// Whether it may become a spare once redundant (a fully written one of the standard size).
     pub recyclable: bool,
     /// The generation appends go to from now on: every batch before it is in older files.
@@ -56,7 +58,7 @@ impl LogFiles {
             segment_bytes,
             spares: Mutex::new(wal.take_spares()),
             wal: Mutex::new(wal),
-            nudged: AtomicBool::new(false),
+            nudged: AtomicU8::new(0),
         }
     }
 
@@ -92,18 +94,25 @@ impl LogFiles {
         Ok(())
     }
 
-    /// Whether the current file is half full, or not zero-filled while a zero-filled one waits.
-    fn checkpoint_due(&self) -> Result<bool> {
+    /// Whether the engine wants a switch at the current file's length, or the file is not
+    /// zero-filled while a zero-filled one waits.
+    fn checkpoint_due(&self, engine: &impl Checkpoint) -> Result<bool> {
         let spare_ready = !self.spares()?.is_empty();
-        let wal = self.wal()?;
-        Ok(!wal.is_closed()
-            && (wal.len() >= switch_bytes(&wal) || (!wal.is_zeroed() && spare_ready)))
+        let (len, zeroed) = {
+            let wal = self.wal()?;
+            if wal.is_closed() {
+                return Ok(false);
+            }
+            (wal.len(), wal.is_zeroed())
+        };
+        Ok((!zeroed && spare_ready) || engine.switch_due(len, self.segment_bytes)?)
     }
 
     /// Appends `batch` and hands it to `apply` while the device writes the record; returns once
     /// the batch is durable. Readers may see it applied before that, but the store publishes
     /// the revision only after this returns; should the sync fail, the store stops taking
-    /// writes. True when the checkpoint thread should be woken (once per file).
+    /// writes. True when the checkpoint thread should be woken (at half the file and when it
+    /// is nearly full, once each).
     pub(crate) fn commit(
         &self,
         batch: Vec<BatchOp>,
@@ -113,7 +122,14 @@ impl LogFiles {
         wal.write(&batch)?;
         apply(batch)?;
         wal.sync()?;
-        Ok(wal.len() >= switch_bytes(&wal) && !self.nudged.swap(true, Ordering::AcqRel))
+        let level = if wal.len() >= late_switch_bytes(wal.segment_bytes()) {
+            2
+        } else if wal.len() >= wal.segment_bytes() / 2 {
+            1
+        } else {
+            return Ok(false);
+        };
+        Ok(self.nudged.fetch_max(level, Ordering::AcqRel) < level)
     }
 
     /// The bytes of the log and spare files (preallocated, so their whole length counts).
@@ -142,12 +158,12 @@ impl LogFiles {
         if wal.is_closed() {
             return Ok(None);
         }
-        let old_len = wal.len();
+        let old_size = wal.allocated();
         let (old, recyclable) = wal.switch_to(spare)?;
-        self.nudged.store(false, Ordering::Release);
+        self.nudged.store(0, Ordering::Release);
         let switched = Switched {
             old,
-            old_len,
+            old_size,
             recyclable,
             generation: wal.generation(),
         };
@@ -176,15 +192,21 @@ impl LogFiles {
     }
 }
 
-/// A switch is due once the current file holds this much (half a file): the rest absorbs
-/// appends while the checkpoint runs, and it bounds the replay after a crash.
-fn switch_bytes(wal: &Wal) -> u64 {
-    wal.segment_bytes() / 2
+/// The latest a switch is due: the last eighth of the file absorbs appends while the switch
+/// runs (a burst that outruns it grows the file).
+pub(crate) fn late_switch_bytes(segment_bytes: u64) -> u64 {
+    segment_bytes - segment_bytes / 8
 }
 
 /// An engine's part of a checkpoint.
 pub(crate) trait Checkpoint: Send + Sync + 'static {
     fn log(&self) -> &LogFiles;
+    /// Whether to switch to a new file once the current one holds `len` bytes. By default at
+    /// half the file: the rest absorbs appends while the checkpoint runs, and it bounds the
+    /// replay after a crash.
+    fn switch_due(&self, len: u64, segment_bytes: u64) -> Result<bool> {
+        Ok(len >= segment_bytes / 2)
+    }
     /// Switches the log to a new file and makes the older ones redundant.
     fn checkpoint(&self) -> Result<()>;
 }
@@ -233,7 +255,7 @@ fn run(engine: &impl Checkpoint, nudges: &std_mpsc::Receiver<()>) {
         if let Err(e) = engine.log().ensure_spare() {
             tracing::warn!(error = %e, "preparing the next write-ahead log file failed; will retry");
         }
-        match engine.log().checkpoint_due() {
+        match engine.log().checkpoint_due(engine) {
             Ok(true) => match engine.checkpoint() {
                 Ok(()) => continue,
                 // Waits for the next look rather than retry at once.

@@ -263,6 +263,11 @@ impl Wal {
         self.offset
     }
 
+    /// The current file's size on disk (appends beyond a segment grow it).
+    pub(crate) fn allocated(&self) -> u64 {
+        self.current.allocated
+    }
+
     pub(crate) fn is_closed(&self) -> bool {
         self.closed
     }
