@@ -21,25 +21,34 @@ fn a_finished_job_is_deleted_after_its_ttl() {
         c.apply(&format!(
             "apiVersion: batch/v1\nkind: Job\nmetadata: {{name: {name}, namespace: default}}\nspec:\n{ttl_line}  template:\n    spec:\n      restartPolicy: Never\n      containers: [{{name: c, image: busybox}}]\n"
         ));
-        let now = c.kubectl_ok(&[
-            "get",
-            "job",
-            name,
-            "-o",
-            "jsonpath={.metadata.creationTimestamp}",
-        ]);
-        let status = format!(
-            r#"{{"status":{{"startTime":"{now}","completionTime":"{now}","succeeded":1,"conditions":[{{"type":"SuccessCriteriaMet","status":"True","lastTransitionTime":"{now}"}},{{"type":"Complete","status":"True","lastTransitionTime":"{now}"}}]}}}}"#
-        );
-        c.kubectl_ok(&[
-            "patch",
-            "job",
-            name,
-            "--subresource=status",
-            "--type=merge",
-            "-p",
-            &status,
-        ]);
+        // Finished as upstream's status rules allow: no active pod, and the start time the job
+        // controller may have set kept (it may set it between the read and the patch: retried).
+        let finish = || {
+            let times = c.kubectl_ok(&[
+                "get",
+                "job",
+                name,
+                "-o",
+                "jsonpath={.metadata.creationTimestamp} {.status.startTime}",
+            ]);
+            let mut times = times.split_whitespace();
+            let created = times.next().unwrap_or_default().to_string();
+            let now = times.next().map_or(created, str::to_string);
+            let status = format!(
+                r#"{{"status":{{"startTime":"{now}","completionTime":"{now}","active":0,"ready":0,"succeeded":1,"conditions":[{{"type":"SuccessCriteriaMet","status":"True","lastTransitionTime":"{now}"}},{{"type":"Complete","status":"True","lastTransitionTime":"{now}"}}]}}}}"#
+            );
+            let out = c.kubectl(&[
+                "patch",
+                "job",
+                name,
+                "--subresource=status",
+                "--type=merge",
+                "-p",
+                &status,
+            ]);
+            out.status.success().then_some(())
+        };
+        wait_until(Duration::from_secs(20), "the job marked finished", finish);
     }
     wait_until(Duration::from_secs(120), "the ttl=0 job to go", || {
         gone(&c, "job", "quick").then_some(())

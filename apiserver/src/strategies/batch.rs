@@ -86,6 +86,8 @@ impl Strategy for Jobs {
             "completionMode",
             "podFailurePolicy",
             "backoffLimitPerIndex",
+            "managedBy",
+            "successPolicy",
         ] {
             let (a, b) = (new["spec"].get(field), old["spec"].get(field));
             if a != b {
@@ -118,6 +120,18 @@ impl Strategy for Jobs {
             ));
         }
         errs
+    }
+    /// `jobs/status`: upstream's status rules.
+    fn validate_subresource_update(
+        &self,
+        subresource: &str,
+        new: &Value,
+        old: &Value,
+    ) -> Vec<FieldError> {
+        match subresource {
+            "status" => super::job_rules::status_update_errors(new, old),
+            _ => self.validate_update(new, old),
+        }
     }
     fn selectable_fields(&self) -> &'static [&'static str] {
         &["status.successful"]
@@ -315,6 +329,7 @@ fn validate_job_spec(obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
         )),
     }
     errs.extend(validate_per_index(spec));
+    errs.extend(super::job_rules::spec_errors(spec));
     errs.extend(validate_selector(obj, true));
     let has_failure_policy = spec.get("podFailurePolicy").is_some_and(|v| !v.is_null());
     errs.extend(validate_restart_policy(

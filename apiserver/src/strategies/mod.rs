@@ -7,6 +7,7 @@ mod cluster;
 mod core;
 mod events;
 mod go_value;
+mod job_rules;
 pub(crate) mod networking;
 mod other;
 mod pod_spec;

@@ -107,51 +107,7 @@ impl Strategy for CertificateSigningRequests {
         }
     }
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
-        let mut errs = Vec::new();
-        let spec = &obj["spec"];
-        match spec.get("request").and_then(Value::as_str) {
-            None | Some("") => errs.push(FieldError::required("spec.request", "")),
-            Some(b64) => {
-                use base64::Engine as _;
-                let pem = base64::engine::general_purpose::STANDARD
-                    .decode(b64)
-                    .ok()
-                    .and_then(|b| String::from_utf8(b).ok());
-                if !pem.is_some_and(|p| p.contains("-----BEGIN CERTIFICATE REQUEST-----")) {
-                    errs.push(FieldError::invalid(
-                        "spec.request",
-                        "<redacted>",
-                        "PEM block type must be CERTIFICATE REQUEST",
-                    ));
-                }
-            }
-        }
-        match spec.get("signerName").and_then(Value::as_str) {
-            None | Some("") => errs.push(FieldError::required("spec.signerName", "")),
-            Some(name) if !name.contains('/') => errs.push(FieldError::invalid(
-                "spec.signerName",
-                name,
-                "must be a fully qualified domain and path of the form 'example.com/signer-name'",
-            )),
-            Some(_) => {}
-        }
-        if spec
-            .get("usages")
-            .and_then(Value::as_array)
-            .is_none_or(Vec::is_empty)
-        {
-            errs.push(FieldError::required("spec.usages", ""));
-        }
-        if let Some(s) = spec.get("expirationSeconds").and_then(Value::as_i64)
-            && s < 600
-        {
-            errs.push(FieldError::invalid(
-                "spec.expirationSeconds",
-                s,
-                "may not specify a duration less than 600 seconds (10 minutes)",
-            ));
-        }
-        errs
+        csr_spec_errors(obj, None)
     }
     fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
         csr_update_errors(new, old, None)
@@ -167,6 +123,196 @@ impl Strategy for CertificateSigningRequests {
     fn selectable_fields(&self) -> &'static [&'static str] {
         &["spec.signerName"]
     }
+}
+
+/// The key usages a CSR may ask for (upstream's allValidUsages, sorted).
+const CSR_USAGES: &[&str] = &[
+    "any",
+    "cert sign",
+    "client auth",
+    "code signing",
+    "content commitment",
+    "crl sign",
+    "data encipherment",
+    "decipher only",
+    "digital signature",
+    "email protection",
+    "encipher only",
+    "ipsec end system",
+    "ipsec tunnel",
+    "ipsec user",
+    "key agreement",
+    "key encipherment",
+    "microsoft sgc",
+    "netscape sgc",
+    "ocsp signing",
+    "s/mime",
+    "server auth",
+    "signing",
+    "timestamping",
+];
+
+/// The signer name only the v1beta1 API allowed.
+const LEGACY_SIGNER_NAME: &str = "kubernetes.io/legacy-unknown";
+
+/// Upstream's validateCertificateSigningRequest for the spec. The tolerances for data stored
+/// before a rule existed (unknown or duplicate usages, the legacy signer name) come from the
+/// stored object.
+fn csr_spec_errors(csr: &Value, old: Option<&Value>) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let spec = &csr["spec"];
+    let request = spec.get("request").and_then(Value::as_str);
+    let pem = {
+        use base64::Engine as _;
+        base64::engine::general_purpose::STANDARD
+            .decode(request.unwrap_or(""))
+            .unwrap_or_default()
+    };
+    if let Err(e) = k1s_kubeadm_lite::pki::check_csr_request(&pem) {
+        // Go prints a missing request as a nil slice.
+        let value = match request {
+            None => "[]byte(nil)".to_string(),
+            Some(_) => go_byte_slice(&pem),
+        };
+        errs.push(FieldError::invalid_raw("spec.request", value, e));
+    }
+    let usages = |csr: &Value| -> Vec<String> {
+        csr.pointer("/spec/usages")
+            .and_then(Value::as_array)
+            .map(|u| {
+                u.iter()
+                    .map(|v| v.as_str().unwrap_or("").to_string())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let new_usages = usages(csr);
+    if new_usages.is_empty() {
+        errs.push(FieldError::required("spec.usages", ""));
+    }
+    let old_usages = old.map(usages).unwrap_or_default();
+    if !old_usages.iter().any(|u| !CSR_USAGES.contains(&u.as_str())) {
+        for (i, u) in new_usages.iter().enumerate() {
+            if !CSR_USAGES.contains(&u.as_str()) {
+                errs.push(FieldError::not_supported(
+                    format!("spec.usages[{i}]"),
+                    u.as_str(),
+                    CSR_USAGES,
+                ));
+            }
+        }
+    }
+    let has_duplicates = |u: &[String]| {
+        let mut seen = std::collections::HashSet::new();
+        !u.iter().all(|u| seen.insert(u))
+    };
+    if !has_duplicates(&old_usages) {
+        let mut seen = std::collections::HashSet::new();
+        for (i, u) in new_usages.iter().enumerate() {
+            if !seen.insert(u) {
+                errs.push(FieldError::duplicate(
+                    format!("spec.usages[{i}]"),
+                    u.as_str(),
+                ));
+            }
+        }
+    }
+    let signer = spec.get("signerName").and_then(Value::as_str).unwrap_or("");
+    let old_signer = old
+        .and_then(|o| o.pointer("/spec/signerName"))
+        .and_then(Value::as_str);
+    if signer == LEGACY_SIGNER_NAME && old_signer != Some(LEGACY_SIGNER_NAME) {
+        errs.push(FieldError::invalid(
+            "spec.signerName",
+            signer,
+            "the legacy signerName is not allowed via this API version",
+        ));
+    } else {
+        errs.extend(signer_name_errors("spec.signerName", signer));
+    }
+    if let Some(s) = spec.get("expirationSeconds").and_then(Value::as_i64)
+        && s < 600
+    {
+        errs.push(FieldError::invalid(
+            "spec.expirationSeconds",
+            s,
+            "may not specify a duration less than 600 seconds (10 minutes)",
+        ));
+    }
+    errs
+}
+
+/// Go's `%#v` of a byte slice, as upstream prints an invalid `spec.request`.
+fn go_byte_slice(bytes: &[u8]) -> String {
+    let items: Vec<String> = bytes.iter().map(|b| format!("{b:#x}")).collect();
+    format!("[]byte{{{}}}", items.join(", "))
+}
+
+/// Upstream's ValidateSignerName: `<domain>/<path>`, the domain DNS labels with at least one
+/// dot, the path DNS subdomains separated by dots.
+fn signer_name_errors(path: &str, name: &str) -> Vec<FieldError> {
+    use k1s_apimachinery::validation::{is_dns1123_label, is_dns1123_subdomain};
+    const SUBDOMAIN_MAX: usize = 253;
+    const LABEL_MAX: usize = 63;
+    if name.is_empty() {
+        return vec![FieldError::required(path, "")];
+    }
+    let Some((domain, rest)) = name.split_once('/').filter(|(_, r)| !r.contains('/')) else {
+        return vec![FieldError::invalid(
+            path,
+            name,
+            "must be a fully qualified domain and path of the form 'example.com/signer-name'",
+        )];
+    };
+    let mut errs = Vec::new();
+    if domain.len() > SUBDOMAIN_MAX {
+        errs.push(FieldError::too_long(path, Some(SUBDOMAIN_MAX)));
+    }
+    let labels: Vec<&str> = domain.split('.').collect();
+    if let Some((label, msgs)) = labels
+        .iter()
+        .map(|l| (l, is_dns1123_label(l)))
+        .find(|(_, m)| !m.is_empty())
+    {
+        for m in msgs {
+            errs.push(FieldError::invalid(
+                path,
+                domain,
+                format!(
+                    "validating label {}: {m}",
+                    crate::auth::authn::go_quote(label)
+                ),
+            ));
+        }
+    }
+    if labels.len() < 2 {
+        errs.push(FieldError::invalid(
+            path,
+            domain,
+            "should be a domain with at least two segments separated by dots",
+        ));
+    }
+    if let Some((label, msgs)) = rest
+        .split('.')
+        .map(|l| (l, is_dns1123_subdomain(l)))
+        .find(|(_, m)| !m.is_empty())
+    {
+        for m in msgs {
+            errs.push(FieldError::invalid(
+                path,
+                rest,
+                format!(
+                    "validating label {}: {m}",
+                    crate::auth::authn::go_quote(label)
+                ),
+            ));
+        }
+    }
+    let max = SUBDOMAIN_MAX + (SUBDOMAIN_MAX + LABEL_MAX + 1) + 1;
+    if name.len() > max {
+        errs.push(FieldError::too_long(path, Some(max)));
+    }
+    errs
 }
 
 /// The conditions of a CSR's status.
@@ -310,7 +456,7 @@ fn certificate_error(b64: &str) -> Option<String> {
 /// `/status` (may set the certificate once) and `/approval` (may add and change the
 /// Approved and Denied conditions). Approved, Denied and Failed are never removed.
 fn csr_update_errors(new: &Value, old: &Value, subresource: Option<&str>) -> Vec<FieldError> {
-    let mut errs = CertificateSigningRequests.validate(new);
+    let mut errs = csr_spec_errors(new, Some(old));
     errs.extend(csr_condition_errors(new, Some(old)));
     let certificate = |v: &Value| {
         v.pointer("/status/certificate")
@@ -2483,9 +2629,19 @@ mod csr_tests {
         base64::engine::general_purpose::STANDARD.encode(s)
     }
 
+    /// A real request, made once: key generation is the slow part.
+    fn request() -> String {
+        static REQUEST: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+        REQUEST
+            .get_or_init(|| {
+                let (pem, _key) = k1s_kubeadm_lite::pki::new_client_csr("c", "g").unwrap();
+                b64(&pem)
+            })
+            .clone()
+    }
+
     fn csr(conditions: Value) -> Value {
-        let request =
-            b64("-----BEGIN CERTIFICATE REQUEST-----\nMIIB\n-----END CERTIFICATE REQUEST-----\n");
+        let request = request();
         json!({"metadata": {"name": "c"},
                "spec": {"request": request, "signerName": "example.com/s", "usages": ["client auth"]},
                "status": {"conditions": conditions}})
@@ -2519,6 +2675,99 @@ mod csr_tests {
     fn certificate() -> String {
         let cert = rcgen::generate_simple_self_signed(vec!["c".into()]).unwrap();
         b64(&cert.cert.pem())
+    }
+
+    fn create_errors(csr: &Value) -> Vec<String> {
+        Csr.validate(csr).iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn csr_spec_is_validated_as_upstream() {
+        assert!(create_errors(&csr(json!([]))).is_empty());
+        // The request must be a PKCS#10 request in a CERTIFICATE REQUEST block; Go prints the
+        // bytes as a byte slice.
+        let mut c = csr(json!([]));
+        c["spec"]["request"] = json!(b64(
+            "-----BEGIN CERTIFICATE REQUEST-----\nMIIB\n-----END CERTIFICATE REQUEST-----\n"
+        ));
+        let errs = create_errors(&c);
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert!(
+            errs[0].starts_with(
+                "spec.request: Invalid value: []byte{0x2d, 0x2d, 0x2d, 0x2d, 0x2d, 0x42,"
+            ) && errs[0].contains("0xa}: x509: malformed certificate request"),
+            "{errs:?}"
+        );
+        c["spec"]["request"] = json!(b64("hello"));
+        assert_eq!(
+            create_errors(&c),
+            [
+                "spec.request: Invalid value: []byte{0x68, 0x65, 0x6c, 0x6c, 0x6f}: PEM block type must be CERTIFICATE REQUEST"
+            ]
+        );
+        c["spec"].as_object_mut().unwrap().remove("request");
+        assert_eq!(
+            create_errors(&c),
+            [
+                "spec.request: Invalid value: []byte(nil): PEM block type must be CERTIFICATE REQUEST"
+            ]
+        );
+
+        let mut c = csr(json!([]));
+        c["spec"]["usages"] = json!(["client auth", "fly", "client auth"]);
+        let errs = create_errors(&c);
+        assert_eq!(errs.len(), 2, "{errs:?}");
+        assert!(errs[0].starts_with("spec.usages[1]: Unsupported value: \"fly\": supported values: \"any\", \"cert sign\","), "{errs:?}");
+        assert_eq!(errs[1], "spec.usages[2]: Duplicate value: \"client auth\"");
+        // Stored ones are tolerated on update.
+        let stored = c.clone();
+        let mut new = c.clone();
+        new["metadata"]["labels"] = json!({"a": "b"});
+        assert!(update(None, new, &stored).is_ok());
+
+        for (name, want) in [
+            (
+                "kubernetes.io/legacy-unknown",
+                vec![
+                    "spec.signerName: Invalid value: \"kubernetes.io/legacy-unknown\": the legacy signerName is not allowed via this API version",
+                ],
+            ),
+            (
+                "nodomain",
+                vec![
+                    "spec.signerName: Invalid value: \"nodomain\": must be a fully qualified domain and path of the form 'example.com/signer-name'",
+                ],
+            ),
+            (
+                "a/b/c",
+                vec![
+                    "spec.signerName: Invalid value: \"a/b/c\": must be a fully qualified domain and path of the form 'example.com/signer-name'",
+                ],
+            ),
+            (
+                "example/x",
+                vec![
+                    "spec.signerName: Invalid value: \"example\": should be a domain with at least two segments separated by dots",
+                ],
+            ),
+            (
+                "Example.com/x",
+                vec![
+                    "spec.signerName: Invalid value: \"Example.com\": validating label \"Example\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+                ],
+            ),
+            (
+                "example.com/",
+                vec![
+                    "spec.signerName: Invalid value: \"\": validating label \"\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+                ],
+            ),
+            ("", vec!["spec.signerName: Required value"]),
+        ] {
+            let mut c = csr(json!([]));
+            c["spec"]["signerName"] = json!(name);
+            assert_eq!(create_errors(&c), want, "{name}");
+        }
     }
 
     #[test]

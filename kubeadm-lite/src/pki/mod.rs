@@ -11,7 +11,8 @@ mod tests;
 
 pub(crate) use certs::pkcs1_to_pkcs8;
 pub use sign::{
-    CsrInfo, cert_expiry, cert_validity, new_client_csr, new_csr, parse_csr_pem, sign_csr,
+    CsrInfo, cert_expiry, cert_validity, check_csr_request, new_client_csr, new_csr, parse_csr_pem,
+    sign_csr,
 };
 pub use single::{CERTS, CaSigner, ETCD_CERTS, ensure_one, leaf_csr, renew, seconds_left};
 

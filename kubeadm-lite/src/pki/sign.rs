@@ -38,6 +38,41 @@ fn pem_block(pem: &[u8], label: &str) -> Result<Vec<u8>, String> {
     Ok(block.contents)
 }
 
+/// Upstream's validateCSR for a CertificateSigningRequest's `spec.request`: a PEM
+/// `CERTIFICATE REQUEST` block holding a PKCS#10 request whose self-signature holds. The errors
+/// read as Go's where it has one. A signature this build cannot check (curves or RSA sizes
+/// `ring` lacks, such as P-521 or RSA keys under 2048 bits) is let through, as upstream would
+/// verify it.
+pub fn check_csr_request(pem: &[u8]) -> Result<(), String> {
+    use x509_parser::error::X509Error;
+    use x509_parser::public_key::PublicKey;
+    const PEM_TYPE: &str = "PEM block type must be CERTIFICATE REQUEST";
+    let der = match x509_parser::pem::parse_x509_pem(pem) {
+        Ok((_, block)) if block.label == "CERTIFICATE REQUEST" => block.contents,
+        _ => return Err(PEM_TYPE.into()),
+    };
+    let csr = match x509_parser::certification_request::X509CertificationRequest::from_der(&der) {
+        Ok(([], csr)) => csr,
+        Ok(_) => return Err("asn1: syntax error: trailing data".into()),
+        Err(e) => return Err(format!("x509: malformed certificate request: {e}")),
+    };
+    let key = &csr.certification_request_info.subject_pki;
+    match csr.verify_signature() {
+        Ok(()) | Err(X509Error::SignatureUnsupportedAlgorithm) => Ok(()),
+        Err(_) => match key.parsed() {
+            Ok(PublicKey::RSA(rsa)) if rsa.key_size() >= 2048 => {
+                Err("crypto/rsa: verification error".into())
+            }
+            Ok(PublicKey::EC(_)) => Err("x509: ECDSA verification failure".into()),
+            _ if key.algorithm.algorithm.to_id_string() == "1.3.101.112" => {
+                Err("x509: Ed25519 verification failure".into())
+            }
+            // A key or algorithm `ring` cannot check: upstream would, so it is not refused here.
+            _ => Ok(()),
+        },
+    }
+}
+
 /// Parses a PEM `CERTIFICATE REQUEST` and checks its self-signature.
 pub fn parse_csr_pem(pem: &[u8]) -> Result<CsrInfo, String> {
     let der = pem_block(pem, "CERTIFICATE REQUEST")?;
@@ -281,6 +316,40 @@ mod tests {
         assert!((3500..=3600).contains(&left), "{left}");
         let eku = parsed.extended_key_usage().expect("ext").expect("eku");
         assert!(eku.value.client_auth && !eku.value.server_auth);
+    }
+
+    #[test]
+    fn a_request_is_checked_as_upstream_validates_it() {
+        use base64::Engine as _;
+        let (csr, _) = new_client_csr("x", "y").expect("csr");
+        assert_eq!(check_csr_request(csr.as_bytes()), Ok(()));
+        let (ca_pem, _) = ca();
+        for not_a_request in [&b"junk"[..], ca_pem.as_bytes(), b""] {
+            assert_eq!(
+                check_csr_request(not_a_request).expect_err("not a request"),
+                "PEM block type must be CERTIFICATE REQUEST"
+            );
+        }
+        let wrapped = |der: &[u8]| {
+            let b64 = base64::engine::general_purpose::STANDARD.encode(der);
+            format!(
+                "-----BEGIN CERTIFICATE REQUEST-----\n{b64}\n-----END CERTIFICATE REQUEST-----\n"
+            )
+        };
+        let err = check_csr_request(wrapped(b"\x30\x03\x02\x01").as_bytes()).expect_err("junk");
+        assert!(
+            err.starts_with("x509: malformed certificate request"),
+            "{err}"
+        );
+        // The last byte of the DER is the signature's: flipping it breaks the self-signature.
+        let (_, block) = x509_parser::pem::parse_x509_pem(csr.as_bytes()).expect("pem");
+        let mut der = block.contents.clone();
+        let last = der.len() - 1;
+        der[last] ^= 1;
+        assert_eq!(
+            check_csr_request(wrapped(&der).as_bytes()),
+            Err("x509: ECDSA verification failure".into())
+        );
     }
 
     #[test]
