@@ -1,8 +1,9 @@
 //! API Priority and Fairness configuration every cluster starts with, as upstream's
 //! `priority-and-fairness-config-producer` post-start hook keeps it: the mandatory `exempt` and
 //! `catch-all` objects (their spec restored when changed) and the suggested ones (created when
-//! missing), with each FlowSchema's `Dangling` status condition. k1s does not queue requests
-//! by these objects; they are there so that clients and operators see upstream's configuration.
+//! missing), with each FlowSchema's `Dangling` status condition. `flowcontrol.rs` classifies
+//! requests by them (upstream's response headers) and keeps the conditions current; k1s does
+//! not queue requests by them.
 
 use serde_json::{Value, json};
 

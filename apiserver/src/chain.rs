@@ -157,9 +157,18 @@ impl Chain {
             if req.headers().contains_key("impersonate-user") {
                 audit.impersonated(&user);
             }
+            // Classified as upstream's APF filter does: by the impersonated user, before
+            // authorization; the answer carries the two UIDs either way.
+            let flow = sec.flowcontrol.classify(&attributes(&user, &info));
+            let with_flow = |mut resp: Response| {
+                if let Some(f) = &flow {
+                    f.add_headers(resp.headers_mut());
+                }
+                resp
+            };
             if let Err(e) = authorize(ctx, &user, &info) {
                 audit.authorized(false, &e.message);
-                let resp = refuse(req, &e).await;
+                let resp = with_flow(refuse(req, &e).await);
                 return audit.finish(resp, false).await;
             }
             audit.authorized(true, "");
@@ -177,7 +186,7 @@ impl Chain {
                     )),
                 }
             };
-            audit.finish(resp, long_running).await
+            audit.finish(with_flow(resp), long_running).await
         }
         .instrument(span)
         .await

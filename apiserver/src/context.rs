@@ -22,6 +22,8 @@ pub struct ApiContext {
 /// What authentication and authorization need.
 pub struct Security {
     pub authorizer: Arc<crate::auth::rbac::RbacAuthorizer>,
+    /// Classifies requests by the FlowSchemas (the APF response headers).
+    pub flowcontrol: Arc<crate::flowcontrol::FlowControl>,
     pub tokens: crate::auth::authn::TokenIssuer,
     pub token_file: Option<crate::auth::authn::TokenFile>,
     pub oidc: Option<crate::auth::authn::OidcDocuments>,

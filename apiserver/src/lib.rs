@@ -24,6 +24,7 @@ pub mod errors;
 pub mod event_ttl;
 pub mod eviction;
 pub mod field_validation;
+pub mod flowcontrol;
 pub mod handlers;
 pub mod identity_lease;
 pub mod in_process;

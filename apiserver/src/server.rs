@@ -374,6 +374,9 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
     // `authorizer` in admission policy expressions asks the same authorizer as the chain.
     policies.set_authorizer(authorizer.clone());
     webhooks.set_authorizer(authorizer.clone());
+    let flowcontrol = crate::flowcontrol::start(&registry, stop_rx.clone())
+        .await
+        .map_err(ServerError::Bootstrap)?;
     let tokens = crate::auth::authn::TokenIssuer::new(
         pki.sa_private_key_pkcs8_der(),
         pki.sa_public_key_pem(),
@@ -410,6 +413,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
     };
     let security = Arc::new(crate::context::Security {
         authorizer,
+        flowcontrol,
         tokens,
         token_file,
         oidc,

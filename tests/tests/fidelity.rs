@@ -1,12 +1,14 @@
 //! Upstream's shape of everyday objects through kubectl, one test per finding of the defaults
 //! issue: a Service carries `status.loadBalancer` and its DELETE answers with the object; a Job
 //! gets its generated selector; CronJob and PVC defaults; immutable ConfigMaps and Secrets hold
-//! on every write path; the system PriorityClasses exist; Events are served through both
+//! on every write path; the system PriorityClasses exist and FlowSchemas classify requests; Events are served through both
 //! groups; a CSR names its requester; pods keep their spec; security contexts are validated;
 //! pod affinity matchLabelKeys are merged into the selector on create; AppArmor fields and
 //! annotations are kept in step; pod status writes are validated.
 
-use k1s_tests::{TestCluster, fails};
+use std::time::Duration;
+
+use k1s_tests::{TestCluster, fails, wait_until};
 use serde_json::Value;
 
 fn json(text: &str) -> Value {
@@ -305,6 +307,68 @@ fn system_priority_classes_and_the_authentication_config_map_exist_at_start() {
     // The MISSINGPL column comes from the Dangling condition.
     assert_eq!(row("probes").last(), Some(&"False"), "{schemas}");
     assert_eq!(rows.len(), 14, "{schemas}");
+
+    // Requests are classified as upstream's e2e test checks it: a schema for one user, the
+    // response headers naming it (and the catch-all for another user), and its Dangling
+    // condition following whether its priority level exists.
+    c.apply(
+        "apiVersion: flowcontrol.apiserver.k8s.io/v1\nkind: FlowSchema\nmetadata: {name: noxu}\n\
+         spec:\n  priorityLevelConfiguration: {name: noxu-level}\n  matchingPrecedence: 1000\n\
+         \x20 rules:\n  - subjects: [{kind: User, user: {name: noxu}}]\n\
+         \x20   nonResourceRules: [{verbs: [\"*\"], nonResourceURLs: [\"*\"]}]\n",
+    );
+    let dangling = || {
+        c.kubectl_ok(&[
+            "get",
+            "flowschema",
+            "noxu",
+            "-o",
+            "jsonpath={.status.conditions[?(@.type==\"Dangling\")].status}/{.status.conditions[?(@.type==\"Dangling\")].reason}",
+        ])
+    };
+    wait_until(Duration::from_secs(20), "Dangling=True", || {
+        (dangling() == "True/NotFound").then_some(())
+    });
+    let headers_of = |user: &str| {
+        let out = c.kubectl(&["get", "--raw", "/version", "--as", user, "-v=8"]);
+        let log = String::from_utf8_lossy(&out.stderr).into_owned();
+        let header = |name: &str| {
+            log.lines()
+                .find_map(|l| l.trim().strip_prefix(name))
+                .map(|v| v.trim().to_string())
+                .unwrap_or_default()
+        };
+        (
+            header("X-Kubernetes-Pf-Flowschema-Uid:"),
+            header("X-Kubernetes-Pf-Prioritylevel-Uid:"),
+        )
+    };
+    let uid = |kind: &str, name: &str| {
+        c.kubectl_ok(&["get", kind, name, "-o", "jsonpath={.metadata.uid}"])
+    };
+    // Other authenticated users fall in upstream's suggested global-default.
+    let global_default = (
+        uid("flowschema", "global-default"),
+        uid("prioritylevelconfiguration", "global-default"),
+    );
+    // A dangling schema classifies nothing.
+    assert_eq!(headers_of("noxu"), global_default);
+    c.apply(
+        "apiVersion: flowcontrol.apiserver.k8s.io/v1\nkind: PriorityLevelConfiguration\n\
+         metadata: {name: noxu-level}\nspec: {type: Limited, limited: {nominalConcurrencyShares: 5, \
+         limitResponse: {type: Reject}}}\n",
+    );
+    wait_until(Duration::from_secs(20), "Dangling=False", || {
+        (dangling() == "False/Found").then_some(())
+    });
+    assert_eq!(
+        headers_of("noxu"),
+        (
+            uid("flowschema", "noxu"),
+            uid("prioritylevelconfiguration", "noxu-level")
+        )
+    );
+    assert_eq!(headers_of("foo"), global_default);
 }
 
 #[test]
