@@ -268,46 +268,37 @@ fn signer_name_errors(path: &str, name: &str) -> Vec<FieldError> {
     if domain.len() > SUBDOMAIN_MAX {
         errs.push(FieldError::too_long(path, Some(SUBDOMAIN_MAX)));
     }
-    let labels: Vec<&str> = domain.split('.').collect();
-    if let Some((label, msgs)) = labels
-        .iter()
-        .map(|l| (l, is_dns1123_label(l)))
-        .find(|(_, m)| !m.is_empty())
-    {
-        for m in msgs {
-            errs.push(FieldError::invalid(
-                path,
-                domain,
-                format!(
-                    "validating label {}: {m}",
-                    crate::auth::authn::go_quote(label)
-                ),
-            ));
-        }
-    }
-    if labels.len() < 2 {
+    // Only the first bad label of each segment is reported, as upstream does.
+    let first_bad = |segment: &str, check: fn(&str) -> Vec<String>| -> Vec<FieldError> {
+        let Some((label, msgs)) = segment
+            .split('.')
+            .map(|l| (l, check(l)))
+            .find(|(_, m)| !m.is_empty())
+        else {
+            return Vec::new();
+        };
+        msgs.into_iter()
+            .map(|m| {
+                FieldError::invalid(
+                    path,
+                    segment,
+                    format!(
+                        "validating label {}: {m}",
+                        crate::auth::authn::go_quote(label)
+                    ),
+                )
+            })
+            .collect()
+    };
+    errs.extend(first_bad(domain, is_dns1123_label));
+    if !domain.contains('.') {
         errs.push(FieldError::invalid(
             path,
             domain,
             "should be a domain with at least two segments separated by dots",
         ));
     }
-    if let Some((label, msgs)) = rest
-        .split('.')
-        .map(|l| (l, is_dns1123_subdomain(l)))
-        .find(|(_, m)| !m.is_empty())
-    {
-        for m in msgs {
-            errs.push(FieldError::invalid(
-                path,
-                rest,
-                format!(
-                    "validating label {}: {m}",
-                    crate::auth::authn::go_quote(label)
-                ),
-            ));
-        }
-    }
+    errs.extend(first_bad(rest, is_dns1123_subdomain));
     let max = SUBDOMAIN_MAX + (SUBDOMAIN_MAX + LABEL_MAX + 1) + 1;
     if name.len() > max {
         errs.push(FieldError::too_long(path, Some(max)));
