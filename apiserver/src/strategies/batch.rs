@@ -352,6 +352,27 @@ fn validate_job_spec(obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
         old.and_then(|o| o.pointer("/spec/template")),
         "spec.template",
     ));
+    // An Indexed Job's pods are named `<job>-<index>`: the highest index must still make a DNS
+    // label (upstream's ValidateJob).
+    if spec.get("completionMode").and_then(Value::as_str) == Some("Indexed")
+        && let Some(c) = spec
+            .get("completions")
+            .and_then(Value::as_i64)
+            .filter(|c| *c > 0)
+    {
+        let name = obj
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let hostname = format!("{name}-{}", c - 1);
+        if !k1s_apimachinery::validation::is_dns1123_label(&hostname).is_empty() {
+            errs.push(FieldError::invalid(
+                "metadata.name",
+                name,
+                format!("will not able to create pod with invalid DNS label: {hostname}"),
+            ));
+        }
+    }
     errs
 }
 
@@ -889,6 +910,33 @@ mod tests {
             CronJobs
                 .warnings_on_update(&cron_job("5 * * * *", None), &old)
                 .is_empty()
+        );
+    }
+
+    #[test]
+    fn an_indexed_job_name_leaves_room_for_its_highest_index() {
+        let job = |name: &str, completions: i64| {
+            json!({"metadata": {"name": name}, "spec": {"completionMode": "Indexed",
+                "completions": completions, "parallelism": 1,
+                "template": {"spec": {"restartPolicy": "Never"}}}})
+        };
+        let name_errors = |j: &Value| -> Vec<String> {
+            validate_job_spec(j, None)
+                .iter()
+                .filter(|e| e.field == "metadata.name")
+                .map(ToString::to_string)
+                .collect()
+        };
+        let long = "j".repeat(61);
+        assert!(
+            name_errors(&job(&long, 10)).is_empty(),
+            "{long}-9 is 63 characters"
+        );
+        assert_eq!(
+            name_errors(&job(&long, 11)),
+            [format!(
+                "metadata.name: Invalid value: \"{long}\": will not able to create pod with invalid DNS label: {long}-10"
+            )]
         );
     }
 
