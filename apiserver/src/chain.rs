@@ -159,14 +159,15 @@ impl Chain {
             }
             // Classified as upstream's APF filter does: by the impersonated user, before
             // authorization; the answer carries the two UIDs either way.
-            let flow = sec.flowcontrol.classify(&attributes(&user, &info));
+            let attrs = attributes(&user, &info);
+            let flow = sec.flowcontrol.classify(&attrs);
             let with_flow = |mut resp: Response| {
                 if let Some(f) = &flow {
                     f.add_headers(resp.headers_mut());
                 }
                 resp
             };
-            if let Err(e) = authorize(ctx, &user, &info) {
+            if let Err(e) = authorize(ctx, &attrs) {
                 audit.authorized(false, &e.message);
                 let resp = with_flow(refuse(req, &e).await);
                 return audit.finish(resp, false).await;
@@ -483,11 +484,10 @@ fn list_name(verb: request::Verb, query: &Query) -> Option<String> {
 }
 
 /// Authorization: RBAC (with `system:masters` always allowed); a denial is upstream's 403.
-pub fn authorize(ctx: &ApiContext, user: &UserInfo, info: &RequestInfo) -> Result<(), ApiError> {
-    let attrs = attributes(user, info);
-    match ctx.security.authorizer.authorize(&attrs) {
+pub fn authorize(ctx: &ApiContext, attrs: &Attributes) -> Result<(), ApiError> {
+    match ctx.security.authorizer.authorize(attrs) {
         Decision::Allow(_) => Ok(()),
-        Decision::Deny(reason) | Decision::NoOpinion(reason) => Err(forbidden(&attrs, &reason)),
+        Decision::Deny(reason) | Decision::NoOpinion(reason) => Err(forbidden(attrs, &reason)),
     }
 }
 
