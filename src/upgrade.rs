@@ -3,7 +3,7 @@
 //! `plan` reads the store's format marker and probes the store's lock; it never opens the store.
 //! `apply` backs the store up first (a snapshot read through a read-only opening, so the backup
 //! holds the store exactly as the older format had it), then converts it in place to this build's
-//! format (a sled store of format 1 or 2 becomes an image store, format 3) and checks that the
+//! format (a sled store of format 1 or 2 becomes an image store, format 4) and checks that the
 //! upgraded store reads back the same keys at the same revision.
 
 use std::path::{Path, PathBuf};

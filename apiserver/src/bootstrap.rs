@@ -103,26 +103,8 @@ pub async fn ensure(
         });
         put_if_changed(registry, tracking, obj, "/data/since").await?;
     }
-    // priority-and-fairness-config-producer: mandatory objects keep their spec, suggested ones
-    // are created when missing.
-    let levels = target(
-        "flowcontrol.apiserver.k8s.io",
-        "prioritylevelconfigurations",
-        None,
-    )?;
-    let schemas = target("flowcontrol.apiserver.k8s.io", "flowschemas", None)?;
-    for obj in bootstrap_flowcontrol::mandatory_levels() {
-        put_if_changed(registry, levels, obj, "/spec").await?;
-    }
-    for obj in bootstrap_flowcontrol::suggested_levels() {
-        put_if_missing(registry, levels, obj).await?;
-    }
-    for obj in bootstrap_flowcontrol::mandatory_schemas() {
-        put_if_changed(registry, schemas, obj, "/spec").await?;
-    }
-    for obj in bootstrap_flowcontrol::suggested_schemas() {
-        put_if_missing(registry, schemas, obj).await?;
-    }
+    // priority-and-fairness-config-producer (also run every minute by `flowcontrol::start`).
+    bootstrap_flowcontrol::ensure(registry).await?;
     // The local APIServices of the built-in group versions (upstream's autoregister).
     crate::aggregator::autoregister::register_builtin(registry).await?;
     // metrics.k8s.io is served in process; its APIService is there as a metrics-server install's.
@@ -218,7 +200,11 @@ pub(crate) async fn create_if_missing(
 }
 
 /// Writes `obj` as given (status included) when no object of its name exists.
-async fn put_if_missing(registry: &Registry, t: Target<'_>, obj: Value) -> Result<(), ApiError> {
+pub(crate) async fn put_if_missing(
+    registry: &Registry,
+    t: Target<'_>,
+    obj: Value,
+) -> Result<(), ApiError> {
     // Every stored object of that name has the same name: only a missing one is written.
     put_if_changed(registry, t, obj, "/metadata/name").await
 }

@@ -206,8 +206,12 @@ fn info(resource: &str) -> Result<&'static ResourceInfo, ApiError> {
         .ok_or_else(|| ApiError::internal(format!("{resource} missing from the catalog")))
 }
 
+/// How often the APF configuration is brought back to upstream's (as upstream's producer).
+const PRODUCER_PERIOD: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// Loads the FlowSchemas and priority levels, brings every `Dangling` condition up to date
-/// and follows both until shutdown.
+/// and follows both until shutdown; every `PRODUCER_PERIOD` restores the configuration objects
+/// (`bootstrap_flowcontrol::ensure`).
 pub async fn start(
     registry: &Registry,
     shutdown: tokio::sync::watch::Receiver<bool>,
@@ -246,6 +250,22 @@ pub async fn start(
             },
         ));
     }
+    // The configuration producer's periodic round (the first ran at start, in bootstrap).
+    let (registry, mut stop) = (registry.clone(), shutdown);
+    tokio::spawn(async move {
+        let mut rounds = tokio::time::interval(PRODUCER_PERIOD);
+        rounds.tick().await;
+        loop {
+            tokio::select! {
+                _ = rounds.tick() => {
+                    if let Err(e) = crate::bootstrap_flowcontrol::ensure(&registry).await {
+                        tracing::warn!(error = %e.message, "maintaining the APF configuration failed");
+                    }
+                }
+                _ = stop.changed() => break,
+            }
+        }
+    });
     Ok(fc)
 }
 

@@ -1,7 +1,8 @@
 //! The store directory's `FORMAT` marker, which names the engine that wrote it, and its lock.
 //!
 //! Format 1 is sled alone (read, and upgraded to 2 on open); 2 is sled with the write-ahead log;
-//! 3 is the image engine. A directory without a marker is a new store only when it is empty: a
+//! 3 is the image engine; 4 the image engine whose log may hold compressed records (a format-3
+//! store becomes 4 when opened). A directory without a marker is a new store only when it is empty: a
 //! foreign or newer directory is refused untouched.
 
 use std::fs::{self, File};
@@ -12,8 +13,8 @@ use crate::wal::sync_dir;
 use crate::{Error, Result};
 
 /// The format a new store gets: the image engine.
-pub const FORMAT_VERSION: u32 = 3;
-const READABLE_FORMATS: [u32; 3] = [1, 2, 3];
+pub const FORMAT_VERSION: u32 = 4;
+const READABLE_FORMATS: [u32; 4] = [1, 2, 3, 4];
 const FORMAT_FILE: &str = "FORMAT";
 const FORMAT_MAGIC: &str = "k1s-store";
 /// The file the image engine holds an exclusive `flock` on while the store is open (sled
@@ -25,7 +26,7 @@ const LOCK_FILE: &str = "LOCK";
 pub(crate) enum Format {
     /// Formats 1 and 2.
     Sled,
-    /// Format 3.
+    /// Formats 3 and 4.
     Image,
 }
 
@@ -33,7 +34,7 @@ impl Format {
     fn version(self) -> u32 {
         match self {
             Format::Sled => 2,
-            Format::Image => 3,
+            Format::Image => 4,
         }
     }
 

@@ -1,4 +1,4 @@
-//! The image engine (store format 3): every key in memory, durable through the write-ahead log
+//! The image engine (store format 4): every key in memory, durable through the write-ahead log
 //! and image files.
 //!
 //! A commit appends its batch to the write-ahead log (one page write and one `fdatasync`) and
@@ -89,6 +89,8 @@ impl ImageEngine {
     pub(crate) fn open(dir: &Path, wal_file_bytes: u64) -> Result<Self> {
         format::check_or_create(dir, Format::Image)?;
         let lock = format::lock(dir)?;
+        // Before the log writes a compressed record, older builds must see a newer format.
+        format::mark(dir, Format::Image)?;
         // Left by an upgrade from a sled store that was cut short after the marker changed.
         let sled_dir = dir.join("sled");
         if sled_dir.exists() {
@@ -114,7 +116,8 @@ impl ImageEngine {
             replayed += 1;
             engine::apply(&mut map, batch);
             Ok(())
-        })?;
+        })?
+        .with_compression();
         let inner = Arc::new(Inner {
             state: MemoryEngine::with(map),
             log: LogFiles::new(wal, wal_file_bytes),

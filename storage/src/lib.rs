@@ -140,7 +140,7 @@ pub enum BackendKind {
 /// Where the store keeps its data.
 #[derive(Clone, Debug)]
 pub enum Backend {
-    /// On disk in this directory: a new store gets the image engine (format 3), or sled with
+    /// On disk in this directory: a new store gets the image engine (format 4), or sled with
     /// `compress_new_store`; an existing one keeps the engine it was written by.
     Disk(std::path::PathBuf),
     /// Memory only; everything is lost when the process ends.

@@ -23,7 +23,11 @@
 //!
 //! Records: magic u32 | generation u64 | payload len u32 | crc32 of payload u32 | payload,
 //! where payload = op count u32, then per op: key len u32 | key | present u8 | value len u32 |
-//! value (all big-endian). A zeroed or torn record, or one left from the file's earlier life
+//! value (all big-endian). A log that compresses (the image engine's, store format 4) writes a
+//! batch that shrinks by it as a record of magic `MAGIC_ZSTD` whose payload is the plain
+//! payload's length u32 | its zstd frame: a group commit of similar objects (JSON with the same
+//! field names, metadata and labels) takes a fraction of the pages, and of the log files that
+//! must be zero-filled ahead of it. A zeroed or torn record, or one left from the file's earlier life
 //! (another generation), ends a file: records are synced in order, so everything after the
 //! first bad one was never acknowledged.
 
@@ -35,6 +39,12 @@ use crate::engine::BatchOp;
 use crate::{Error, Result};
 
 const MAGIC: u32 = 0x6b31_7357; // "k1sW"
+/// A record whose payload is zstd-compressed.
+const MAGIC_ZSTD: u32 = 0x6b31_735a; // "k1sZ"
+/// Payloads shorter than this are written plain: they would not leave a page sooner.
+const COMPRESS_MIN: usize = 512;
+/// zstd's fastest standard level: a commit's CPU cost stays small beside its sync.
+const COMPRESS_LEVEL: i32 = 1;
 const HEADER: usize = 20;
 /// The default size of a log file; a checkpoint normally starts a new one when half of it is
 /// used. A data directory holds two (the current one and a spare).
@@ -185,6 +195,8 @@ pub(crate) struct Wal {
     closed: bool,
     /// Spare files found at open beyond the one taken into use, oldest first.
     spares: Vec<Spare>,
+    /// Compresses the records that shrink by it (`with_compression`).
+    compressor: Option<zstd::block::Compressor>,
 }
 
 impl Wal {
@@ -242,7 +254,15 @@ impl Wal {
             scratch: Vec::new(),
             closed: false,
             spares,
+            compressor: None,
         })
+    }
+
+    /// Appends compressed records from now on where that makes them shorter (replay reads
+    /// both kinds always; the store's format must say that older builds cannot read it).
+    pub(crate) fn with_compression(mut self) -> Wal {
+        self.compressor = Some(zstd::block::Compressor::new());
+        self
     }
 
     /// The further spare files found at open (for generations after the current one).
@@ -291,7 +311,7 @@ impl Wal {
         if self.closed {
             return Err(Error::Closed);
         }
-        let record = encode_batch(self.current.generation, batch);
+        let record = encode_batch(self.current.generation, batch, self.compressor.as_mut());
         let len = record.len() as u64;
         let mut start = self.offset;
         let used = start % PAGE;
@@ -419,7 +439,12 @@ fn generations(dir: &Path, suffix: &str) -> Result<Vec<u64>> {
     Ok(out)
 }
 
-fn encode_batch(generation: u64, batch: &[BatchOp]) -> Vec<u8> {
+/// One record of `batch`; compressed where `compressor` is given and that shortens it.
+fn encode_batch(
+    generation: u64,
+    batch: &[BatchOp],
+    compressor: Option<&mut zstd::block::Compressor>,
+) -> Vec<u8> {
     let size: usize = batch
         .iter()
         .map(|(k, v)| 9 + k.len() + v.as_ref().map_or(0, Vec::len))
@@ -443,6 +468,16 @@ fn encode_batch(generation: u64, batch: &[BatchOp]) -> Vec<u8> {
                 record.extend_from_slice(&0u32.to_be_bytes());
             }
         }
+    }
+    let plain_len = record.len() - HEADER;
+    if let Some(compressor) = compressor.filter(|_| plain_len >= COMPRESS_MIN)
+        && let Ok(frame) = compressor.compress(&record[HEADER..], COMPRESS_LEVEL)
+        && frame.len() + 4 < plain_len
+    {
+        record.truncate(HEADER);
+        record[..4].copy_from_slice(&MAGIC_ZSTD.to_be_bytes());
+        record.extend_from_slice(&(plain_len as u32).to_be_bytes());
+        record.extend_from_slice(&frame);
     }
     let payload_len = (record.len() - HEADER) as u32;
     let crc = crc32fast::hash(&record[HEADER..]);
@@ -488,7 +523,7 @@ fn read_batches(path: &Path, generation: u64) -> Result<Vec<Vec<BatchOp>>> {
         data.get(at + 12..).and_then(be_u32),
         data.get(at + 16..).and_then(be_u32),
     ) {
-        if magic != MAGIC || written_by != generation {
+        if (magic != MAGIC && magic != MAGIC_ZSTD) || written_by != generation {
             // Zeros to the end of a page are padding before a record that starts on the next.
             let next = (at as u64 + 1).next_multiple_of(PAGE) as usize;
             if !at.is_multiple_of(PAGE as usize)
@@ -507,6 +542,21 @@ fn read_batches(path: &Path, generation: u64) -> Result<Vec<Vec<BatchOp>>> {
         if crc32fast::hash(payload) != crc {
             break;
         }
+        let plain;
+        let payload = if magic == MAGIC_ZSTD {
+            // The checksum held, so a frame that does not decode is damage, not a torn write.
+            let damaged = || {
+                Error::Corrupt(format!(
+                    "{}: a compressed record at byte {at} does not decode",
+                    path.display()
+                ))
+            };
+            let plain_len = be_u32(payload).ok_or_else(damaged)? as usize;
+            plain = zstd::block::decompress(&payload[4..], plain_len).map_err(|_| damaged())?;
+            &plain[..]
+        } else {
+            payload
+        };
         match decode_payload(payload) {
             Some(ops) => batches.push(ops),
             None => break,
@@ -572,6 +622,49 @@ mod tests {
     }
 
     #[test]
+    fn compressed_records_are_smaller_and_replay_beside_plain_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        // Objects alike but for their names, as a group commit of creates is.
+        let batch: Vec<BatchOp> = (0..20)
+            .map(|i| {
+                let value = format!(
+                    r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"cm-{i}","namespace":"default"}},"data":{{"k":"{}"}}}}"#,
+                    "v".repeat(200)
+                );
+                (format!("d/cm-{i}").into_bytes(), Some(value.into_bytes()))
+            })
+            .collect();
+        let plain = encode_batch(1, &batch, None).len();
+        let mut compressor = zstd::block::Compressor::new();
+        let packed = encode_batch(1, &batch, Some(&mut compressor)).len();
+        assert!(packed * 4 < plain, "{packed} bytes compressed of {plain}");
+        // Small or incompressible batches stay plain.
+        let small = vec![(b"k".to_vec(), Some(b"v".to_vec()))];
+        assert_eq!(
+            encode_batch(1, &small, Some(&mut compressor)),
+            encode_batch(1, &small, None)
+        );
+        {
+            let (w, _) = replay(dir.path());
+            let mut w = w.with_compression();
+            w.append(&small).unwrap();
+            w.append(&batch).unwrap();
+            w.append(&small).unwrap();
+            assert!(w.len() < plain as u64, "{} bytes logged", w.len());
+        }
+        let (_, seen) = replay(dir.path());
+        assert_eq!(seen, vec![small.clone(), batch.clone(), small.clone()]);
+        // A damaged compressed record ends the log like any other.
+        let path = log_path(dir.path(), 1);
+        let mut data = fs::read(&path).unwrap();
+        let second = encode_batch(1, &small, None).len() + HEADER + 10;
+        data[second] ^= 0xff;
+        fs::write(&path, &data).unwrap();
+        let (_, seen) = replay(dir.path());
+        assert_eq!(seen, vec![small]);
+    }
+
+    #[test]
     fn replays_in_order_across_files_and_stops_at_a_torn_record() {
         let dir = tempfile::tempdir().unwrap();
         let wal_dir = dir.path().join("wal");
@@ -593,6 +686,7 @@ mod tests {
         let second_len = encode_batch(
             2,
             &[(b"b".to_vec(), None), (b"c".to_vec(), Some(vec![7; 300]))],
+            None,
         )
         .len();
         data[second_len + HEADER + 2] ^= 0xff;
@@ -669,11 +763,11 @@ mod tests {
         for i in 0..3 {
             w.append(&op(i, 1500)).unwrap();
         }
-        let one = encode_batch(w.generation(), &op(0, 1500)).len() as u64;
+        let one = encode_batch(w.generation(), &op(0, 1500), None).len() as u64;
         assert_eq!(w.len(), PAGE + one);
         // A record larger than a page starts right where the log ends.
         w.append(&op(3, 6000)).unwrap();
-        let big = encode_batch(w.generation(), &op(3, 6000)).len() as u64;
+        let big = encode_batch(w.generation(), &op(3, 6000), None).len() as u64;
         assert_eq!(w.len(), PAGE + one + big);
         // Appends rewrite the partial last page whole, keeping what it held.
         w.append(&op(4, 10)).unwrap();

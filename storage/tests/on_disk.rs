@@ -228,7 +228,7 @@ async fn a_sled_store_is_upgraded_to_an_image_store_with_its_history() {
     }
     let config = StoreConfig::new(Backend::Disk(dir.clone()));
     k1s_storage::upgrade_store(&config).unwrap();
-    assert_eq!(k1s_storage::store_format(&dir).unwrap(), 3);
+    assert_eq!(k1s_storage::store_format(&dir).unwrap(), 4);
     assert!(!dir.join("sled").exists());
     // A second upgrade has nothing to do.
     k1s_storage::upgrade_store(&config).unwrap();
@@ -240,6 +240,29 @@ async fn a_sled_store_is_upgraded_to_an_image_store_with_its_history() {
     for want in 1..=22 {
         assert_eq!(w.next().await.unwrap().unwrap().revision, Revision(want));
     }
+}
+
+/// A format-3 image store (a log of plain records only) opens as it is and is marked format 4
+/// before its log may hold a compressed record, so older builds refuse it from then on.
+#[tokio::test]
+async fn a_format_3_store_opens_and_becomes_format_4() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    let value = Bytes::from("x".repeat(600));
+    {
+        let s = open(&dir).unwrap();
+        s.create("/f/a", value.clone()).await.unwrap();
+        drop(s); // no clean close: the record is replayed from the log
+    }
+    std::fs::write(dir.join("FORMAT"), b"k1s-store 3\n").unwrap();
+    {
+        let s = open(&dir).unwrap();
+        assert_eq!(k1s_storage::store_format(&dir).unwrap(), 4);
+        assert_eq!(s.get("/f/a").await.unwrap().unwrap().value, value);
+        s.create("/f/b", value.clone()).await.unwrap();
+    }
+    let s = open(&dir).unwrap();
+    assert_eq!(s.count("/f/").await.unwrap(), 2);
 }
 
 #[tokio::test]

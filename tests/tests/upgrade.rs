@@ -101,7 +101,7 @@ fn format_1_store_is_backed_up_upgraded_and_served() {
     let root = tempfile::tempdir().unwrap();
     let data = root.path().join("data");
     let data_s = data.to_str().unwrap();
-    // A new store is an image store (format 3); a compressed one is a sled store (format 2).
+    // A new store is an image store (format 4); a compressed one is a sled store (format 2).
     let mut c = start_with(&data, &["--store-compression"]);
     for i in 0..5 {
         c.kubectl_ok(&[
@@ -198,7 +198,7 @@ fn format_1_store_is_backed_up_upgraded_and_served() {
     }
     assert_eq!(
         std::fs::read_to_string(store.join("FORMAT")).unwrap(),
-        "k1s-store 3\n"
+        "k1s-store 4\n"
     );
     assert!(!store.join("sled").exists());
     // The backup is a whole snapshot holding as many keys as the upgrade read back.
