@@ -97,16 +97,31 @@ fn preflight(data_dir: &Path) -> anyhow::Result<Found> {
     Ok(Found { store_dir, format })
 }
 
+/// Formats this build serves without a conversion: its own, and format 3 (an image store whose
+/// log holds no compressed record yet), which a server marks 4 when it opens it.
+fn is_current(format: u32) -> bool {
+    format == k1s_storage::FORMAT_VERSION || format == 3
+}
+
 fn up_to_date(found: &Found) {
-    println!(
-        "[upgrade] The store is up to date: it has this build's format {}; nothing to do.",
-        found.format
-    );
+    if found.format == k1s_storage::FORMAT_VERSION {
+        println!(
+            "[upgrade] The store is up to date: it has this build's format {}; nothing to do.",
+            found.format
+        );
+    } else {
+        println!(
+            "[upgrade] The store is up to date: this build serves format {} as it is (the server \
+             marks it format {} when it opens it); nothing to do.",
+            found.format,
+            k1s_storage::FORMAT_VERSION
+        );
+    }
 }
 
 fn plan(data_dir: &Path) -> anyhow::Result<()> {
     let found = preflight(data_dir)?;
-    if found.format == k1s_storage::FORMAT_VERSION {
+    if is_current(found.format) {
         up_to_date(&found);
         return Ok(());
     }
@@ -136,7 +151,7 @@ fn plan(data_dir: &Path) -> anyhow::Result<()> {
 
 async fn apply(data_dir: &Path, yes: bool, backup: Option<PathBuf>) -> anyhow::Result<()> {
     let found = preflight(data_dir)?;
-    if found.format == k1s_storage::FORMAT_VERSION {
+    if is_current(found.format) {
         up_to_date(&found);
         return Ok(());
     }
