@@ -25,6 +25,12 @@ pub const PRIORITY_LEVEL_HEADER: &str = "x-kubernetes-pf-prioritylevel-uid";
 #[derive(Default)]
 pub struct FlowControl {
     state: RwLock<State>,
+    /// A FlowSchema or priority level was created, deleted, or changed its spec (generation)
+    /// or auto-update annotation since the last producer round, which has nothing to do
+    /// otherwise. Status writes (the `Dangling` conditions) do not count.
+    changed: std::sync::atomic::AtomicBool,
+    /// `(is a level, name)` → `[generation, auto-update annotation]` of every object seen.
+    signatures: std::sync::Mutex<HashMap<(bool, String), Value>>,
 }
 
 #[derive(Default)]
@@ -233,6 +239,9 @@ pub async fn start(
     for name in names {
         fc.mark_dangling(registry, schemas, &name).await;
     }
+    // The bootstrap round just ran over what was listed: nothing is new to the producer yet.
+    fc.changed
+        .store(false, std::sync::atomic::Ordering::Relaxed);
     for (resource, is_level) in [(levels, true), (schemas, false)] {
         let (fc, registry2) = (fc.clone(), registry.clone());
         tokio::spawn(informer::run(
@@ -250,14 +259,18 @@ pub async fn start(
             },
         ));
     }
-    // The configuration producer's periodic round (the first ran at start, in bootstrap).
-    let (registry, mut stop) = (registry.clone(), shutdown);
+    // The configuration producer's periodic round (the first ran at start, in bootstrap),
+    // skipped while nobody changed the configuration: it would find nothing to do.
+    let (registry, mut stop, producer) = (registry.clone(), shutdown, fc.clone());
     tokio::spawn(async move {
         let mut rounds = tokio::time::interval(PRODUCER_PERIOD);
         rounds.tick().await;
         loop {
             tokio::select! {
                 _ = rounds.tick() => {
+                    if !producer.changed.swap(false, std::sync::atomic::Ordering::Relaxed) {
+                        continue;
+                    }
                     if let Err(e) = crate::bootstrap_flowcontrol::ensure(&registry).await {
                         tracing::warn!(error = %e.message, "maintaining the APF configuration failed");
                     }
@@ -272,6 +285,7 @@ pub async fn start(
 impl FlowControl {
     /// Applies a change; returns the FlowSchemas whose `Dangling` condition may need a write.
     fn apply(&self, is_level: bool, change: &Change) -> Vec<String> {
+        self.note_configuration_change(is_level, change);
         let mut checks = Vec::new();
         self.with_state(|state| {
             let name = |o: &Value| meta::name(o).unwrap_or_default().to_string();
@@ -309,6 +323,43 @@ impl FlowControl {
             }
         });
         checks
+    }
+
+    /// Sets `changed` when `change` touches what the producer maintains.
+    fn note_configuration_change(&self, is_level: bool, change: &Change) {
+        let signature = |o: &Value| {
+            json!([
+                o.pointer("/metadata/generation"),
+                o.pointer("/metadata/annotations/apf.kubernetes.io~1autoupdate-spec"),
+            ])
+        };
+        let key = |o: &Value| (is_level, meta::name(o).unwrap_or_default().to_string());
+        let Ok(mut seen) = self.signatures.lock() else {
+            return;
+        };
+        let changed = match change {
+            Change::Upserted(o) => {
+                let new = signature(o);
+                seen.insert(key(o), new.clone()) != Some(new)
+            }
+            Change::Deleted(o) => seen.remove(&key(o)).is_some(),
+            Change::Listed(items) => {
+                let listed: HashMap<(bool, String), Value> =
+                    items.iter().map(|o| (key(o), signature(o))).collect();
+                let previous: HashMap<(bool, String), Value> = seen
+                    .iter()
+                    .filter(|((level, _), _)| *level == is_level)
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                seen.retain(|(level, _), _| *level != is_level);
+                seen.extend(listed.clone());
+                previous != listed
+            }
+        };
+        if changed {
+            self.changed
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+        }
     }
 
     /// The `Dangling` condition a schema should have now, if it differs from the one it has.
@@ -403,6 +454,41 @@ fn dangling_of(fs: &Value) -> Option<&Value> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_spec_annotation_and_membership_changes_wake_the_producer() {
+        let fc = FlowControl::default();
+        let schema = |generation: i64, autoupdate: &str, dangling: &str| {
+            Arc::new(json!({ "metadata": { "name": "s", "generation": generation,
+                "annotations": { "apf.kubernetes.io/autoupdate-spec": autoupdate } },
+                "status": { "conditions": [{ "type": "Dangling", "status": dangling }] } }))
+        };
+        let woke = |change: Change| {
+            fc.apply(false, &change);
+            fc.changed.swap(false, std::sync::atomic::Ordering::Relaxed)
+        };
+        assert!(woke(Change::Listed(vec![
+            (*schema(1, "true", "False")).clone()
+        ])));
+        assert!(
+            !woke(Change::Listed(vec![(*schema(1, "true", "False")).clone()])),
+            "same relist"
+        );
+        assert!(
+            !woke(Change::Upserted(schema(1, "true", "True"))),
+            "status only"
+        );
+        assert!(woke(Change::Upserted(schema(2, "true", "True"))), "spec");
+        assert!(
+            woke(Change::Upserted(schema(2, "false", "True"))),
+            "annotation"
+        );
+        assert!(woke(Change::Deleted(schema(2, "false", "True"))));
+        assert!(
+            woke(Change::Listed(vec![(*schema(2, "false", "True")).clone()])),
+            "back"
+        );
+    }
 
     fn attrs(user: &str, groups: &[&str], verb: &str, resource: &str, ns: &str) -> Attributes {
         Attributes {
