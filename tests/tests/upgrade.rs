@@ -91,7 +91,7 @@ fn start_with(data: &Path, args: &[&str]) -> TestCluster {
 
 /// Whether `k1s upgrade plan`'s table has the store row going from `from` to this build's format.
 fn plans(out: &str, from: u32) -> bool {
-    let want = ["store", "format", &from.to_string(), "format", "3"].map(String::from);
+    let want = ["store", "format", &from.to_string(), "format", "4"].map(String::from);
     out.lines()
         .any(|l| l.split_whitespace().map(String::from).collect::<Vec<_>>() == want)
 }
