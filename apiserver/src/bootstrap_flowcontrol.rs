@@ -27,7 +27,7 @@ const SUGGESTED_LEVELS: [LimitedLevel; 6] = [
     ("global-default", 20, 50, (128, 6, 50)),
 ];
 
-const AUTOUPDATE: &str = "apf.kubernetes.io/autoupdate-spec";
+pub(crate) const AUTOUPDATE: &str = "apf.kubernetes.io/autoupdate-spec";
 
 fn level(name: &str, spec: Value) -> Value {
     json!({
@@ -334,11 +334,7 @@ async fn ensure_one(
 /// The object the producer writes in place of `current` (upstream's ReviseIfNeeded), or
 /// `None` when it is as it should be.
 fn revise(current: &Value, bootstrap: &Value, mandatory: bool) -> Option<Value> {
-    let annotated = current
-        .pointer("/metadata/annotations")
-        .and_then(|a| a.get(AUTOUPDATE))
-        .and_then(Value::as_str)
-        .and_then(parse_go_bool);
+    let annotated = auto_update_annotation(current);
     let auto_update = mandatory
         || annotated.unwrap_or_else(|| current.pointer("/metadata/generation") == Some(&json!(1)));
     let annotate = annotated != Some(auto_update);
@@ -369,11 +365,7 @@ async fn remove_unwanted(
     let list = registry.list(t, &ListQuery::default()).await?;
     for obj in &list.items {
         let name = obj["metadata"]["name"].as_str().unwrap_or_default();
-        let auto_update = obj
-            .pointer("/metadata/annotations")
-            .and_then(|a| a.get(AUTOUPDATE))
-            .and_then(Value::as_str)
-            .and_then(parse_go_bool);
+        let auto_update = auto_update_annotation(obj);
         if wanted.iter().any(|w| w == name) || auto_update != Some(true) {
             continue;
         }
@@ -387,6 +379,18 @@ async fn remove_unwanted(
         }
     }
     Ok(())
+}
+
+/// The object's auto-update annotation, if it holds a valid boolean.
+fn auto_update_annotation(obj: &Value) -> Option<bool> {
+    annotation(obj)
+        .and_then(Value::as_str)
+        .and_then(parse_go_bool)
+}
+
+/// The object's auto-update annotation as written (any JSON value, or none).
+pub(crate) fn annotation(obj: &Value) -> Option<&Value> {
+    obj.pointer("/metadata/annotations")?.get(AUTOUPDATE)
 }
 
 /// Go's `strconv.ParseBool`.

@@ -330,7 +330,7 @@ impl FlowControl {
         let signature = |o: &Value| {
             json!([
                 o.pointer("/metadata/generation"),
-                o.pointer("/metadata/annotations/apf.kubernetes.io~1autoupdate-spec"),
+                crate::bootstrap_flowcontrol::annotation(o),
             ])
         };
         let key = |o: &Value| (is_level, meta::name(o).unwrap_or_default().to_string());
