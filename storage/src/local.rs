@@ -326,15 +326,9 @@ impl Handle {
         }
     }
 
-    /// Commits rounds until the queue is empty, then gives up the lead.
+    /// Commits rounds (each batch gathered under load) until the queue is empty, then gives up
+    /// the lead.
     fn drain_queue(&self) {
-        while let Some(requests) = self.next_batch() {
-            self.commit(requests);
-        }
-    }
-
-    /// The committer's rounds: like `drain_queue`, gathering each batch under load.
-    fn drain_queue_gathering(&self) {
         while let Some(requests) = self.gathered_batch() {
             self.commit(requests);
         }
@@ -897,7 +891,7 @@ impl Drop for LeadOnUnwind<'_> {
 fn run_committer(handle: &std::sync::Weak<Handle>, handoffs: &std_mpsc::Receiver<()>) {
     while handoffs.recv().is_ok() {
         match handle.upgrade() {
-            Some(handle) => handle.drain_queue_gathering(),
+            Some(handle) => handle.drain_queue(),
             None => return,
         }
     }
