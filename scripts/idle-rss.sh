@@ -14,6 +14,18 @@ shift
 [ $# -gt 0 ] || set -- 6 120 300 600
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
+# The link order of build/hot-symbols.txt names functions with their symbol hashes, which change
+# when a crate's dependencies change: a stale list scatters the idle code again.
+list="$(dirname "$0")/../build/hot-symbols.txt"
+if [ -f "$list" ] && command -v nm >/dev/null; then
+  nm --defined-only "$bin" | awk '{print $3}' | sort -u >"$dir/symbols"
+  known=$(sort -u "$list" | comm -12 - "$dir/symbols" | wc -l)
+  listed=$(sort -u "$list" | wc -l)
+  echo "build/hot-symbols.txt: $known of $listed functions are in $bin"
+  if [ $((known * 10)) -lt $((listed * 9)) ]; then
+    echo "warning: the list is stale; regenerate it with scripts/hot-symbols.sh" >&2
+  fi
+fi
 # shellcheck disable=SC2086
 "$bin" server --data-dir "$dir" --secure-port 0 ${K1S_SERVER_FLAGS:-} >/dev/null 2>&1 &
 pid=$!

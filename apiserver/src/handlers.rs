@@ -12,7 +12,7 @@ use futures::StreamExt;
 use http::{HeaderMap, HeaderValue, StatusCode};
 use k1s_apimachinery::catalog::{self, ResourceInfo};
 use k1s_apimachinery::selector::{FieldSelector, LabelSelector};
-use k1s_apimachinery::status::{StatusDetails, success_status_json};
+use k1s_apimachinery::status::{FieldError, Reason, StatusDetails, success_status_json};
 use k1s_apimachinery::{ApiError, GroupResource, meta};
 use serde_json::{Value, json};
 
@@ -643,6 +643,29 @@ async fn token_request(
     Ok((out.object, out.warnings))
 }
 
+/// Upstream's ValidatePodBinding: the target is a Node (or of no kind) and has a name.
+fn validate_pod_binding(binding: &Value) -> Vec<FieldError> {
+    let field = |name: &str| {
+        binding
+            .pointer(&format!("/target/{name}"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    };
+    let mut errs = Vec::new();
+    let kind = field("kind");
+    if !kind.is_empty() && kind != "Node" {
+        errs.push(FieldError::not_supported(
+            "target.kind",
+            kind,
+            &["Node", "<empty>"],
+        ));
+    }
+    if field("name").is_empty() {
+        errs.push(FieldError::required("target.name", ""));
+    }
+    errs
+}
+
 /// Sets `spec.nodeName` of a pod from a Binding (what a scheduler does).
 /// Upstream's BindingREST: the pod named in the URL gets the Binding's node, its annotations,
 /// and the PodScheduled condition, with the Binding's uid and resourceVersion as preconditions.
@@ -670,11 +693,16 @@ async fn bind_pod(
         "/registry/pods/{}/{name}",
         target.namespace.unwrap_or_default()
     );
+    // ValidatePodBinding's errors reach the client as upstream's do: a plain aggregate, which
+    // its handler turns into a 500 without a reason.
+    let invalid = validate_pod_binding(binding);
+    if let Some(message) = k1s_apimachinery::status::aggregate_message(&invalid) {
+        return Err(ApiError::new(500, Reason::Unknown, message));
+    }
     let node = binding
         .pointer("/target/name")
         .and_then(Value::as_str)
-        .filter(|n| !n.is_empty())
-        .ok_or_else(|| ApiError::bad_request("a Binding needs target.name"))?
+        .unwrap_or_default()
         .to_string();
     let gr = GroupResource::core("pods");
     // As the `binding` subresource: spec.nodeName and the PodScheduled condition both change.

@@ -1,7 +1,7 @@
 //! Binding a pod as upstream's BindingREST does, through `pods/<name>/binding` and through the
 //! top-level `bindings` resource (what `kubectl create -f` of a Binding posts to): the Binding's
-//! name must match, its uid and resourceVersion are preconditions, its annotations land on the
-//! pod, and a bound pod cannot be bound again.
+//! name must match, its target must be a named Node, its uid and resourceVersion are
+//! preconditions, its annotations land on the pod, and a bound pod cannot be bound again.
 
 use k1s_tests::{StartOptions, TestCluster};
 
@@ -76,6 +76,24 @@ fn bindings_assign_pods_to_nodes_as_upstream() {
         "{}",
         k1s_tests::stderr(&out)
     );
+    // ValidatePodBinding: a target of another kind, or without a name, binds nothing; upstream
+    // answers with the plain error aggregate (a 500 without a reason).
+    let mut bad: serde_json::Value =
+        serde_json::from_str(&binding("p2", "", "")).expect("a Binding");
+    bad["target"]["kind"] = "Pod".into();
+    std::fs::write(&file, bad.to_string()).expect("write the Binding");
+    let out = c.kubectl(&["create", "--raw", url, "-f", path]);
+    assert!(!out.status.success());
+    assert!(
+        k1s_tests::stderr(&out).contains(
+            "[target.kind: Unsupported value: \"Pod\": supported values: \"Node\", \"<empty>\", \
+             target.name: Required value]"
+        ),
+        "{}",
+        k1s_tests::stderr(&out)
+    );
+    let node = c.kubectl_ok(&["get", "pod", "p2", "-o", "jsonpath={.spec.nodeName}"]);
+    assert_eq!(node, "");
     std::fs::write(&file, binding("p2", "", "k1s-node-0")).expect("write the Binding");
     c.kubectl_ok(&["create", "--raw", url, "-f", path]);
     let node = c.kubectl_ok(&["get", "pod", "p2", "-o", "jsonpath={.spec.nodeName}"]);

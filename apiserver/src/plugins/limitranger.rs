@@ -2,8 +2,6 @@
 //! containers of new Pods, and enforces `min`, `max` and `maxLimitRequestRatio` per Container,
 //! per Pod and per PersistentVolumeClaim, with upstream's messages.
 
-use std::collections::BTreeSet;
-
 use k1s_apimachinery::ApiError;
 use serde_json::{Map, Value};
 
@@ -171,24 +169,9 @@ pub async fn validate(req: &AdmissionRequest<'_>, obj: &Value) -> Result<(), Api
             validate_pvc(&items(&lr), obj, &mut errs);
         }
     }
-    match aggregate(&errs) {
+    match k1s_apimachinery::status::aggregate_message(&errs) {
         None => Ok(()),
         Some(msg) => Err(req.forbidden(Some(obj), msg)),
-    }
-}
-
-/// Upstream's error aggregate: one message as is, several (deduplicated) in brackets.
-pub fn aggregate(errs: &[String]) -> Option<String> {
-    let mut seen = BTreeSet::new();
-    let unique: Vec<&str> = errs
-        .iter()
-        .filter(|e| seen.insert(e.as_str()))
-        .map(String::as_str)
-        .collect();
-    match unique.as_slice() {
-        [] => None,
-        [one] => Some((*one).to_string()),
-        many => Some(format!("[{}]", many.join(", "))),
     }
 }
 

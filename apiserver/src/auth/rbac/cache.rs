@@ -426,20 +426,9 @@ impl Inner {
     }
 }
 
-/// upstream `utilerrors.NewAggregate(errs).Error()`: one message as is, several deduplicated
-/// in `[a, b]`.
+/// upstream `utilerrors.NewAggregate(errs).Error()`; empty for no errors.
 pub(crate) fn aggregate_errors(errors: &[String]) -> String {
-    let mut seen: Vec<&str> = Vec::new();
-    for e in errors {
-        if !seen.contains(&e.as_str()) {
-            seen.push(e);
-        }
-    }
-    match seen.as_slice() {
-        [] => String::new(),
-        [one] => (*one).to_owned(),
-        many => format!("[{}]", many.join(", ")),
-    }
+    k1s_apimachinery::status::aggregate_message(errors).unwrap_or_default()
 }
 
 fn meta_str<'a>(obj: &'a Value, field: &str) -> &'a str {
