@@ -6,11 +6,13 @@
 //! storing. Custom resources change only their apiVersion, unless their CRD names a
 //! conversion webhook (`apiextensions::webhook_converter`).
 
+mod hpa;
+
 use std::borrow::Cow;
 
 use k1s_apimachinery::ApiError;
 use k1s_apimachinery::catalog::ResourceInfo;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// Converts a stored object to the version `info` serves (in place). Only a custom resource's
 /// conversion webhook can fail.
@@ -24,8 +26,8 @@ pub fn to_version(info: &ResourceInfo, obj: &mut Value) -> Result<(), ApiError> 
     }
     if info.group == "autoscaling" && info.resource == "horizontalpodautoscalers" {
         match info.version {
-            "v1" => hpa_v2_to_v1(obj),
-            _ => hpa_v1_to_v2(obj),
+            "v1" => hpa::v2_to_v1(obj),
+            _ => hpa::v1_to_v2(obj),
         }
     }
     if is_events_group(info) {
@@ -127,12 +129,16 @@ pub fn to_storage(info: &ResourceInfo, obj: &mut Value) -> Result<(), ApiError> 
     if works_in_request_version(info) {
         return Ok(());
     }
-    if info.group == "autoscaling"
-        && info.resource == "horizontalpodautoscalers"
-        && info.version == "v1"
-    {
-        hpa_v1_to_v2(obj);
-        obj["apiVersion"] = Value::String("autoscaling/v2".into());
+    if info.group == "autoscaling" && info.resource == "horizontalpodautoscalers" {
+        // An object already converted (the registry converts what a handler passes on) is
+        // left alone: the conversion reads and removes the annotations.
+        if info.version == "v1" && obj["apiVersion"] != "autoscaling/v2" {
+            hpa::v1_to_v2(obj);
+            obj["apiVersion"] = Value::String("autoscaling/v2".into());
+        } else {
+            // Stored objects never carry autoscaling/v1's round-trip annotations.
+            hpa::drop_round_trip_annotations(obj);
+        }
     }
     if is_events_group(info) {
         rename_fields(obj, EVENT_FIELDS, true);
@@ -162,61 +168,4 @@ pub fn for_storage<'a>(info: &ResourceInfo, obj: &'a Value) -> Result<Cow<'a, Va
         None => out["apiVersion"] = Value::String(storage),
     }
     Ok(Cow::Owned(out))
-}
-
-fn hpa_v1_to_v2(obj: &mut Value) {
-    let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
-        return;
-    };
-    if let Some(target) = spec.remove("targetCPUUtilizationPercentage") {
-        spec.insert(
-            "metrics".into(),
-            json!([{ "type": "Resource", "resource": { "name": "cpu",
-                "target": { "type": "Utilization", "averageUtilization": target } } }]),
-        );
-    }
-    if let Some(status) = obj.get_mut("status").and_then(Value::as_object_mut)
-        && let Some(current) = status.remove("currentCPUUtilizationPercentage")
-    {
-        status.insert(
-            "currentMetrics".into(),
-            json!([{ "type": "Resource", "resource": { "name": "cpu",
-                "current": { "averageUtilization": current } } }]),
-        );
-    }
-}
-
-fn hpa_v2_to_v1(obj: &mut Value) {
-    let cpu_target = |metrics: &Value| {
-        metrics.as_array().and_then(|m| {
-            m.iter().find_map(|x| {
-                (x.pointer("/resource/name") == Some(&json!("cpu")))
-                    .then(|| x.pointer("/resource/target/averageUtilization").cloned())
-                    .flatten()
-            })
-        })
-    };
-    if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) {
-        if let Some(metrics) = spec.remove("metrics")
-            && let Some(t) = cpu_target(&metrics)
-        {
-            spec.insert("targetCPUUtilizationPercentage".into(), t);
-        }
-        spec.remove("behavior");
-    }
-    if let Some(status) = obj.get_mut("status").and_then(Value::as_object_mut) {
-        if let Some(current) = status.remove("currentMetrics") {
-            let cpu = current.as_array().and_then(|m| {
-                m.iter()
-                    .find_map(|x| x.pointer("/resource/current/averageUtilization").cloned())
-            });
-            if let Some(c) = cpu {
-                status.insert("currentCPUUtilizationPercentage".into(), c);
-            }
-        }
-        status.remove("conditions");
-        // Both counts are required in autoscaling/v1.
-        status.entry("currentReplicas").or_insert(json!(0));
-        status.entry("desiredReplicas").or_insert(json!(0));
-    }
 }

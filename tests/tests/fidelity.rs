@@ -4,7 +4,8 @@
 //! on every write path; the system PriorityClasses exist and FlowSchemas classify requests; Events are served through both
 //! groups; a CSR names its requester; pods keep their spec; security contexts are validated;
 //! pod affinity matchLabelKeys are merged into the selector on create; AppArmor fields and
-//! annotations are kept in step; pod status writes are validated.
+//! annotations are kept in step; pod status writes are validated; an autoscaling/v1 client's
+//! read-modify-write keeps what only v2 can show.
 
 use std::time::Duration;
 
@@ -689,6 +690,83 @@ fn app_armor_profiles_and_their_deprecated_annotations_are_kept_in_step_on_creat
             "metadata.annotations[{key}/other]: Invalid value: \"other\": container not found"
         )),
         "{err}"
+    );
+}
+
+#[test]
+fn an_autoscaling_v1_client_loses_nothing_of_a_v2_autoscaler() {
+    let c = TestCluster::start();
+    // A v2 write cannot plant autoscaling/v1's round-trip annotations.
+    let create = ["create", "-f", "-"];
+    k1s_tests::ok(
+        &create,
+        c.kubectl_stdin(
+            &create,
+            "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata:\n  name: rt\n  \
+         annotations: {keep: \"yes\", autoscaling.alpha.kubernetes.io/conditions: \"[]\"}\nspec:\n  \
+         scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: absent}\n  maxReplicas: 5\n  \
+         metrics:\n  - type: Resource\n    resource: {name: memory, target: {type: AverageValue, averageValue: 500Mi}}\n  \
+         - type: Resource\n    resource: {name: cpu, target: {type: Utilization, averageUtilization: 60}}\n  \
+         behavior: {scaleDown: {stabilizationWindowSeconds: 60}}\n",
+        ),
+    );
+    let v1_url = "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers/rt";
+    let v2_url = "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers/rt";
+    let stored = json(&c.kubectl_ok(&["get", "--raw", v2_url]));
+    assert_eq!(
+        stored["metadata"]["annotations"],
+        serde_json::json!({"keep": "yes"})
+    );
+
+    // autoscaling/v1 shows the CPU target and keeps the rest in upstream's annotations, in the
+    // field order of upstream's Go types (the behavior as its internal type).
+    let v1 = json(&c.kubectl_ok(&["get", "--raw", v1_url]));
+    assert_eq!(v1["spec"]["targetCPUUtilizationPercentage"], 60, "{v1}");
+    let annotations = &v1["metadata"]["annotations"];
+    assert_eq!(
+        annotations["autoscaling.alpha.kubernetes.io/metrics"],
+        r#"[{"type":"Resource","resource":{"name":"memory","targetAverageValue":"500Mi"}}]"#,
+        "{v1}"
+    );
+    assert_eq!(
+        annotations["autoscaling.alpha.kubernetes.io/behavior"],
+        r#"{"ScaleUp":{"StabilizationWindowSeconds":0,"SelectPolicy":"Max","Policies":[{"Type":"Pods","Value":4,"PeriodSeconds":15},{"Type":"Percent","Value":100,"PeriodSeconds":15}],"Tolerance":null},"ScaleDown":{"StabilizationWindowSeconds":60,"SelectPolicy":"Max","Policies":[{"Type":"Percent","Value":100,"PeriodSeconds":15}],"Tolerance":null}}"#,
+        "{v1}"
+    );
+
+    // A v1 read-modify-write (the controller may update the status meanwhile: retry a conflict).
+    let file = c.scratch_dir().join("hpa-v1.json");
+    let path = file.to_str().expect("a UTF-8 path");
+    wait_until(Duration::from_secs(20), "a v1 replace", || {
+        let mut v1 = json(&c.kubectl_ok(&["get", "--raw", v1_url]));
+        v1["spec"]["maxReplicas"] = 7.into();
+        std::fs::write(&file, v1.to_string()).expect("write the HPA");
+        c.kubectl(&["replace", "-f", path])
+            .status
+            .success()
+            .then_some(())
+    });
+    let v2 = json(&c.kubectl_ok(&["get", "--raw", v2_url]));
+    assert_eq!(v2["spec"]["maxReplicas"], 7, "{v2}");
+    assert_eq!(
+        v2["metadata"]["annotations"],
+        serde_json::json!({"keep": "yes"}),
+        "{v2}"
+    );
+    let metrics: Vec<&str> = v2["spec"]["metrics"]
+        .as_array()
+        .expect("metrics")
+        .iter()
+        .map(|m| m["resource"]["name"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(metrics, ["memory", "cpu"], "{v2}");
+    assert_eq!(
+        v2["spec"]["metrics"][0]["resource"]["target"],
+        serde_json::json!({"type": "AverageValue", "averageValue": "500Mi"})
+    );
+    assert_eq!(
+        v2["spec"]["behavior"]["scaleDown"]["stabilizationWindowSeconds"],
+        60
     );
 }
 
