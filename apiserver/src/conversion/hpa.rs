@@ -51,13 +51,16 @@ pub fn v2_to_v1(obj: &mut Value) {
     let other: Vec<V1MetricSpec> = metrics
         .iter()
         .filter(|m| !is_cpu_utilization_target(m))
-        .map(V1MetricSpec::from_v2)
+        .map(|m| V1MetricSpec::from_v2(m, &SPEC_MEMBERS))
         .collect();
     if !other.is_empty() {
         annotations.push((METRIC_SPECS, go_json(&other)));
     }
     if !current.is_empty() {
-        let statuses: Vec<V1MetricStatus> = current.iter().map(V1MetricStatus::from_v2).collect();
+        let statuses: Vec<V1MetricStatus> = current
+            .iter()
+            .map(|m| V1MetricStatus::from_v2(m, &STATUS_MEMBERS))
+            .collect();
         annotations.push((METRIC_STATUSES, go_json(&statuses)));
     }
     if let Some(behavior) = &behavior {
@@ -259,21 +262,49 @@ fn selector(v: Option<&Value>) -> Option<LabelSelector> {
     })
 }
 
+/// autoscaling/v1's MetricSpec and MetricStatus share this shape: a type and one member per
+/// source (`O`bject, `P`ods, `R`esource and containerResource, `E`xternal).
 #[derive(Serialize)]
-struct V1MetricSpec {
+struct V1Metric<O, P, R, E> {
     #[serde(rename = "type")]
     kind: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    object: Option<V1ObjectSource>,
+    object: Option<O>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pods: Option<V1PodsSource>,
+    pods: Option<P>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    resource: Option<V1ResourceSource>,
+    resource: Option<R>,
     #[serde(rename = "containerResource", skip_serializing_if = "Option::is_none")]
-    container_resource: Option<V1ResourceSource>,
+    container_resource: Option<R>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    external: Option<V1ExternalSource>,
+    external: Option<E>,
 }
+
+/// How each source of a v2 metric becomes its v1 member.
+struct V1Members<O, P, R, E> {
+    object: fn(&Value) -> O,
+    pods: fn(&Value) -> P,
+    /// The source, and whether it is a containerResource.
+    resource: fn(&Value, bool) -> R,
+    external: fn(&Value) -> E,
+}
+
+impl<O, P, R, E> V1Metric<O, P, R, E> {
+    fn from_v2(m: &Value, members: &V1Members<O, P, R, E>) -> Self {
+        let source = |name: &str| m.get(name).filter(|s| s.is_object());
+        V1Metric {
+            kind: text(m, "type"),
+            object: source("object").map(members.object),
+            pods: source("pods").map(members.pods),
+            resource: source("resource").map(|s| (members.resource)(s, false)),
+            container_resource: source("containerResource").map(|s| (members.resource)(s, true)),
+            external: source("external").map(members.external),
+        }
+    }
+}
+
+type V1MetricSpec = V1Metric<V1ObjectSource, V1PodsSource, V1ResourceSource, V1ExternalSource>;
+type V1MetricStatus = V1Metric<V1ObjectStatus, V1PodsStatus, V1ResourceStatus, V1ExternalStatus>;
 
 #[derive(Serialize)]
 struct V1ObjectSource {
@@ -325,56 +356,34 @@ struct V1ExternalSource {
     target_average_value: Option<Value>,
 }
 
-impl V1MetricSpec {
-    fn from_v2(m: &Value) -> Self {
-        let source = |name: &str| m.get(name).filter(|s| s.is_object());
-        let resource = |s: &Value, container: bool| V1ResourceSource {
+/// The v1 members of a metric's target (MetricSpec).
+const SPEC_MEMBERS: V1Members<V1ObjectSource, V1PodsSource, V1ResourceSource, V1ExternalSource> =
+    V1Members {
+        object: |s| V1ObjectSource {
+            target: V1Reference::from(&s["describedObject"]),
+            metric_name: text(&s["metric"], "name"),
+            target_value: quantity_or_zero(s, "/target/value"),
+            selector: selector(s.pointer("/metric/selector")),
+            average_value: s.pointer("/target/averageValue").cloned(),
+        },
+        pods: |s| V1PodsSource {
+            metric_name: text(&s["metric"], "name"),
+            target_average_value: quantity_or_zero(s, "/target/averageValue"),
+            selector: selector(s.pointer("/metric/selector")),
+        },
+        resource: |s, container| V1ResourceSource {
             name: text(s, "name"),
             target_average_utilization: s.pointer("/target/averageUtilization").cloned(),
             target_average_value: s.pointer("/target/averageValue").cloned(),
             container: container.then(|| text(s, "container")),
-        };
-        V1MetricSpec {
-            kind: text(m, "type"),
-            object: source("object").map(|s| V1ObjectSource {
-                target: V1Reference::from(&s["describedObject"]),
-                metric_name: text(&s["metric"], "name"),
-                target_value: quantity_or_zero(s, "/target/value"),
-                selector: selector(s.pointer("/metric/selector")),
-                average_value: s.pointer("/target/averageValue").cloned(),
-            }),
-            pods: source("pods").map(|s| V1PodsSource {
-                metric_name: text(&s["metric"], "name"),
-                target_average_value: quantity_or_zero(s, "/target/averageValue"),
-                selector: selector(s.pointer("/metric/selector")),
-            }),
-            resource: source("resource").map(|s| resource(s, false)),
-            container_resource: source("containerResource").map(|s| resource(s, true)),
-            external: source("external").map(|s| V1ExternalSource {
-                metric_name: text(&s["metric"], "name"),
-                metric_selector: selector(s.pointer("/metric/selector")),
-                target_value: s.pointer("/target/value").cloned(),
-                target_average_value: s.pointer("/target/averageValue").cloned(),
-            }),
-        }
-    }
-}
-
-#[derive(Serialize)]
-struct V1MetricStatus {
-    #[serde(rename = "type")]
-    kind: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    object: Option<V1ObjectStatus>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pods: Option<V1PodsStatus>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    resource: Option<V1ResourceStatus>,
-    #[serde(rename = "containerResource", skip_serializing_if = "Option::is_none")]
-    container_resource: Option<V1ResourceStatus>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    external: Option<V1ExternalStatus>,
-}
+        },
+        external: |s| V1ExternalSource {
+            metric_name: text(&s["metric"], "name"),
+            metric_selector: selector(s.pointer("/metric/selector")),
+            target_value: s.pointer("/target/value").cloned(),
+            target_average_value: s.pointer("/target/averageValue").cloned(),
+        },
+    };
 
 #[derive(Serialize)]
 struct V1ObjectStatus {
@@ -428,40 +437,34 @@ struct V1ExternalStatus {
     current_average_value: Option<Value>,
 }
 
-impl V1MetricStatus {
-    fn from_v2(m: &Value) -> Self {
-        let source = |name: &str| m.get(name).filter(|s| s.is_object());
-        let resource = |s: &Value, container: bool| V1ResourceStatus {
+/// The v1 members of a metric's current value (MetricStatus).
+const STATUS_MEMBERS: V1Members<V1ObjectStatus, V1PodsStatus, V1ResourceStatus, V1ExternalStatus> =
+    V1Members {
+        object: |s| V1ObjectStatus {
+            target: V1Reference::from(&s["describedObject"]),
+            metric_name: text(&s["metric"], "name"),
+            current_value: quantity_or_zero(s, "/current/value"),
+            selector: selector(s.pointer("/metric/selector")),
+            average_value: s.pointer("/current/averageValue").cloned(),
+        },
+        pods: |s| V1PodsStatus {
+            metric_name: text(&s["metric"], "name"),
+            current_average_value: quantity_or_zero(s, "/current/averageValue"),
+            selector: selector(s.pointer("/metric/selector")),
+        },
+        resource: |s, container| V1ResourceStatus {
             name: text(s, "name"),
             current_average_utilization: s.pointer("/current/averageUtilization").cloned(),
             current_average_value: quantity_or_zero(s, "/current/averageValue"),
             container: container.then(|| text(s, "container")),
-        };
-        V1MetricStatus {
-            kind: text(m, "type"),
-            object: source("object").map(|s| V1ObjectStatus {
-                target: V1Reference::from(&s["describedObject"]),
-                metric_name: text(&s["metric"], "name"),
-                current_value: quantity_or_zero(s, "/current/value"),
-                selector: selector(s.pointer("/metric/selector")),
-                average_value: s.pointer("/current/averageValue").cloned(),
-            }),
-            pods: source("pods").map(|s| V1PodsStatus {
-                metric_name: text(&s["metric"], "name"),
-                current_average_value: quantity_or_zero(s, "/current/averageValue"),
-                selector: selector(s.pointer("/metric/selector")),
-            }),
-            resource: source("resource").map(|s| resource(s, false)),
-            container_resource: source("containerResource").map(|s| resource(s, true)),
-            external: source("external").map(|s| V1ExternalStatus {
-                metric_name: text(&s["metric"], "name"),
-                metric_selector: selector(s.pointer("/metric/selector")),
-                current_value: quantity_or_zero(s, "/current/value"),
-                current_average_value: s.pointer("/current/averageValue").cloned(),
-            }),
-        }
-    }
-}
+        },
+        external: |s| V1ExternalStatus {
+            metric_name: text(&s["metric"], "name"),
+            metric_selector: selector(s.pointer("/metric/selector")),
+            current_value: quantity_or_zero(s, "/current/value"),
+            current_average_value: s.pointer("/current/averageValue").cloned(),
+        },
+    };
 
 #[derive(Serialize)]
 struct V1Condition {
