@@ -13,7 +13,8 @@ use crate::gvk::{GroupVersionKind, GvkError};
 pub use validate::{
     FINALIZER_DELETE_DEPENDENTS, FINALIZER_ORPHAN_DEPENDENTS, TOTAL_ANNOTATION_SIZE_LIMIT_BYTES,
     validate_annotations, validate_finalizers, validate_labels, validate_object_meta,
-    validate_object_meta_update, validate_owner_references, validate_template_object_meta,
+    validate_object_meta_update, validate_owner_references,
+    validate_template_labels_and_annotations,
 };
 
 /// Why metadata could not be read or written.

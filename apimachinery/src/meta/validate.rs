@@ -57,11 +57,16 @@ pub fn validate_labels(labels: &[(String, String)], path: &str) -> Vec<FieldErro
     errs
 }
 
-/// Upstream's ValidateTemplateObjectMeta: a pod template's labels and annotations (`path` is
-/// the template's `metadata`).
-pub fn validate_template_object_meta(meta: Option<&Value>, path: &str) -> Vec<FieldError> {
+/// The first rules of upstream's ValidatePodTemplateSpec: a pod template's labels, then its
+/// annotations, reported at `path.labels` and `path.annotations` (`path` is the template's, not
+/// its metadata's: upstream names them so).
+pub fn validate_template_labels_and_annotations(
+    template: Option<&Value>,
+    path: &str,
+) -> Vec<FieldError> {
     let pairs = |field: &str| -> Vec<(String, String)> {
-        meta.and_then(|m| m.get(field))
+        template
+            .and_then(|t| t.pointer(&format!("/metadata/{field}")))
             .and_then(Value::as_object)
             .map(|m| {
                 m.iter()
@@ -70,8 +75,11 @@ pub fn validate_template_object_meta(meta: Option<&Value>, path: &str) -> Vec<Fi
             })
             .unwrap_or_default()
     };
-    let mut errs = validate_annotations(&pairs("annotations"), &format!("{path}.annotations"));
-    errs.extend(validate_labels(&pairs("labels"), &format!("{path}.labels")));
+    let mut errs = validate_labels(&pairs("labels"), &format!("{path}.labels"));
+    errs.extend(validate_annotations(
+        &pairs("annotations"),
+        &format!("{path}.annotations"),
+    ));
     errs
 }
 

@@ -202,10 +202,7 @@ pub(super) fn validate_pod_template_with(
     path: &str,
     opts: &PodOptions,
 ) -> Vec<FieldError> {
-    let mut errs = k1s_apimachinery::meta::validate_template_object_meta(
-        template.and_then(|t| t.get("metadata")),
-        &format!("{path}.metadata"),
-    );
+    let mut errs = k1s_apimachinery::meta::validate_template_labels_and_annotations(template, path);
     if let Some(t) = template {
         errs.extend(super::pod_validation::validate_template_annotations_with(
             t, path, opts,
@@ -525,22 +522,12 @@ fn validate_statefulset_spec(obj: &Value, opts: &PodOptions) -> Vec<FieldError> 
     // ValidatePodTemplateSpecForStatefulSet: the template's labels and annotations (at
     // upstream's `spec.template.labels` and `.annotations`), not its pod spec.
     if let Some(t) = obj.pointer("/spec/template").filter(|t| !t.is_null()) {
-        let pairs = |field: &str| -> Vec<(String, String)> {
-            let map = t.pointer(&format!("/metadata/{field}"));
-            map.and_then(Value::as_object)
-                .into_iter()
-                .flatten()
-                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
-                .collect()
-        };
-        errs.extend(k1s_apimachinery::meta::validate_labels(
-            &pairs("labels"),
-            "spec.template.labels",
-        ));
-        errs.extend(k1s_apimachinery::meta::validate_annotations(
-            &pairs("annotations"),
-            "spec.template.annotations",
-        ));
+        errs.extend(
+            k1s_apimachinery::meta::validate_template_labels_and_annotations(
+                Some(t),
+                "spec.template",
+            ),
+        );
         errs.extend(super::pod_validation::validate_template_annotations_with(
             t,
             "spec.template",

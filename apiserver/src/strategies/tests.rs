@@ -2657,6 +2657,60 @@ fn stateful_set_templates_labels_and_annotations_are_validated_as_upstream() {
 }
 
 #[test]
+fn pod_templates_report_bad_labels_then_annotations_at_upstreams_paths() {
+    // ValidatePodTemplateSpec names them `<template>.labels` and `<template>.annotations`,
+    // labels first, for every kind with a pod template.
+    let template = json!({ "metadata": { "labels": { "app": "a", "bad key!": "x" },
+        "annotations": { "-x-": "1" } },
+        "spec": { "containers": [{ "name": "c", "image": "i" }] } });
+    let workload = |kind_spec: Value| {
+        let mut obj = json!({ "metadata": { "name": "w" }, "spec": kind_spec });
+        obj["spec"]["template"] = template.clone();
+        obj
+    };
+    let selector = json!({ "selector": { "matchLabels": { "app": "a" } } });
+    let cases = [
+        (
+            "apps",
+            "deployments",
+            workload(selector.clone()),
+            "spec.template",
+        ),
+        (
+            "apps",
+            "daemonsets",
+            workload(selector.clone()),
+            "spec.template",
+        ),
+        (
+            "",
+            "replicationcontrollers",
+            workload(json!({ "selector": { "app": "a" } })),
+            "spec.template",
+        ),
+        (
+            "",
+            "podtemplates",
+            json!({ "metadata": { "name": "t" }, "template": template.clone() }),
+            "template",
+        ),
+    ];
+    for (group, resource, obj, at) in cases {
+        let got = errors(group, "v1", resource, &obj);
+        let labels = got
+            .iter()
+            .position(|e| e.starts_with(&format!("{at}.labels: Invalid value: \"bad key!\"")));
+        let annotations = got
+            .iter()
+            .position(|e| e.starts_with(&format!("{at}.annotations: Invalid value: \"-x-\"")));
+        assert!(
+            matches!((labels, annotations), (Some(l), Some(a)) if l < a),
+            "{resource}: {got:?}"
+        );
+    }
+}
+
+#[test]
 fn service_ip_family_upgrades_and_downgrades_follow_upstream() {
     let info = catalog::find("", "v1", "services").expect("in the catalog");
     let strategy = for_resource(info);
