@@ -4,6 +4,10 @@
 use std::cmp::Ordering;
 use std::fmt;
 
+/// resource.ParseQuantity's error for any malformed quantity (what upstream's decoder returns).
+pub const FORMAT_ERROR: &str =
+    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+
 /// How a quantity was written; decides its canonical rendering.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {

@@ -694,6 +694,29 @@ fn app_armor_profiles_and_their_deprecated_annotations_are_kept_in_step_on_creat
 }
 
 #[test]
+fn a_body_of_the_wrong_type_gets_gos_decoding_error_and_creates_nothing() {
+    let c = TestCluster::start();
+    let args = ["create", "-f", "-"];
+    let err = fails(
+        &args,
+        c.kubectl_stdin(
+            &args,
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  replicas: \"3\"\n  \
+             selector: {matchLabels: {app: a}}\n  template:\n    metadata: {labels: {app: a}}\n    \
+             spec: {containers: [{name: c, image: nginx}]}\n",
+        ),
+    );
+    assert!(
+        err.contains(
+            "Deployment in version \"v1\" cannot be handled as a Deployment: json: cannot unmarshal \
+             string into Go struct field DeploymentSpec.spec.replicas of type int32"
+        ),
+        "{err}"
+    );
+    assert!(!c.kubectl(&["get", "deployment", "d"]).status.success());
+}
+
+#[test]
 fn an_autoscaling_v1_client_loses_nothing_of_a_v2_autoscaler() {
     let c = TestCluster::start();
     // A v2 write cannot plant autoscaling/v1's round-trip annotations.

@@ -17,7 +17,7 @@ use cel::common::types::{DYN_TYPE, INT_TYPE, LIST_TYPE, STRING_TYPE};
 use cel::common::value::CowVal;
 use cel::objects::{Key, Map, Opaque};
 use cel::{Env, ExecutionError, Value as Cel};
-use k1s_apimachinery::quantity::Quantity;
+use k1s_apimachinery::quantity::{FORMAT_ERROR as QUANTITY_FORMAT, Quantity};
 
 /// The functions these libraries add, for the expression checker.
 pub const FUNCTIONS: &[&str] = &[
@@ -267,10 +267,6 @@ impl Opaque for QuantityVal {
         "kubernetes.Quantity"
     }
 }
-
-/// resource.ParseQuantity's error for any malformed quantity.
-const QUANTITY_FORMAT: &str =
-    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
 
 fn quantity<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
     let s = string_arg("quantity", &args, 0)?;

@@ -216,3 +216,191 @@ fn is_free_form(schema: &Map<String, Value>) -> bool {
             && !schema.contains_key("additionalProperties")
             && !schema.contains_key("items"))
 }
+
+/// Go's `json: cannot unmarshal ...` text for the first value of `obj` (in key order) whose JSON
+/// kind the definition `type_name` does not allow, as upstream's decoder reports a body it
+/// cannot decode into its Go type: `json: cannot unmarshal number into Go struct field
+/// ConfigMap.data of type string`. The struct named is the innermost one holding the field; the
+/// field path has the JSON names from the top, without map keys or list indices. Go decodes a
+/// null into anything; the types with their own decoding (quantities, int-or-string, times)
+/// get their own errors, free-form values none. `None` when nothing is found.
+pub(super) fn type_mismatch(defs: &Definitions, type_name: &str, obj: &Value) -> Option<String> {
+    let schema = defs.get(type_name)?.as_object()?;
+    let mut at = Mismatch {
+        defs,
+        structure: short_name(type_name),
+        fields: Vec::new(),
+    };
+    at.check(schema, obj)
+}
+
+/// `io.k8s.api.core.v1.Container` -> `Container`.
+fn short_name(definition: &str) -> &str {
+    definition.rsplit('.').next().unwrap_or(definition)
+}
+
+/// `io.k8s.api.core.v1.Container` -> `v1.Container`, as Go prints a named type.
+fn go_named(definition: &str) -> String {
+    let mut parts = definition.rsplit('.');
+    match (parts.next(), parts.next()) {
+        (Some(name), Some(package)) => format!("{package}.{name}"),
+        _ => definition.to_owned(),
+    }
+}
+
+/// The walk's place: the innermost struct and the JSON field names from the top.
+struct Mismatch<'d> {
+    defs: &'d Definitions,
+    structure: &'d str,
+    fields: Vec<String>,
+}
+
+impl<'d> Mismatch<'d> {
+    fn check(&mut self, schema: &'d Map<String, Value>, value: &Value) -> Option<String> {
+        if value.is_null() || self.fields.len() > MAX_DEPTH {
+            return None;
+        }
+        let declared = schema;
+        let (named, schema) = match ref_name(schema) {
+            Some(name) => (Some(name), resolve(self.defs, schema)?),
+            None => (None, schema),
+        };
+        // Quantity, IntOrString, Time, RawExtension, base64 bytes: their own decoding.
+        let decodes_itself = (named.is_some() && schema.get("properties").is_none())
+            || is_free_form(schema)
+            || schema.get("format").and_then(Value::as_str) == Some("byte");
+        if decodes_itself {
+            return self.self_decoding_error(named.map(short_name), value);
+        }
+        let go_type = || self.go_type(declared);
+        let fits = match schema.get("type").and_then(Value::as_str) {
+            Some("string") => value.is_string(),
+            Some("boolean") => value.is_boolean(),
+            Some("number") => value.is_number(),
+            Some("integer") => value.is_number(),
+            Some("array") => value.is_array(),
+            Some("object") => value.is_object(),
+            _ => return None,
+        };
+        if !fits {
+            return Some(self.message(json_kind(value), &go_type()?));
+        }
+        if schema.get("type").and_then(Value::as_str) == Some("integer") {
+            let bits32 = schema.get("format").and_then(Value::as_str) == Some("int32");
+            let whole = value
+                .as_i64()
+                .filter(|n| !bits32 || i32::try_from(*n).is_ok());
+            return match whole {
+                Some(_) => None,
+                None => Some(self.message(&format!("number {value}"), &go_type()?)),
+            };
+        }
+        match value {
+            Value::Array(items) => {
+                let item = schema.get("items").and_then(Value::as_object)?;
+                items.iter().find_map(|v| self.check(item, v))
+            }
+            Value::Object(map) => {
+                if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+                    let inner = named.map_or(self.structure, short_name);
+                    let outer = std::mem::replace(&mut self.structure, inner);
+                    let found = map.iter().find_map(|(key, v)| {
+                        let prop = props.get(key).and_then(Value::as_object)?;
+                        self.fields.push(key.clone());
+                        let found = self.check(prop, v);
+                        self.fields.pop();
+                        found
+                    });
+                    self.structure = outer;
+                    found
+                } else {
+                    let values = schema
+                        .get("additionalProperties")
+                        .and_then(Value::as_object)?;
+                    map.values().find_map(|v| self.check(values, v))
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// The errors of the types with their own JSON decoding, for a value of the wrong kind.
+    fn self_decoding_error(&self, name: Option<&str>, value: &Value) -> Option<String> {
+        let fits_int32 = value.as_i64().is_some_and(|n| i32::try_from(n).is_ok());
+        match name? {
+            // ParseQuantity of the value's text.
+            "Quantity" if !value.is_string() && !value.is_number() => {
+                Some(k1s_apimachinery::quantity::FORMAT_ERROR.to_owned())
+            }
+            // Not a string: decoded as the int32 it must then be.
+            "IntOrString" if !value.is_string() && !fits_int32 => {
+                let kind = match value {
+                    Value::Number(n) => format!("number {n}"),
+                    other => json_kind(other).to_owned(),
+                };
+                Some(format!(
+                    "json: cannot unmarshal {kind} into Go value of type int32"
+                ))
+            }
+            // Decoded as the string it must be, then parsed.
+            "Time" | "MicroTime" if !value.is_string() => Some(format!(
+                "json: cannot unmarshal {} into Go value of type string",
+                json_kind(value)
+            )),
+            _ => None,
+        }
+    }
+
+    /// The Go type a schema decodes into (`None` where it cannot be named).
+    fn go_type(&self, schema: &Map<String, Value>) -> Option<String> {
+        if let Some(name) = ref_name(schema) {
+            return Some(go_named(name));
+        }
+        if schema.get("format").and_then(Value::as_str) == Some("byte") {
+            return Some("[]uint8".to_owned());
+        }
+        Some(match schema.get("type").and_then(Value::as_str)? {
+            "string" => "string".to_owned(),
+            "boolean" => "bool".to_owned(),
+            "number" => "float64".to_owned(),
+            "integer" => match schema.get("format").and_then(Value::as_str) {
+                Some("int32") => "int32".to_owned(),
+                _ => "int64".to_owned(),
+            },
+            "array" => {
+                let items = schema.get("items").and_then(Value::as_object)?;
+                format!("[]{}", self.go_type(items)?)
+            }
+            "object" => {
+                let values = schema
+                    .get("additionalProperties")
+                    .and_then(Value::as_object)?;
+                format!("map[string]{}", self.go_type(values)?)
+            }
+            _ => return None,
+        })
+    }
+
+    fn message(&self, kind: &str, go_type: &str) -> String {
+        if self.fields.is_empty() {
+            return format!("json: cannot unmarshal {kind} into Go value of type {go_type}");
+        }
+        format!(
+            "json: cannot unmarshal {kind} into Go struct field {}.{} of type {go_type}",
+            self.structure,
+            self.fields.join(".")
+        )
+    }
+}
+
+/// The word Go's decoder uses for a JSON value.
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::String(_) => "string",
+        Value::Number(_) => "number",
+        Value::Bool(_) => "bool",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+        Value::Null => "null",
+    }
+}

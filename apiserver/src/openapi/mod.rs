@@ -172,7 +172,8 @@ impl Schemas {
     /// decoding drops them (every `fieldValidation` mode), and returns their paths. Walks the
     /// path steps, so dotted map keys (`example.com/x`) are handled exactly.
     /// Decodes `obj` as the typed kind (upstream decodes every built-in body into its Go type):
-    /// `Err` says which field has the wrong type. Kinds without a typed form pass.
+    /// `Err` says which field has the wrong type, in Go's words where the schema names it.
+    /// Kinds without a typed form pass.
     pub fn type_check(
         &self,
         group: &str,
@@ -180,13 +181,18 @@ impl Schemas {
         kind: &str,
         obj: &Value,
     ) -> Result<(), String> {
-        match self
+        let Some(def) = self
             .kinds
             .iter()
             .find(|k| k.group == group && k.version == version && k.kind == kind)
-            .and_then(|k| k.type_check)
-        {
-            Some(check) => check(obj),
+        else {
+            return Ok(());
+        };
+        match def.type_check {
+            // The typed decoding decides; the message is Go's where the schema can name it.
+            Some(check) => check(obj).map_err(|decoding| {
+                lookup::type_mismatch(&self.lookup, &def.definition, obj).unwrap_or(decoding)
+            }),
             None => Ok(()),
         }
     }

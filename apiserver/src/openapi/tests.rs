@@ -522,3 +522,72 @@ fn embedded_lookup_is_current() {
         );
     }
 }
+
+#[test]
+fn bodies_of_the_wrong_type_get_gos_decoding_errors() {
+    let check = |group: &str, kind: &str, obj: Value| {
+        schemas()
+            .type_check(group, "v1", kind, &obj)
+            .expect_err("a type error")
+    };
+    let pod = |container: Value| {
+        json!({ "apiVersion": "v1", "kind": "Pod",
+        "metadata": { "name": "p" }, "spec": { "containers": [container] } })
+    };
+    let cases = [
+        (
+            check(
+                "",
+                "ConfigMap",
+                json!({ "metadata": { "name": "c" }, "data": { "a": 1 } }),
+            ),
+            "json: cannot unmarshal number into Go struct field ConfigMap.data of type string",
+        ),
+        (
+            check("apps", "Deployment", json!({ "spec": { "replicas": "3" } })),
+            "json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32",
+        ),
+        (
+            check(
+                "",
+                "Pod",
+                pod(json!({ "name": "c", "ports": [{ "containerPort": 1.5 }] })),
+            ),
+            "json: cannot unmarshal number 1.5 into Go struct field ContainerPort.spec.containers.ports.containerPort of type int32",
+        ),
+        (
+            check(
+                "",
+                "Pod",
+                json!({ "spec": { "containers": { "name": "c" } } }),
+            ),
+            "json: cannot unmarshal object into Go struct field PodSpec.spec.containers of type []v1.Container",
+        ),
+        (
+            check("", "Pod", json!({ "metadata": { "labels": ["a"] } })),
+            "json: cannot unmarshal array into Go struct field ObjectMeta.metadata.labels of type map[string]string",
+        ),
+        (
+            check(
+                "",
+                "Pod",
+                pod(json!({ "name": "c", "resources": { "limits": { "cpu": true } } })),
+            ),
+            k1s_apimachinery::quantity::FORMAT_ERROR,
+        ),
+        (
+            check(
+                "",
+                "Service",
+                json!({ "spec": { "ports": [{ "port": 80, "targetPort": true }] } }),
+            ),
+            "json: cannot unmarshal bool into Go value of type int32",
+        ),
+    ];
+    for (got, want) in cases {
+        assert_eq!(got, want);
+    }
+    // Nulls in optional fields decode, as Go lets them.
+    let ok = json!({ "metadata": { "name": "c", "labels": null }, "data": null });
+    assert!(schemas().type_check("", "v1", "ConfigMap", &ok).is_ok());
+}

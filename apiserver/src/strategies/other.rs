@@ -1207,13 +1207,13 @@ fn positive_quantity_error(v: Option<&Value>, path: &str) -> Option<FieldError> 
             go_quantity(&text),
             "must be positive",
         )),
-        None => Some(FieldError::invalid(path, text, QUANTITY_FORMAT_ERROR)),
+        None => Some(FieldError::invalid(
+            path,
+            text,
+            k1s_apimachinery::quantity::FORMAT_ERROR,
+        )),
     }
 }
-
-/// The message upstream's decoder gives for a malformed quantity.
-const QUANTITY_FORMAT_ERROR: &str =
-    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
 
 /// A quantity as JSON carries it (a string, or a bare number); None when null.
 fn quantity_text(v: &Value) -> Option<String> {
@@ -1314,7 +1314,11 @@ fn validate_scaling_rules(rules: &Value, path: &str) -> Vec<FieldError> {
                 "must be greater than or equal to zero",
             )),
             Some(_) => {}
-            None => errs.push(FieldError::invalid(path, t, QUANTITY_FORMAT_ERROR)),
+            None => errs.push(FieldError::invalid(
+                path,
+                t,
+                k1s_apimachinery::quantity::FORMAT_ERROR,
+            )),
         }
     }
     errs
