@@ -235,10 +235,20 @@ async fn serve_verb(
 ) -> Result<Response, ApiError> {
     let gr = info.group_resource();
     // Unknown fields: custom resources are pruned by their version's schema.
-    let check_fields = |obj: &mut Value, type_name: Option<&str>, body: Option<&[u8]>| match custom
-    {
-        Some(cr) => field_validation::report(validation_mode(query)?, cr.prune(obj), body),
-        None => field_validation::check(validation_mode(query)?, type_name, obj, body),
+    let check_fields = |obj: &mut Value, type_name: Option<&str>, body: Option<&[u8]>| {
+        let checked = match custom {
+            Some(cr) => field_validation::report(validation_mode(query)?, cr.prune(obj), body),
+            None => field_validation::check(validation_mode(query)?, type_name, obj, body),
+        };
+        // Go's decoder fails on a wrongly typed value before the strict checks (unknown and
+        // duplicate fields) are reported: that error comes first.
+        if checked.is_err() {
+            let mut probe = obj.clone();
+            probe["apiVersion"] = Value::String(info.api_version());
+            probe["kind"] = Value::String(info.kind.to_owned());
+            type_check(info, &probe)?;
+        }
+        checked
     };
     let subname = req.subresource.as_deref();
     let validation = field_validation::mode(query.get("fieldValidation").map(String::as_str))?;

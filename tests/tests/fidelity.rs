@@ -714,6 +714,21 @@ fn a_body_of_the_wrong_type_gets_gos_decoding_error_and_creates_nothing() {
         "{err}"
     );
     assert!(!c.kubectl(&["get", "deployment", "d"]).status.success());
+    // A wrongly typed value is reported before an unknown field, as Go's decoder fails first.
+    let err = fails(
+        &args,
+        c.kubectl_stdin(
+            &args,
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: 1}\nbogus: 2\n",
+        ),
+    );
+    assert!(
+        err.contains(
+            "ConfigMap in version \"v1\" cannot be handled as a ConfigMap: json: cannot unmarshal \
+             number into Go struct field ConfigMap.data of type string"
+        ),
+        "{err}"
+    );
 }
 
 #[test]
