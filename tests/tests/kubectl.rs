@@ -1307,7 +1307,10 @@ spec:
     );
     let err = fails(&args, c.kubectl_stdin(&args, &yaml));
     assert!(
-        err.contains("is invalid") && err.contains("spec.template.metadata.labels"),
+        err.contains(
+            "spec.template.metadata.labels: Invalid value: map[string]string{\"app\":\"x\"}: \
+             `selector` does not match template `labels`"
+        ),
         "{err}"
     );
 }

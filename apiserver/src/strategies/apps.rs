@@ -566,9 +566,9 @@ fn validate_selector_of(obj: &Value, allow_empty: bool, kind: &str) -> Vec<Field
             if s.matches_json(labels) {
                 Vec::new()
             } else {
-                vec![FieldError::invalid(
+                vec![FieldError::invalid_raw(
                     "spec.template.metadata.labels",
-                    labels.cloned().unwrap_or(Value::Null),
+                    super::go_value::go_string_map(labels.and_then(Value::as_object)),
                     "`selector` does not match template `labels`",
                 )]
             }

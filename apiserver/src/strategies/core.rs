@@ -1101,9 +1101,9 @@ fn validate_replication_controller(obj: &Value, old_template: Option<&Value>) ->
             .iter()
             .all(|(k, v)| labels.and_then(|l| l.get(k)) == Some(v))
     {
-        errs.push(FieldError::invalid(
+        errs.push(FieldError::invalid_raw(
             "spec.template.metadata.labels",
-            labels.map_or(Value::Null, |l| Value::Object(l.clone())),
+            super::go_value::go_string_map(labels),
             "`selector` does not match template `labels`",
         ));
     }

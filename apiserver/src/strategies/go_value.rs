@@ -1,6 +1,7 @@
 //! Go's `%#v` of the values upstream's field errors print (field.Error's ErrorBody falls
 //! back to `%#v` for a value that is not a string, number, bool or fmt.Stringer): quantities,
-//! IntOrStrings, string slices and structs of pointers, in one place for every strategy.
+//! IntOrStrings, string slices and maps, and structs of pointers, in one place for every
+//! strategy.
 
 use serde_json::Value;
 
@@ -21,6 +22,25 @@ pub(crate) fn go_typed_slice(element: &str, values: &[Value]) -> String {
         .map(|v| go_quote(v.as_str().unwrap_or_default()))
         .collect();
     format!("[]{element}{{{}}}", inner.join(", "))
+}
+
+/// Go's `%#v` of a `map[string]string` (keys sorted, as fmt prints maps), `(nil)` when absent:
+/// how upstream prints a template's labels that its selector does not match.
+pub(crate) fn go_string_map(map: Option<&serde_json::Map<String, Value>>) -> String {
+    let Some(map) = map else {
+        return "map[string]string(nil)".to_string();
+    };
+    let entries: Vec<String> = map
+        .iter()
+        .map(|(k, v)| {
+            format!(
+                "{}:{}",
+                go_quote(k),
+                go_quote(v.as_str().unwrap_or_default())
+            )
+        })
+        .collect();
+    format!("map[string]string{{{}}}", entries.join(", "))
 }
 
 /// Go's `%#v` of an `intstr.IntOrString`, as upstream prints one as a bad value.

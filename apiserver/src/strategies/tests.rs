@@ -1009,7 +1009,7 @@ fn replication_controllers_and_pod_templates_are_validated_as_upstream() {
     assert_eq!(
         errs,
         [
-            "spec.template.metadata.labels: Invalid value: {\"app\":\"a\"}: `selector` does not match template `labels`"
+            "spec.template.metadata.labels: Invalid value: map[string]string{\"app\":\"a\"}: `selector` does not match template `labels`"
         ]
     );
     let mut deadline = template.clone();
