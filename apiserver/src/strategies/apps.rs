@@ -558,9 +558,11 @@ fn validate_selector_of(obj: &Value, allow_empty: bool, kind: &str) -> Vec<Field
     let invalid = |detail: String| vec![FieldError::invalid("spec.selector", sel.clone(), detail)];
     match LabelSelector::from_json(sel) {
         Err(e) => invalid(e.message().to_string()),
-        Ok(s) if s.is_empty() && !allow_empty => {
-            invalid(format!("empty selector is invalid for {kind}"))
-        }
+        Ok(s) if s.is_empty() && !allow_empty => vec![FieldError::invalid_raw(
+            "spec.selector",
+            super::go_value::go_label_selector(sel),
+            format!("empty selector is invalid for {kind}"),
+        )],
         Ok(s) => {
             let labels = obj.pointer("/spec/template/metadata/labels");
             if s.matches_json(labels) {

@@ -43,6 +43,19 @@ pub(crate) fn go_string_map(map: Option<&serde_json::Map<String, Value>>) -> Str
     format!("map[string]string{{{}}}", entries.join(", "))
 }
 
+/// Go's `%#v` of a `metav1.LabelSelector` without requirements (an empty selector, as upstream
+/// prints one it refuses).
+pub(crate) fn go_label_selector(selector: &Value) -> String {
+    let requirements = match selector.get("matchExpressions") {
+        Some(Value::Array(items)) if items.is_empty() => "[]v1.LabelSelectorRequirement{}",
+        _ => "[]v1.LabelSelectorRequirement(nil)",
+    };
+    format!(
+        "v1.LabelSelector{{MatchLabels:{}, MatchExpressions:{requirements}}}",
+        go_string_map(selector.get("matchLabels").and_then(Value::as_object))
+    )
+}
+
 /// Go's `%#v` of an `intstr.IntOrString`, as upstream prints one as a bad value.
 pub(crate) fn go_int_or_string(v: &Value) -> String {
     match v {

@@ -977,7 +977,7 @@ fn workload_spec_validation_follows_upstreams_cases() {
         (
             "statefulsets",
             json!({ "selector": { "matchLabels": {} } }),
-            "spec.selector: Invalid value: {\"matchLabels\":{}}: empty selector is invalid for statefulset",
+            "spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: empty selector is invalid for statefulset",
         ),
     ];
     for (resource, spec, want) in cases {
