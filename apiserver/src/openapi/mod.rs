@@ -168,9 +168,6 @@ impl Schemas {
         lookup::unknown_fields(&self.lookup, type_name, obj)
     }
 
-    /// Removes from `obj` the fields [`Schemas::unknown_fields`] reports, as upstream's typed
-    /// decoding drops them (every `fieldValidation` mode), and returns their paths. Walks the
-    /// path steps, so dotted map keys (`example.com/x`) are handled exactly.
     /// Decodes `obj` as the typed kind (upstream decodes every built-in body into its Go type):
     /// `Err` says which field has the wrong type, in Go's words where the schema names it.
     /// Kinds without a typed form pass.
@@ -197,6 +194,9 @@ impl Schemas {
         }
     }
 
+    /// Removes from `obj` the fields [`Schemas::unknown_fields`] reports, as upstream's typed
+    /// decoding drops them (every `fieldValidation` mode), and returns their paths. Walks the
+    /// path steps, so dotted map keys (`example.com/x`) are handled exactly.
     pub fn prune_unknown_fields(&self, type_name: &str, obj: &mut Value) -> Vec<String> {
         lookup::prune_unknown_fields(&self.lookup, type_name, obj)
     }
