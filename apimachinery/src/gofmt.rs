@@ -1,4 +1,5 @@
-//! Go-style value formatting (`%q`, `%#v` of string slices) so messages match upstream byte for byte.
+//! Go-style value formatting (`%q`, `%#v` of string slices, `json.Marshal`) so messages and
+//! hashed bytes match upstream byte for byte.
 
 /// Quotes a string the way Go's `%q` / `strconv.Quote` does for the common cases: double quotes,
 /// backslash escapes for `"` and `\`, C escapes for control characters, printable Unicode kept.
@@ -44,6 +45,28 @@ pub(crate) fn string_slice(values: &[String], nil_if_empty: bool) -> String {
     format!("[]string{{{}}}", inner.join(", "))
 }
 
+/// Go's `json.Marshal`: compact (a `serde_json::Value`'s keys sorted, as Go sorts map keys) and
+/// HTML-safe (`<`, `>`, `&`, U+2028 and U+2029 escaped as `\u003c`, ...), which serde_json does
+/// not do. These characters only ever occur inside strings, so escaping the whole text is exact.
+pub fn json_marshal<T: serde::Serialize>(value: &T) -> String {
+    let text = serde_json::to_string(value).unwrap_or_default();
+    if !text.contains(['<', '>', '&', '\u{2028}', '\u{2029}']) {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -56,6 +79,15 @@ mod tests {
         assert_eq!(quote("\u{01}"), "\"\\x01\"");
         assert_eq!(quote("héllo"), "\"héllo\"");
         assert_eq!(quote(""), "\"\"");
+    }
+
+    #[test]
+    fn json_marshals_like_go() {
+        let v = serde_json::json!({"z": ["a && b < c > d"], "a": 1, "l": "\u{2028}"});
+        assert_eq!(
+            json_marshal(&v),
+            r#"{"a":1,"l":"\u2028","z":["a \u0026\u0026 b \u003c c \u003e d"]}"#
+        );
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 pub mod catalog;
 pub mod cron;
-mod gofmt;
+pub mod gofmt;
 pub mod gvk;
 pub mod ip;
 pub mod meta;

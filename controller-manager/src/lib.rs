@@ -7,6 +7,7 @@
 
 pub mod controller;
 pub mod controllers;
+pub mod deephash;
 pub mod events;
 pub mod events_v1;
 pub mod expectations;

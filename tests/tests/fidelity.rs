@@ -5,7 +5,8 @@
 //! groups; a CSR names its requester; pods keep their spec; security contexts are validated;
 //! pod affinity matchLabelKeys are merged into the selector on create; AppArmor fields and
 //! annotations are kept in step; pod status writes are validated; an autoscaling/v1 client's
-//! read-modify-write keeps what only v2 can show.
+//! read-modify-write keeps what only v2 can show; replica sets and controller revisions are
+//! named with upstream's template hashes.
 
 use std::time::Duration;
 
@@ -1222,3 +1223,126 @@ fn events_k8s_io_writes_get_upstreams_strict_rules_and_core_events_the_legacy_on
         "{err}"
     );
 }
+
+#[test]
+fn replica_sets_and_revisions_are_named_with_upstreams_template_hashes() {
+    // The Deployment, DaemonSet and StatefulSet examples of the Kubernetes docs (the last with
+    // a command Go's JSON encoder escapes). The names are kube-controller-manager 1.33's:
+    // ComputeHash over go-spew's printing of the Go template for the first two,
+    // HashControllerRevision over the json.Marshal'ed revision data for the last.
+    let c = TestCluster::start();
+    c.apply(DOCS_DEPLOYMENT);
+    c.apply(DOCS_DAEMON_SET);
+    c.apply(DOCS_STATEFUL_SET);
+    let names = |kind: &str| {
+        c.kubectl_ok(&["get", kind, "-o", "jsonpath={.items[*].metadata.name}"])
+            .split_whitespace()
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    wait_until(Duration::from_secs(30), "replica set and revisions", || {
+        (names("replicasets").len() == 1 && names("controllerrevisions").len() == 2).then_some(())
+    });
+    assert_eq!(names("replicasets"), ["nginx-deployment-647677fc66"]);
+    assert_eq!(
+        names("controllerrevisions"),
+        ["fluentd-d495db57c", "web-b7c895755"]
+    );
+    let hash = c.kubectl_ok(&[
+        "get",
+        "pods",
+        "-l",
+        "app=nginx",
+        "-o",
+        r#"jsonpath={.items[0].metadata.labels.pod-template-hash}"#,
+    ]);
+    assert_eq!(hash, "647677fc66");
+}
+
+const DOCS_DEPLOYMENT: &str = r#"apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: nginx-deployment
+  labels:
+    app: nginx
+spec:
+  replicas: 3
+  selector:
+    matchLabels:
+      app: nginx
+  template:
+    metadata:
+      labels:
+        app: nginx
+    spec:
+      containers:
+      - name: nginx
+        image: nginx:1.14.2
+        ports:
+        - containerPort: 80
+"#;
+
+const DOCS_DAEMON_SET: &str = r#"apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: fluentd
+spec:
+  selector:
+    matchLabels:
+      name: fluentd
+  template:
+    metadata:
+      labels:
+        name: fluentd
+    spec:
+      tolerations:
+      - key: node-role.kubernetes.io/control-plane
+        operator: Exists
+        effect: NoSchedule
+      containers:
+      - name: fluentd
+        image: quay.io/fluentd_elasticsearch/fluentd:v2.5.2
+        resources:
+          limits:
+            memory: 200Mi
+          requests:
+            cpu: 100m
+            memory: 200Mi
+"#;
+
+const DOCS_STATEFUL_SET: &str = r#"apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: web
+spec:
+  selector:
+    matchLabels:
+      app: nginx
+  serviceName: "nginx"
+  replicas: 2
+  template:
+    metadata:
+      labels:
+        app: nginx
+    spec:
+      terminationGracePeriodSeconds: 10
+      containers:
+      - name: nginx
+        image: registry.k8s.io/nginx-slim:0.24
+        command: ["sh", "-c", "a && b < c > d"]
+        ports:
+        - containerPort: 80
+          name: web
+        volumeMounts:
+        - name: www
+          mountPath: /usr/share/nginx/html
+  volumeClaimTemplates:
+  - metadata:
+      name: www
+    spec:
+      accessModes: [ "ReadWriteOnce" ]
+      storageClassName: "my-storage-class"
+      resources:
+        requests:
+          storage: 1Gi
+"#;

@@ -197,7 +197,7 @@ fn is_cpu_utilization_target(metric: &Value) -> bool {
 }
 
 fn go_json<T: Serialize>(value: &T) -> String {
-    serde_json::to_string(value).unwrap_or_default()
+    k1s_apimachinery::gofmt::json_marshal(value)
 }
 
 /// Converts each element of a JSON array; `None` when it is not an array or one element does

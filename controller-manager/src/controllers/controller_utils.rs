@@ -15,6 +15,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::controller::is_not_found;
+use crate::controllers::history::{fnv1a_32, safe_encode};
 use crate::controllers::selector_matches;
 
 /// Upstream's IsPodActive: not finished and not being deleted.
@@ -239,6 +240,20 @@ pub fn labels_string(labels: &BTreeMap<String, String>) -> String {
         .join(",")
 }
 
+/// Upstream's ComputeHash (the `pod-template-hash`, DaemonSet revision names): FNV-1a over
+/// go-spew's printing of the Go template, then the collision count as four little-endian bytes
+/// padded to eight, the decimal sum in SafeEncodeString's alphabet.
+pub fn compute_hash(template: &PodTemplateSpec, collision_count: Option<i32>) -> String {
+    let json = serde_json::to_value(template).unwrap_or_default();
+    let mut bytes = crate::deephash::spew(crate::deephash::POD_TEMPLATE_SPEC, &json).into_bytes();
+    if let Some(c) = collision_count {
+        let mut padded = [0u8; 8];
+        padded[..4].copy_from_slice(&c.to_le_bytes());
+        bytes.extend_from_slice(&padded);
+    }
+    safe_encode(&fnv1a_32(&bytes).to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use k8s_openapi::api::core::v1::{PodCondition, PodStatus};
@@ -306,4 +321,32 @@ mod tests {
             Some("u1")
         );
     }
+
+    #[test]
+    fn template_hashes_equal_kube_controller_managers() {
+        // (template, collision count, hash) as upstream's ComputeHash gives them (1.33 types).
+        let cases: [(&str, Option<i32>, &str); 12] = [
+            (NGINX, None, "647677fc66"),
+            (NGINX, Some(1), "7879bf67f9"),
+            (NGINX, Some(i32::MAX), "86dddf996b"),
+            (PROBES, None, "8588b868ff"),
+            (PROBES, Some(1), "8798494"),
+            (PROBES, Some(i32::MAX), "6ffccbb587"),
+            (EVERY_FIELD, None, "546f5cc4df"),
+            (EVERY_FIELD, Some(1), "cdd4b5f96"),
+            (EVERY_FIELD, Some(i32::MAX), "7495bfb7d5"),
+            (QUANTITIES, None, "5c6c669b89"),
+            (QUANTITIES, Some(1), "6c4c6445c6"),
+            (QUANTITIES, Some(i32::MAX), "7657455b69"),
+        ];
+        for (json, collision, hash) in cases {
+            let template: PodTemplateSpec = serde_json::from_str(json).expect("template");
+            assert_eq!(compute_hash(&template, collision), hash, "{json}");
+        }
+    }
+
+    const NGINX: &str = include_str!("../deephash/testdata/nginx.json");
+    const PROBES: &str = include_str!("../deephash/testdata/probes-and-resources.json");
+    const EVERY_FIELD: &str = include_str!("../deephash/testdata/every-field.json");
+    const QUANTITIES: &str = include_str!("../deephash/testdata/non-canonical-quantities.json");
 }

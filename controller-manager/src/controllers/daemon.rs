@@ -865,7 +865,7 @@ impl DaemonSetsController {
             .map(|s| s.template.clone())
             .unwrap_or_default();
         let collision = ds.status.as_ref().and_then(|s| s.collision_count);
-        let hash = history::compute_template_hash(&template, collision);
+        let hash = crate::controllers::controller_utils::compute_hash(&template, collision);
         let name = history::revision_name(&ds.name_any(), &hash);
         let mut labels = template
             .metadata

@@ -19,7 +19,9 @@ use kube::{Client, ResourceExt};
 
 use crate::ControllerContext;
 use crate::controller::{Action, Error, Reconciler, is_conflict, is_not_found};
-use crate::controllers::controller_utils::{claim, controller_ref, new_controller_ref};
+use crate::controllers::controller_utils::{
+    claim, compute_hash, controller_ref, new_controller_ref,
+};
 use crate::controllers::replicaset::error_message;
 use crate::controllers::selector_matches;
 use crate::events::{EventRecorder, object_reference};

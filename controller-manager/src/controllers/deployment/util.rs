@@ -284,41 +284,6 @@ pub fn equal_ignore_hash(a: &PodTemplateSpec, b: &PodTemplateSpec) -> bool {
     template_without_hash(a) == template_without_hash(b)
 }
 
-fn fnv32a(h: &mut u32, bytes: &[u8]) {
-    for b in bytes {
-        *h ^= u32::from(*b);
-        *h = h.wrapping_mul(0x0100_0193);
-    }
-}
-
-/// The `pod-template-hash`: fnv32a over the template (its canonical JSON: upstream hashes Go's
-/// printed struct, which cannot be reproduced here) and the collision count as 8 little-endian
-/// bytes, the decimal sum then mapped through upstream's SafeEncodeString alphabet.
-pub fn compute_hash(template: &PodTemplateSpec, collision_count: Option<i32>) -> String {
-    let mut h: u32 = 0x811c_9dc5;
-    let canonical = serde_json::to_value(template)
-        .ok()
-        .as_ref()
-        .and_then(normalize)
-        .map(|v| v.to_string())
-        .unwrap_or_default();
-    fnv32a(&mut h, canonical.as_bytes());
-    if let Some(c) = collision_count {
-        let mut bytes = [0u8; 8];
-        bytes[..4].copy_from_slice(&(c as u32).to_le_bytes());
-        fnv32a(&mut h, &bytes);
-    }
-    safe_encode(&h.to_string())
-}
-
-/// Upstream's rand.SafeEncodeString: no vowels (no words), no confusable characters.
-pub fn safe_encode(s: &str) -> String {
-    const ALPHANUMS: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-    s.bytes()
-        .map(|b| ALPHANUMS[usize::from(b) % ALPHANUMS.len()] as char)
-        .collect()
-}
-
 /// Upstream's NewRSNewReplicas: how large the new replica set may be now.
 pub fn new_rs_new_replicas(d: &Deployment, all: &[&ReplicaSet], new_rs: &ReplicaSet) -> i32 {
     if !is_rolling(d) {
@@ -651,25 +616,6 @@ mod tests {
         let a = rs("a", 5, Some(10));
         let b = rs("b", 5, Some(10));
         assert_eq!(proportional_sizes(&d, &[&a, &b]), vec![6, 5]);
-    }
-
-    #[test]
-    fn hash_is_stable_safe_and_changes_with_collisions() {
-        let d = deployment(1, "1", "0");
-        let t = d.spec.as_ref().expect("spec").template.clone();
-        let h = compute_hash(&t, None);
-        assert_eq!(h, compute_hash(&t.clone(), None));
-        assert!(h.len() <= 10 && !h.is_empty());
-        assert!(h.chars().all(|c| "bcdfghjklmnpqrstvwxz2456789".contains(c)));
-        assert_ne!(h, compute_hash(&t, Some(1)));
-        let mut t2 = t.clone();
-        t2.metadata
-            .get_or_insert_with(Default::default)
-            .labels
-            .get_or_insert_with(Default::default)
-            .insert("x".into(), "y".into());
-        assert_ne!(h, compute_hash(&t2, None));
-        assert_eq!(safe_encode("0123456789"), "456789bcdf");
     }
 
     #[test]
