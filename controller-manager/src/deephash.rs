@@ -8,6 +8,10 @@
 //! (slice elements, map keys and values, the target of a pointer). The JSON is read as the
 //! controller's informer holds it after a protobuf decode: an empty list or map is nil, a
 //! quantity is `ParseQuantity` of its canonical string, an absent struct is its zero value.
+//!
+//! Not reproduced: a template that sets `metadata.creationTimestamp` (go-spew prints the time's
+//! `*time.Location`, whose fields depend on the process's time-zone state; it is printed here as
+//! the zero time) and quantities beyond the range of `k1s_apimachinery::quantity`.
 
 mod go_layout;
 
