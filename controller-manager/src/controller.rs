@@ -1,11 +1,15 @@
 //! The generic controller machinery: a `Reconciler` turns one key into API writes; workers take
 //! keys from the controller's work queue, reconcile them one at a time per key, requeue failures
 //! with backoff, and stop when the queue is shut down and drained. Every reconcile has a span.
+//! A reconcile that panics is logged and retried like a failure; the worker lives on (upstream's
+//! HandleCrash would end the process, which here is the API server too).
 
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::FutureExt;
 use tracing::Instrument;
 
 use crate::metrics::QueueMetrics;
@@ -80,7 +84,18 @@ pub fn spawn_workers<R: Reconciler>(
             while let Some(key) = queue.get().await {
                 let started = tokio::time::Instant::now();
                 let span = tracing::debug_span!("reconcile", controller = name, key = %key);
-                let result = reconciler.reconcile(&key).instrument(span).await;
+                let result = AssertUnwindSafe(reconciler.reconcile(&key).instrument(span))
+                    .catch_unwind()
+                    .await
+                    .unwrap_or_else(|panic| {
+                        let what = panic
+                            .downcast_ref::<&str>()
+                            .map(|s| s.to_string())
+                            .or_else(|| panic.downcast_ref::<String>().cloned())
+                            .unwrap_or_default();
+                        tracing::error!(controller = name, key = %key, panic = %what, "reconcile panicked; retrying");
+                        Err(Error::Other(format!("reconcile panicked: {what}")))
+                    });
                 metrics
                     .work_duration
                     .observe(started.elapsed().as_secs_f64());
@@ -98,5 +113,51 @@ pub fn spawn_workers<R: Reconciler>(
                 queue.done(&key);
             }
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+    use crate::metrics::Metrics;
+    use crate::workqueue::RateLimiter;
+
+    /// Panics on its first reconcile, succeeds on the next.
+    struct PanicsOnce(AtomicUsize);
+
+    impl Reconciler for PanicsOnce {
+        async fn reconcile(&self, _key: &str) -> Result<Action, Error> {
+            if self.0.fetch_add(1, Ordering::SeqCst) == 0 {
+                panic!("first call");
+            }
+            Ok(Action::Done)
+        }
+    }
+
+    #[tokio::test]
+    async fn a_panicking_reconcile_is_retried_and_the_worker_lives_on() {
+        let queue = WorkQueue::new(
+            RateLimiter::new(
+                Duration::from_millis(1),
+                Duration::from_millis(10),
+                100.0,
+                10,
+            ),
+            None,
+        );
+        let calls = Arc::new(PanicsOnce(AtomicUsize::new(0)));
+        let (_stop, shutdown) = tokio::sync::watch::channel(false);
+        let metrics = Metrics::default().queue("test");
+        spawn_workers("test", calls.clone(), queue.clone(), 1, metrics, shutdown);
+        queue.add("ns/a");
+        for _ in 0..200 {
+            if calls.0.load(Ordering::SeqCst) >= 2 {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("the key was not retried after the panic");
     }
 }

@@ -4,7 +4,6 @@
 //! first, more related pods on the same node first, ready for less time first, more restarts
 //! first, newer first.
 
-use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -147,17 +146,34 @@ pub fn pods_to_delete(
         .map(|p| (p.clone(), on_node.get(node_name(p)).copied().unwrap_or(0)))
         .collect();
     if diff < ranked.len() {
-        ranked.sort_by(|(a, ra), (b, rb)| {
-            if less(a, *ra, b, *rb, now) {
-                Ordering::Less
-            } else if less(b, *rb, a, *ra, now) {
-                Ordering::Greater
-            } else {
-                Ordering::Equal
-            }
-        });
+        ranked = merge_sort(ranked, &|(a, ra), (b, rb)| less(a, *ra, b, *rb, now));
     }
     ranked.into_iter().take(diff).map(|(p, _)| p).collect()
+}
+
+/// A stable merge sort by a `less` that need not be a total order. Upstream's comparator is
+/// not transitive (pods in one log2 age bucket compare by UID when their ready times differ
+/// and by restarts when they are equal), which Go's sort tolerates and the standard library's
+/// sorts may panic on.
+fn merge_sort<T>(mut items: Vec<T>, less: &impl Fn(&T, &T) -> bool) -> Vec<T> {
+    if items.len() <= 1 {
+        return items;
+    }
+    let right = merge_sort(items.split_off(items.len() / 2), less);
+    let left = merge_sort(items, less);
+    let mut out = Vec::with_capacity(left.len() + right.len());
+    let (mut left, mut right) = (left.into_iter().peekable(), right.into_iter().peekable());
+    while let (Some(l), Some(r)) = (left.peek(), right.peek()) {
+        let next = if less(r, l) {
+            right.next()
+        } else {
+            left.next()
+        };
+        out.extend(next);
+    }
+    out.extend(left);
+    out.extend(right);
+    out
 }
 
 #[cfg(test)]
@@ -350,5 +366,42 @@ mod tests {
         ];
         assert_eq!(pods_to_delete(&pods, &[], 2, now).len(), 2);
         assert_eq!(pods_to_delete(&pods, &[], 0, now).len(), 0);
+    }
+
+    #[test]
+    fn a_comparator_that_is_not_transitive_never_panics_the_sort() {
+        // Ready times in one log2 bucket, often equal: upstream's Less is then not transitive
+        // (UIDs decide for different times, restarts and creation for equal ones). A 1,000-pod
+        // rollout hit this and the standard library's sort panicked in the worker.
+        let now = jiff::Timestamp::now();
+        let ago = |s: i64| (now - jiff::SignedDuration::from_secs(s)).to_string();
+        let mut seed: u64 = 42;
+        let mut next = |m: u64| {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            (seed >> 33) % m
+        };
+        let pods: Vec<Arc<Pod>> = (0..600)
+            .map(|i| {
+                let uid = format!("{:08x}", next(u64::from(u32::MAX)));
+                let ready = 700 + 100 * next(3) as i64;
+                let created = 1500 + 500 * next(3) as i64;
+                let restarts = next(3);
+                Arc::new(
+                    serde_json::from_value(serde_json::json!({
+                        "metadata": {"name": format!("p{i}"), "uid": uid, "creationTimestamp": ago(created)},
+                        "spec": {"nodeName": "n1", "containers": []},
+                        "status": {"phase": "Running",
+                            "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": ago(ready)}],
+                            "containerStatuses": [{"name": "c", "image": "i", "imageID": "", "ready": true, "restartCount": restarts}]}
+                    }))
+                    .expect("pod"),
+                )
+            })
+            .collect();
+        let chosen = pods_to_delete(&pods, &pods, 250, now);
+        assert_eq!(chosen.len(), 250);
+        let names: std::collections::BTreeSet<_> =
+            chosen.iter().map(|p| p.metadata.name.clone()).collect();
+        assert_eq!(names.len(), 250, "each pod at most once");
     }
 }
