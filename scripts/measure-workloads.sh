@@ -1,16 +1,22 @@
 #!/usr/bin/env bash
-# Measures the workload controllers at scale against a k1s cluster (issue 11's figures):
-#  1. a 1,000-replica Deployment: time from `kubectl create` until every pod is Running and
-#     Ready and the Deployment is Available (`kubectl rollout status` returns);
-#  2. a rolling update of it to another image: time from `kubectl set image` until the
-#     rollout is complete and no old pod is left;
-#  3. 10,000 pods that exist while nothing changes: the server's CPU over 30 idle seconds and
-#     its RSS growth per pod (controllers, scheduler and simulated nodes run in that process).
-# Start the server with enough simulated capacity, e.g.
-#   k1s server --data-dir D --nodes 20 --node-pods 600 --node-cpu 64 --node-memory 256Gi
-# Usage: KUBECONFIG=D/admin.conf scripts/measure-workloads.sh SERVER_PID   (needs kubectl, python3)
+# Measures the workload controllers at scale against a k1s cluster (issue 11's figures).
+#  rollout (default):
+#   1. a 1,000-replica Deployment: time from `kubectl create` until every pod is Running and
+#      Ready and the Deployment is Available (`kubectl rollout status` returns);
+#   2. a rolling update of it to another image: time from `kubectl set image` until the
+#      rollout is complete, and until no old pod is left.
+#   Server: k1s server --data-dir D --nodes 20 --node-pods 250
+#  idle:
+#   3. 10,000 pods that exist while nothing changes: the server's CPU over 30 idle seconds and
+#      its RSS growth per pod (API server, controllers, scheduler and simulated nodes are that
+#      one process). A simulated node has a /24 pod range (254 addresses, as kubelet's
+#      host-local IPAM), so 10,000 pods need at least 40 nodes.
+#   Server: k1s server --data-dir D --nodes 50 --node-pods 250
+# Usage: KUBECONFIG=D/admin.conf scripts/measure-workloads.sh SERVER_PID [rollout|idle]
+# (needs kubectl and python3)
 set -euo pipefail
-pid=${1:?usage: scripts/measure-workloads.sh SERVER_PID}
+pid=${1:?usage: scripts/measure-workloads.sh SERVER_PID [rollout|idle]}
+mode=${2:-rollout}
 ns=workloads-$RANDOM
 now() { date +%s.%N; }
 since() { python3 -c "print(f'{$(now)-$1:.2f}')"; }
@@ -23,31 +29,33 @@ no_old_pods() {
 }
 
 kubectl create namespace "$ns" >/dev/null
-rss_before=$(rss_kb)
 
-start=$(now)
-kubectl -n "$ns" create deployment big --image=registry.k8s.io/pause:3.10 --replicas=1000 >/dev/null
-kubectl -n "$ns" rollout status deployment/big --timeout=300s >/dev/null
-echo "1,000-replica Deployment: all pods Running and Ready, Deployment Available in $(since "$start") s"
+if [ "$mode" = rollout ]; then
+  start=$(now)
+  kubectl -n "$ns" create deployment big --image=registry.k8s.io/pause:3.10 --replicas=1000 >/dev/null
+  kubectl -n "$ns" rollout status deployment/big --timeout=300s >/dev/null
+  echo "1,000-replica Deployment: all pods Running and Ready, Deployment Available in $(since "$start") s"
 
-start=$(now)
-kubectl -n "$ns" set image deployment/big pause=registry.k8s.io/pause:3.9 >/dev/null
-kubectl -n "$ns" rollout status deployment/big --timeout=300s >/dev/null
-echo "rolling update of it (maxSurge 25%, maxUnavailable 25%): complete in $(since "$start") s"
-no_old_pods pause:3.9
-echo "  and every old pod gone after $(since "$start") s"
-
-start=$(now)
-kubectl -n "$ns" scale deployment/big --replicas=10000 >/dev/null
-kubectl -n "$ns" rollout status deployment/big --timeout=600s >/dev/null
-echo "scaled to 10,000 replicas: all Ready in $(since "$start") s"
-sleep 10
-ticks=$(cpu_ticks)
-sleep 30
-idle=$(( $(cpu_ticks) - ticks ))
-rss_after=$(rss_kb)
-hz=$(getconf CLK_TCK)
-echo "10,000 pods, nothing changing: server CPU $(python3 -c "print(f'{$idle/$hz:.2f}')") s in 30 s ($(python3 -c "print(f'{100*$idle/$hz/30:.1f}')") % of a core)"
-echo "  RSS ${rss_before} kB -> ${rss_after} kB: $(python3 -c "print(f'{($rss_after-$rss_before)*1024/10000:.0f}')") bytes per pod"
+  start=$(now)
+  kubectl -n "$ns" set image deployment/big pause=registry.k8s.io/pause:3.9 >/dev/null
+  kubectl -n "$ns" rollout status deployment/big --timeout=300s >/dev/null
+  echo "rolling update of it (maxSurge 25%, maxUnavailable 25%): complete in $(since "$start") s"
+  no_old_pods pause:3.9
+  echo "  and every old pod gone after $(since "$start") s"
+else
+  rss_before=$(rss_kb)
+  start=$(now)
+  kubectl -n "$ns" create deployment big --image=registry.k8s.io/pause:3.10 --replicas=10000 >/dev/null
+  kubectl -n "$ns" rollout status deployment/big --timeout=900s >/dev/null
+  echo "10,000-replica Deployment: all Ready in $(since "$start") s"
+  sleep 10
+  ticks=$(cpu_ticks)
+  sleep 30
+  idle=$(($(cpu_ticks) - ticks))
+  rss_after=$(rss_kb)
+  hz=$(getconf CLK_TCK)
+  echo "10,000 pods, nothing changing: server CPU $(python3 -c "print(f'{$idle/$hz:.2f}')") s in 30 s ($(python3 -c "print(f'{100*$idle/$hz/30:.1f}')") % of a core)"
+  echo "  RSS ${rss_before} kB -> ${rss_after} kB: $(python3 -c "print(f'{($rss_after-$rss_before)*1024/10000:.0f}')") bytes per pod"
+fi
 
 kubectl delete namespace "$ns" --wait=false >/dev/null
