@@ -5,8 +5,25 @@
 use bytes::Bytes;
 use k1s_storage::{Backend, Error, ListOptions, LocalStore, Revision, Store, StoreConfig};
 
+/// Runs `open` again while it is refused the store's file lock, for up to 10 s: a `sled::Db`
+/// dropped a moment ago may still hold it (sled's flusher thread lets go on its next wake-up).
+fn patiently<T, E: std::fmt::Display>(open: impl Fn() -> Result<T, E>) -> Result<T, E> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        match open() {
+            Err(e)
+                if e.to_string().contains("could not acquire lock")
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            other => return other,
+        }
+    }
+}
+
 fn open(dir: &std::path::Path) -> Result<LocalStore, Error> {
-    LocalStore::open(StoreConfig::new(Backend::Disk(dir.to_path_buf())))
+    patiently(|| LocalStore::open(StoreConfig::new(Backend::Disk(dir.to_path_buf()))))
 }
 
 /// Opens a new sled store (format 2) in `dir`: new stores are image stores, but a format
@@ -123,7 +140,7 @@ async fn corrupt_value_is_reported_not_panicked() {
     }
     {
         // Damage one stored record behind the store's back.
-        let db = sled::open(dir.join("sled")).unwrap();
+        let db = patiently(|| sled::open(dir.join("sled"))).unwrap();
         let mut raw = db.get(b"d/x/bad").unwrap().unwrap().to_vec();
         let last = raw.len() - 1;
         raw[last] ^= 0xff;
