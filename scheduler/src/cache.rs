@@ -2,10 +2,12 @@
 //! A pod is assumed on its node the moment it is chosen, before the bind call returns, so a burst
 //! of pods never overcommits a node; the informer's sight of the bound pod confirms it, a failed
 //! bind forgets it. Each node keeps its pods' summed requests so filters and scores are O(1) per
-//! node.
+//! node, and a generation (as upstream's NodeInfo) that changes with its pods, so counts over a
+//! node's pods can be cached until it does (`MatchCounts`).
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use k8s_openapi::api::core::v1::{Node, Pod};
 
@@ -72,10 +74,20 @@ impl PodInfo {
 pub struct NodeInfo {
     pub node: Option<Arc<Node>>,
     pub allocatable: Resources,
+    /// Change only through `add_pod` / `remove_pod`, which move `generation`.
     pub pods: Vec<Arc<PodInfo>>,
     pub requested: Resources,
     pub non_zero_cpu: i64,
     pub non_zero_mem: i64,
+    /// Unique across all NodeInfos of the process each time the pods change (0: never had any),
+    /// so a (node name, generation) pair always names one set of pods.
+    pub generation: u64,
+}
+
+/// Upstream's nextGeneration: one process-wide counter.
+fn next_generation() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 impl NodeInfo {
@@ -92,6 +104,7 @@ impl NodeInfo {
         self.non_zero_cpu += p.non_zero_cpu;
         self.non_zero_mem += p.non_zero_mem;
         self.pods.push(p);
+        self.generation = next_generation();
     }
 
     pub fn remove_pod(&mut self, key: &str) -> Option<Arc<PodInfo>> {
@@ -100,6 +113,7 @@ impl NodeInfo {
         self.requested.sub(&p.requests);
         self.non_zero_cpu -= p.non_zero_cpu;
         self.non_zero_mem -= p.non_zero_mem;
+        self.generation = next_generation();
         Some(p)
     }
 
@@ -108,6 +122,39 @@ impl NodeInfo {
             .as_ref()
             .and_then(|n| n.metadata.name.as_deref())
             .unwrap_or_default()
+    }
+}
+
+/// Per-node counts of the pods a (namespace, label selector) matches, each valid while its node's
+/// generation holds. Spreading counts every node's matching pods for every pod it scores; one
+/// scheduling changes one node, so with this the others are not walked again (10,000 pods
+/// would otherwise cost O(pods) per pod).
+#[derive(Debug, Default)]
+pub struct MatchCounts {
+    /// (namespace + selector key) → node name → (generation, count).
+    counts: Mutex<HashMap<String, HashMap<String, (u64, i64)>>>,
+}
+
+/// Past this many cached selectors the map starts over (selectors of deleted workloads go).
+const MAX_CACHED_SELECTORS: usize = 4096;
+
+impl MatchCounts {
+    /// The count for `ni` under `key`, from the cache or from `count` (then remembered).
+    pub fn get_or_count(&self, key: &str, ni: &NodeInfo, count: impl FnOnce() -> i64) -> i64 {
+        let mut all = self.counts.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(&(generation, n)) = all.get(key).and_then(|m| m.get(ni.name())) {
+            if generation == ni.generation {
+                return n;
+            }
+        }
+        let n = count();
+        if !all.contains_key(key) && all.len() >= MAX_CACHED_SELECTORS {
+            all.clear();
+        }
+        all.entry(key.to_string())
+            .or_default()
+            .insert(ni.name().to_string(), (ni.generation, n));
+        n
     }
 }
 
@@ -131,6 +178,8 @@ pub struct Cache {
     /// Pending pods nominated to a node by preemption (`status.nominatedNodeName`): room is held
     /// for them against pods of lower priority.
     nominated: HashMap<String, (String, Arc<PodInfo>)>,
+    /// Cached per-node selector counts (topology spreading).
+    pub match_counts: MatchCounts,
 }
 
 impl Cache {
@@ -325,5 +374,35 @@ mod tests {
         assert_eq!(c.node_infos().count(), 1);
         c.remove_node("n1");
         assert_eq!(c.node_infos().count(), 0);
+    }
+
+    #[test]
+    fn match_counts_hold_until_the_nodes_pods_change() {
+        let mut c = Cache::default();
+        c.set_node(Arc::new(
+            serde_json::from_value(json!({"metadata": {"name": "n1"}})).unwrap(),
+        ));
+        let calls = std::cell::Cell::new(0);
+        let count = |c: &Cache| {
+            c.match_counts.get_or_count("k", &c.nodes["n1"], || {
+                calls.set(calls.get() + 1);
+                c.nodes["n1"].pods.len() as i64
+            })
+        };
+        assert_eq!(count(&c), 0);
+        assert_eq!(count(&c), 0);
+        assert_eq!(calls.get(), 1, "the second answer is cached");
+        c.assume(Arc::new(PodInfo::new(pod("a", "1"))), "n1");
+        assert_eq!(count(&c), 1, "a new pod moves the generation");
+        c.forget("ns/a");
+        assert_eq!(count(&c), 0, "so does a forgotten one");
+        assert_eq!(calls.get(), 3);
+        // Another NodeInfo of the same name never reuses a generation of this one.
+        let mut other = NodeInfo::new(c.nodes["n1"].node.clone().unwrap());
+        other.add_pod(Arc::new(PodInfo::new(pod("b", "1"))));
+        other.add_pod(Arc::new(PodInfo::new(pod("c", "1"))));
+        assert_ne!(other.generation, c.nodes["n1"].generation);
+        assert_eq!(c.match_counts.get_or_count("k", &other, || 2), 2);
+        assert_eq!(count(&c), 0);
     }
 }

@@ -17,7 +17,7 @@ use k8s_openapi::api::core::v1::{Node, Pod, ReplicationController, Service};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
 
 use super::{MAX_NODE_SCORE, Status, Verdict, node_labels};
-use crate::cache::{Cache, NodeInfo};
+use crate::cache::{Cache, MatchCounts, NodeInfo};
 use crate::helpers::{
     first_untolerated, labels_of_node, labels_of_pod, required_node_affinity_matches,
     selector_matches, taints_of, tolerations_of,
@@ -104,15 +104,38 @@ fn has_all_keys(cs: &[Constraint], node: &Node) -> bool {
     cs.iter().all(|c| labels.contains_key(&c.key))
 }
 
-fn count_matching(ni: &NodeInfo, namespace: &str, selector: &LabelSelector) -> i64 {
-    ni.pods
-        .iter()
-        .filter(|p| {
-            p.namespace() == namespace
-                && p.pod.metadata.deletion_timestamp.is_none()
-                && selector_matches(selector, labels_of_pod(&p.pod))
+/// Counts the pods of a namespace that a selector matches, node by node, through the cache's
+/// `MatchCounts` (terminating pods do not count).
+struct Matcher<'a> {
+    counts: &'a MatchCounts,
+    key: String,
+    namespace: &'a str,
+    selector: &'a LabelSelector,
+}
+
+impl<'a> Matcher<'a> {
+    fn new(cache: &'a Cache, namespace: &'a str, selector: &'a LabelSelector) -> Self {
+        let selector_key = serde_json::to_string(selector).unwrap_or_default();
+        Matcher {
+            counts: &cache.match_counts,
+            key: format!("{namespace}\n{selector_key}"),
+            namespace,
+            selector,
+        }
+    }
+
+    fn count(&self, ni: &NodeInfo) -> i64 {
+        self.counts.get_or_count(&self.key, ni, || {
+            ni.pods
+                .iter()
+                .filter(|p| {
+                    p.namespace() == self.namespace
+                        && p.pod.metadata.deletion_timestamp.is_none()
+                        && selector_matches(self.selector, labels_of_pod(&p.pod))
+                })
+                .count() as i64
         })
-        .count() as i64
+    }
 }
 
 /// Matching pods per domain value, per constraint, over the eligible nodes (with
@@ -124,6 +147,10 @@ fn domain_counts(
     require_all: bool,
 ) -> Vec<HashMap<String, i64>> {
     let ns = pod.metadata.namespace.as_deref().unwrap_or_default();
+    let matchers: Vec<Matcher> = cs
+        .iter()
+        .map(|c| Matcher::new(cache, ns, &c.selector))
+        .collect();
     let mut counts = vec![HashMap::new(); cs.len()];
     for ni in cache.node_infos() {
         let Some(node) = ni.node.as_deref() else {
@@ -140,7 +167,7 @@ fn domain_counts(
             let Some(v) = labels.get(&c.key) else {
                 continue;
             };
-            *counts[i].entry(v.clone()).or_insert(0) += count_matching(ni, ns, &c.selector);
+            *counts[i].entry(v.clone()).or_insert(0) += matchers[i].count(ni);
         }
     }
     counts
@@ -265,6 +292,10 @@ pub fn score(
         })
         .collect();
     let counts = domain_counts(cache, pod, &cs, require_all);
+    let hostname_matchers: Vec<Matcher> = cs
+        .iter()
+        .map(|c| Matcher::new(cache, ns, &c.selector))
+        .collect();
     let raw: Vec<i64> = feasible
         .iter()
         .map(|ni| {
@@ -275,7 +306,7 @@ pub fn score(
                     continue;
                 };
                 let cnt = if c.key == HOSTNAME {
-                    count_matching(ni, ns, &c.selector)
+                    hostname_matchers[i].count(ni)
                 } else {
                     counts[i].get(v).copied().unwrap_or(0)
                 };
