@@ -232,15 +232,29 @@ impl SchedulingQueue {
     }
 
     /// The attempt failed for another reason (an API error): retry after backoff.
+    /// An entry dropped meanwhile (its attempt was cut short while the pod was assumed) is
+    /// queued again, so a pod whose bind failed is never lost.
     pub fn retry(&self, p: &QueuedPod) {
         let mut q = self.lock();
         let now = Instant::now();
-        if let Some(e) = q.entries.get_mut(&p.key)
-            && e.at == Where::InFlight
-        {
-            e.last_failure = Some(now);
-            q.requeue(&p.key, now);
+        match q.entries.get_mut(&p.key) {
+            Some(e) if e.at == Where::InFlight => e.last_failure = Some(now),
+            Some(_) => return,
+            None => {
+                q.entries.insert(
+                    p.key.clone(),
+                    Entry {
+                        pod: p.pod.clone(),
+                        attempts: p.attempts,
+                        at: Where::InFlight,
+                        seq: 0,
+                        queued_at: now,
+                        last_failure: Some(now),
+                    },
+                );
+            }
         }
+        q.requeue(&p.key, now);
     }
 
     /// The attempt ended without a verdict (pod gone or bound): forget it.
@@ -386,6 +400,20 @@ mod tests {
             q.done(k);
         }
         assert_eq!(q.counts(), (0, 0, 0, 0));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_failed_bind_is_retried_even_after_its_entry_was_dropped() {
+        let q = SchedulingQueue::default();
+        q.add_or_update("ns/a", pod("a", 0), true);
+        let a = q.try_pop().unwrap();
+        // The attempt was cut short (the pod was assumed), then the bind failed.
+        q.done("ns/a");
+        assert_eq!(q.counts(), (0, 0, 0, 0));
+        q.retry(&a);
+        tokio::time::advance(Duration::from_secs(2)).await;
+        q.flush();
+        assert_eq!(q.try_pop().unwrap().attempts, 2);
     }
 
     #[test]

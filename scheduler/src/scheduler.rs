@@ -236,6 +236,14 @@ impl Scheduler {
             .filter(|n| !n.is_empty());
         {
             let mut c = self.cache();
+            // Assumed: its bind is in flight, and this is an older write (such as the
+            // PodScheduled condition of an earlier attempt) landing first. Queued again, it
+            // would be scheduled twice and, when the second bind fails, forgotten while bound,
+            // so its node would be overcommitted (upstream's updatePodInSchedulingQueue skips
+            // assumed pods for this reason).
+            if c.is_assumed(&key) {
+                return;
+            }
             match nominated {
                 Some(n) => c.nominate(Arc::new(PodInfo::new(pod.clone())), &n),
                 None => c.unnominate(&key),
@@ -280,6 +288,11 @@ impl Scheduler {
             return;
         };
         if assigned(&pod).is_some() || pod.metadata.deletion_timestamp.is_some() || terminal(&pod) {
+            self.queue.done(&qp.key);
+            return;
+        }
+        // Upstream's skipPodSchedule: an assumed pod is already being bound.
+        if self.cache().is_assumed(&qp.key) {
             self.queue.done(&qp.key);
             return;
         }
