@@ -131,8 +131,15 @@ impl NodeInfo {
 /// would otherwise cost O(pods) per pod).
 #[derive(Debug, Default)]
 pub struct MatchCounts {
-    /// (namespace + selector key) → node name → (generation, count).
-    counts: Mutex<HashMap<String, HashMap<String, (u64, i64)>>>,
+    /// (namespace + selector key) → node name → its count.
+    counts: Mutex<HashMap<String, HashMap<String, NodeCount>>>,
+}
+
+/// A count and the node generation it was taken at.
+#[derive(Debug, Clone, Copy)]
+struct NodeCount {
+    generation: u64,
+    count: i64,
 }
 
 /// Past this many cached selectors the map starts over (selectors of deleted workloads go).
@@ -142,18 +149,22 @@ impl MatchCounts {
     /// The count for `ni` under `key`, from the cache or from `count` (then remembered).
     pub fn get_or_count(&self, key: &str, ni: &NodeInfo, count: impl FnOnce() -> i64) -> i64 {
         let mut all = self.counts.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(&(generation, n)) = all.get(key).and_then(|m| m.get(ni.name())) {
-            if generation == ni.generation {
-                return n;
-            }
+        if let Some(cached) = all.get(key).and_then(|m| m.get(ni.name()))
+            && cached.generation == ni.generation
+        {
+            return cached.count;
         }
         let n = count();
         if !all.contains_key(key) && all.len() >= MAX_CACHED_SELECTORS {
             all.clear();
         }
-        all.entry(key.to_string())
-            .or_default()
-            .insert(ni.name().to_string(), (ni.generation, n));
+        all.entry(key.to_string()).or_default().insert(
+            ni.name().to_string(),
+            NodeCount {
+                generation: ni.generation,
+                count: n,
+            },
+        );
         n
     }
 }
