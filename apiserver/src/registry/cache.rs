@@ -28,6 +28,10 @@ const RING_FRESH: Duration = Duration::from_secs(75);
 /// blocks as events queue up (a broadcast ring would allocate the whole buffer per resource up
 /// front: 512 KiB each, paid for every resource anyone watches).
 const SUBSCRIBER_BUFFER: usize = 4096;
+/// How often the ring is trimmed when no event arrives: a burst (10,000 pods created) must not
+/// keep its last `RING_CAPACITY` events, each with two versions of an object, in memory for as
+/// long as the resource stays quiet.
+const TRIM_EVERY: Duration = Duration::from_secs(15);
 /// How long a watch from a revision the cache has not reached yet may wait for it.
 const CATCH_UP_WAIT: Duration = Duration::from_secs(3);
 
@@ -53,6 +57,19 @@ struct State {
     /// Live watchers; one that falls `SUBSCRIBER_BUFFER` behind is dropped (its watch ends and
     /// the client re-watches from its last resourceVersion).
     subscribers: Vec<mpsc::Sender<Arc<CachedEvent>>>,
+}
+
+impl State {
+    /// Drops the events the ring need not keep any more (see `RING_FRESH`).
+    fn trim_ring(&mut self, now: Instant) {
+        while let Some((at, oldest)) = self.ring.front()
+            && (self.ring.len() > RING_CAPACITY
+                || (self.ring.len() > RING_MIN && now.duration_since(*at) > RING_FRESH))
+        {
+            self.oldest = oldest.revision;
+            self.ring.pop_front();
+        }
+    }
 }
 
 pub struct ResourceCache {
@@ -230,11 +247,20 @@ async fn start(
     let prefix = prefix.to_string();
     let mut progress_requests = cache.progress.subscribe();
     tokio::spawn(async move {
+        let mut trim =
+            tokio::time::interval_at(tokio::time::Instant::now() + TRIM_EVERY, TRIM_EVERY);
+        trim.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             let Some(cache) = weak.upgrade() else { return };
             let next = tokio::select! {
                 biased;
                 next = watch.next() => next,
+                _ = trim.tick() => {
+                    if let Ok(mut state) = cache.state.write() {
+                        state.trim_ring(Instant::now());
+                    }
+                    continue;
+                }
                 Ok(()) = progress_requests.changed() => {
                     // Read the store's revision first, then check nothing is pending: every
                     // event up to it has then been applied here.
@@ -269,17 +295,9 @@ async fn start(
                     .insert(event.key.clone(), event.object.clone()),
             };
             state.revision = event.revision;
-            // Through a plain reference, so the ring and `oldest` borrow apart.
-            let state = &mut *state;
             let now = Instant::now();
             state.ring.push_back((now, event.clone()));
-            while let Some((at, oldest)) = state.ring.front()
-                && (state.ring.len() > RING_CAPACITY
-                    || (state.ring.len() > RING_MIN && now.duration_since(*at) > RING_FRESH))
-            {
-                state.oldest = oldest.revision;
-                state.ring.pop_front();
-            }
+            state.trim_ring(now);
             // Sent under the lock: a subscriber sees each event either in its snapshot or live.
             // A full channel (a watcher too slow) or a closed one (a watch that ended) drops it.
             state
