@@ -150,6 +150,7 @@ impl Inner {
 /// time). sled refuses to open a database with another compression setting than it was created
 /// with, so an existing store keeps its own.
 fn sled_config(sled_dir: &Path, cache_capacity: u64, compress_new: bool) -> Result<sled::Config> {
+    remove_unfinished_snapshots(sled_dir)?;
     let compress = match fs::read(sled_dir.join("conf")) {
         Ok(conf) => conf
             .windows(b"use_compression: true".len())
@@ -163,6 +164,31 @@ fn sled_config(sled_dir: &Path, cache_capacity: u64, compress_new: bool) -> Resu
         .flush_every_ms(None)
         .use_compression(compress)
         .compression_factor(SLED_COMPRESSION_LEVEL))
+}
+
+/// Deletes the snapshot files sled was still writing when the process died.
+///
+/// sled 0.34 writes a snapshot to `snap.<lsn>.generating`, syncs it, renames it to `snap.<lsn>`
+/// and only then removes the older snapshot. But on opening it reads the file whose name sorts
+/// last, `.generating` ones included, so a kill -9 during that write leaves a store that
+/// refuses to open ("Read corrupted data", sled issue #1527; our crash test found it). Nothing
+/// depends on such a file before its rename: without it the store is as if the process had
+/// died just before the write began.
+fn remove_unfinished_snapshots(sled_dir: &Path) -> Result<()> {
+    let entries = match fs::read_dir(sled_dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e.into()),
+    };
+    for entry in entries {
+        let name = entry?.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with("snap.") && name.ends_with(".generating") {
+            tracing::info!(file = %name, "removing a snapshot sled did not finish writing");
+            fs::remove_file(sled_dir.join(&*name))?;
+        }
+    }
+    Ok(())
 }
 
 /// zstd's own default level: a fraction of the cost of sled's default (5) for nearly the ratio.
