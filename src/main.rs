@@ -1352,11 +1352,9 @@ async fn run_nodes(args: NodeArgs) -> anyhow::Result<()> {
             .collect()
     };
     let (stop, shutdown) = tokio::sync::watch::channel(false);
-    run_until_signal(
-        k1s_simnode::run(clients, args.shape.options(names), shutdown),
-        stop,
-    )
-    .await
+    let mut options = args.shape.options(names);
+    options.cidr_check_delay = k1s_simnode::JOINING_NODE_CIDR_CHECK_DELAY;
+    run_until_signal(k1s_simnode::run(clients, options, shutdown), stop).await
 }
 
 fn host_node_name() -> String {
@@ -1782,11 +1780,9 @@ async fn run_join(args: JoinArgs, given: &[String]) -> anyhow::Result<()> {
         agent,
         shutdown.clone(),
     ));
-    run_until_signal(
-        k1s_simnode::run(clients, args.shape.options(vec![opts.node_name]), shutdown),
-        stop,
-    )
-    .await
+    let mut options = args.shape.options(vec![opts.node_name]);
+    options.cidr_check_delay = k1s_simnode::JOINING_NODE_CIDR_CHECK_DELAY;
+    run_until_signal(k1s_simnode::run(clients, options, shutdown), stop).await
 }
 
 /// The API server of a kubeadm-style control-plane node (`init`, `join --control-plane`): on

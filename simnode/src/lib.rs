@@ -51,7 +51,15 @@ pub struct Options {
     /// allocatable is capacity minus both.
     pub kube_reserved: String,
     pub system_reserved: String,
+    /// How long a node waits after creating its Node before it looks for another that took
+    /// the same pod CIDR at the same moment (see `node::register_unique`): zero for the
+    /// nodes a server plans together, `JOINING_NODE_CIDR_CHECK_DELAY` for nodes that join.
+    pub cidr_check_delay: Duration,
 }
+
+/// Long enough for every Node created in the same second as ours (creationTimestamp, which
+/// decides who keeps a contested CIDR, has whole seconds) to be visible to our list.
+pub const JOINING_NODE_CIDR_CHECK_DELAY: Duration = Duration::from_millis(1500);
 
 impl Default for Options {
     fn default() -> Self {
@@ -65,6 +73,7 @@ impl Default for Options {
             lease_duration_seconds: node::LEASE_DURATION_SECONDS,
             kube_reserved: String::new(),
             system_reserved: String::new(),
+            cidr_check_delay: Duration::ZERO,
         }
     }
 }

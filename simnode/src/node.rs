@@ -352,8 +352,11 @@ impl SimNode {
     }
 
     /// Registers (retrying until `shutdown`), resolving a pod CIDR another node took at the
-    /// same moment: the younger of two nodes with one CIDR deletes itself and registers again
-    /// with the next free one (there is no central allocator to ask).
+    /// same moment: the younger of two nodes with one CIDR (by creationTimestamp, then name)
+    /// deletes itself and registers again with the next free one (there is no central
+    /// allocator to ask). A joining node looks `cidr_check_delay` after its create, so it sees
+    /// every Node that could be older than it; a server's own nodes look at once, so one that
+    /// joins in the same second as a server starts can still share its CIDR.
     pub async fn register_unique(
         &mut self,
         options: &Options,
@@ -403,6 +406,11 @@ impl SimNode {
         }
         if !created || !check {
             return Ok(Some(node));
+        }
+        // A Node created just after our list would otherwise go unseen; if its key is lower
+        // (the same second, a lower name) it keeps the CIDR while we do too.
+        if !options.cidr_check_delay.is_zero() {
+            tokio::time::sleep(options.cidr_check_delay).await;
         }
         let api: Api<Node> = Api::all(self.client.clone());
         let Ok(all) = api.list(&Default::default()).await else {
