@@ -140,17 +140,21 @@ impl<'a> Matcher<'a> {
 
 /// Matching pods per domain value, per constraint, over the eligible nodes (with
 /// `require_all`, only nodes carrying every constraint's key are eligible).
+/// One `Matcher` per constraint, for `pod`'s namespace.
+fn matchers<'a>(cache: &'a Cache, pod: &'a Pod, cs: &'a [Constraint]) -> Vec<Matcher<'a>> {
+    let ns = pod.metadata.namespace.as_deref().unwrap_or_default();
+    cs.iter()
+        .map(|c| Matcher::new(cache, ns, &c.selector))
+        .collect()
+}
+
 fn domain_counts(
     cache: &Cache,
     pod: &Pod,
     cs: &[Constraint],
+    matchers: &[Matcher],
     require_all: bool,
 ) -> Vec<HashMap<String, i64>> {
-    let ns = pod.metadata.namespace.as_deref().unwrap_or_default();
-    let matchers: Vec<Matcher> = cs
-        .iter()
-        .map(|c| Matcher::new(cache, ns, &c.selector))
-        .collect();
     let mut counts = vec![HashMap::new(); cs.len()];
     for ni in cache.node_infos() {
         let Some(node) = ni.node.as_deref() else {
@@ -186,7 +190,7 @@ pub fn prefilter(cache: &Cache, pod: &Pod) -> Option<FilterState> {
     if cs.is_empty() {
         return None;
     }
-    let counts = domain_counts(cache, pod, &cs, true);
+    let counts = domain_counts(cache, pod, &cs, &matchers(cache, pod, &cs), true);
     let min = cs
         .iter()
         .zip(&counts)
@@ -266,7 +270,6 @@ pub fn score(
     if cs.is_empty() {
         return None;
     }
-    let ns = pod.metadata.namespace.as_deref().unwrap_or_default();
     let ignored: HashSet<usize> = feasible
         .iter()
         .enumerate()
@@ -291,11 +294,8 @@ pub fn score(
             ((size + 2) as f64).ln()
         })
         .collect();
-    let counts = domain_counts(cache, pod, &cs, require_all);
-    let hostname_matchers: Vec<Matcher> = cs
-        .iter()
-        .map(|c| Matcher::new(cache, ns, &c.selector))
-        .collect();
+    let matchers = matchers(cache, pod, &cs);
+    let counts = domain_counts(cache, pod, &cs, &matchers, require_all);
     let raw: Vec<i64> = feasible
         .iter()
         .map(|ni| {
@@ -306,7 +306,7 @@ pub fn score(
                     continue;
                 };
                 let cnt = if c.key == HOSTNAME {
-                    hostname_matchers[i].count(ni)
+                    matchers[i].count(ni)
                 } else {
                     counts[i].get(v).copied().unwrap_or(0)
                 };
