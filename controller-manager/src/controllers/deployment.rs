@@ -379,27 +379,28 @@ impl DeploymentController {
             Ok(rs) => rs,
             Err(e) if is_conflict(&e) => {
                 already_exists = true;
-                let found = self.rss.get_named(Some(&ns), &name);
-                match found {
-                    Some(rs)
-                        if controller_ref(&rs.metadata).map(|r| r.uid.as_str())
-                            == d.metadata.uid.as_deref()
-                            && rs
-                                .spec
-                                .as_ref()
-                                .and_then(|s| s.template.as_ref())
-                                .is_some_and(|t| equal_ignore_hash(t, &template)) =>
-                    {
-                        (*rs).clone()
-                    }
-                    _ => {
-                        // A hash collision: count it so the next hash differs.
-                        let status = d.status.get_or_insert_with(Default::default);
-                        status.collision_count = Some(status.collision_count.unwrap_or(0) + 1);
-                        let _ = self.persist(d).await;
-                        return Err(e.into());
-                    }
+                // The informer may not have seen a replica set this controller created a
+                // moment ago: that is no collision, so retry later as upstream does.
+                let Some(found) = self.rss.get_named(Some(&ns), &name) else {
+                    return Err(Error::Other(format!(
+                        "replica set {name:?} exists but is not in the informer yet"
+                    )));
+                };
+                let ours = controller_ref(&found.metadata).map(|r| r.uid.as_str())
+                    == d.metadata.uid.as_deref();
+                let same = found
+                    .spec
+                    .as_ref()
+                    .and_then(|s| s.template.as_ref())
+                    .is_some_and(|t| equal_ignore_hash(t, &template));
+                if !(ours && same) {
+                    // A hash collision: count it so the next hash differs.
+                    let status = d.status.get_or_insert_with(Default::default);
+                    status.collision_count = Some(status.collision_count.unwrap_or(0) + 1);
+                    let _ = self.persist(d).await;
+                    return Err(e.into());
                 }
+                (*found).clone()
             }
             Err(e) => {
                 let msg = format!(
