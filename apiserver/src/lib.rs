@@ -25,6 +25,7 @@ pub mod event_ttl;
 pub mod eviction;
 pub mod field_validation;
 pub mod flowcontrol;
+pub mod go_shape;
 pub mod handlers;
 pub mod identity_lease;
 pub mod in_process;

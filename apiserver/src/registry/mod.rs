@@ -440,6 +440,8 @@ impl Registry {
             // The caller sees (and patches) the object in its request's version; the rules
             // below compare the storage version, or the request's for custom resources.
             let mut old = object::decode_stored(&current)?;
+            // Objects stored before k1s wrote Go's zero fields: compare like with like.
+            crate::go_shape::fill_zero_fields(&mut old);
             let in_request_version = crate::conversion::works_in_request_version(t.info);
             if in_request_version {
                 old = object::in_version(t.info, old)?;

@@ -116,6 +116,7 @@ pub fn prepare_create(
     if strategy.tracks_generation(t.info) {
         meta::set_generation(obj, 1).map_err(meta_err)?;
     }
+    crate::go_shape::fill_zero_fields(obj);
     Ok(())
 }
 
@@ -335,6 +336,7 @@ pub fn prepare_update(
         }
         _ => strategy.prepare_for_update(&mut new, old),
     }
+    crate::go_shape::fill_zero_fields(&mut new);
     if matches!(subresource, Some("status")) {
         // Status strategies never bump the generation (a deployment's annotations written
         // with its status included).

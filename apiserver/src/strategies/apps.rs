@@ -755,6 +755,9 @@ impl Strategy for StatefulSets {
             }
             if let Some(c) = c.as_object_mut() {
                 c.entry("status").or_insert(json!({ "phase": "Pending" }));
+                // apps/v1 conversion sets them on every claim template (upstream #87583).
+                c.insert("apiVersion".into(), json!("v1"));
+                c.insert("kind".into(), json!("PersistentVolumeClaim"));
             }
         }
     }
