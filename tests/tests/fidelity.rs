@@ -1346,3 +1346,86 @@ spec:
         requests:
           storage: 1Gi
 "#;
+
+#[test]
+fn objects_carry_the_zero_fields_upstreams_go_structs_write() {
+    let c = TestCluster::start();
+    c.apply(
+        "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: ing}\nspec:\n  \
+         defaultBackend: {service: {name: s, port: {number: 80}}}\n",
+    );
+    let status = c.kubectl_ok(&["get", "ingress", "ing", "-o", "jsonpath={.status}"]);
+    assert_eq!(status, r#"{"loadBalancer":{}}"#);
+    c.apply(
+        "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: web}\nspec:\n  \
+         selector: {matchLabels: {app: web}}\n  serviceName: web\n  replicas: 1\n  template:\n    \
+         metadata: {labels: {app: web}}\n    spec:\n      containers:\n      - name: c\n        \
+         image: nginx\n        env: [{name: CPU, valueFrom: {resourceFieldRef: {resource: limits.cpu}}}]\n  \
+         volumeClaimTemplates:\n  - metadata: {name: www}\n    spec: {accessModes: [ReadWriteOnce], \
+         resources: {requests: {storage: 1Gi}}}\n",
+    );
+    let sts = json(&c.kubectl_ok(&["get", "statefulset", "web", "-o", "json"]));
+    let spec = &sts["spec"];
+    let claim = &spec["volumeClaimTemplates"][0];
+    assert_eq!(claim["apiVersion"], "v1", "{claim}");
+    assert_eq!(claim["kind"], "PersistentVolumeClaim", "{claim}");
+    assert_eq!(
+        claim["metadata"],
+        serde_json::json!({ "name": "www", "creationTimestamp": null })
+    );
+    let template = &spec["template"];
+    assert_eq!(
+        template["metadata"],
+        serde_json::json!({ "labels": { "app": "web" }, "creationTimestamp": null })
+    );
+    let env = &template["spec"]["containers"][0]["env"][0];
+    assert_eq!(
+        env["valueFrom"]["resourceFieldRef"]["divisor"], "0",
+        "{env}"
+    );
+    // The pod's conditions, written by the kubelet, carry `lastProbeTime: null`.
+    let conditions = wait_until(Duration::from_secs(30), "web-0 conditions", || {
+        let out = c.kubectl(&["get", "pod", "web-0", "-o", "jsonpath={.status.conditions}"]);
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        (out.status.success() && text.contains("Ready")).then(|| json(&text))
+    });
+    for condition in conditions.as_array().expect("conditions") {
+        let fields = condition.as_object().expect("condition");
+        assert_eq!(
+            fields.get("lastProbeTime"),
+            Some(&Value::Null),
+            "{condition}"
+        );
+    }
+}
+
+#[test]
+fn a_new_deployment_has_one_replica_set_at_revision_one() {
+    let c = TestCluster::start();
+    for i in 0..5 {
+        c.kubectl_ok(&[
+            "create",
+            "deployment",
+            &format!("d{i}"),
+            "--image=nginx",
+            "--replicas=2",
+        ]);
+    }
+    for i in 0..5 {
+        let name = format!("d{i}");
+        c.kubectl_ok(&[
+            "rollout",
+            "status",
+            &format!("deployment/{name}"),
+            "--timeout=60s",
+        ]);
+        let d = json(&c.kubectl_ok(&["get", "deployment", &name, "-o", "json"]));
+        assert_eq!(
+            d["metadata"]["annotations"]["deployment.kubernetes.io/revision"], "1",
+            "{d}"
+        );
+        assert_eq!(d["status"].get("collisionCount"), None, "{d}");
+        let sets = c.kubectl_ok(&["get", "rs", "-l", &format!("app={name}"), "-o", "name"]);
+        assert_eq!(sets.lines().count(), 1, "{name}: {sets}");
+    }
+}

@@ -254,9 +254,11 @@ pub fn reconcile_taints(
     }
     for key in want_ns {
         if !out.iter().any(|t| t.key == key && t.effect == "NoSchedule") {
+            // Upstream's SwapNodeControllerTaint stamps every taint it adds.
             out.push(Taint {
                 key: key.into(),
                 effect: "NoSchedule".into(),
+                time_added: Some(Time(now)),
                 ..Default::default()
             });
         }
