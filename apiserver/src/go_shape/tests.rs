@@ -119,7 +119,7 @@ fn events_and_service_ports() {
         "involvedObject": { "kind": "Pod" }, "reason": "R"
     }));
     assert_eq!(ev["eventTime"], Value::Null);
-    assert!(ev.as_object().unwrap().contains_key("eventTime"));
+    assert!(ev.as_object().is_some_and(|o| o.contains_key("eventTime")));
     assert_eq!(ev["source"], json!({}));
     assert_eq!(ev["firstTimestamp"], Value::Null);
     let svc = filled(json!({
