@@ -1429,3 +1429,23 @@ fn a_new_deployment_has_one_replica_set_at_revision_one() {
         assert_eq!(sets.lines().count(), 1, "{name}: {sets}");
     }
 }
+
+#[test]
+fn service_accounts_keep_secret_names_only_and_warn_of_enforce_mountable_secrets() {
+    let c = TestCluster::start();
+    let sa = "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: robot\n  annotations: \
+              {kubernetes.io/enforce-mountable-secrets: 'true'}\nsecrets:\n- {name: token, \
+              namespace: other, kind: Secret}\n";
+    let out = c.kubectl_stdin(&["create", "-f", "-"], sa);
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "Warning: metadata.annotations[kubernetes.io/enforce-mountable-secrets]: deprecated \
+             in v1.32+; prefer separate namespaces to isolate access to mounted secrets"
+        ),
+        "{stderr}"
+    );
+    let secrets = c.kubectl_ok(&["get", "sa", "robot", "-o", "jsonpath={.secrets}"]);
+    assert_eq!(secrets, r#"[{"name":"token"}]"#);
+}

@@ -1644,3 +1644,62 @@ fn validate_limit_range(obj: &Value) -> Vec<FieldError> {
     }
     errs
 }
+
+/// ServiceAccounts (upstream's serviceaccount strategy): secret references keep only their
+/// names, and the deprecated `kubernetes.io/enforce-mountable-secrets` annotation is warned
+/// about when it is set.
+pub struct ServiceAccounts;
+
+const ENFORCE_MOUNTABLE_SECRETS: &str = "kubernetes.io/enforce-mountable-secrets";
+
+impl ServiceAccounts {
+    /// cleanSecretReferences: each reference becomes `ObjectReference{Name: name}`.
+    fn clean_secret_references(obj: &mut Value) {
+        let secrets = obj.get_mut("secrets").and_then(Value::as_array_mut);
+        for secret in secrets.into_iter().flatten() {
+            let name = secret.get("name").filter(|n| n.is_string()).cloned();
+            let mut clean = serde_json::Map::new();
+            if let Some(name) = name.filter(|n| n.as_str() != Some("")) {
+                clean.insert("name".into(), name);
+            }
+            *secret = Value::Object(clean);
+        }
+    }
+
+    fn has_enforce_annotation(obj: &Value) -> bool {
+        obj.pointer("/metadata/annotations")
+            .and_then(Value::as_object)
+            .is_some_and(|a| a.contains_key(ENFORCE_MOUNTABLE_SECRETS))
+    }
+
+    fn enforce_warning() -> String {
+        format!(
+            "metadata.annotations[{ENFORCE_MOUNTABLE_SECRETS}]: deprecated in v1.32+; prefer \
+             separate namespaces to isolate access to mounted secrets"
+        )
+    }
+}
+
+impl Strategy for ServiceAccounts {
+    fn prepare_for_create(&self, obj: &mut Value) {
+        Self::clean_secret_references(obj);
+    }
+    fn prepare_for_update(&self, new: &mut Value, _old: &Value) {
+        Self::clean_secret_references(new);
+    }
+    fn warnings_on_create(&self, obj: &Value) -> Vec<String> {
+        if Self::has_enforce_annotation(obj) {
+            vec![Self::enforce_warning()]
+        } else {
+            Vec::new()
+        }
+    }
+    fn warnings_on_update(&self, new: &Value, old: &Value) -> Vec<String> {
+        // Only a request that newly sets the annotation is warned.
+        if !Self::has_enforce_annotation(old) && Self::has_enforce_annotation(new) {
+            vec![Self::enforce_warning()]
+        } else {
+            Vec::new()
+        }
+    }
+}

@@ -50,6 +50,7 @@ pub fn for_resource(info: &ResourceInfo) -> &'static dyn Strategy {
         ("", "persistentvolumes") => &core::PersistentVolumes,
         ("", "limitranges") => &core::LimitRanges,
         ("", "resourcequotas") => &resources::ResourceQuotas,
+        ("", "serviceaccounts") => &core::ServiceAccounts,
         ("apps", "deployments") => &apps::Deployments,
         ("apps", "replicasets") => &apps::ReplicaSets,
         ("apps", "statefulsets") => &apps::StatefulSets,

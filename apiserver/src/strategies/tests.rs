@@ -2946,3 +2946,26 @@ fn workload_templates_check_resource_names_as_upstream() {
         );
     }
 }
+
+#[test]
+fn service_account_secret_references_keep_only_their_names() {
+    let info = catalog::find("", "v1", "serviceaccounts").expect("in the catalog");
+    let strategy = for_resource(info);
+    let mut sa = json!({ "apiVersion": "v1", "kind": "ServiceAccount",
+        "metadata": { "name": "sa", "annotations": { "kubernetes.io/enforce-mountable-secrets": "true" } },
+        "secrets": [{ "name": "s1", "namespace": "other", "uid": "u", "kind": "Secret" }, { "kind": "Secret" }] });
+    strategy.prepare_for_create(&mut sa);
+    assert_eq!(sa["secrets"], json!([{ "name": "s1" }, {}]));
+    let warning = "metadata.annotations[kubernetes.io/enforce-mountable-secrets]: deprecated in \
+                   v1.32+; prefer separate namespaces to isolate access to mounted secrets";
+    assert_eq!(strategy.warnings_on_create(&sa), [warning]);
+    let plain = json!({ "metadata": { "name": "sa" } });
+    assert!(strategy.warnings_on_create(&plain).is_empty());
+    // On update only a request that newly sets the annotation is warned.
+    assert_eq!(strategy.warnings_on_update(&sa, &plain), [warning]);
+    assert!(strategy.warnings_on_update(&sa, &sa).is_empty());
+    let mut updated =
+        json!({ "metadata": { "name": "sa" }, "secrets": [{ "name": "s2", "apiVersion": "v1" }] });
+    strategy.prepare_for_update(&mut updated, &plain);
+    assert_eq!(updated["secrets"], json!([{ "name": "s2" }]));
+}
