@@ -3,7 +3,7 @@
 
 /// Quotes a string the way Go's `%q` / `strconv.Quote` does for the common cases: double quotes,
 /// backslash escapes for `"` and `\`, C escapes for control characters, printable Unicode kept.
-pub(crate) fn quote(s: &str) -> String {
+pub fn quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {

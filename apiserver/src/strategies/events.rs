@@ -5,6 +5,8 @@
 //! reports them.
 
 use k1s_apimachinery::FieldError;
+use k1s_apimachinery::gofmt::quote;
+use k1s_apimachinery::status::{BadValue, FieldErrorType};
 use k1s_apimachinery::validation::{is_dns1123_subdomain, is_qualified_name};
 use serde_json::Value;
 
@@ -143,7 +145,7 @@ pub fn strict_create_errors(e: &Value) -> Vec<FieldError> {
 }
 
 /// ValidateEventUpdate for events.k8s.io/v1: the legacy rules, a changed series valid, and
-/// every other field fixed. Immutable values print as JSON (upstream prints Go values).
+/// every other field fixed.
 pub fn strict_update_errors(new: &Value, old: &Value) -> Vec<FieldError> {
     let mut errs = legacy_event_errors(new);
     if new.get("series") != old.get("series") {
@@ -168,10 +170,60 @@ pub fn strict_update_errors(new: &Value, old: &Value) -> Vec<FieldError> {
     ] {
         let value = |v: &Value| v.get(key).cloned().unwrap_or(Value::Null);
         if value(new) != value(old) {
-            errs.push(FieldError::invalid(path, value(new), "field is immutable"));
+            errs.push(FieldError::new(
+                FieldErrorType::Invalid,
+                path,
+                go_value(key, new.get(key)),
+                "field is immutable",
+            ));
         }
     }
     errs
+}
+
+/// An internal Event field's value as upstream's field error prints it: structs with Go's
+/// `%#v`, times with `time.Time.String` (UTC), a nil pointer as `null`, absent values as their
+/// Go zero values.
+fn go_value(key: &str, v: Option<&Value>) -> BadValue {
+    let v = v.filter(|v| !v.is_null());
+    let text = |field: &str| {
+        quote(
+            v.and_then(|v| v.get(field))
+                .and_then(Value::as_str)
+                .unwrap_or(""),
+        )
+    };
+    let raw = match key {
+        "related" if v.is_none() => "null".to_string(),
+        "involvedObject" | "related" => format!(
+            "core.ObjectReference{{Kind:{}, Namespace:{}, Name:{}, UID:{}, APIVersion:{}, \
+             ResourceVersion:{}, FieldPath:{}}}",
+            text("kind"),
+            text("namespace"),
+            text("name"),
+            text("uid"),
+            text("apiVersion"),
+            text("resourceVersion"),
+            text("fieldPath"),
+        ),
+        "source" => format!(
+            "core.EventSource{{Component:{}, Host:{}}}",
+            text("component"),
+            text("host")
+        ),
+        "firstTimestamp" | "lastTimestamp" | "eventTime" => {
+            let at = v
+                .and_then(Value::as_str)
+                .and_then(|s| s.parse::<jiff::Timestamp>().ok());
+            match at {
+                Some(ts) => ts.strftime("%Y-%m-%d %H:%M:%S%.f +0000 UTC").to_string(),
+                None => "0001-01-01 00:00:00 +0000 UTC".to_string(),
+            }
+        }
+        "count" => return BadValue::Json(v.cloned().unwrap_or(Value::from(0))),
+        _ => return BadValue::Json(v.cloned().unwrap_or(Value::String(String::new()))),
+    };
+    BadValue::Raw(raw)
 }
 
 /// Events written through events.k8s.io/v1: core's Event behaviour with the strict rules.
@@ -259,6 +311,39 @@ mod tests {
                 "reason: Invalid value: \"Other\": field is immutable",
                 "reason: Invalid value: \"Other\": field is immutable",
             ]
+        );
+        // Structs print as Go's %#v of the internal types, times as time.Time's String.
+        let mut new = old.clone();
+        new["involvedObject"] =
+            json!({"kind": "Pod", "namespace": "default", "name": "p", "uid": "u1"});
+        new["source"] = json!({"component": "kubelet"});
+        new["eventTime"] = json!("2026-11-28T10:00:00.250000Z");
+        new["related"] = json!({"kind": "Node", "name": "n"});
+        new["firstTimestamp"] = json!("2026-11-28T09:00:00Z");
+        new["count"] = json!(3);
+        new.as_object_mut().map(|o| o.remove("action"));
+        assert_eq!(
+            printed(&strict_update_errors(&new, &old)),
+            [
+                "action: Required value",
+                "involvedObject: Invalid value: core.ObjectReference{Kind:\"Pod\", Namespace:\"default\", \
+                 Name:\"p\", UID:\"u1\", APIVersion:\"\", ResourceVersion:\"\", FieldPath:\"\"}: field is immutable",
+                "source: Invalid value: core.EventSource{Component:\"kubelet\", Host:\"\"}: field is immutable",
+                "firstTimestamp: Invalid value: 2026-11-28 09:00:00 +0000 UTC: field is immutable",
+                "count: Invalid value: 3: field is immutable",
+                "eventTime: Invalid value: 2026-11-28 10:00:00.25 +0000 UTC: field is immutable",
+                "action: Invalid value: \"\": field is immutable",
+                "related: Invalid value: core.ObjectReference{Kind:\"Node\", Namespace:\"\", Name:\"n\", \
+                 UID:\"\", APIVersion:\"\", ResourceVersion:\"\", FieldPath:\"\"}: field is immutable",
+            ]
+        );
+        let mut unrelated = new.clone();
+        unrelated.as_object_mut().map(|o| o.remove("related"));
+        let mut related = unrelated.clone();
+        related["related"] = json!({"kind": "Node"});
+        assert!(
+            printed(&strict_update_errors(&unrelated, &related))
+                .contains(&"related: Invalid value: null: field is immutable".to_string())
         );
     }
 }
