@@ -745,3 +745,21 @@ fn managers_from_user_agents_and_their_validation() {
         "fieldManager: Invalid value: \"a\\a\": invalid character U+0007 (at position 1)"
     );
 }
+
+#[test]
+fn a_null_in_a_struct_of_the_zero_object_is_not_set_but_in_a_new_item_it_is() {
+    // Upstream compares a create with the zero object, whose zero times are null already (a
+    // template's `metadata.creationTimestamp`); a new list item has no zero to compare with
+    // (a pod condition's `lastProbeTime: null` is the kubelet's field).
+    let t = tracking("creator");
+    let mut o =
+        obj(json!({"inner": {"a": null, "b": "x"}, "items": [{"name": "i", "extra": null}]}));
+    track_update(&t, None, &mut o, None);
+    assert_eq!(
+        set_of(&o, "creator", Operation::Update),
+        Some(
+            json!({"f:inner": {"f:b": {}}, "f:items": {".": {}, "k:{\"name\":\"i\"}": {
+            ".": {}, "f:extra": {}, "f:name": {}}}})
+        )
+    );
+}

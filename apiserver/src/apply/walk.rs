@@ -202,6 +202,9 @@ impl Comparer<'_> {
         let sample = rhs.filter(|v| !v.is_null()).or(lhs);
         let mut is_struct = false;
         match walk_of(ty, sample) {
+            // A zero time of a struct in the zero object is null there too (a template's
+            // `metadata.creationTimestamp`): nothing was added.
+            Walk::Leaf if lhs.is_none() && in_zero && rhs.is_some_and(Value::is_null) => return,
             Walk::Leaf => return self.leaf(lhs, rhs, path),
             Walk::Fields(shape) => {
                 is_struct = matches!(shape, Shape::Struct { props: Some(_), .. });
