@@ -8,6 +8,7 @@
 //! JSON, so [`fill_zero_fields`] adds what the Go struct would have. The table is generated
 //! from the protobuf schema by `tools/gen-go-shape.py`.
 
+#[rustfmt::skip]
 mod table;
 
 use serde_json::{Map, Value};

@@ -18,11 +18,7 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.admissionregistration.v1.MutatingWebhookConfigurationList
     &[("metadata", Struct(NONE)), ("items", List(4))],
     // k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicy
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(NONE)),
-        ("status", Struct(NONE)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(NONE)), ("status", Struct(NONE))],
     // k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicyBinding
     &[("metadata", Struct(484)), ("spec", Struct(NONE))],
     // k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicyBindingList
@@ -42,11 +38,7 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.admissionregistration.v1alpha1.MutatingAdmissionPolicyList
     &[("metadata", Struct(NONE)), ("items", List(12))],
     // k8s.io.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicy
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(NONE)),
-        ("status", Struct(NONE)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(NONE)), ("status", Struct(NONE))],
     // k8s.io.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicyBinding
     &[("metadata", Struct(484)), ("spec", Struct(NONE))],
     // k8s.io.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicyBindingList
@@ -66,11 +58,7 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.admissionregistration.v1beta1.MutatingWebhookConfigurationList
     &[("metadata", Struct(NONE)), ("items", List(24))],
     // k8s.io.api.admissionregistration.v1beta1.ValidatingAdmissionPolicy
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(NONE)),
-        ("status", Struct(NONE)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(NONE)), ("status", Struct(NONE))],
     // k8s.io.api.admissionregistration.v1beta1.ValidatingAdmissionPolicyBinding
     &[("metadata", Struct(484)), ("spec", Struct(NONE))],
     // k8s.io.api.admissionregistration.v1beta1.ValidatingAdmissionPolicyBindingList
@@ -102,28 +90,17 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.apps.v1.ControllerRevisionList
     &[("metadata", Struct(NONE)), ("items", List(40))],
     // k8s.io.api.apps.v1.DaemonSet
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(45)),
-        ("status", Struct(46)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(45)), ("status", Struct(46))],
     // k8s.io.api.apps.v1.DaemonSetCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.api.apps.v1.DaemonSetList
     &[("metadata", Struct(NONE)), ("items", List(42))],
     // k8s.io.api.apps.v1.DaemonSetSpec
-    &[
-        ("template", Optional(215)),
-        ("updateStrategy", Struct(NONE)),
-    ],
+    &[("template", Optional(215)), ("updateStrategy", Struct(NONE))],
     // k8s.io.api.apps.v1.DaemonSetStatus
     &[("conditions", List(43))],
     // k8s.io.api.apps.v1.Deployment
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(50)),
-        ("status", Struct(51)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(50)), ("status", Struct(51))],
     // k8s.io.api.apps.v1.DeploymentCondition
     &[("lastUpdateTime", Null), ("lastTransitionTime", Null)],
     // k8s.io.api.apps.v1.DeploymentList
@@ -133,11 +110,7 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.apps.v1.DeploymentStatus
     &[("conditions", List(48))],
     // k8s.io.api.apps.v1.ReplicaSet
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(55)),
-        ("status", Struct(56)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(55)), ("status", Struct(56))],
     // k8s.io.api.apps.v1.ReplicaSetCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.api.apps.v1.ReplicaSetList
@@ -147,21 +120,13 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.apps.v1.ReplicaSetStatus
     &[("conditions", List(53))],
     // k8s.io.api.apps.v1.StatefulSet
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(60)),
-        ("status", Struct(61)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(60)), ("status", Struct(61))],
     // k8s.io.api.apps.v1.StatefulSetCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.api.apps.v1.StatefulSetList
     &[("metadata", Struct(NONE)), ("items", List(57))],
     // k8s.io.api.apps.v1.StatefulSetSpec
-    &[
-        ("template", Optional(215)),
-        ("volumeClaimTemplates", List(200)),
-        ("updateStrategy", Struct(NONE)),
-    ],
+    &[("template", Optional(215)), ("volumeClaimTemplates", List(200)), ("updateStrategy", Struct(NONE))],
     // k8s.io.api.apps.v1.StatefulSetStatus
     &[("conditions", List(58))],
     // k8s.io.api.apps.v1beta1.ControllerRevision
@@ -169,11 +134,7 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.apps.v1beta1.ControllerRevisionList
     &[("metadata", Struct(NONE)), ("items", List(62))],
     // k8s.io.api.apps.v1beta1.Deployment
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(67)),
-        ("status", Struct(68)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(67)), ("status", Struct(68))],
     // k8s.io.api.apps.v1beta1.DeploymentCondition
     &[("lastUpdateTime", Null), ("lastTransitionTime", Null)],
     // k8s.io.api.apps.v1beta1.DeploymentList
@@ -183,27 +144,15 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.apps.v1beta1.DeploymentStatus
     &[("conditions", List(65))],
     // k8s.io.api.apps.v1beta1.Scale
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(NONE)),
-        ("status", Struct(NONE)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(NONE)), ("status", Struct(NONE))],
     // k8s.io.api.apps.v1beta1.StatefulSet
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(73)),
-        ("status", Struct(74)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(73)), ("status", Struct(74))],
     // k8s.io.api.apps.v1beta1.StatefulSetCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.api.apps.v1beta1.StatefulSetList
     &[("metadata", Struct(NONE)), ("items", List(70))],
     // k8s.io.api.apps.v1beta1.StatefulSetSpec
-    &[
-        ("template", Optional(215)),
-        ("volumeClaimTemplates", List(200)),
-        ("updateStrategy", Struct(NONE)),
-    ],
+    &[("template", Optional(215)), ("volumeClaimTemplates", List(200)), ("updateStrategy", Struct(NONE))],
     // k8s.io.api.apps.v1beta1.StatefulSetStatus
     &[("conditions", List(71))],
     // k8s.io.api.apps.v1beta2.ControllerRevision
@@ -211,28 +160,17 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.apps.v1beta2.ControllerRevisionList
     &[("metadata", Struct(NONE)), ("items", List(75))],
     // k8s.io.api.apps.v1beta2.DaemonSet
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(80)),
-        ("status", Struct(81)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(80)), ("status", Struct(81))],
     // k8s.io.api.apps.v1beta2.DaemonSetCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.api.apps.v1beta2.DaemonSetList
     &[("metadata", Struct(NONE)), ("items", List(77))],
     // k8s.io.api.apps.v1beta2.DaemonSetSpec
-    &[
-        ("template", Optional(215)),
-        ("updateStrategy", Struct(NONE)),
-    ],
+    &[("template", Optional(215)), ("updateStrategy", Struct(NONE))],
     // k8s.io.api.apps.v1beta2.DaemonSetStatus
     &[("conditions", List(78))],
     // k8s.io.api.apps.v1beta2.Deployment
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(85)),
-        ("status", Struct(86)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(85)), ("status", Struct(86))],
     // k8s.io.api.apps.v1beta2.DeploymentCondition
     &[("lastUpdateTime", Null), ("lastTransitionTime", Null)],
     // k8s.io.api.apps.v1beta2.DeploymentList
@@ -242,11 +180,7 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.apps.v1beta2.DeploymentStatus
     &[("conditions", List(83))],
     // k8s.io.api.apps.v1beta2.ReplicaSet
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(90)),
-        ("status", Struct(91)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(90)), ("status", Struct(91))],
     // k8s.io.api.apps.v1beta2.ReplicaSetCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.api.apps.v1beta2.ReplicaSetList
@@ -256,27 +190,15 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.apps.v1beta2.ReplicaSetStatus
     &[("conditions", List(88))],
     // k8s.io.api.apps.v1beta2.Scale
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(NONE)),
-        ("status", Struct(NONE)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(NONE)), ("status", Struct(NONE))],
     // k8s.io.api.apps.v1beta2.StatefulSet
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(96)),
-        ("status", Struct(97)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(96)), ("status", Struct(97))],
     // k8s.io.api.apps.v1beta2.StatefulSetCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.api.apps.v1beta2.StatefulSetList
     &[("metadata", Struct(NONE)), ("items", List(93))],
     // k8s.io.api.apps.v1beta2.StatefulSetSpec
-    &[
-        ("template", Optional(215)),
-        ("volumeClaimTemplates", List(200)),
-        ("updateStrategy", Struct(NONE)),
-    ],
+    &[("template", Optional(215)), ("volumeClaimTemplates", List(200)), ("updateStrategy", Struct(NONE))],
     // k8s.io.api.apps.v1beta2.StatefulSetStatus
     &[("conditions", List(94))],
     // k8s.io.api.authentication.v1.SelfSubjectReview
@@ -318,27 +240,15 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.authorization.v1beta1.SubjectAccessReview
     &[("metadata", Struct(484)), ("status", Struct(NONE))],
     // k8s.io.api.autoscaling.v1.HorizontalPodAutoscaler
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(NONE)),
-        ("status", Struct(NONE)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(NONE)), ("status", Struct(NONE))],
     // k8s.io.api.autoscaling.v1.HorizontalPodAutoscalerCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.api.autoscaling.v1.HorizontalPodAutoscalerList
     &[("metadata", Struct(NONE)), ("items", List(117))],
     // k8s.io.api.autoscaling.v1.Scale
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(NONE)),
-        ("status", Struct(NONE)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(NONE)), ("status", Struct(NONE))],
     // k8s.io.api.autoscaling.v2.HorizontalPodAutoscaler
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(NONE)),
-        ("status", Struct(124)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(NONE)), ("status", Struct(124))],
     // k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerList
@@ -354,21 +264,13 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.autoscaling.v2beta2.HorizontalPodAutoscalerList
     &[("items", List(127))],
     // k8s.io.api.batch.v1.CronJob
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(131)),
-        ("status", Struct(NONE)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(131)), ("status", Struct(NONE))],
     // k8s.io.api.batch.v1.CronJobList
     &[("metadata", Struct(NONE)), ("items", List(129))],
     // k8s.io.api.batch.v1.CronJobSpec
     &[("jobTemplate", Optional(137))],
     // k8s.io.api.batch.v1.Job
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(135)),
-        ("status", Struct(136)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(135)), ("status", Struct(136))],
     // k8s.io.api.batch.v1.JobCondition
     &[("lastProbeTime", Null), ("lastTransitionTime", Null)],
     // k8s.io.api.batch.v1.JobList
@@ -380,11 +282,7 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.batch.v1.JobTemplateSpec
     &[("metadata", Struct(484)), ("spec", Struct(135))],
     // k8s.io.api.batch.v1beta1.CronJob
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(140)),
-        ("status", Struct(NONE)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(140)), ("status", Struct(NONE))],
     // k8s.io.api.batch.v1beta1.CronJobList
     &[("metadata", Struct(NONE)), ("items", List(138))],
     // k8s.io.api.batch.v1beta1.CronJobSpec
@@ -478,14 +376,7 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.core.v1.EphemeralVolumeSource
     &[("volumeClaimTemplate", Optional(205))],
     // k8s.io.api.core.v1.Event
-    &[
-        ("metadata", Optional(484)),
-        ("source", Struct(NONE)),
-        ("firstTimestamp", Null),
-        ("lastTimestamp", Null),
-        ("eventTime", Null),
-        ("series", Optional(187)),
-    ],
+    &[("metadata", Optional(484)), ("source", Struct(NONE)), ("firstTimestamp", Null), ("lastTimestamp", Null), ("eventTime", Null), ("series", Optional(187))],
     // k8s.io.api.core.v1.EventList
     &[("metadata", Struct(NONE)), ("items", List(185))],
     // k8s.io.api.core.v1.EventSeries
@@ -495,11 +386,7 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.core.v1.LimitRangeList
     &[("metadata", Struct(NONE)), ("items", List(188))],
     // k8s.io.api.core.v1.Namespace
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(NONE)),
-        ("status", Struct(193)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(NONE)), ("status", Struct(193))],
     // k8s.io.api.core.v1.NamespaceCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.api.core.v1.NamespaceList
@@ -507,11 +394,7 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.core.v1.NamespaceStatus
     &[("conditions", List(191))],
     // k8s.io.api.core.v1.Node
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(NONE)),
-        ("status", Struct(198)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(NONE)), ("status", Struct(198))],
     // k8s.io.api.core.v1.NodeCondition
     &[("lastHeartbeatTime", Null), ("lastTransitionTime", Null)],
     // k8s.io.api.core.v1.NodeDaemonEndpoints
@@ -519,23 +402,11 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.core.v1.NodeList
     &[("metadata", Struct(NONE)), ("items", List(194))],
     // k8s.io.api.core.v1.NodeStatus
-    &[
-        ("conditions", List(195)),
-        ("daemonEndpoints", Struct(196)),
-        ("nodeInfo", Struct(NONE)),
-    ],
+    &[("conditions", List(195)), ("daemonEndpoints", Struct(196)), ("nodeInfo", Struct(NONE))],
     // k8s.io.api.core.v1.PersistentVolume
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(NONE)),
-        ("status", Struct(NONE)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(NONE)), ("status", Struct(NONE))],
     // k8s.io.api.core.v1.PersistentVolumeClaim
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(203)),
-        ("status", Struct(204)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(203)), ("status", Struct(204))],
     // k8s.io.api.core.v1.PersistentVolumeClaimCondition
     &[("lastProbeTime", Null), ("lastTransitionTime", Null)],
     // k8s.io.api.core.v1.PersistentVolumeClaimList
@@ -549,29 +420,15 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.core.v1.PersistentVolumeList
     &[("metadata", Struct(NONE)), ("items", List(199))],
     // k8s.io.api.core.v1.Pod
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(210)),
-        ("status", Struct(211)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(210)), ("status", Struct(211))],
     // k8s.io.api.core.v1.PodCondition
     &[("lastProbeTime", Null), ("lastTransitionTime", Null)],
     // k8s.io.api.core.v1.PodList
     &[("metadata", Struct(NONE)), ("items", List(207))],
     // k8s.io.api.core.v1.PodSpec
-    &[
-        ("volumes", List(237)),
-        ("containers", List(170)),
-        ("initContainers", List(170)),
-        ("ephemeralContainers", List(182)),
-    ],
+    &[("volumes", List(237)), ("containers", List(170)), ("initContainers", List(170)), ("ephemeralContainers", List(182))],
     // k8s.io.api.core.v1.PodStatus
-    &[
-        ("conditions", List(208)),
-        ("containerStatuses", List(174)),
-        ("initContainerStatuses", List(174)),
-        ("ephemeralContainerStatuses", List(174)),
-    ],
+    &[("conditions", List(208)), ("containerStatuses", List(174)), ("initContainerStatuses", List(174)), ("ephemeralContainerStatuses", List(174))],
     // k8s.io.api.core.v1.PodStatusResult
     &[("metadata", Optional(484)), ("status", Optional(211))],
     // k8s.io.api.core.v1.PodTemplate
@@ -587,11 +444,7 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.core.v1.RangeAllocation
     &[("metadata", Struct(484))],
     // k8s.io.api.core.v1.ReplicationController
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(222)),
-        ("status", Struct(223)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(222)), ("status", Struct(223))],
     // k8s.io.api.core.v1.ReplicationControllerCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.api.core.v1.ReplicationControllerList
@@ -603,11 +456,7 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.core.v1.ResourceFieldSelector
     &[("divisor", ZeroQuantity)],
     // k8s.io.api.core.v1.ResourceQuota
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(NONE)),
-        ("status", Struct(NONE)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(NONE)), ("status", Struct(NONE))],
     // k8s.io.api.core.v1.ResourceQuotaList
     &[("metadata", Struct(NONE)), ("items", List(225))],
     // k8s.io.api.core.v1.Secret
@@ -617,11 +466,7 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.core.v1.SerializedReference
     &[("reference", Struct(NONE))],
     // k8s.io.api.core.v1.Service
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(235)),
-        ("status", Struct(236)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(235)), ("status", Struct(236))],
     // k8s.io.api.core.v1.ServiceAccount
     &[("metadata", Struct(484))],
     // k8s.io.api.core.v1.ServiceAccountList
@@ -639,11 +484,7 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.core.v1.VolumeProjection
     &[("downwardAPI", Optional(175))],
     // k8s.io.api.core.v1.VolumeSource
-    &[
-        ("downwardAPI", Optional(177)),
-        ("projected", Optional(217)),
-        ("ephemeral", Optional(184)),
-    ],
+    &[("downwardAPI", Optional(177)), ("projected", Optional(217)), ("ephemeral", Optional(184))],
     // k8s.io.api.discovery.v1.Endpoint
     &[("conditions", Struct(NONE))],
     // k8s.io.api.discovery.v1.EndpointSlice
@@ -657,48 +498,25 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.discovery.v1beta1.EndpointSliceList
     &[("metadata", Struct(NONE)), ("items", List(244))],
     // k8s.io.api.events.v1.Event
-    &[
-        ("metadata", Optional(484)),
-        ("regarding", Struct(NONE)),
-        ("deprecatedSource", Struct(NONE)),
-        ("deprecatedFirstTimestamp", Null),
-        ("deprecatedLastTimestamp", Null),
-    ],
+    &[("metadata", Optional(484)), ("regarding", Struct(NONE)), ("deprecatedSource", Struct(NONE)), ("deprecatedFirstTimestamp", Null), ("deprecatedLastTimestamp", Null)],
     // k8s.io.api.events.v1.EventList
     &[("metadata", Struct(NONE)), ("items", List(246))],
     // k8s.io.api.events.v1beta1.Event
-    &[
-        ("metadata", Optional(484)),
-        ("regarding", Struct(NONE)),
-        ("deprecatedSource", Struct(NONE)),
-        ("deprecatedFirstTimestamp", Null),
-        ("deprecatedLastTimestamp", Null),
-    ],
+    &[("metadata", Optional(484)), ("regarding", Struct(NONE)), ("deprecatedSource", Struct(NONE)), ("deprecatedFirstTimestamp", Null), ("deprecatedLastTimestamp", Null)],
     // k8s.io.api.events.v1beta1.EventList
     &[("metadata", Struct(NONE)), ("items", List(248))],
     // k8s.io.api.extensions.v1beta1.DaemonSet
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(253)),
-        ("status", Struct(254)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(253)), ("status", Struct(254))],
     // k8s.io.api.extensions.v1beta1.DaemonSetCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.api.extensions.v1beta1.DaemonSetList
     &[("metadata", Struct(NONE)), ("items", List(250))],
     // k8s.io.api.extensions.v1beta1.DaemonSetSpec
-    &[
-        ("template", Optional(215)),
-        ("updateStrategy", Struct(NONE)),
-    ],
+    &[("template", Optional(215)), ("updateStrategy", Struct(NONE))],
     // k8s.io.api.extensions.v1beta1.DaemonSetStatus
     &[("conditions", List(251))],
     // k8s.io.api.extensions.v1beta1.Deployment
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(258)),
-        ("status", Struct(259)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(258)), ("status", Struct(259))],
     // k8s.io.api.extensions.v1beta1.DeploymentCondition
     &[("lastUpdateTime", Null), ("lastTransitionTime", Null)],
     // k8s.io.api.extensions.v1beta1.DeploymentList
@@ -712,11 +530,7 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.extensions.v1beta1.HTTPIngressRuleValue
     &[("paths", List(260))],
     // k8s.io.api.extensions.v1beta1.Ingress
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(267)),
-        ("status", Struct(268)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(267)), ("status", Struct(268))],
     // k8s.io.api.extensions.v1beta1.IngressBackend
     &[("servicePort", ZeroInt)],
     // k8s.io.api.extensions.v1beta1.IngressList
@@ -734,11 +548,7 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.extensions.v1beta1.NetworkPolicyList
     &[("metadata", Struct(NONE)), ("items", List(269))],
     // k8s.io.api.extensions.v1beta1.ReplicaSet
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(274)),
-        ("status", Struct(275)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(274)), ("status", Struct(275))],
     // k8s.io.api.extensions.v1beta1.ReplicaSetCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.api.extensions.v1beta1.ReplicaSetList
@@ -748,17 +558,9 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.extensions.v1beta1.ReplicaSetStatus
     &[("conditions", List(272))],
     // k8s.io.api.extensions.v1beta1.Scale
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(NONE)),
-        ("status", Struct(NONE)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(NONE)), ("status", Struct(NONE))],
     // k8s.io.api.flowcontrol.v1.FlowSchema
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(NONE)),
-        ("status", Struct(280)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(NONE)), ("status", Struct(280))],
     // k8s.io.api.flowcontrol.v1.FlowSchemaCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.api.flowcontrol.v1.FlowSchemaList
@@ -768,11 +570,7 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.flowcontrol.v1.LimitedPriorityLevelConfiguration
     &[("limitResponse", Struct(NONE))],
     // k8s.io.api.flowcontrol.v1.PriorityLevelConfiguration
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(285)),
-        ("status", Struct(286)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(285)), ("status", Struct(286))],
     // k8s.io.api.flowcontrol.v1.PriorityLevelConfigurationCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.api.flowcontrol.v1.PriorityLevelConfigurationList
@@ -782,11 +580,7 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.flowcontrol.v1.PriorityLevelConfigurationStatus
     &[("conditions", List(283))],
     // k8s.io.api.flowcontrol.v1beta1.FlowSchema
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(NONE)),
-        ("status", Struct(290)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(NONE)), ("status", Struct(290))],
     // k8s.io.api.flowcontrol.v1beta1.FlowSchemaCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.api.flowcontrol.v1beta1.FlowSchemaList
@@ -796,11 +590,7 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.flowcontrol.v1beta1.LimitedPriorityLevelConfiguration
     &[("limitResponse", Struct(NONE))],
     // k8s.io.api.flowcontrol.v1beta1.PriorityLevelConfiguration
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(295)),
-        ("status", Struct(296)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(295)), ("status", Struct(296))],
     // k8s.io.api.flowcontrol.v1beta1.PriorityLevelConfigurationCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.api.flowcontrol.v1beta1.PriorityLevelConfigurationList
@@ -810,11 +600,7 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.flowcontrol.v1beta1.PriorityLevelConfigurationStatus
     &[("conditions", List(293))],
     // k8s.io.api.flowcontrol.v1beta2.FlowSchema
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(NONE)),
-        ("status", Struct(300)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(NONE)), ("status", Struct(300))],
     // k8s.io.api.flowcontrol.v1beta2.FlowSchemaCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.api.flowcontrol.v1beta2.FlowSchemaList
@@ -824,11 +610,7 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.flowcontrol.v1beta2.LimitedPriorityLevelConfiguration
     &[("limitResponse", Struct(NONE))],
     // k8s.io.api.flowcontrol.v1beta2.PriorityLevelConfiguration
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(305)),
-        ("status", Struct(306)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(305)), ("status", Struct(306))],
     // k8s.io.api.flowcontrol.v1beta2.PriorityLevelConfigurationCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.api.flowcontrol.v1beta2.PriorityLevelConfigurationList
@@ -838,11 +620,7 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.flowcontrol.v1beta2.PriorityLevelConfigurationStatus
     &[("conditions", List(303))],
     // k8s.io.api.flowcontrol.v1beta3.FlowSchema
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(NONE)),
-        ("status", Struct(310)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(NONE)), ("status", Struct(310))],
     // k8s.io.api.flowcontrol.v1beta3.FlowSchemaCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.api.flowcontrol.v1beta3.FlowSchemaList
@@ -852,11 +630,7 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.flowcontrol.v1beta3.LimitedPriorityLevelConfiguration
     &[("limitResponse", Struct(NONE))],
     // k8s.io.api.flowcontrol.v1beta3.PriorityLevelConfiguration
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(315)),
-        ("status", Struct(316)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(315)), ("status", Struct(316))],
     // k8s.io.api.flowcontrol.v1beta3.PriorityLevelConfigurationCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.api.flowcontrol.v1beta3.PriorityLevelConfigurationList
@@ -876,11 +650,7 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.networking.v1.IPAddressList
     &[("metadata", Struct(NONE)), ("items", List(320))],
     // k8s.io.api.networking.v1.Ingress
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(330)),
-        ("status", Struct(331)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(330)), ("status", Struct(331))],
     // k8s.io.api.networking.v1.IngressBackend
     &[("service", Optional(329))],
     // k8s.io.api.networking.v1.IngressClass
@@ -904,11 +674,7 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.networking.v1.NetworkPolicyList
     &[("metadata", Struct(NONE)), ("items", List(332))],
     // k8s.io.api.networking.v1.ServiceCIDR
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(NONE)),
-        ("status", Struct(NONE)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(NONE)), ("status", Struct(NONE))],
     // k8s.io.api.networking.v1.ServiceCIDRList
     &[("metadata", Struct(NONE)), ("items", List(334))],
     // k8s.io.api.networking.v1beta1.HTTPIngressPath
@@ -920,11 +686,7 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.networking.v1beta1.IPAddressList
     &[("metadata", Struct(NONE)), ("items", List(338))],
     // k8s.io.api.networking.v1beta1.Ingress
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(347)),
-        ("status", Struct(348)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(347)), ("status", Struct(348))],
     // k8s.io.api.networking.v1beta1.IngressBackend
     &[("servicePort", ZeroInt)],
     // k8s.io.api.networking.v1beta1.IngressClass
@@ -942,11 +704,7 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.networking.v1beta1.IngressStatus
     &[("loadBalancer", Struct(NONE))],
     // k8s.io.api.networking.v1beta1.ServiceCIDR
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(NONE)),
-        ("status", Struct(NONE)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(NONE)), ("status", Struct(NONE))],
     // k8s.io.api.networking.v1beta1.ServiceCIDRList
     &[("metadata", Struct(NONE)), ("items", List(349))],
     // k8s.io.api.node.v1.RuntimeClass
@@ -964,21 +722,13 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.policy.v1.Eviction
     &[("metadata", Struct(484))],
     // k8s.io.api.policy.v1.PodDisruptionBudget
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(NONE)),
-        ("status", Struct(NONE)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(NONE)), ("status", Struct(NONE))],
     // k8s.io.api.policy.v1.PodDisruptionBudgetList
     &[("metadata", Struct(NONE)), ("items", List(358))],
     // k8s.io.api.policy.v1beta1.Eviction
     &[("metadata", Struct(484))],
     // k8s.io.api.policy.v1beta1.PodDisruptionBudget
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(NONE)),
-        ("status", Struct(NONE)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(NONE)), ("status", Struct(NONE))],
     // k8s.io.api.policy.v1beta1.PodDisruptionBudgetList
     &[("metadata", Struct(NONE)), ("items", List(361))],
     // k8s.io.api.rbac.v1.ClusterRole
@@ -1052,11 +802,7 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.resource.v1.ResourceSliceList
     &[("metadata", Struct(NONE)), ("items", List(396))],
     // k8s.io.api.resource.v1alpha3.DeviceTaintRule
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Optional(400)),
-        ("status", Struct(NONE)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Optional(400)), ("status", Struct(NONE))],
     // k8s.io.api.resource.v1alpha3.DeviceTaintRuleList
     &[("metadata", Struct(NONE)), ("items", List(398))],
     // k8s.io.api.resource.v1alpha3.DeviceTaintRuleSpec
@@ -1142,10 +888,7 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.storage.v1.VolumeAttachmentList
     &[("metadata", Struct(NONE)), ("items", List(439))],
     // k8s.io.api.storage.v1.VolumeAttachmentStatus
-    &[
-        ("attachError", Optional(444)),
-        ("detachError", Optional(444)),
-    ],
+    &[("attachError", Optional(444)), ("detachError", Optional(444))],
     // k8s.io.api.storage.v1.VolumeAttributesClass
     &[("metadata", Struct(484))],
     // k8s.io.api.storage.v1.VolumeAttributesClassList
@@ -1161,10 +904,7 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.storage.v1alpha1.VolumeAttachmentList
     &[("metadata", Struct(NONE)), ("items", List(447))],
     // k8s.io.api.storage.v1alpha1.VolumeAttachmentStatus
-    &[
-        ("attachError", Optional(452)),
-        ("detachError", Optional(452)),
-    ],
+    &[("attachError", Optional(452)), ("detachError", Optional(452))],
     // k8s.io.api.storage.v1alpha1.VolumeAttributesClass
     &[("metadata", Struct(484))],
     // k8s.io.api.storage.v1alpha1.VolumeAttributesClassList
@@ -1192,10 +932,7 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.storage.v1beta1.VolumeAttachmentList
     &[("metadata", Struct(NONE)), ("items", List(461))],
     // k8s.io.api.storage.v1beta1.VolumeAttachmentStatus
-    &[
-        ("attachError", Optional(466)),
-        ("detachError", Optional(466)),
-    ],
+    &[("attachError", Optional(466)), ("detachError", Optional(466))],
     // k8s.io.api.storage.v1beta1.VolumeAttributesClass
     &[("metadata", Struct(484))],
     // k8s.io.api.storage.v1beta1.VolumeAttributesClassList
@@ -1203,11 +940,7 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.storage.v1beta1.VolumeError
     &[("time", Null)],
     // k8s.io.api.storagemigration.v1beta1.StorageVersionMigration
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(NONE)),
-        ("status", Struct(NONE)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(NONE)), ("status", Struct(NONE))],
     // k8s.io.api.storagemigration.v1beta1.StorageVersionMigrationList
     &[("metadata", Struct(NONE)), ("items", List(467))],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.ConversionResponse
@@ -1251,11 +984,7 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.apimachinery.pkg.apis.meta.v1beta1.PartialObjectMetadataList
     &[("items", List(485)), ("metadata", Struct(NONE))],
     // k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.APIService
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(NONE)),
-        ("status", Struct(492)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(NONE)), ("status", Struct(492))],
     // k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.APIServiceCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.APIServiceList
@@ -1263,11 +992,7 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.APIServiceStatus
     &[("conditions", List(490))],
     // k8s.io.kube_aggregator.pkg.apis.apiregistration.v1beta1.APIService
-    &[
-        ("metadata", Struct(484)),
-        ("spec", Struct(NONE)),
-        ("status", Struct(496)),
-    ],
+    &[("metadata", Struct(484)), ("spec", Struct(NONE)), ("status", Struct(496))],
     // k8s.io.kube_aggregator.pkg.apis.apiregistration.v1beta1.APIServiceCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.kube_aggregator.pkg.apis.apiregistration.v1beta1.APIServiceList
@@ -1278,76 +1003,20 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
 
 /// (apiVersion, kind, message), sorted.
 pub(super) static KINDS: &[(&str, &str, u16)] = &[
-    (
-        "admissionregistration.k8s.io/v1",
-        "MutatingWebhookConfiguration",
-        4,
-    ),
-    (
-        "admissionregistration.k8s.io/v1",
-        "ValidatingAdmissionPolicy",
-        6,
-    ),
-    (
-        "admissionregistration.k8s.io/v1",
-        "ValidatingAdmissionPolicyBinding",
-        7,
-    ),
-    (
-        "admissionregistration.k8s.io/v1",
-        "ValidatingWebhookConfiguration",
-        10,
-    ),
-    (
-        "admissionregistration.k8s.io/v1alpha1",
-        "MutatingAdmissionPolicy",
-        12,
-    ),
-    (
-        "admissionregistration.k8s.io/v1alpha1",
-        "MutatingAdmissionPolicyBinding",
-        13,
-    ),
-    (
-        "admissionregistration.k8s.io/v1alpha1",
-        "ValidatingAdmissionPolicy",
-        16,
-    ),
-    (
-        "admissionregistration.k8s.io/v1alpha1",
-        "ValidatingAdmissionPolicyBinding",
-        17,
-    ),
-    (
-        "admissionregistration.k8s.io/v1beta1",
-        "MutatingAdmissionPolicy",
-        20,
-    ),
-    (
-        "admissionregistration.k8s.io/v1beta1",
-        "MutatingAdmissionPolicyBinding",
-        21,
-    ),
-    (
-        "admissionregistration.k8s.io/v1beta1",
-        "MutatingWebhookConfiguration",
-        24,
-    ),
-    (
-        "admissionregistration.k8s.io/v1beta1",
-        "ValidatingAdmissionPolicy",
-        26,
-    ),
-    (
-        "admissionregistration.k8s.io/v1beta1",
-        "ValidatingAdmissionPolicyBinding",
-        27,
-    ),
-    (
-        "admissionregistration.k8s.io/v1beta1",
-        "ValidatingWebhookConfiguration",
-        30,
-    ),
+    ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration", 4),
+    ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", 6),
+    ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", 7),
+    ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration", 10),
+    ("admissionregistration.k8s.io/v1alpha1", "MutatingAdmissionPolicy", 12),
+    ("admissionregistration.k8s.io/v1alpha1", "MutatingAdmissionPolicyBinding", 13),
+    ("admissionregistration.k8s.io/v1alpha1", "ValidatingAdmissionPolicy", 16),
+    ("admissionregistration.k8s.io/v1alpha1", "ValidatingAdmissionPolicyBinding", 17),
+    ("admissionregistration.k8s.io/v1beta1", "MutatingAdmissionPolicy", 20),
+    ("admissionregistration.k8s.io/v1beta1", "MutatingAdmissionPolicyBinding", 21),
+    ("admissionregistration.k8s.io/v1beta1", "MutatingWebhookConfiguration", 24),
+    ("admissionregistration.k8s.io/v1beta1", "ValidatingAdmissionPolicy", 26),
+    ("admissionregistration.k8s.io/v1beta1", "ValidatingAdmissionPolicyBinding", 27),
+    ("admissionregistration.k8s.io/v1beta1", "ValidatingWebhookConfiguration", 30),
     ("apidiscovery.k8s.io/v2", "APIGroupDiscovery", 32),
     ("apidiscovery.k8s.io/v2beta1", "APIGroupDiscovery", 34),
     ("apiextensions.k8s.io/v1", "CustomResourceDefinition", 471),
@@ -1372,11 +1041,7 @@ pub(super) static KINDS: &[(&str, &str, u16)] = &[
     ("batch/v1", "JobTemplateSpec", 137),
     ("certificates.k8s.io/v1", "CertificateSigningRequest", 142),
     ("certificates.k8s.io/v1alpha1", "ClusterTrustBundle", 146),
-    (
-        "certificates.k8s.io/v1beta1",
-        "CertificateSigningRequest",
-        148,
-    ),
+    ("certificates.k8s.io/v1beta1", "CertificateSigningRequest", 148),
     ("certificates.k8s.io/v1beta1", "ClusterTrustBundle", 152),
     ("certificates.k8s.io/v1beta1", "PodCertificateRequest", 154),
     ("coordination.k8s.io/v1", "Lease", 156),
@@ -1386,11 +1051,7 @@ pub(super) static KINDS: &[(&str, &str, u16)] = &[
     ("discovery.k8s.io/v1", "EndpointSlice", 241),
     ("events.k8s.io/v1", "Event", 246),
     ("flowcontrol.apiserver.k8s.io/v1", "FlowSchema", 277),
-    (
-        "flowcontrol.apiserver.k8s.io/v1",
-        "PriorityLevelConfiguration",
-        282,
-    ),
+    ("flowcontrol.apiserver.k8s.io/v1", "PriorityLevelConfiguration", 282),
     ("internal.apiserver.k8s.io/v1alpha1", "StorageVersion", 36),
     ("meta.k8s.io/v1", "APIGroup", 481),
     ("meta.k8s.io/v1", "PartialObjectMetadata", 485),
@@ -1442,11 +1103,7 @@ pub(super) static KINDS: &[(&str, &str, u16)] = &[
     ("storage.k8s.io/v1beta1", "StorageClass", 459),
     ("storage.k8s.io/v1beta1", "VolumeAttachment", 461),
     ("storage.k8s.io/v1beta1", "VolumeAttributesClass", 464),
-    (
-        "storagemigration.k8s.io/v1beta1",
-        "StorageVersionMigration",
-        467,
-    ),
+    ("storagemigration.k8s.io/v1beta1", "StorageVersionMigration", 467),
     ("v1", "Binding", 165),
     ("v1", "ComponentStatus", 166),
     ("v1", "ConfigMap", 168),
