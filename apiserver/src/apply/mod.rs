@@ -5,6 +5,8 @@
 
 pub mod fieldpath;
 pub mod managers;
+#[rustfmt::skip]
+mod pointer_fields;
 pub mod schema;
 #[cfg(test)]
 mod tests;

@@ -11,6 +11,10 @@ pub trait TypeSource: Send + Sync {
     fn root(&self, group: &str, version: &str, kind: &str) -> Option<&Value>;
     /// A definition a `$ref` names (`#/definitions/<name>` or `#/components/schemas/<name>`).
     fn definition(&self, name: &str) -> Option<&Value>;
+    /// The definition name of a kind's root schema, when it has one.
+    fn root_name(&self, _group: &str, _version: &str, _kind: &str) -> Option<&str> {
+        None
+    }
 }
 
 /// The built-in kinds' schemas.
@@ -47,6 +51,10 @@ impl TypeSource for Builtin {
     fn definition(&self, name: &str) -> Option<&Value> {
         crate::openapi::schemas().definition(name)
     }
+
+    fn root_name(&self, group: &str, version: &str, kind: &str) -> Option<&str> {
+        crate::openapi::schemas().definition_for(group, version, kind)
+    }
 }
 
 /// A type: a schema node, or none (deduced from the value: maps granular, lists atomic, as
@@ -55,6 +63,8 @@ impl TypeSource for Builtin {
 pub struct Ty<'a> {
     node: Option<&'a Value>,
     source: &'a dyn TypeSource,
+    /// The root's definition name (other types name theirs through `$ref`).
+    root_name: Option<&'a str>,
 }
 
 /// How a list merges.
@@ -87,12 +97,32 @@ pub enum Shape<'a> {
 
 impl<'a> Ty<'a> {
     pub fn new(node: Option<&'a Value>, source: &'a dyn TypeSource) -> Ty<'a> {
-        Ty { node, source }
+        Ty {
+            node,
+            source,
+            root_name: None,
+        }
     }
 
     /// The root type of a kind.
     pub fn root(source: &'a dyn TypeSource, group: &str, version: &str, kind: &str) -> Ty<'a> {
-        Ty::new(source.root(group, version, kind), source)
+        Ty {
+            root_name: source.root_name(group, version, kind),
+            ..Ty::new(source.root(group, version, kind), source)
+        }
+    }
+
+    /// The name of the definition this type is (its `$ref`, or the root's).
+    pub fn definition_name(&self) -> Option<&'a str> {
+        let node = self.node?;
+        let target = node
+            .get("$ref")
+            .or_else(|| node.get("allOf")?.as_array()?.first()?.get("$ref"))
+            .and_then(Value::as_str);
+        match target {
+            Some(r) => Some(r.rsplit('/').next().unwrap_or(r)),
+            None => self.root_name,
+        }
     }
 
     fn with(&self, node: Option<&'a Value>) -> Ty<'a> {

@@ -763,3 +763,47 @@ fn a_null_in_a_struct_of_the_zero_object_is_not_set_but_in_a_new_item_it_is() {
         )
     );
 }
+
+#[test]
+fn a_create_adds_the_optional_pointer_structs_it_sets_as_a_whole() {
+    // Go's zero Deployment has its strategy and pod spec (non-pointer structs) but no
+    // rollingUpdate or affinity (nil pointers): upstream records those with their own ".".
+    let t = FieldTracking {
+        manager: "kubectl-create".into(),
+        group: "apps".into(),
+        version: "v1".into(),
+        kind: "Deployment".into(),
+        subresource: String::new(),
+        reset: Reset::Status,
+        types: schema::builtin(),
+    };
+    let mut d = json!({
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+        "spec": {
+            "strategy": {"type": "RollingUpdate",
+                         "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}},
+            "template": {"spec": {
+                "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [{"matchExpressions": [{"key": "a", "operator": "Exists"}]}]
+                }}},
+                "restartPolicy": "Always"
+            }}
+        }
+    });
+    track_update(&t, None, &mut d, None);
+    assert_eq!(
+        d["metadata"]["managedFields"][0]["fieldsV1"],
+        json!({"f:spec": {
+            "f:strategy": {
+                "f:rollingUpdate": {".": {}, "f:maxSurge": {}, "f:maxUnavailable": {}},
+                "f:type": {}
+            },
+            "f:template": {"f:spec": {
+                "f:affinity": {".": {}, "f:nodeAffinity": {
+                    ".": {}, "f:requiredDuringSchedulingIgnoredDuringExecution": {}
+                }},
+                "f:restartPolicy": {}
+            }}
+        }})
+    );
+}

@@ -219,9 +219,14 @@ impl Comparer<'_> {
                 }
                 let empty = Map::new();
                 let (lm, rm) = (lm.unwrap_or(&empty), rm.unwrap_or(&empty));
-                // Whether a field is in the zero object: a declared field of a struct that is.
+                // Whether a field is in the zero object: a declared field of a struct that is,
+                // unless Go makes it an optional pointer (nil there).
+                let definition = ty.definition_name();
                 let zero_field = |k: &str| -> (bool, bool) {
-                    let in_zero = in_zero && is_struct && Ty::is_declared(&shape, k);
+                    let in_zero = in_zero
+                        && is_struct
+                        && Ty::is_declared(&shape, k)
+                        && !super::pointer_fields::is_pointer(definition, k);
                     let required = matches!(&shape, Shape::Struct { required: Some(r), .. }
                         if r.iter().any(|n| n.as_str() == Some(k)));
                     (in_zero, required)
