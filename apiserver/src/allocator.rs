@@ -1007,6 +1007,8 @@ pub fn fill_update(old: &Value, new: &mut Value, reserved: &Reserved) -> Result<
 impl ServiceAllocator {
     /// Sets aside what [`fill_update`] found missing for Service `svc`: a ClusterIP (with its
     /// IPAddress) and node ports, checking requested ones.
+    /// A dry run reserves in this process's memory only (no IPAddress, no claim in the store);
+    /// [`Self::forget_reserved`] gives it back.
     pub async fn reserve_for_update(
         &self,
         registry: &Registry,
@@ -1014,12 +1016,17 @@ impl ServiceAllocator {
         svc: &Value,
         needs: &Needs,
         reserved: &mut Reserved,
+        dry_run: bool,
     ) -> Result<(), ApiError> {
         if needs.ip && reserved.ip.is_none() {
             let namespace = text(svc, "/metadata/namespace").to_string();
             let name = text(svc, "/metadata/name").to_string();
             for attempt in 0.. {
                 let candidate = self.reserve(registry, services, svc, "").await?;
+                if dry_run {
+                    reserved.ip = Some(candidate);
+                    break;
+                }
                 let candidate_text = Ipv4Addr::from(candidate).to_string();
                 match create_ip_address(registry, &candidate_text, &namespace, &name).await {
                     Ok(()) => {
@@ -1054,7 +1061,7 @@ impl ServiceAllocator {
             text(svc, "/metadata/namespace"),
             text(svc, "/metadata/name")
         );
-        self.allocate_claimed(registry, &mut request, &owner, false)
+        self.allocate_claimed(registry, &mut request, &owner, dry_run)
             .await?;
         let mut got = node_ports(&request).into_iter();
         reserved
@@ -1065,6 +1072,16 @@ impl ServiceAllocator {
             reserved.health_check = got.next();
         }
         Ok(())
+    }
+
+    /// After a dry-run Service update: what [`Self::reserve_for_update`] set aside goes back
+    /// (it was never written anywhere).
+    pub async fn forget_reserved(&self, reserved: Reserved) {
+        let ports: Vec<i64> = (reserved.ports.into_iter())
+            .chain(reserved.requested)
+            .chain(reserved.health_check)
+            .collect();
+        self.forget(reserved.ip, &ports).await;
     }
 
     /// After a Service update: returns what the old Service held and the new one does not, and

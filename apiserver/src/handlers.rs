@@ -942,7 +942,7 @@ async fn update_stored<F>(
 where
     F: FnMut(&Value) -> Result<Value, ApiError> + Send,
 {
-    if !is_service(info) || subresource.is_some() || write.dry_run {
+    if !is_service(info) || subresource.is_some() {
         return ctx
             .registry
             .update(target, strategy, name, subresource, write, mutate)
@@ -976,31 +976,54 @@ where
         if let (Some(missing), Some(svc)) = (needs, wanted) {
             let reserving = ctx
                 .services
-                .reserve_for_update(&ctx.registry, target, &svc, &missing, &mut reserved)
+                .reserve_for_update(
+                    &ctx.registry,
+                    target,
+                    &svc,
+                    &missing,
+                    &mut reserved,
+                    write.dry_run,
+                )
                 .await;
             if let Err(e) = reserving {
-                ctx.services
-                    .settle_update(&ctx.registry, (namespace, name), None, None, reserved)
-                    .await;
+                settle(ctx, (namespace, name), None, None, reserved, write.dry_run).await;
                 return Err(e);
             }
             continue;
         }
-        ctx.services
-            .settle_update(
-                &ctx.registry,
-                (namespace, name),
-                seen_old.as_ref(),
-                result.as_ref().ok(),
-                reserved,
-            )
-            .await;
+        // A dry run shows what the update would get and keeps nothing.
+        let stored = result.as_ref().ok();
+        settle(
+            ctx,
+            (namespace, name),
+            seen_old.as_ref(),
+            stored,
+            reserved,
+            write.dry_run,
+        )
+        .await;
         return result;
     }
-    ctx.services
-        .settle_update(&ctx.registry, (namespace, name), None, None, reserved)
-        .await;
+    settle(ctx, (namespace, name), None, None, reserved, write.dry_run).await;
     Err(ApiError::conflict_modified(&info.group_resource(), name))
+}
+
+/// Gives back a Service update's reservations: a dry run's from memory only.
+async fn settle(
+    ctx: &ApiContext,
+    service: (&str, &str),
+    old: Option<&Value>,
+    stored: Option<&Value>,
+    reserved: crate::allocator::Reserved,
+    dry_run: bool,
+) {
+    if dry_run {
+        ctx.services.forget_reserved(reserved).await;
+    } else {
+        ctx.services
+            .settle_update(&ctx.registry, service, old, stored, reserved)
+            .await;
+    }
 }
 
 /// Stores a new object: service IP allocation around the registry's create, warnings, and

@@ -1449,3 +1449,40 @@ fn service_accounts_keep_secret_names_only_and_warn_of_enforce_mountable_secrets
     let secrets = c.kubectl_ok(&["get", "sa", "robot", "-o", "jsonpath={.secrets}"]);
     assert_eq!(secrets, r#"[{"name":"token"}]"#);
 }
+
+#[test]
+fn a_dry_run_service_update_shows_its_allocations_and_holds_none() {
+    let c = TestCluster::start();
+    c.kubectl_ok(&["create", "service", "clusterip", "web", "--tcp=80:8080"]);
+    let patch = r#"{"spec":{"type":"LoadBalancer","externalTrafficPolicy":"Local"}}"#;
+    let shown = json(&c.kubectl_ok(&[
+        "patch",
+        "service",
+        "web",
+        "--dry-run=server",
+        "-p",
+        patch,
+        "-o",
+        "json",
+    ]));
+    let node_port = shown["spec"]["ports"][0]["nodePort"]
+        .as_i64()
+        .expect("a nodePort");
+    let health = shown["spec"]["healthCheckNodePort"]
+        .as_i64()
+        .expect("a health check port");
+    assert!((30000..=32767).contains(&node_port) && (30000..=32767).contains(&health));
+    let live = json(&c.kubectl_ok(&["get", "service", "web", "-o", "json"]));
+    assert_eq!(live["spec"]["type"], "ClusterIP", "{live}");
+    // Nothing was held: both ports can be taken by a real Service.
+    for (name, port) in [("a", node_port), ("b", health)] {
+        c.kubectl_ok(&[
+            "create",
+            "service",
+            "nodeport",
+            name,
+            "--tcp=80:80",
+            &format!("--node-port={port}"),
+        ]);
+    }
+}
