@@ -132,7 +132,9 @@ pub async fn ensure(
 }
 
 /// Points the `kubernetes` Endpoints and EndpointSlice at `ips` (sorted, at least one) on
-/// `port`; unchanged objects are not written.
+/// `port`; unchanged objects are not written. The slice carries only the service-name label,
+/// as upstream's EndpointsAdapter writes it: with the mirroring controller's managed-by label,
+/// that controller deleted it (its Endpoints is marked skip-mirror).
 pub(crate) async fn write_kubernetes_endpoints(
     registry: &Registry,
     ips: &[IpAddr],
@@ -168,8 +170,7 @@ pub(crate) async fn write_kubernetes_endpoints(
     let slice = json!({
         "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
         "metadata": { "name": "kubernetes", "namespace": "default",
-            "labels": { "kubernetes.io/service-name": "kubernetes",
-                "endpointslice.kubernetes.io/managed-by": "endpointslicemirroring-controller.k8s.io" } },
+            "labels": { "kubernetes.io/service-name": "kubernetes" } },
         "addressType": family,
         "endpoints": slice_endpoints,
         "ports": [{ "name": "https", "port": port, "protocol": "TCP" }]
