@@ -17,65 +17,100 @@ Usage:
 
 import argparse
 import glob
+import json
 import os
 import re
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "apiserver/src/apply/pointer_fields.rs")
+ZEROS = os.path.join(ROOT, "tools/go-zero-fields.json")
 STRUCT = re.compile(r"^type (\w+) struct \{\s*$")
-FIELD = re.compile(r"^\s*(\w+)\s+(\*[\w.]+)\s+`([^`]*)`")
+NAMED = re.compile(r"^type (\w+) (\[\][\w.]+|map\[[\w.]+\][\w.*]+|[\w.]+)\s*(//.*)?$")
+FIELD = re.compile(r"^\s*(\w+)\s+([^\s`]+)\s+`([^`]*)`")
 EMBED = re.compile(r'^\s*(\w+)\s+`[^`]*json:",inline"')
-# Pointers to these are scalars in the OpenAPI schema.
-SPECIAL = {"Time", "MicroTime", "Duration", "Quantity", "IntOrString"}
-# Struct types of k8s.io/apimachinery that k8s.io/api points to.
+# Types whose JSON form is not an object of their fields, and what Go writes for their zero.
+SPECIAL = {"Time": "time", "MicroTime": "time", "Quantity": "quantity",
+           "IntOrString": "intorstring", "Duration": None, "RawExtension": None}
+# Struct types of k8s.io/apimachinery that k8s.io/api uses.
 META_STRUCTS = {"LabelSelector", "ObjectMeta", "ListMeta", "Status"}
+BASIC = {"string": "string", "bool": "bool", "byte": "number"}
 
 
 def parse(src):
-    """([(definition, field, pointee)], {struct names}) from the types*.go files; an embedded
-    struct's fields count for the struct that inlines it (a Volume's VolumeSource)."""
-    fields, structs, embeds = [], set(META_STRUCTS), []
+    """Every struct field with a JSON name: (message, field, Go type, omitempty), the struct
+    names, and the named non-struct types; an embedded struct's fields count for the struct
+    that inlines it (a Volume's VolumeSource)."""
+    fields, structs, named, embeds = [], set(META_STRUCTS), {}, []
     for path in sorted(glob.glob(os.path.join(src, "**", "*.go"), recursive=True)):
         if path.endswith("_test.go") or "/testdata/" in path:
             continue
         pkg = os.path.relpath(os.path.dirname(path), src).replace(os.sep, ".")
         current, depth = None, 0
         for line in open(path, encoding="utf-8"):
-            m = STRUCT.match(line)
-            if m and depth == 0:
-                current, depth = m.group(1), 1
-                structs.add(current)
-                continue
+            if depth == 0:
+                m = STRUCT.match(line)
+                if m:
+                    current, depth = m.group(1), 1
+                    structs.add(current)
+                    continue
+                n = NAMED.match(line)
+                if n:
+                    named[n.group(1)] = n.group(2)
             if current is None:
                 continue
             if depth == 1 and not line.lstrip().startswith("//"):
                 e = EMBED.match(line)
                 if e:
-                    embeds.append((f"io.k8s.api.{pkg}.{current}", f"io.k8s.api.{pkg}.{e.group(1)}"))
+                    embeds.append((f"{pkg}.{current}", f"{pkg}.{e.group(1)}"))
                 f = FIELD.match(line)
                 if f:
                     tags = dict(re.findall(r'(\w+):"([^"]*)"', f.group(3)))
                     js = tags.get("json", "").split(",")
-                    if js[0] and js[0] != "-" and "omitempty" in js[1:]:
-                        pointee = f.group(2)[1:].split(".")[-1]
-                        fields.append((f"io.k8s.api.{pkg}.{current}", js[0], pointee))
+                    if js[0] and js[0] != "-":
+                        fields.append((f"{pkg}.{current}", js[0], f.group(2), "omitempty" in js[1:]))
             depth += line.count("{") - line.count("}")
             if depth <= 0:
                 current, depth = None, 0
     for _ in range(4):  # embeds of embeds
         for outer, inner in embeds:
-            fields += [(outer, f, p) for d, f, p in fields if d == inner]
-    return fields, structs
+            have = {(d, j) for d, j, _, _ in fields}
+            fields += [(outer, j, t, o) for d, j, t, o in fields
+                       if d == inner and (outer, j) not in have]
+    return fields, structs, named
+
+
+def zero_kind(ty, structs, named, depth=0):
+    """What Go's JSON encoder writes for the zero value of a non-pointer field of type `ty`."""
+    if depth > 8:
+        return None
+    if ty.startswith("*"):
+        return "null"
+    if ty.startswith("[]") or ty.startswith("map["):
+        return "null"
+    name = ty.split(".")[-1]
+    if name in SPECIAL:
+        return SPECIAL[name]
+    if name in BASIC:
+        return BASIC[name]
+    if re.fullmatch(r"u?int(8|16|32|64)?|float(32|64)", name):
+        return "number"
+    if name in structs:
+        return "struct"
+    if name in named:
+        return zero_kind(named[name], structs, named, depth + 1)
+    return None
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--go-src", required=True, help="a k8s.io/api source tree")
     args = ap.parse_args()
-    fields, structs = parse(args.go_src)
-    rows = sorted(
-        {(d, f) for d, f, p in fields if p in structs and p not in SPECIAL}
-    )
+    fields, structs, named = parse(args.go_src)
+    rows = sorted({
+        (f"io.k8s.api.{d}", j) for d, j, t, omit in fields
+        if omit and t.startswith("*") and t[1:].split(".")[-1] in structs
+        and t[1:].split(".")[-1] not in SPECIAL
+    })
     out = [
         "//! Generated by tools/gen-go-pointers.py from k8s.io/api v0.33.9: do not edit.",
         "",
@@ -97,7 +132,16 @@ def main():
     ]
     with open(OUT, "w") as fh:
         fh.write("\n".join(out) + "\n")
-    print(f"{len(rows)} fields")
+    # Non-pointer fields without omitempty: Go writes their zero values (read by gen-go-shape.py).
+    zeros = {}
+    for d, j, t, omit in fields:
+        kind = None if omit else zero_kind(t, structs, named)
+        if kind:
+            zeros.setdefault(f"k8s.io.api.{d}", {})[j] = kind
+    with open(ZEROS, "w") as fh:
+        json.dump(zeros, fh, indent=0, sort_keys=True)
+        fh.write("\n")
+    print(f"{len(rows)} pointer fields, {sum(map(len, zeros.values()))} zero-valued fields")
 
 
 if __name__ == "__main__":

@@ -21,6 +21,8 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCHEMA = os.path.join(ROOT, "apiserver/src/protobuf/schema.json")
 OUT = os.path.join(ROOT, "apiserver/src/go_shape/table.rs")
+# Go's non-pointer fields without omitempty, from k8s.io/api (made by tools/gen-go-pointers.py).
+ZEROS = os.path.join(ROOT, "tools/go-zero-fields.json")
 
 META = "k8s.io.apimachinery.pkg.apis.meta.v1."
 # Special types: their JSON form is not an object of their fields.
@@ -54,14 +56,32 @@ def is_special(ty):
     )
 
 
-def build(schema):
+ZERO_OF_KIND = {"time": "Null", "quantity": "ZeroQuantity", "intorstring": "ZeroInt",
+                "string": "ZeroString", "number": "ZeroInt", "bool": "ZeroBool", "null": "Null"}
+
+
+def build(schema, zeros):
     messages = schema["messages"]
 
     def fields_of(name):
         for _tag, json_name, ty, flags in messages[name]:
-            ty = full_type(name, ty)
-            if ty in messages:
-                yield json_name, ty, flags
+            yield json_name, full_type(name, ty), flags
+
+    def walks(ty):
+        return ty in messages and not is_special(ty)
+
+    def fill_of(name, json_name, ty, flags):
+        """What Go writes for the field when it is absent: "struct", a Fill name, or None."""
+        if flags == "z":
+            if ty in ZERO_OF_SPECIAL:
+                return ZERO_OF_SPECIAL[ty]
+            return "struct" if walks(ty) else None
+        zero = zeros.get(name, {}).get(json_name)
+        if zero is None or flags == "i":
+            return None
+        if zero == "struct":
+            return "struct" if walks(ty) else None
+        return ZERO_OF_KIND.get(zero)
 
     # A message matters when one of its fields is filled, or leads to a message that matters.
     matters = set()
@@ -71,9 +91,8 @@ def build(schema):
         for name in messages:
             if name in matters or is_special(name):
                 continue
-            for _, ty, flags in fields_of(name):
-                fills = flags == "z" and (ty in ZERO_OF_SPECIAL or not is_special(ty))
-                if fills or (not is_special(ty) and ty in matters):
+            for json_name, ty, flags in fields_of(name):
+                if fill_of(name, json_name, ty, flags) or (walks(ty) and ty in matters):
                     matters.add(name)
                     changed = True
                     break
@@ -83,22 +102,25 @@ def build(schema):
     for name in order:
         entries = []
         for json_name, ty, flags in fields_of(name):
-            if flags == "z" and ty in ZERO_OF_SPECIAL:
-                entries.append((json_name, ZERO_OF_SPECIAL[ty]))
-            elif is_special(ty):
-                continue
-            elif flags == "z":
-                entries.append((json_name, f"Struct({index[ty]})" if ty in matters else "Struct(NONE)"))
-            elif ty not in matters:
-                continue
-            elif flags == "i":
-                entries.append(("", f"Inline({index[ty]})"))
-            elif flags == "r":
-                entries.append((json_name, f"List({index[ty]})"))
-            elif flags == "m":
-                sys.exit(f"{name}.{json_name}: a map of messages to fill; add a Map fill to go_shape")
-            else:
-                entries.append((json_name, f"Optional({index[ty]})"))
+            fill = fill_of(name, json_name, ty, flags)
+            inner = index[ty] if walks(ty) and ty in matters else None
+            if flags == "i":
+                if inner is not None:
+                    entries.append(("", f"Inline({inner})"))
+            elif flags in ("r", "m"):
+                walk = "List" if flags == "r" else "Map"
+                null = "true" if fill == "Null" else "false"
+                if inner is not None:
+                    entries.append((json_name, f"{walk}({inner}, {null})"))
+                elif fill == "Null":
+                    entries.append((json_name, "Null"))
+            elif fill == "struct":
+                entries.append((json_name, f"Struct({inner})" if inner is not None else "Struct(NONE)"))
+            elif inner is not None:
+                null = "true" if fill == "Null" else "false"
+                entries.append((json_name, f"Optional({inner}, {null})"))
+            elif fill:
+                entries.append((json_name, fill))
         table.append((name, entries))
     kinds = []
     for api_version, ks in sorted(schema["kinds"].items()):
@@ -138,7 +160,9 @@ def main():
     args = ap.parse_args()
     with open(SCHEMA) as f:
         schema = json.load(f)
-    text = render(*build(schema))
+    with open(ZEROS) as f:
+        zeros = json.load(f)
+    text = render(*build(schema, zeros))
     if args.check:
         with open(OUT) as f:
             if f.read() != text:

@@ -1486,3 +1486,37 @@ fn a_dry_run_service_update_shows_its_allocations_and_holds_none() {
         ]);
     }
 }
+
+#[test]
+fn the_kubernetes_endpoint_slice_stays_as_upstreams_endpoints_adapter_writes_it() {
+    let c = TestCluster::start();
+    // A selectorless Service's Endpoints get mirrored: once their slice exists, the mirroring
+    // controller has run (it deleted the `kubernetes` slice when it carried its label).
+    c.apply(
+        "apiVersion: v1\nkind: Service\nmetadata: {name: ext}\nspec: {ports: [{port: 80}]}\n---\n\
+         apiVersion: v1\nkind: Endpoints\nmetadata: {name: ext}\nsubsets:\n- addresses: [{ip: 10.1.2.3}]\n  \
+         ports: [{port: 80}]\n",
+    );
+    wait_until(Duration::from_secs(30), "the mirrored slice of ext", || {
+        let out = c.kubectl(&[
+            "get",
+            "endpointslices",
+            "-l",
+            "kubernetes.io/service-name=ext",
+            "-o",
+            "name",
+        ]);
+        (!String::from_utf8_lossy(&out.stdout).trim().is_empty()).then_some(())
+    });
+    let slice = json(&c.kubectl_ok(&["get", "endpointslice", "kubernetes", "-o", "json"]));
+    assert_eq!(
+        slice["metadata"]["labels"],
+        serde_json::json!({ "kubernetes.io/service-name": "kubernetes" }),
+        "{slice}"
+    );
+    assert_eq!(slice["addressType"], "IPv4");
+    assert_eq!(
+        slice["endpoints"][0]["conditions"]["ready"], true,
+        "{slice}"
+    );
+}

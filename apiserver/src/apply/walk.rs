@@ -199,12 +199,15 @@ impl Comparer<'_> {
         in_zero: bool,
         required: bool,
     ) {
+        // The zero object has this field with this value already: a zero time, a nil slice or
+        // pointer (`null`; a template's `metadata.creationTimestamp`), or the zero value of a
+        // field without `omitempty` (required in the schema). Nothing was added.
+        if lhs.is_none() && in_zero && rhs.is_some_and(|v| is_go_zero(v, required)) {
+            return;
+        }
         let sample = rhs.filter(|v| !v.is_null()).or(lhs);
         let mut is_struct = false;
         match walk_of(ty, sample) {
-            // A zero time of a struct in the zero object is null there too (a template's
-            // `metadata.creationTimestamp`): nothing was added.
-            Walk::Leaf if lhs.is_none() && in_zero && rhs.is_some_and(Value::is_null) => return,
             Walk::Leaf => return self.leaf(lhs, rhs, path),
             Walk::Fields(shape) => {
                 is_struct = matches!(shape, Shape::Struct { props: Some(_), .. });
@@ -279,6 +282,18 @@ impl Comparer<'_> {
             (Some(_), None) => self.c.removed.insert(path),
             _ => {}
         }
+    }
+}
+
+/// Whether `v` is what Go's zero value of a field encodes to: `null`, and for a field without
+/// `omitempty` also `""`, `0` and `false`.
+fn is_go_zero(v: &Value, required: bool) -> bool {
+    match v {
+        Value::Null => true,
+        Value::String(s) => required && s.is_empty(),
+        Value::Number(n) => required && n.as_f64() == Some(0.0),
+        Value::Bool(b) => required && !b,
+        Value::Array(_) | Value::Object(_) => false,
     }
 }
 

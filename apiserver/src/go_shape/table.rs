@@ -5,1124 +5,1936 @@ use super::NONE;
 
 /// Per message: the fields Go writes when zero, and the message fields to walk into.
 pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
+    // k8s.io.api.admission.v1.AdmissionRequest
+    &[("resource", Struct(NONE)), ("operation", ZeroString), ("userInfo", Struct(NONE))],
     // k8s.io.api.admission.v1.AdmissionResponse
-    &[("status", Optional(487))],
+    &[("allowed", ZeroBool), ("status", Optional(893, false))],
     // k8s.io.api.admission.v1.AdmissionReview
-    &[("response", Optional(0))],
+    &[("request", Optional(0, false)), ("response", Optional(1, false))],
+    // k8s.io.api.admission.v1beta1.AdmissionRequest
+    &[("resource", Struct(NONE)), ("operation", ZeroString), ("userInfo", Struct(NONE))],
     // k8s.io.api.admission.v1beta1.AdmissionResponse
-    &[("status", Optional(487))],
+    &[("allowed", ZeroBool), ("status", Optional(893, false))],
     // k8s.io.api.admission.v1beta1.AdmissionReview
-    &[("response", Optional(2))],
+    &[("request", Optional(3, false)), ("response", Optional(4, false))],
+    // k8s.io.api.admissionregistration.v1.AuditAnnotation
+    &[("key", ZeroString), ("valueExpression", ZeroString)],
+    // k8s.io.api.admissionregistration.v1.ExpressionWarning
+    &[("fieldRef", ZeroString), ("warning", ZeroString)],
     // k8s.io.api.admissionregistration.v1.MutatingWebhookConfiguration
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890))],
     // k8s.io.api.admissionregistration.v1.MutatingWebhookConfigurationList
-    &[("metadata", Struct(NONE)), ("items", List(4))],
+    &[("metadata", Struct(NONE)), ("items", List(8, false))],
+    // k8s.io.api.admissionregistration.v1.TypeChecking
+    &[("expressionWarnings", List(7, false))],
     // k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicy
-    &[("metadata", Struct(484)), ("spec", Struct(NONE)), ("status", Struct(NONE))],
+    &[("metadata", Struct(890)), ("spec", Struct(15)), ("status", Struct(16))],
     // k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicyBinding
-    &[("metadata", Struct(484)), ("spec", Struct(NONE))],
+    &[("metadata", Struct(890)), ("spec", Struct(NONE))],
     // k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicyBindingList
-    &[("metadata", Struct(NONE)), ("items", List(7))],
+    &[("metadata", Struct(NONE)), ("items", List(12, true))],
     // k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicyList
-    &[("metadata", Struct(NONE)), ("items", List(6))],
+    &[("metadata", Struct(NONE)), ("items", List(11, true))],
+    // k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicySpec
+    &[("validations", List(19, false)), ("auditAnnotations", List(6, false)), ("variables", List(20, false))],
+    // k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicyStatus
+    &[("typeChecking", Optional(10, false))],
     // k8s.io.api.admissionregistration.v1.ValidatingWebhookConfiguration
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890))],
     // k8s.io.api.admissionregistration.v1.ValidatingWebhookConfigurationList
-    &[("metadata", Struct(NONE)), ("items", List(10))],
+    &[("metadata", Struct(NONE)), ("items", List(17, false))],
+    // k8s.io.api.admissionregistration.v1.Validation
+    &[("expression", ZeroString)],
+    // k8s.io.api.admissionregistration.v1.Variable
+    &[("name", ZeroString), ("expression", ZeroString)],
+    // k8s.io.api.admissionregistration.v1alpha1.AuditAnnotation
+    &[("key", ZeroString), ("valueExpression", ZeroString)],
+    // k8s.io.api.admissionregistration.v1alpha1.ExpressionWarning
+    &[("fieldRef", ZeroString), ("warning", ZeroString)],
     // k8s.io.api.admissionregistration.v1alpha1.MutatingAdmissionPolicy
-    &[("metadata", Struct(484)), ("spec", Struct(NONE))],
+    &[("metadata", Struct(890)), ("spec", Struct(27))],
     // k8s.io.api.admissionregistration.v1alpha1.MutatingAdmissionPolicyBinding
-    &[("metadata", Struct(484)), ("spec", Struct(NONE))],
+    &[("metadata", Struct(890)), ("spec", Struct(NONE))],
     // k8s.io.api.admissionregistration.v1alpha1.MutatingAdmissionPolicyBindingList
-    &[("metadata", Struct(NONE)), ("items", List(13))],
+    &[("metadata", Struct(NONE)), ("items", List(24, false))],
     // k8s.io.api.admissionregistration.v1alpha1.MutatingAdmissionPolicyList
-    &[("metadata", Struct(NONE)), ("items", List(12))],
+    &[("metadata", Struct(NONE)), ("items", List(23, false))],
+    // k8s.io.api.admissionregistration.v1alpha1.MutatingAdmissionPolicySpec
+    &[("variables", List(36, false))],
+    // k8s.io.api.admissionregistration.v1alpha1.TypeChecking
+    &[("expressionWarnings", List(22, false))],
     // k8s.io.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicy
-    &[("metadata", Struct(484)), ("spec", Struct(NONE)), ("status", Struct(NONE))],
+    &[("metadata", Struct(890)), ("spec", Struct(33)), ("status", Struct(34))],
     // k8s.io.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicyBinding
-    &[("metadata", Struct(484)), ("spec", Struct(NONE))],
+    &[("metadata", Struct(890)), ("spec", Struct(NONE))],
     // k8s.io.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicyBindingList
-    &[("metadata", Struct(NONE)), ("items", List(17))],
+    &[("metadata", Struct(NONE)), ("items", List(30, true))],
     // k8s.io.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicyList
-    &[("metadata", Struct(NONE)), ("items", List(16))],
+    &[("metadata", Struct(NONE)), ("items", List(29, true))],
+    // k8s.io.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicySpec
+    &[("validations", List(35, false)), ("auditAnnotations", List(21, false)), ("variables", List(36, false))],
+    // k8s.io.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicyStatus
+    &[("typeChecking", Optional(28, false))],
+    // k8s.io.api.admissionregistration.v1alpha1.Validation
+    &[("expression", ZeroString)],
+    // k8s.io.api.admissionregistration.v1alpha1.Variable
+    &[("name", ZeroString), ("expression", ZeroString)],
+    // k8s.io.api.admissionregistration.v1beta1.AuditAnnotation
+    &[("key", ZeroString), ("valueExpression", ZeroString)],
+    // k8s.io.api.admissionregistration.v1beta1.ExpressionWarning
+    &[("fieldRef", ZeroString), ("warning", ZeroString)],
     // k8s.io.api.admissionregistration.v1beta1.MutatingAdmissionPolicy
-    &[("metadata", Struct(484)), ("spec", Struct(NONE))],
+    &[("metadata", Struct(890)), ("spec", Struct(43))],
     // k8s.io.api.admissionregistration.v1beta1.MutatingAdmissionPolicyBinding
-    &[("metadata", Struct(484)), ("spec", Struct(NONE))],
+    &[("metadata", Struct(890)), ("spec", Struct(NONE))],
     // k8s.io.api.admissionregistration.v1beta1.MutatingAdmissionPolicyBindingList
-    &[("metadata", Struct(NONE)), ("items", List(21))],
+    &[("metadata", Struct(NONE)), ("items", List(40, false))],
     // k8s.io.api.admissionregistration.v1beta1.MutatingAdmissionPolicyList
-    &[("metadata", Struct(NONE)), ("items", List(20))],
+    &[("metadata", Struct(NONE)), ("items", List(39, false))],
+    // k8s.io.api.admissionregistration.v1beta1.MutatingAdmissionPolicySpec
+    &[("variables", List(56, false))],
     // k8s.io.api.admissionregistration.v1beta1.MutatingWebhookConfiguration
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890))],
     // k8s.io.api.admissionregistration.v1beta1.MutatingWebhookConfigurationList
-    &[("metadata", Struct(NONE)), ("items", List(24))],
+    &[("metadata", Struct(NONE)), ("items", List(44, false))],
+    // k8s.io.api.admissionregistration.v1beta1.TypeChecking
+    &[("expressionWarnings", List(38, false))],
     // k8s.io.api.admissionregistration.v1beta1.ValidatingAdmissionPolicy
-    &[("metadata", Struct(484)), ("spec", Struct(NONE)), ("status", Struct(NONE))],
+    &[("metadata", Struct(890)), ("spec", Struct(51)), ("status", Struct(52))],
     // k8s.io.api.admissionregistration.v1beta1.ValidatingAdmissionPolicyBinding
-    &[("metadata", Struct(484)), ("spec", Struct(NONE))],
+    &[("metadata", Struct(890)), ("spec", Struct(NONE))],
     // k8s.io.api.admissionregistration.v1beta1.ValidatingAdmissionPolicyBindingList
-    &[("metadata", Struct(NONE)), ("items", List(27))],
+    &[("metadata", Struct(NONE)), ("items", List(48, true))],
     // k8s.io.api.admissionregistration.v1beta1.ValidatingAdmissionPolicyList
-    &[("metadata", Struct(NONE)), ("items", List(26))],
+    &[("metadata", Struct(NONE)), ("items", List(47, true))],
+    // k8s.io.api.admissionregistration.v1beta1.ValidatingAdmissionPolicySpec
+    &[("validations", List(55, false)), ("auditAnnotations", List(37, false)), ("variables", List(56, false))],
+    // k8s.io.api.admissionregistration.v1beta1.ValidatingAdmissionPolicyStatus
+    &[("typeChecking", Optional(46, false))],
     // k8s.io.api.admissionregistration.v1beta1.ValidatingWebhookConfiguration
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890))],
     // k8s.io.api.admissionregistration.v1beta1.ValidatingWebhookConfigurationList
-    &[("metadata", Struct(NONE)), ("items", List(30))],
+    &[("metadata", Struct(NONE)), ("items", List(53, false))],
+    // k8s.io.api.admissionregistration.v1beta1.Validation
+    &[("expression", ZeroString)],
+    // k8s.io.api.admissionregistration.v1beta1.Variable
+    &[("name", ZeroString), ("expression", ZeroString)],
     // k8s.io.api.apidiscovery.v2.APIGroupDiscovery
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890)), ("versions", List(61, false))],
     // k8s.io.api.apidiscovery.v2.APIGroupDiscoveryList
-    &[("metadata", Struct(NONE)), ("items", List(32))],
+    &[("metadata", Struct(NONE)), ("items", List(57, true))],
+    // k8s.io.api.apidiscovery.v2.APIResourceDiscovery
+    &[("resource", ZeroString), ("scope", ZeroString), ("singularResource", ZeroString), ("verbs", Null), ("subresources", List(60, false))],
+    // k8s.io.api.apidiscovery.v2.APISubresourceDiscovery
+    &[("subresource", ZeroString), ("verbs", Null)],
+    // k8s.io.api.apidiscovery.v2.APIVersionDiscovery
+    &[("version", ZeroString), ("resources", List(59, false))],
     // k8s.io.api.apidiscovery.v2beta1.APIGroupDiscovery
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890)), ("versions", List(66, false))],
     // k8s.io.api.apidiscovery.v2beta1.APIGroupDiscoveryList
-    &[("metadata", Struct(NONE)), ("items", List(34))],
+    &[("metadata", Struct(NONE)), ("items", List(62, true))],
+    // k8s.io.api.apidiscovery.v2beta1.APIResourceDiscovery
+    &[("resource", ZeroString), ("scope", ZeroString), ("singularResource", ZeroString), ("verbs", Null), ("subresources", List(65, false))],
+    // k8s.io.api.apidiscovery.v2beta1.APISubresourceDiscovery
+    &[("subresource", ZeroString), ("verbs", Null)],
+    // k8s.io.api.apidiscovery.v2beta1.APIVersionDiscovery
+    &[("version", ZeroString), ("resources", List(64, false))],
     // k8s.io.api.apiserverinternal.v1alpha1.StorageVersion
-    &[("metadata", Struct(484)), ("status", Optional(39))],
+    &[("metadata", Struct(890)), ("status", Struct(70))],
     // k8s.io.api.apiserverinternal.v1alpha1.StorageVersionCondition
-    &[("lastTransitionTime", Null)],
+    &[("type", ZeroString), ("status", ZeroString), ("lastTransitionTime", Null), ("reason", ZeroString)],
     // k8s.io.api.apiserverinternal.v1alpha1.StorageVersionList
-    &[("metadata", Struct(NONE)), ("items", List(36))],
+    &[("metadata", Struct(NONE)), ("items", List(67, true))],
     // k8s.io.api.apiserverinternal.v1alpha1.StorageVersionStatus
-    &[("conditions", List(37))],
+    &[("conditions", List(68, false))],
     // k8s.io.api.apps.v1.ControllerRevision
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890)), ("revision", ZeroInt)],
     // k8s.io.api.apps.v1.ControllerRevisionList
-    &[("metadata", Struct(NONE)), ("items", List(40))],
+    &[("metadata", Struct(NONE)), ("items", List(71, true))],
     // k8s.io.api.apps.v1.DaemonSet
-    &[("metadata", Struct(484)), ("spec", Struct(45)), ("status", Struct(46))],
+    &[("metadata", Struct(890)), ("spec", Struct(76)), ("status", Struct(77))],
     // k8s.io.api.apps.v1.DaemonSetCondition
-    &[("lastTransitionTime", Null)],
+    &[("type", ZeroString), ("status", ZeroString), ("lastTransitionTime", Null)],
     // k8s.io.api.apps.v1.DaemonSetList
-    &[("metadata", Struct(NONE)), ("items", List(42))],
+    &[("metadata", Struct(NONE)), ("items", List(73, true))],
     // k8s.io.api.apps.v1.DaemonSetSpec
-    &[("template", Optional(215)), ("updateStrategy", Struct(NONE))],
+    &[("selector", Null), ("template", Struct(420)), ("updateStrategy", Struct(NONE))],
     // k8s.io.api.apps.v1.DaemonSetStatus
-    &[("conditions", List(43))],
+    &[("currentNumberScheduled", ZeroInt), ("numberMisscheduled", ZeroInt), ("desiredNumberScheduled", ZeroInt), ("numberReady", ZeroInt), ("conditions", List(74, false))],
     // k8s.io.api.apps.v1.Deployment
-    &[("metadata", Struct(484)), ("spec", Struct(50)), ("status", Struct(51))],
+    &[("metadata", Struct(890)), ("spec", Struct(81)), ("status", Struct(82))],
     // k8s.io.api.apps.v1.DeploymentCondition
-    &[("lastUpdateTime", Null), ("lastTransitionTime", Null)],
+    &[("type", ZeroString), ("status", ZeroString), ("lastUpdateTime", Null), ("lastTransitionTime", Null)],
     // k8s.io.api.apps.v1.DeploymentList
-    &[("metadata", Struct(NONE)), ("items", List(47))],
+    &[("metadata", Struct(NONE)), ("items", List(78, true))],
     // k8s.io.api.apps.v1.DeploymentSpec
-    &[("template", Optional(215)), ("strategy", Struct(NONE))],
+    &[("selector", Null), ("template", Struct(420)), ("strategy", Struct(NONE))],
     // k8s.io.api.apps.v1.DeploymentStatus
-    &[("conditions", List(48))],
+    &[("conditions", List(79, false))],
     // k8s.io.api.apps.v1.ReplicaSet
-    &[("metadata", Struct(484)), ("spec", Struct(55)), ("status", Struct(56))],
+    &[("metadata", Struct(890)), ("spec", Struct(86)), ("status", Struct(87))],
     // k8s.io.api.apps.v1.ReplicaSetCondition
-    &[("lastTransitionTime", Null)],
+    &[("type", ZeroString), ("status", ZeroString), ("lastTransitionTime", Null)],
     // k8s.io.api.apps.v1.ReplicaSetList
-    &[("metadata", Struct(NONE)), ("items", List(52))],
+    &[("metadata", Struct(NONE)), ("items", List(83, true))],
     // k8s.io.api.apps.v1.ReplicaSetSpec
-    &[("template", Struct(215))],
+    &[("selector", Null), ("template", Struct(420))],
     // k8s.io.api.apps.v1.ReplicaSetStatus
-    &[("conditions", List(53))],
+    &[("replicas", ZeroInt), ("conditions", List(84, false))],
     // k8s.io.api.apps.v1.StatefulSet
-    &[("metadata", Struct(484)), ("spec", Struct(60)), ("status", Struct(61))],
+    &[("metadata", Struct(890)), ("spec", Struct(92)), ("status", Struct(93))],
     // k8s.io.api.apps.v1.StatefulSetCondition
-    &[("lastTransitionTime", Null)],
+    &[("type", ZeroString), ("status", ZeroString), ("lastTransitionTime", Null)],
     // k8s.io.api.apps.v1.StatefulSetList
-    &[("metadata", Struct(NONE)), ("items", List(57))],
+    &[("metadata", Struct(NONE)), ("items", List(88, true))],
+    // k8s.io.api.apps.v1.StatefulSetOrdinals
+    &[("start", ZeroInt)],
     // k8s.io.api.apps.v1.StatefulSetSpec
-    &[("template", Optional(215)), ("volumeClaimTemplates", List(200)), ("updateStrategy", Struct(NONE))],
+    &[("selector", Null), ("template", Struct(420)), ("volumeClaimTemplates", List(390, false)), ("serviceName", ZeroString), ("updateStrategy", Struct(NONE)), ("ordinals", Optional(91, false))],
     // k8s.io.api.apps.v1.StatefulSetStatus
-    &[("conditions", List(58))],
+    &[("replicas", ZeroInt), ("conditions", List(89, false)), ("availableReplicas", ZeroInt)],
     // k8s.io.api.apps.v1beta1.ControllerRevision
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890)), ("revision", ZeroInt)],
     // k8s.io.api.apps.v1beta1.ControllerRevisionList
-    &[("metadata", Struct(NONE)), ("items", List(62))],
+    &[("metadata", Struct(NONE)), ("items", List(94, true))],
     // k8s.io.api.apps.v1beta1.Deployment
-    &[("metadata", Struct(484)), ("spec", Struct(67)), ("status", Struct(68))],
+    &[("metadata", Struct(890)), ("spec", Struct(100)), ("status", Struct(101))],
     // k8s.io.api.apps.v1beta1.DeploymentCondition
-    &[("lastUpdateTime", Null), ("lastTransitionTime", Null)],
+    &[("type", ZeroString), ("status", ZeroString), ("lastUpdateTime", Null), ("lastTransitionTime", Null)],
     // k8s.io.api.apps.v1beta1.DeploymentList
-    &[("metadata", Struct(NONE)), ("items", List(64))],
+    &[("metadata", Struct(NONE)), ("items", List(96, true))],
+    // k8s.io.api.apps.v1beta1.DeploymentRollback
+    &[("name", ZeroString), ("rollbackTo", Struct(NONE))],
     // k8s.io.api.apps.v1beta1.DeploymentSpec
-    &[("template", Optional(215)), ("strategy", Struct(NONE))],
+    &[("template", Struct(420)), ("strategy", Struct(NONE))],
     // k8s.io.api.apps.v1beta1.DeploymentStatus
-    &[("conditions", List(65))],
+    &[("conditions", List(97, false))],
     // k8s.io.api.apps.v1beta1.Scale
-    &[("metadata", Struct(484)), ("spec", Struct(NONE)), ("status", Struct(NONE))],
+    &[("metadata", Struct(890)), ("spec", Struct(NONE)), ("status", Struct(103))],
+    // k8s.io.api.apps.v1beta1.ScaleStatus
+    &[("replicas", ZeroInt)],
     // k8s.io.api.apps.v1beta1.StatefulSet
-    &[("metadata", Struct(484)), ("spec", Struct(73)), ("status", Struct(74))],
+    &[("metadata", Struct(890)), ("spec", Struct(108)), ("status", Struct(109))],
     // k8s.io.api.apps.v1beta1.StatefulSetCondition
-    &[("lastTransitionTime", Null)],
+    &[("type", ZeroString), ("status", ZeroString), ("lastTransitionTime", Null)],
     // k8s.io.api.apps.v1beta1.StatefulSetList
-    &[("metadata", Struct(NONE)), ("items", List(70))],
+    &[("metadata", Struct(NONE)), ("items", List(104, true))],
+    // k8s.io.api.apps.v1beta1.StatefulSetOrdinals
+    &[("start", ZeroInt)],
     // k8s.io.api.apps.v1beta1.StatefulSetSpec
-    &[("template", Optional(215)), ("volumeClaimTemplates", List(200)), ("updateStrategy", Struct(NONE))],
+    &[("template", Struct(420)), ("volumeClaimTemplates", List(390, false)), ("serviceName", ZeroString), ("updateStrategy", Struct(NONE)), ("ordinals", Optional(107, false))],
     // k8s.io.api.apps.v1beta1.StatefulSetStatus
-    &[("conditions", List(71))],
+    &[("replicas", ZeroInt), ("conditions", List(105, false)), ("availableReplicas", ZeroInt)],
     // k8s.io.api.apps.v1beta2.ControllerRevision
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890)), ("revision", ZeroInt)],
     // k8s.io.api.apps.v1beta2.ControllerRevisionList
-    &[("metadata", Struct(NONE)), ("items", List(75))],
+    &[("metadata", Struct(NONE)), ("items", List(110, true))],
     // k8s.io.api.apps.v1beta2.DaemonSet
-    &[("metadata", Struct(484)), ("spec", Struct(80)), ("status", Struct(81))],
+    &[("metadata", Struct(890)), ("spec", Struct(115)), ("status", Struct(116))],
     // k8s.io.api.apps.v1beta2.DaemonSetCondition
-    &[("lastTransitionTime", Null)],
+    &[("type", ZeroString), ("status", ZeroString), ("lastTransitionTime", Null)],
     // k8s.io.api.apps.v1beta2.DaemonSetList
-    &[("metadata", Struct(NONE)), ("items", List(77))],
+    &[("metadata", Struct(NONE)), ("items", List(112, true))],
     // k8s.io.api.apps.v1beta2.DaemonSetSpec
-    &[("template", Optional(215)), ("updateStrategy", Struct(NONE))],
+    &[("selector", Null), ("template", Struct(420)), ("updateStrategy", Struct(NONE))],
     // k8s.io.api.apps.v1beta2.DaemonSetStatus
-    &[("conditions", List(78))],
+    &[("currentNumberScheduled", ZeroInt), ("numberMisscheduled", ZeroInt), ("desiredNumberScheduled", ZeroInt), ("numberReady", ZeroInt), ("conditions", List(113, false))],
     // k8s.io.api.apps.v1beta2.Deployment
-    &[("metadata", Struct(484)), ("spec", Struct(85)), ("status", Struct(86))],
+    &[("metadata", Struct(890)), ("spec", Struct(120)), ("status", Struct(121))],
     // k8s.io.api.apps.v1beta2.DeploymentCondition
-    &[("lastUpdateTime", Null), ("lastTransitionTime", Null)],
+    &[("type", ZeroString), ("status", ZeroString), ("lastUpdateTime", Null), ("lastTransitionTime", Null)],
     // k8s.io.api.apps.v1beta2.DeploymentList
-    &[("metadata", Struct(NONE)), ("items", List(82))],
+    &[("metadata", Struct(NONE)), ("items", List(117, true))],
     // k8s.io.api.apps.v1beta2.DeploymentSpec
-    &[("template", Optional(215)), ("strategy", Struct(NONE))],
+    &[("selector", Null), ("template", Struct(420)), ("strategy", Struct(NONE))],
     // k8s.io.api.apps.v1beta2.DeploymentStatus
-    &[("conditions", List(83))],
+    &[("conditions", List(118, false))],
     // k8s.io.api.apps.v1beta2.ReplicaSet
-    &[("metadata", Struct(484)), ("spec", Struct(90)), ("status", Struct(91))],
+    &[("metadata", Struct(890)), ("spec", Struct(125)), ("status", Struct(126))],
     // k8s.io.api.apps.v1beta2.ReplicaSetCondition
-    &[("lastTransitionTime", Null)],
+    &[("type", ZeroString), ("status", ZeroString), ("lastTransitionTime", Null)],
     // k8s.io.api.apps.v1beta2.ReplicaSetList
-    &[("metadata", Struct(NONE)), ("items", List(87))],
+    &[("metadata", Struct(NONE)), ("items", List(122, true))],
     // k8s.io.api.apps.v1beta2.ReplicaSetSpec
-    &[("template", Struct(215))],
+    &[("selector", Null), ("template", Struct(420))],
     // k8s.io.api.apps.v1beta2.ReplicaSetStatus
-    &[("conditions", List(88))],
+    &[("replicas", ZeroInt), ("conditions", List(123, false))],
     // k8s.io.api.apps.v1beta2.Scale
-    &[("metadata", Struct(484)), ("spec", Struct(NONE)), ("status", Struct(NONE))],
+    &[("metadata", Struct(890)), ("spec", Struct(NONE)), ("status", Struct(128))],
+    // k8s.io.api.apps.v1beta2.ScaleStatus
+    &[("replicas", ZeroInt)],
     // k8s.io.api.apps.v1beta2.StatefulSet
-    &[("metadata", Struct(484)), ("spec", Struct(96)), ("status", Struct(97))],
+    &[("metadata", Struct(890)), ("spec", Struct(133)), ("status", Struct(134))],
     // k8s.io.api.apps.v1beta2.StatefulSetCondition
-    &[("lastTransitionTime", Null)],
+    &[("type", ZeroString), ("status", ZeroString), ("lastTransitionTime", Null)],
     // k8s.io.api.apps.v1beta2.StatefulSetList
-    &[("metadata", Struct(NONE)), ("items", List(93))],
+    &[("metadata", Struct(NONE)), ("items", List(129, true))],
+    // k8s.io.api.apps.v1beta2.StatefulSetOrdinals
+    &[("start", ZeroInt)],
     // k8s.io.api.apps.v1beta2.StatefulSetSpec
-    &[("template", Optional(215)), ("volumeClaimTemplates", List(200)), ("updateStrategy", Struct(NONE))],
+    &[("selector", Null), ("template", Struct(420)), ("volumeClaimTemplates", List(390, false)), ("serviceName", ZeroString), ("updateStrategy", Struct(NONE)), ("ordinals", Optional(132, false))],
     // k8s.io.api.apps.v1beta2.StatefulSetStatus
-    &[("conditions", List(94))],
+    &[("replicas", ZeroInt), ("conditions", List(130, false)), ("availableReplicas", ZeroInt)],
     // k8s.io.api.authentication.v1.SelfSubjectReview
-    &[("metadata", Struct(484)), ("status", Struct(99))],
+    &[("metadata", Struct(890)), ("status", Struct(136))],
     // k8s.io.api.authentication.v1.SelfSubjectReviewStatus
     &[("userInfo", Struct(NONE))],
     // k8s.io.api.authentication.v1.TokenRequest
-    &[("metadata", Struct(484)), ("status", Struct(NONE))],
+    &[("metadata", Struct(890)), ("spec", Struct(138)), ("status", Struct(139))],
+    // k8s.io.api.authentication.v1.TokenRequestSpec
+    &[("audiences", Null), ("boundObjectRef", Null), ("expirationSeconds", Null)],
+    // k8s.io.api.authentication.v1.TokenRequestStatus
+    &[("token", ZeroString), ("expirationTimestamp", Null)],
     // k8s.io.api.authentication.v1.TokenReview
-    &[("metadata", Struct(484)), ("status", Struct(102))],
+    &[("metadata", Struct(890)), ("spec", Struct(NONE)), ("status", Struct(141))],
     // k8s.io.api.authentication.v1.TokenReviewStatus
     &[("user", Struct(NONE))],
     // k8s.io.api.authentication.v1alpha1.SelfSubjectReview
-    &[("metadata", Struct(484)), ("status", Struct(104))],
+    &[("metadata", Struct(890)), ("status", Struct(143))],
     // k8s.io.api.authentication.v1alpha1.SelfSubjectReviewStatus
     &[("userInfo", Struct(NONE))],
     // k8s.io.api.authentication.v1beta1.SelfSubjectReview
-    &[("metadata", Struct(484)), ("status", Struct(106))],
+    &[("metadata", Struct(890)), ("status", Struct(145))],
     // k8s.io.api.authentication.v1beta1.SelfSubjectReviewStatus
     &[("userInfo", Struct(NONE))],
     // k8s.io.api.authentication.v1beta1.TokenReview
-    &[("metadata", Struct(484)), ("status", Struct(108))],
+    &[("metadata", Struct(890)), ("spec", Struct(NONE)), ("status", Struct(147))],
     // k8s.io.api.authentication.v1beta1.TokenReviewStatus
     &[("user", Struct(NONE))],
     // k8s.io.api.authorization.v1.LocalSubjectAccessReview
-    &[("metadata", Struct(484)), ("status", Struct(NONE))],
+    &[("metadata", Struct(890)), ("spec", Struct(NONE)), ("status", Struct(154))],
+    // k8s.io.api.authorization.v1.NonResourceRule
+    &[("verbs", Null)],
+    // k8s.io.api.authorization.v1.ResourceRule
+    &[("verbs", Null)],
     // k8s.io.api.authorization.v1.SelfSubjectAccessReview
-    &[("metadata", Struct(484)), ("status", Struct(NONE))],
+    &[("metadata", Struct(890)), ("spec", Struct(NONE)), ("status", Struct(154))],
     // k8s.io.api.authorization.v1.SelfSubjectRulesReview
-    &[("metadata", Struct(484)), ("status", Struct(NONE))],
+    &[("metadata", Struct(890)), ("spec", Struct(NONE)), ("status", Struct(155))],
     // k8s.io.api.authorization.v1.SubjectAccessReview
-    &[("metadata", Struct(484)), ("status", Struct(NONE))],
+    &[("metadata", Struct(890)), ("spec", Struct(NONE)), ("status", Struct(154))],
+    // k8s.io.api.authorization.v1.SubjectAccessReviewStatus
+    &[("allowed", ZeroBool)],
+    // k8s.io.api.authorization.v1.SubjectRulesReviewStatus
+    &[("resourceRules", List(150, true)), ("nonResourceRules", List(149, true)), ("incomplete", ZeroBool)],
     // k8s.io.api.authorization.v1beta1.LocalSubjectAccessReview
-    &[("metadata", Struct(484)), ("status", Struct(NONE))],
+    &[("metadata", Struct(890)), ("spec", Struct(NONE)), ("status", Struct(162))],
+    // k8s.io.api.authorization.v1beta1.NonResourceRule
+    &[("verbs", Null)],
+    // k8s.io.api.authorization.v1beta1.ResourceRule
+    &[("verbs", Null)],
     // k8s.io.api.authorization.v1beta1.SelfSubjectAccessReview
-    &[("metadata", Struct(484)), ("status", Struct(NONE))],
+    &[("metadata", Struct(890)), ("spec", Struct(NONE)), ("status", Struct(162))],
     // k8s.io.api.authorization.v1beta1.SelfSubjectRulesReview
-    &[("metadata", Struct(484)), ("status", Struct(NONE))],
+    &[("metadata", Struct(890)), ("spec", Struct(NONE)), ("status", Struct(163))],
     // k8s.io.api.authorization.v1beta1.SubjectAccessReview
-    &[("metadata", Struct(484)), ("status", Struct(NONE))],
+    &[("metadata", Struct(890)), ("spec", Struct(NONE)), ("status", Struct(162))],
+    // k8s.io.api.authorization.v1beta1.SubjectAccessReviewStatus
+    &[("allowed", ZeroBool)],
+    // k8s.io.api.authorization.v1beta1.SubjectRulesReviewStatus
+    &[("resourceRules", List(158, true)), ("nonResourceRules", List(157, true)), ("incomplete", ZeroBool)],
+    // k8s.io.api.autoscaling.v1.ContainerResourceMetricSource
+    &[("name", ZeroString), ("container", ZeroString)],
+    // k8s.io.api.autoscaling.v1.ContainerResourceMetricStatus
+    &[("name", ZeroString), ("currentAverageValue", ZeroQuantity), ("container", ZeroString)],
+    // k8s.io.api.autoscaling.v1.CrossVersionObjectReference
+    &[("kind", ZeroString), ("name", ZeroString)],
+    // k8s.io.api.autoscaling.v1.ExternalMetricSource
+    &[("metricName", ZeroString)],
+    // k8s.io.api.autoscaling.v1.ExternalMetricStatus
+    &[("metricName", ZeroString), ("currentValue", ZeroQuantity)],
     // k8s.io.api.autoscaling.v1.HorizontalPodAutoscaler
-    &[("metadata", Struct(484)), ("spec", Struct(NONE)), ("status", Struct(NONE))],
+    &[("metadata", Struct(890)), ("spec", Struct(172)), ("status", Struct(173))],
     // k8s.io.api.autoscaling.v1.HorizontalPodAutoscalerCondition
-    &[("lastTransitionTime", Null)],
+    &[("type", ZeroString), ("status", ZeroString), ("lastTransitionTime", Null)],
     // k8s.io.api.autoscaling.v1.HorizontalPodAutoscalerList
-    &[("metadata", Struct(NONE)), ("items", List(117))],
+    &[("metadata", Struct(NONE)), ("items", List(169, true))],
+    // k8s.io.api.autoscaling.v1.HorizontalPodAutoscalerSpec
+    &[("scaleTargetRef", Struct(166)), ("maxReplicas", ZeroInt)],
+    // k8s.io.api.autoscaling.v1.HorizontalPodAutoscalerStatus
+    &[("currentReplicas", ZeroInt), ("desiredReplicas", ZeroInt)],
+    // k8s.io.api.autoscaling.v1.MetricSpec
+    &[("type", ZeroString), ("object", Optional(176, false)), ("pods", Optional(178, false)), ("resource", Optional(180, false)), ("external", Optional(167, false)), ("containerResource", Optional(164, false))],
+    // k8s.io.api.autoscaling.v1.MetricStatus
+    &[("type", ZeroString), ("object", Optional(177, false)), ("pods", Optional(179, false)), ("resource", Optional(181, false)), ("external", Optional(168, false)), ("containerResource", Optional(165, false))],
+    // k8s.io.api.autoscaling.v1.ObjectMetricSource
+    &[("target", Struct(166)), ("metricName", ZeroString), ("targetValue", ZeroQuantity)],
+    // k8s.io.api.autoscaling.v1.ObjectMetricStatus
+    &[("target", Struct(166)), ("metricName", ZeroString), ("currentValue", ZeroQuantity)],
+    // k8s.io.api.autoscaling.v1.PodsMetricSource
+    &[("metricName", ZeroString), ("targetAverageValue", ZeroQuantity)],
+    // k8s.io.api.autoscaling.v1.PodsMetricStatus
+    &[("metricName", ZeroString), ("currentAverageValue", ZeroQuantity)],
+    // k8s.io.api.autoscaling.v1.ResourceMetricSource
+    &[("name", ZeroString)],
+    // k8s.io.api.autoscaling.v1.ResourceMetricStatus
+    &[("name", ZeroString), ("currentAverageValue", ZeroQuantity)],
     // k8s.io.api.autoscaling.v1.Scale
-    &[("metadata", Struct(484)), ("spec", Struct(NONE)), ("status", Struct(NONE))],
+    &[("metadata", Struct(890)), ("spec", Struct(NONE)), ("status", Struct(183))],
+    // k8s.io.api.autoscaling.v1.ScaleStatus
+    &[("replicas", ZeroInt)],
+    // k8s.io.api.autoscaling.v2.ContainerResourceMetricSource
+    &[("name", ZeroString), ("target", Struct(200)), ("container", ZeroString)],
+    // k8s.io.api.autoscaling.v2.ContainerResourceMetricStatus
+    &[("name", ZeroString), ("current", Struct(NONE)), ("container", ZeroString)],
+    // k8s.io.api.autoscaling.v2.CrossVersionObjectReference
+    &[("kind", ZeroString), ("name", ZeroString)],
+    // k8s.io.api.autoscaling.v2.ExternalMetricSource
+    &[("metric", Struct(197)), ("target", Struct(200))],
+    // k8s.io.api.autoscaling.v2.ExternalMetricStatus
+    &[("metric", Struct(197)), ("current", Struct(NONE))],
+    // k8s.io.api.autoscaling.v2.HPAScalingPolicy
+    &[("type", ZeroString), ("value", ZeroInt), ("periodSeconds", ZeroInt)],
+    // k8s.io.api.autoscaling.v2.HPAScalingRules
+    &[("policies", List(189, false))],
     // k8s.io.api.autoscaling.v2.HorizontalPodAutoscaler
-    &[("metadata", Struct(484)), ("spec", Struct(NONE)), ("status", Struct(124))],
+    &[("metadata", Struct(890)), ("spec", Struct(195)), ("status", Struct(196))],
+    // k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerBehavior
+    &[("scaleUp", Optional(190, false)), ("scaleDown", Optional(190, false))],
     // k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerCondition
-    &[("lastTransitionTime", Null)],
+    &[("type", ZeroString), ("status", ZeroString), ("lastTransitionTime", Null)],
     // k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerList
-    &[("metadata", Struct(NONE)), ("items", List(121))],
+    &[("metadata", Struct(NONE)), ("items", List(191, true))],
+    // k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerSpec
+    &[("scaleTargetRef", Struct(186)), ("maxReplicas", ZeroInt), ("metrics", List(198, false)), ("behavior", Optional(192, false))],
     // k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerStatus
-    &[("conditions", List(122))],
+    &[("desiredReplicas", ZeroInt), ("currentMetrics", List(199, true)), ("conditions", List(193, false))],
+    // k8s.io.api.autoscaling.v2.MetricIdentifier
+    &[("name", ZeroString)],
+    // k8s.io.api.autoscaling.v2.MetricSpec
+    &[("type", ZeroString), ("object", Optional(201, false)), ("pods", Optional(203, false)), ("resource", Optional(205, false)), ("external", Optional(187, false)), ("containerResource", Optional(184, false))],
+    // k8s.io.api.autoscaling.v2.MetricStatus
+    &[("type", ZeroString), ("object", Optional(202, false)), ("pods", Optional(204, false)), ("resource", Optional(206, false)), ("external", Optional(188, false)), ("containerResource", Optional(185, false))],
+    // k8s.io.api.autoscaling.v2.MetricTarget
+    &[("type", ZeroString)],
+    // k8s.io.api.autoscaling.v2.ObjectMetricSource
+    &[("describedObject", Struct(186)), ("target", Struct(200)), ("metric", Struct(197))],
+    // k8s.io.api.autoscaling.v2.ObjectMetricStatus
+    &[("metric", Struct(197)), ("current", Struct(NONE)), ("describedObject", Struct(186))],
+    // k8s.io.api.autoscaling.v2.PodsMetricSource
+    &[("metric", Struct(197)), ("target", Struct(200))],
+    // k8s.io.api.autoscaling.v2.PodsMetricStatus
+    &[("metric", Struct(197)), ("current", Struct(NONE))],
+    // k8s.io.api.autoscaling.v2.ResourceMetricSource
+    &[("name", ZeroString), ("target", Struct(200))],
+    // k8s.io.api.autoscaling.v2.ResourceMetricStatus
+    &[("name", ZeroString), ("current", Struct(NONE))],
+    // k8s.io.api.autoscaling.v2beta1.ContainerResourceMetricSource
+    &[("name", ZeroString), ("container", ZeroString)],
+    // k8s.io.api.autoscaling.v2beta1.ContainerResourceMetricStatus
+    &[("name", ZeroString), ("currentAverageValue", ZeroQuantity), ("container", ZeroString)],
+    // k8s.io.api.autoscaling.v2beta1.CrossVersionObjectReference
+    &[("kind", ZeroString), ("name", ZeroString)],
+    // k8s.io.api.autoscaling.v2beta1.ExternalMetricSource
+    &[("metricName", ZeroString)],
+    // k8s.io.api.autoscaling.v2beta1.ExternalMetricStatus
+    &[("metricName", ZeroString), ("currentValue", ZeroQuantity)],
     // k8s.io.api.autoscaling.v2beta1.HorizontalPodAutoscaler
-    &[("metadata", Optional(484))],
+    &[("metadata", Optional(890, false)), ("spec", Optional(215, false)), ("status", Optional(216, false))],
+    // k8s.io.api.autoscaling.v2beta1.HorizontalPodAutoscalerCondition
+    &[("type", ZeroString), ("status", ZeroString)],
     // k8s.io.api.autoscaling.v2beta1.HorizontalPodAutoscalerList
-    &[("items", List(125))],
+    &[("items", List(212, true))],
+    // k8s.io.api.autoscaling.v2beta1.HorizontalPodAutoscalerSpec
+    &[("scaleTargetRef", Struct(209)), ("maxReplicas", ZeroInt), ("metrics", List(217, false))],
+    // k8s.io.api.autoscaling.v2beta1.HorizontalPodAutoscalerStatus
+    &[("currentReplicas", ZeroInt), ("desiredReplicas", ZeroInt), ("currentMetrics", List(218, true)), ("conditions", List(213, true))],
+    // k8s.io.api.autoscaling.v2beta1.MetricSpec
+    &[("type", ZeroString), ("object", Optional(219, false)), ("pods", Optional(221, false)), ("resource", Optional(223, false)), ("external", Optional(210, false)), ("containerResource", Optional(207, false))],
+    // k8s.io.api.autoscaling.v2beta1.MetricStatus
+    &[("type", ZeroString), ("object", Optional(220, false)), ("pods", Optional(222, false)), ("resource", Optional(224, false)), ("external", Optional(211, false)), ("containerResource", Optional(208, false))],
+    // k8s.io.api.autoscaling.v2beta1.ObjectMetricSource
+    &[("target", Struct(209)), ("metricName", ZeroString), ("targetValue", ZeroQuantity)],
+    // k8s.io.api.autoscaling.v2beta1.ObjectMetricStatus
+    &[("target", Struct(209)), ("metricName", ZeroString), ("currentValue", ZeroQuantity)],
+    // k8s.io.api.autoscaling.v2beta1.PodsMetricSource
+    &[("metricName", ZeroString), ("targetAverageValue", ZeroQuantity)],
+    // k8s.io.api.autoscaling.v2beta1.PodsMetricStatus
+    &[("metricName", ZeroString), ("currentAverageValue", ZeroQuantity)],
+    // k8s.io.api.autoscaling.v2beta1.ResourceMetricSource
+    &[("name", ZeroString)],
+    // k8s.io.api.autoscaling.v2beta1.ResourceMetricStatus
+    &[("name", ZeroString), ("currentAverageValue", ZeroQuantity)],
+    // k8s.io.api.autoscaling.v2beta2.ContainerResourceMetricSource
+    &[("name", ZeroString), ("target", Struct(238)), ("container", ZeroString)],
+    // k8s.io.api.autoscaling.v2beta2.ContainerResourceMetricStatus
+    &[("name", ZeroString), ("current", Struct(NONE)), ("container", ZeroString)],
+    // k8s.io.api.autoscaling.v2beta2.CrossVersionObjectReference
+    &[("kind", ZeroString), ("name", ZeroString)],
+    // k8s.io.api.autoscaling.v2beta2.ExternalMetricSource
+    &[("metric", Struct(235)), ("target", Struct(238))],
+    // k8s.io.api.autoscaling.v2beta2.ExternalMetricStatus
+    &[("metric", Struct(235)), ("current", Struct(NONE))],
     // k8s.io.api.autoscaling.v2beta2.HorizontalPodAutoscaler
-    &[("metadata", Optional(484))],
+    &[("metadata", Optional(890, false)), ("spec", Optional(233, false)), ("status", Optional(234, false))],
+    // k8s.io.api.autoscaling.v2beta2.HorizontalPodAutoscalerCondition
+    &[("type", ZeroString), ("status", ZeroString)],
     // k8s.io.api.autoscaling.v2beta2.HorizontalPodAutoscalerList
-    &[("items", List(127))],
+    &[("items", List(230, true))],
+    // k8s.io.api.autoscaling.v2beta2.HorizontalPodAutoscalerSpec
+    &[("scaleTargetRef", Struct(227)), ("maxReplicas", ZeroInt), ("metrics", List(236, false))],
+    // k8s.io.api.autoscaling.v2beta2.HorizontalPodAutoscalerStatus
+    &[("currentReplicas", ZeroInt), ("desiredReplicas", ZeroInt), ("currentMetrics", List(237, true)), ("conditions", List(231, true))],
+    // k8s.io.api.autoscaling.v2beta2.MetricIdentifier
+    &[("name", ZeroString)],
+    // k8s.io.api.autoscaling.v2beta2.MetricSpec
+    &[("type", ZeroString), ("object", Optional(239, false)), ("pods", Optional(241, false)), ("resource", Optional(243, false)), ("external", Optional(228, false)), ("containerResource", Optional(225, false))],
+    // k8s.io.api.autoscaling.v2beta2.MetricStatus
+    &[("type", ZeroString), ("object", Optional(240, false)), ("pods", Optional(242, false)), ("resource", Optional(244, false)), ("external", Optional(229, false)), ("containerResource", Optional(226, false))],
+    // k8s.io.api.autoscaling.v2beta2.MetricTarget
+    &[("type", ZeroString)],
+    // k8s.io.api.autoscaling.v2beta2.ObjectMetricSource
+    &[("describedObject", Struct(227)), ("target", Struct(238)), ("metric", Struct(235))],
+    // k8s.io.api.autoscaling.v2beta2.ObjectMetricStatus
+    &[("metric", Struct(235)), ("current", Struct(NONE)), ("describedObject", Struct(227))],
+    // k8s.io.api.autoscaling.v2beta2.PodsMetricSource
+    &[("metric", Struct(235)), ("target", Struct(238))],
+    // k8s.io.api.autoscaling.v2beta2.PodsMetricStatus
+    &[("metric", Struct(235)), ("current", Struct(NONE))],
+    // k8s.io.api.autoscaling.v2beta2.ResourceMetricSource
+    &[("name", ZeroString), ("target", Struct(238))],
+    // k8s.io.api.autoscaling.v2beta2.ResourceMetricStatus
+    &[("name", ZeroString), ("current", Struct(NONE))],
     // k8s.io.api.batch.v1.CronJob
-    &[("metadata", Struct(484)), ("spec", Struct(131)), ("status", Struct(NONE))],
+    &[("metadata", Struct(890)), ("spec", Struct(247)), ("status", Struct(NONE))],
     // k8s.io.api.batch.v1.CronJobList
-    &[("metadata", Struct(NONE)), ("items", List(129))],
+    &[("metadata", Struct(NONE)), ("items", List(245, true))],
     // k8s.io.api.batch.v1.CronJobSpec
-    &[("jobTemplate", Optional(137))],
+    &[("schedule", ZeroString), ("jobTemplate", Struct(253))],
     // k8s.io.api.batch.v1.Job
-    &[("metadata", Struct(484)), ("spec", Struct(135)), ("status", Struct(136))],
+    &[("metadata", Struct(890)), ("spec", Struct(251)), ("status", Struct(252))],
     // k8s.io.api.batch.v1.JobCondition
-    &[("lastProbeTime", Null), ("lastTransitionTime", Null)],
+    &[("type", ZeroString), ("status", ZeroString), ("lastProbeTime", Null), ("lastTransitionTime", Null)],
     // k8s.io.api.batch.v1.JobList
-    &[("metadata", Struct(NONE)), ("items", List(132))],
+    &[("metadata", Struct(NONE)), ("items", List(248, true))],
     // k8s.io.api.batch.v1.JobSpec
-    &[("template", Optional(215))],
+    &[("template", Struct(420)), ("podFailurePolicy", Optional(254, false)), ("successPolicy", Optional(258, false))],
     // k8s.io.api.batch.v1.JobStatus
-    &[("conditions", List(133))],
+    &[("conditions", List(249, false))],
     // k8s.io.api.batch.v1.JobTemplateSpec
-    &[("metadata", Struct(484)), ("spec", Struct(135))],
+    &[("metadata", Struct(890)), ("spec", Struct(251))],
+    // k8s.io.api.batch.v1.PodFailurePolicy
+    &[("rules", List(257, true))],
+    // k8s.io.api.batch.v1.PodFailurePolicyOnExitCodesRequirement
+    &[("operator", ZeroString), ("values", Null)],
+    // k8s.io.api.batch.v1.PodFailurePolicyOnPodConditionsPattern
+    &[("type", ZeroString), ("status", ZeroString)],
+    // k8s.io.api.batch.v1.PodFailurePolicyRule
+    &[("action", ZeroString), ("onExitCodes", Optional(255, false)), ("onPodConditions", List(256, false))],
+    // k8s.io.api.batch.v1.SuccessPolicy
+    &[("rules", Null)],
     // k8s.io.api.batch.v1beta1.CronJob
-    &[("metadata", Struct(484)), ("spec", Struct(140)), ("status", Struct(NONE))],
+    &[("metadata", Struct(890)), ("spec", Struct(261)), ("status", Struct(NONE))],
     // k8s.io.api.batch.v1beta1.CronJobList
-    &[("metadata", Struct(NONE)), ("items", List(138))],
+    &[("metadata", Struct(NONE)), ("items", List(259, true))],
     // k8s.io.api.batch.v1beta1.CronJobSpec
-    &[("jobTemplate", Optional(141))],
+    &[("schedule", ZeroString), ("jobTemplate", Struct(262))],
     // k8s.io.api.batch.v1beta1.JobTemplateSpec
-    &[("metadata", Struct(484)), ("spec", Struct(135))],
+    &[("metadata", Struct(890)), ("spec", Struct(251))],
     // k8s.io.api.certificates.v1.CertificateSigningRequest
-    &[("metadata", Struct(484)), ("status", Struct(145))],
+    &[("metadata", Struct(890)), ("spec", Struct(266)), ("status", Struct(267))],
     // k8s.io.api.certificates.v1.CertificateSigningRequestCondition
-    &[("lastUpdateTime", Null), ("lastTransitionTime", Null)],
+    &[("type", ZeroString), ("lastUpdateTime", Null), ("lastTransitionTime", Null), ("status", ZeroString)],
     // k8s.io.api.certificates.v1.CertificateSigningRequestList
-    &[("metadata", Struct(NONE)), ("items", List(142))],
+    &[("metadata", Struct(NONE)), ("items", List(263, true))],
+    // k8s.io.api.certificates.v1.CertificateSigningRequestSpec
+    &[("request", Null), ("signerName", ZeroString)],
     // k8s.io.api.certificates.v1.CertificateSigningRequestStatus
-    &[("conditions", List(143))],
+    &[("conditions", List(264, false))],
     // k8s.io.api.certificates.v1alpha1.ClusterTrustBundle
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890)), ("spec", Struct(270))],
     // k8s.io.api.certificates.v1alpha1.ClusterTrustBundleList
-    &[("metadata", Struct(NONE)), ("items", List(146))],
+    &[("metadata", Struct(NONE)), ("items", List(268, true))],
+    // k8s.io.api.certificates.v1alpha1.ClusterTrustBundleSpec
+    &[("trustBundle", ZeroString)],
     // k8s.io.api.certificates.v1beta1.CertificateSigningRequest
-    &[("metadata", Struct(484)), ("status", Struct(151))],
+    &[("metadata", Struct(890)), ("spec", Struct(274)), ("status", Struct(275))],
     // k8s.io.api.certificates.v1beta1.CertificateSigningRequestCondition
-    &[("lastUpdateTime", Null), ("lastTransitionTime", Null)],
+    &[("type", ZeroString), ("lastUpdateTime", Null), ("lastTransitionTime", Null), ("status", ZeroString)],
     // k8s.io.api.certificates.v1beta1.CertificateSigningRequestList
-    &[("metadata", Struct(NONE)), ("items", List(148))],
+    &[("metadata", Struct(NONE)), ("items", List(271, true))],
+    // k8s.io.api.certificates.v1beta1.CertificateSigningRequestSpec
+    &[("request", Null)],
     // k8s.io.api.certificates.v1beta1.CertificateSigningRequestStatus
-    &[("conditions", List(149))],
+    &[("conditions", List(272, false))],
     // k8s.io.api.certificates.v1beta1.ClusterTrustBundle
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890)), ("spec", Struct(278))],
     // k8s.io.api.certificates.v1beta1.ClusterTrustBundleList
-    &[("metadata", Struct(NONE)), ("items", List(152))],
+    &[("metadata", Struct(NONE)), ("items", List(276, true))],
+    // k8s.io.api.certificates.v1beta1.ClusterTrustBundleSpec
+    &[("trustBundle", ZeroString)],
     // k8s.io.api.certificates.v1beta1.PodCertificateRequest
-    &[("metadata", Struct(484)), ("status", Struct(NONE))],
+    &[("metadata", Struct(890)), ("status", Struct(NONE))],
     // k8s.io.api.certificates.v1beta1.PodCertificateRequestList
-    &[("metadata", Struct(NONE)), ("items", List(154))],
+    &[("metadata", Struct(NONE)), ("items", List(279, false))],
     // k8s.io.api.coordination.v1.Lease
-    &[("metadata", Struct(484)), ("spec", Struct(NONE))],
+    &[("metadata", Struct(890)), ("spec", Struct(NONE))],
     // k8s.io.api.coordination.v1.LeaseList
-    &[("metadata", Struct(NONE)), ("items", List(156))],
+    &[("metadata", Struct(NONE)), ("items", List(281, true))],
     // k8s.io.api.coordination.v1alpha2.LeaseCandidate
-    &[("metadata", Struct(484)), ("spec", Struct(NONE))],
+    &[("metadata", Struct(890)), ("spec", Struct(285))],
     // k8s.io.api.coordination.v1alpha2.LeaseCandidateList
-    &[("metadata", Struct(NONE)), ("items", List(158))],
+    &[("metadata", Struct(NONE)), ("items", List(283, true))],
+    // k8s.io.api.coordination.v1alpha2.LeaseCandidateSpec
+    &[("leaseName", ZeroString), ("binaryVersion", ZeroString)],
     // k8s.io.api.coordination.v1beta1.Lease
-    &[("metadata", Struct(484)), ("spec", Struct(NONE))],
+    &[("metadata", Struct(890)), ("spec", Struct(NONE))],
     // k8s.io.api.coordination.v1beta1.LeaseCandidate
-    &[("metadata", Struct(484)), ("spec", Struct(NONE))],
+    &[("metadata", Struct(890)), ("spec", Struct(289))],
     // k8s.io.api.coordination.v1beta1.LeaseCandidateList
-    &[("metadata", Struct(NONE)), ("items", List(161))],
+    &[("metadata", Struct(NONE)), ("items", List(287, true))],
+    // k8s.io.api.coordination.v1beta1.LeaseCandidateSpec
+    &[("leaseName", ZeroString), ("binaryVersion", ZeroString)],
     // k8s.io.api.coordination.v1beta1.LeaseList
-    &[("metadata", Struct(NONE)), ("items", List(160))],
+    &[("metadata", Struct(NONE)), ("items", List(286, true))],
+    // k8s.io.api.core.v1.AWSElasticBlockStoreVolumeSource
+    &[("volumeID", ZeroString)],
+    // k8s.io.api.core.v1.Affinity
+    &[("nodeAffinity", Optional(375, false)), ("podAffinity", Optional(402, false)), ("podAntiAffinity", Optional(404, false))],
+    // k8s.io.api.core.v1.AppArmorProfile
+    &[("type", ZeroString)],
+    // k8s.io.api.core.v1.AttachedVolume
+    &[("name", ZeroString), ("devicePath", ZeroString)],
     // k8s.io.api.core.v1.AvoidPods
-    &[("preferAvoidPods", List(216))],
+    &[("preferAvoidPods", List(423, false))],
+    // k8s.io.api.core.v1.AzureDiskVolumeSource
+    &[("diskName", ZeroString), ("diskURI", ZeroString)],
+    // k8s.io.api.core.v1.AzureFilePersistentVolumeSource
+    &[("secretName", ZeroString), ("shareName", ZeroString), ("secretNamespace", Null)],
+    // k8s.io.api.core.v1.AzureFileVolumeSource
+    &[("secretName", ZeroString), ("shareName", ZeroString)],
     // k8s.io.api.core.v1.Binding
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890)), ("target", Struct(NONE))],
+    // k8s.io.api.core.v1.CSIPersistentVolumeSource
+    &[("driver", ZeroString), ("volumeHandle", ZeroString)],
+    // k8s.io.api.core.v1.CSIVolumeSource
+    &[("driver", ZeroString)],
+    // k8s.io.api.core.v1.CephFSPersistentVolumeSource
+    &[("monitors", Null)],
+    // k8s.io.api.core.v1.CephFSVolumeSource
+    &[("monitors", Null)],
+    // k8s.io.api.core.v1.CinderPersistentVolumeSource
+    &[("volumeID", ZeroString)],
+    // k8s.io.api.core.v1.CinderVolumeSource
+    &[("volumeID", ZeroString)],
+    // k8s.io.api.core.v1.ClusterTrustBundleProjection
+    &[("path", ZeroString)],
+    // k8s.io.api.core.v1.ComponentCondition
+    &[("type", ZeroString), ("status", ZeroString)],
     // k8s.io.api.core.v1.ComponentStatus
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890)), ("conditions", List(307, false))],
     // k8s.io.api.core.v1.ComponentStatusList
-    &[("metadata", Struct(NONE)), ("items", List(166))],
+    &[("metadata", Struct(NONE)), ("items", List(308, true))],
     // k8s.io.api.core.v1.ConfigMap
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890))],
+    // k8s.io.api.core.v1.ConfigMapKeySelector
+    &[("key", ZeroString)],
     // k8s.io.api.core.v1.ConfigMapList
-    &[("metadata", Struct(NONE)), ("items", List(168))],
+    &[("metadata", Struct(NONE)), ("items", List(310, true))],
+    // k8s.io.api.core.v1.ConfigMapNodeConfigSource
+    &[("namespace", ZeroString), ("name", ZeroString), ("kubeletConfigKey", ZeroString)],
+    // k8s.io.api.core.v1.ConfigMapProjection
+    &[("items", List(356, false))],
+    // k8s.io.api.core.v1.ConfigMapVolumeSource
+    &[("items", List(356, false))],
     // k8s.io.api.core.v1.Container
-    &[("env", List(180)), ("resources", Struct(NONE))],
+    &[("name", ZeroString), ("ports", List(318, false)), ("env", List(334, false)), ("resources", Struct(443)), ("volumeMounts", List(476, false)), ("livenessProbe", Optional(425, false)), ("readinessProbe", Optional(425, false)), ("lifecycle", Optional(357, false)), ("securityContext", Optional(455, false)), ("volumeDevices", List(475, false)), ("startupProbe", Optional(425, false)), ("resizePolicy", List(319, false))],
+    // k8s.io.api.core.v1.ContainerImage
+    &[("names", Null)],
+    // k8s.io.api.core.v1.ContainerPort
+    &[("containerPort", ZeroInt)],
+    // k8s.io.api.core.v1.ContainerResizePolicy
+    &[("resourceName", ZeroString), ("restartPolicy", ZeroString)],
     // k8s.io.api.core.v1.ContainerState
-    &[("running", Optional(172)), ("terminated", Optional(173))],
+    &[("running", Optional(321, false)), ("terminated", Optional(322, false))],
     // k8s.io.api.core.v1.ContainerStateRunning
     &[("startedAt", Null)],
     // k8s.io.api.core.v1.ContainerStateTerminated
-    &[("startedAt", Null), ("finishedAt", Null)],
+    &[("exitCode", ZeroInt), ("startedAt", Null), ("finishedAt", Null)],
     // k8s.io.api.core.v1.ContainerStatus
-    &[("state", Struct(171)), ("lastState", Struct(171))],
+    &[("name", ZeroString), ("state", Struct(320)), ("lastState", Struct(320)), ("ready", ZeroBool), ("restartCount", ZeroInt), ("image", ZeroString), ("imageID", ZeroString), ("resources", Optional(443, false)), ("volumeMounts", List(477, false)), ("user", Optional(324, false)), ("allocatedResourcesStatus", List(444, false))],
+    // k8s.io.api.core.v1.ContainerUser
+    &[("linux", Optional(363, false))],
+    // k8s.io.api.core.v1.DaemonEndpoint
+    &[("Port", ZeroInt)],
     // k8s.io.api.core.v1.DownwardAPIProjection
-    &[("items", List(176))],
+    &[("items", List(327, false))],
     // k8s.io.api.core.v1.DownwardAPIVolumeFile
-    &[("resourceFieldRef", Optional(224))],
+    &[("path", ZeroString), ("fieldRef", Optional(388, false)), ("resourceFieldRef", Optional(438, false))],
     // k8s.io.api.core.v1.DownwardAPIVolumeSource
-    &[("items", List(176))],
+    &[("items", List(327, false))],
+    // k8s.io.api.core.v1.EndpointAddress
+    &[("ip", ZeroString)],
+    // k8s.io.api.core.v1.EndpointPort
+    &[("port", ZeroInt)],
+    // k8s.io.api.core.v1.EndpointSubset
+    &[("addresses", List(329, false)), ("notReadyAddresses", List(329, false)), ("ports", List(330, false))],
     // k8s.io.api.core.v1.Endpoints
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890)), ("subsets", List(331, false))],
     // k8s.io.api.core.v1.EndpointsList
-    &[("metadata", Struct(NONE)), ("items", List(178))],
+    &[("metadata", Struct(NONE)), ("items", List(332, true))],
     // k8s.io.api.core.v1.EnvVar
-    &[("valueFrom", Optional(181))],
+    &[("name", ZeroString), ("valueFrom", Optional(335, false))],
     // k8s.io.api.core.v1.EnvVarSource
-    &[("resourceFieldRef", Optional(224))],
+    &[("fieldRef", Optional(388, false)), ("resourceFieldRef", Optional(438, false)), ("configMapKeyRef", Optional(311, false)), ("secretKeyRef", Optional(451, false))],
     // k8s.io.api.core.v1.EphemeralContainer
-    &[("", Inline(183))],
+    &[("", Inline(337))],
     // k8s.io.api.core.v1.EphemeralContainerCommon
-    &[("env", List(180)), ("resources", Struct(NONE))],
+    &[("name", ZeroString), ("ports", List(318, false)), ("env", List(334, false)), ("resources", Struct(443)), ("volumeMounts", List(476, false)), ("livenessProbe", Optional(425, false)), ("readinessProbe", Optional(425, false)), ("lifecycle", Optional(357, false)), ("securityContext", Optional(455, false)), ("volumeDevices", List(475, false)), ("startupProbe", Optional(425, false)), ("resizePolicy", List(319, false))],
     // k8s.io.api.core.v1.EphemeralVolumeSource
-    &[("volumeClaimTemplate", Optional(205))],
+    &[("volumeClaimTemplate", Optional(395, false))],
     // k8s.io.api.core.v1.Event
-    &[("metadata", Optional(484)), ("source", Struct(NONE)), ("firstTimestamp", Null), ("lastTimestamp", Null), ("eventTime", Null), ("series", Optional(187))],
+    &[("metadata", Optional(890, false)), ("involvedObject", Struct(NONE)), ("source", Struct(NONE)), ("firstTimestamp", Null), ("lastTimestamp", Null), ("eventTime", Null), ("series", Optional(341, false)), ("reportingComponent", ZeroString), ("reportingInstance", ZeroString)],
     // k8s.io.api.core.v1.EventList
-    &[("metadata", Struct(NONE)), ("items", List(185))],
+    &[("metadata", Struct(NONE)), ("items", List(339, true))],
     // k8s.io.api.core.v1.EventSeries
     &[("lastObservedTime", Null)],
+    // k8s.io.api.core.v1.FlexPersistentVolumeSource
+    &[("driver", ZeroString)],
+    // k8s.io.api.core.v1.FlexVolumeSource
+    &[("driver", ZeroString)],
+    // k8s.io.api.core.v1.GCEPersistentDiskVolumeSource
+    &[("pdName", ZeroString)],
+    // k8s.io.api.core.v1.GRPCAction
+    &[("port", ZeroInt), ("service", Null)],
+    // k8s.io.api.core.v1.GitRepoVolumeSource
+    &[("repository", ZeroString)],
+    // k8s.io.api.core.v1.GlusterfsPersistentVolumeSource
+    &[("endpoints", ZeroString), ("path", ZeroString)],
+    // k8s.io.api.core.v1.GlusterfsVolumeSource
+    &[("endpoints", ZeroString), ("path", ZeroString)],
+    // k8s.io.api.core.v1.HTTPGetAction
+    &[("port", ZeroInt), ("httpHeaders", List(350, false))],
+    // k8s.io.api.core.v1.HTTPHeader
+    &[("name", ZeroString), ("value", ZeroString)],
+    // k8s.io.api.core.v1.HostAlias
+    &[("ip", ZeroString)],
+    // k8s.io.api.core.v1.HostIP
+    &[("ip", ZeroString)],
+    // k8s.io.api.core.v1.HostPathVolumeSource
+    &[("path", ZeroString)],
+    // k8s.io.api.core.v1.ISCSIPersistentVolumeSource
+    &[("targetPortal", ZeroString), ("iqn", ZeroString), ("lun", ZeroInt)],
+    // k8s.io.api.core.v1.ISCSIVolumeSource
+    &[("targetPortal", ZeroString), ("iqn", ZeroString), ("lun", ZeroInt)],
+    // k8s.io.api.core.v1.KeyToPath
+    &[("key", ZeroString), ("path", ZeroString)],
+    // k8s.io.api.core.v1.Lifecycle
+    &[("postStart", Optional(358, false)), ("preStop", Optional(358, false))],
+    // k8s.io.api.core.v1.LifecycleHandler
+    &[("httpGet", Optional(349, false)), ("tcpSocket", Optional(467, false)), ("sleep", Optional(465, false))],
     // k8s.io.api.core.v1.LimitRange
-    &[("metadata", Struct(484)), ("spec", Struct(NONE))],
+    &[("metadata", Struct(890)), ("spec", Struct(362))],
+    // k8s.io.api.core.v1.LimitRangeItem
+    &[("type", ZeroString)],
     // k8s.io.api.core.v1.LimitRangeList
-    &[("metadata", Struct(NONE)), ("items", List(188))],
+    &[("metadata", Struct(NONE)), ("items", List(359, true))],
+    // k8s.io.api.core.v1.LimitRangeSpec
+    &[("limits", List(360, true))],
+    // k8s.io.api.core.v1.LinuxContainerUser
+    &[("uid", ZeroInt), ("gid", ZeroInt)],
+    // k8s.io.api.core.v1.LoadBalancerIngress
+    &[("ports", List(421, false))],
+    // k8s.io.api.core.v1.LoadBalancerStatus
+    &[("ingress", List(364, false))],
+    // k8s.io.api.core.v1.LocalVolumeSource
+    &[("path", ZeroString)],
+    // k8s.io.api.core.v1.ModifyVolumeStatus
+    &[("status", ZeroString)],
+    // k8s.io.api.core.v1.NFSVolumeSource
+    &[("server", ZeroString), ("path", ZeroString)],
     // k8s.io.api.core.v1.Namespace
-    &[("metadata", Struct(484)), ("spec", Struct(NONE)), ("status", Struct(193))],
+    &[("metadata", Struct(890)), ("spec", Struct(NONE)), ("status", Struct(372))],
     // k8s.io.api.core.v1.NamespaceCondition
-    &[("lastTransitionTime", Null)],
+    &[("type", ZeroString), ("status", ZeroString), ("lastTransitionTime", Null)],
     // k8s.io.api.core.v1.NamespaceList
-    &[("metadata", Struct(NONE)), ("items", List(190))],
+    &[("metadata", Struct(NONE)), ("items", List(369, true))],
     // k8s.io.api.core.v1.NamespaceStatus
-    &[("conditions", List(191))],
+    &[("conditions", List(370, false))],
     // k8s.io.api.core.v1.Node
-    &[("metadata", Struct(484)), ("spec", Struct(NONE)), ("status", Struct(198))],
+    &[("metadata", Struct(890)), ("spec", Struct(385)), ("status", Struct(386))],
+    // k8s.io.api.core.v1.NodeAddress
+    &[("type", ZeroString), ("address", ZeroString)],
+    // k8s.io.api.core.v1.NodeAffinity
+    &[("requiredDuringSchedulingIgnoredDuringExecution", Optional(382, false)), ("preferredDuringSchedulingIgnoredDuringExecution", List(424, false))],
     // k8s.io.api.core.v1.NodeCondition
-    &[("lastHeartbeatTime", Null), ("lastTransitionTime", Null)],
+    &[("type", ZeroString), ("status", ZeroString), ("lastHeartbeatTime", Null), ("lastTransitionTime", Null)],
+    // k8s.io.api.core.v1.NodeConfigSource
+    &[("configMap", Optional(313, false))],
+    // k8s.io.api.core.v1.NodeConfigStatus
+    &[("assigned", Optional(377, false)), ("active", Optional(377, false)), ("lastKnownGood", Optional(377, false))],
     // k8s.io.api.core.v1.NodeDaemonEndpoints
-    &[("kubeletEndpoint", Struct(NONE))],
+    &[("kubeletEndpoint", Struct(325))],
     // k8s.io.api.core.v1.NodeList
-    &[("metadata", Struct(NONE)), ("items", List(194))],
+    &[("metadata", Struct(NONE)), ("items", List(373, true))],
+    // k8s.io.api.core.v1.NodeRuntimeHandler
+    &[("name", ZeroString)],
+    // k8s.io.api.core.v1.NodeSelector
+    &[("nodeSelectorTerms", List(384, true))],
+    // k8s.io.api.core.v1.NodeSelectorRequirement
+    &[("key", ZeroString), ("operator", ZeroString)],
+    // k8s.io.api.core.v1.NodeSelectorTerm
+    &[("matchExpressions", List(383, false)), ("matchFields", List(383, false))],
+    // k8s.io.api.core.v1.NodeSpec
+    &[("taints", List(468, false)), ("configSource", Optional(377, false))],
     // k8s.io.api.core.v1.NodeStatus
-    &[("conditions", List(195)), ("daemonEndpoints", Struct(196)), ("nodeInfo", Struct(NONE))],
+    &[("conditions", List(376, false)), ("addresses", List(374, false)), ("daemonEndpoints", Struct(379)), ("nodeInfo", Struct(387)), ("images", List(317, false)), ("volumesAttached", List(294, false)), ("config", Optional(378, false)), ("runtimeHandlers", List(381, false))],
+    // k8s.io.api.core.v1.NodeSystemInfo
+    &[("machineID", ZeroString), ("systemUUID", ZeroString), ("bootID", ZeroString), ("kernelVersion", ZeroString), ("osImage", ZeroString), ("containerRuntimeVersion", ZeroString), ("kubeletVersion", ZeroString), ("kubeProxyVersion", ZeroString), ("operatingSystem", ZeroString), ("architecture", ZeroString)],
+    // k8s.io.api.core.v1.ObjectFieldSelector
+    &[("fieldPath", ZeroString)],
     // k8s.io.api.core.v1.PersistentVolume
-    &[("metadata", Struct(484)), ("spec", Struct(NONE)), ("status", Struct(NONE))],
+    &[("metadata", Struct(890)), ("spec", Struct(399)), ("status", Struct(NONE))],
     // k8s.io.api.core.v1.PersistentVolumeClaim
-    &[("metadata", Struct(484)), ("spec", Struct(203)), ("status", Struct(204))],
+    &[("metadata", Struct(890)), ("spec", Struct(393)), ("status", Struct(394))],
     // k8s.io.api.core.v1.PersistentVolumeClaimCondition
-    &[("lastProbeTime", Null), ("lastTransitionTime", Null)],
+    &[("type", ZeroString), ("status", ZeroString), ("lastProbeTime", Null), ("lastTransitionTime", Null)],
     // k8s.io.api.core.v1.PersistentVolumeClaimList
-    &[("metadata", Struct(NONE)), ("items", List(200))],
+    &[("metadata", Struct(NONE)), ("items", List(390, true))],
     // k8s.io.api.core.v1.PersistentVolumeClaimSpec
-    &[("resources", Struct(NONE))],
+    &[("resources", Struct(NONE)), ("dataSource", Optional(472, false)), ("dataSourceRef", Optional(473, false))],
     // k8s.io.api.core.v1.PersistentVolumeClaimStatus
-    &[("conditions", List(201))],
+    &[("conditions", List(391, false)), ("modifyVolumeStatus", Optional(367, false))],
     // k8s.io.api.core.v1.PersistentVolumeClaimTemplate
-    &[("metadata", Struct(484)), ("spec", Optional(203))],
+    &[("metadata", Struct(890)), ("spec", Struct(393))],
+    // k8s.io.api.core.v1.PersistentVolumeClaimVolumeSource
+    &[("claimName", ZeroString)],
     // k8s.io.api.core.v1.PersistentVolumeList
-    &[("metadata", Struct(NONE)), ("items", List(199))],
+    &[("metadata", Struct(NONE)), ("items", List(389, true))],
+    // k8s.io.api.core.v1.PersistentVolumeSource
+    &[("gcePersistentDisk", Optional(344, false)), ("awsElasticBlockStore", Optional(291, false)), ("hostPath", Optional(353, false)), ("glusterfs", Optional(347, false)), ("nfs", Optional(368, false)), ("rbd", Optional(429, false)), ("iscsi", Optional(354, false)), ("cinder", Optional(304, false)), ("cephfs", Optional(302, false)), ("flexVolume", Optional(342, false)), ("azureFile", Optional(297, false)), ("vsphereVolume", Optional(481, false)), ("quobyte", Optional(428, false)), ("azureDisk", Optional(296, false)), ("photonPersistentDisk", Optional(400, false)), ("portworxVolume", Optional(422, false)), ("scaleIO", Optional(445, false)), ("local", Optional(366, false)), ("csi", Optional(300, false))],
+    // k8s.io.api.core.v1.PersistentVolumeSpec
+    &[("", Inline(398)), ("nodeAffinity", Optional(478, false))],
+    // k8s.io.api.core.v1.PhotonPersistentDiskVolumeSource
+    &[("pdID", ZeroString)],
     // k8s.io.api.core.v1.Pod
-    &[("metadata", Struct(484)), ("spec", Struct(210)), ("status", Struct(211))],
+    &[("metadata", Struct(890)), ("spec", Struct(415)), ("status", Struct(416))],
+    // k8s.io.api.core.v1.PodAffinity
+    &[("requiredDuringSchedulingIgnoredDuringExecution", List(403, false)), ("preferredDuringSchedulingIgnoredDuringExecution", List(482, false))],
+    // k8s.io.api.core.v1.PodAffinityTerm
+    &[("topologyKey", ZeroString)],
+    // k8s.io.api.core.v1.PodAntiAffinity
+    &[("requiredDuringSchedulingIgnoredDuringExecution", List(403, false)), ("preferredDuringSchedulingIgnoredDuringExecution", List(482, false))],
     // k8s.io.api.core.v1.PodCondition
-    &[("lastProbeTime", Null), ("lastTransitionTime", Null)],
+    &[("type", ZeroString), ("status", ZeroString), ("lastProbeTime", Null), ("lastTransitionTime", Null)],
+    // k8s.io.api.core.v1.PodExecOptions
+    &[("command", Null)],
+    // k8s.io.api.core.v1.PodIP
+    &[("ip", ZeroString)],
     // k8s.io.api.core.v1.PodList
-    &[("metadata", Struct(NONE)), ("items", List(207))],
+    &[("metadata", Struct(NONE)), ("items", List(401, true))],
+    // k8s.io.api.core.v1.PodOS
+    &[("name", ZeroString)],
+    // k8s.io.api.core.v1.PodReadinessGate
+    &[("conditionType", ZeroString)],
+    // k8s.io.api.core.v1.PodResourceClaim
+    &[("name", ZeroString)],
+    // k8s.io.api.core.v1.PodResourceClaimStatus
+    &[("name", ZeroString)],
+    // k8s.io.api.core.v1.PodSchedulingGate
+    &[("name", ZeroString)],
+    // k8s.io.api.core.v1.PodSecurityContext
+    &[("sysctls", List(466, false)), ("seccompProfile", Optional(449, false)), ("appArmorProfile", Optional(293, false))],
     // k8s.io.api.core.v1.PodSpec
-    &[("volumes", List(237)), ("containers", List(170)), ("initContainers", List(170)), ("ephemeralContainers", List(182))],
+    &[("volumes", List(474, false)), ("containers", List(316, true)), ("securityContext", Optional(414, false)), ("affinity", Optional(292, false)), ("initContainers", List(316, false)), ("hostAliases", List(351, false)), ("readinessGates", List(410, false)), ("topologySpreadConstraints", List(471, false)), ("ephemeralContainers", List(336, false)), ("os", Optional(409, false)), ("schedulingGates", List(413, false)), ("resourceClaims", List(411, false)), ("resources", Optional(443, false))],
     // k8s.io.api.core.v1.PodStatus
-    &[("conditions", List(208)), ("containerStatuses", List(174)), ("initContainerStatuses", List(174)), ("ephemeralContainerStatuses", List(174))],
+    &[("conditions", List(405, false)), ("containerStatuses", List(323, false)), ("initContainerStatuses", List(323, false)), ("podIPs", List(407, false)), ("ephemeralContainerStatuses", List(323, false)), ("resourceClaimStatuses", List(412, false)), ("hostIPs", List(352, false)), ("resources", Optional(443, false))],
     // k8s.io.api.core.v1.PodStatusResult
-    &[("metadata", Optional(484)), ("status", Optional(211))],
+    &[("metadata", Optional(890, false)), ("status", Optional(416, false))],
     // k8s.io.api.core.v1.PodTemplate
-    &[("metadata", Struct(484)), ("template", Struct(215))],
+    &[("metadata", Struct(890)), ("template", Struct(420))],
     // k8s.io.api.core.v1.PodTemplateList
-    &[("metadata", Struct(NONE)), ("items", List(213))],
+    &[("metadata", Struct(NONE)), ("items", List(418, true))],
     // k8s.io.api.core.v1.PodTemplateSpec
-    &[("metadata", Struct(484)), ("spec", Struct(210))],
+    &[("metadata", Struct(890)), ("spec", Struct(415))],
+    // k8s.io.api.core.v1.PortStatus
+    &[("port", ZeroInt), ("protocol", ZeroString)],
+    // k8s.io.api.core.v1.PortworxVolumeSource
+    &[("volumeID", ZeroString)],
     // k8s.io.api.core.v1.PreferAvoidPodsEntry
-    &[("evictionTime", Null)],
+    &[("podSignature", Struct(NONE)), ("evictionTime", Null)],
+    // k8s.io.api.core.v1.PreferredSchedulingTerm
+    &[("weight", ZeroInt), ("preference", Struct(384))],
+    // k8s.io.api.core.v1.Probe
+    &[("", Inline(426))],
+    // k8s.io.api.core.v1.ProbeHandler
+    &[("httpGet", Optional(349, false)), ("tcpSocket", Optional(467, false)), ("grpc", Optional(345, false))],
     // k8s.io.api.core.v1.ProjectedVolumeSource
-    &[("sources", List(238))],
+    &[("sources", List(479, true))],
+    // k8s.io.api.core.v1.QuobyteVolumeSource
+    &[("registry", ZeroString), ("volume", ZeroString)],
+    // k8s.io.api.core.v1.RBDPersistentVolumeSource
+    &[("monitors", Null), ("image", ZeroString)],
+    // k8s.io.api.core.v1.RBDVolumeSource
+    &[("monitors", Null), ("image", ZeroString)],
     // k8s.io.api.core.v1.RangeAllocation
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890)), ("range", ZeroString), ("data", Null)],
     // k8s.io.api.core.v1.ReplicationController
-    &[("metadata", Struct(484)), ("spec", Struct(222)), ("status", Struct(223))],
+    &[("metadata", Struct(890)), ("spec", Struct(435)), ("status", Struct(436))],
     // k8s.io.api.core.v1.ReplicationControllerCondition
-    &[("lastTransitionTime", Null)],
+    &[("type", ZeroString), ("status", ZeroString), ("lastTransitionTime", Null)],
     // k8s.io.api.core.v1.ReplicationControllerList
-    &[("metadata", Struct(NONE)), ("items", List(219))],
+    &[("metadata", Struct(NONE)), ("items", List(432, true))],
     // k8s.io.api.core.v1.ReplicationControllerSpec
-    &[("template", Optional(215))],
+    &[("template", Optional(420, false))],
     // k8s.io.api.core.v1.ReplicationControllerStatus
-    &[("conditions", List(220))],
+    &[("replicas", ZeroInt), ("conditions", List(433, false))],
+    // k8s.io.api.core.v1.ResourceClaim
+    &[("name", ZeroString)],
     // k8s.io.api.core.v1.ResourceFieldSelector
-    &[("divisor", ZeroQuantity)],
+    &[("resource", ZeroString), ("divisor", ZeroQuantity)],
+    // k8s.io.api.core.v1.ResourceHealth
+    &[("resourceID", ZeroString)],
     // k8s.io.api.core.v1.ResourceQuota
-    &[("metadata", Struct(484)), ("spec", Struct(NONE)), ("status", Struct(NONE))],
+    &[("metadata", Struct(890)), ("spec", Struct(442)), ("status", Struct(NONE))],
     // k8s.io.api.core.v1.ResourceQuotaList
-    &[("metadata", Struct(NONE)), ("items", List(225))],
+    &[("metadata", Struct(NONE)), ("items", List(440, true))],
+    // k8s.io.api.core.v1.ResourceQuotaSpec
+    &[("scopeSelector", Optional(447, false))],
+    // k8s.io.api.core.v1.ResourceRequirements
+    &[("claims", List(437, false))],
+    // k8s.io.api.core.v1.ResourceStatus
+    &[("name", ZeroString), ("resources", List(439, false))],
+    // k8s.io.api.core.v1.ScaleIOPersistentVolumeSource
+    &[("gateway", ZeroString), ("system", ZeroString), ("secretRef", Null)],
+    // k8s.io.api.core.v1.ScaleIOVolumeSource
+    &[("gateway", ZeroString), ("system", ZeroString), ("secretRef", Null)],
+    // k8s.io.api.core.v1.ScopeSelector
+    &[("matchExpressions", List(448, false))],
+    // k8s.io.api.core.v1.ScopedResourceSelectorRequirement
+    &[("scopeName", ZeroString), ("operator", ZeroString)],
+    // k8s.io.api.core.v1.SeccompProfile
+    &[("type", ZeroString)],
     // k8s.io.api.core.v1.Secret
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890))],
+    // k8s.io.api.core.v1.SecretKeySelector
+    &[("key", ZeroString)],
     // k8s.io.api.core.v1.SecretList
-    &[("metadata", Struct(NONE)), ("items", List(227))],
+    &[("metadata", Struct(NONE)), ("items", List(450, true))],
+    // k8s.io.api.core.v1.SecretProjection
+    &[("items", List(356, false))],
+    // k8s.io.api.core.v1.SecretVolumeSource
+    &[("items", List(356, false))],
+    // k8s.io.api.core.v1.SecurityContext
+    &[("seccompProfile", Optional(449, false)), ("appArmorProfile", Optional(293, false))],
     // k8s.io.api.core.v1.SerializedReference
     &[("reference", Struct(NONE))],
     // k8s.io.api.core.v1.Service
-    &[("metadata", Struct(484)), ("spec", Struct(235)), ("status", Struct(236))],
+    &[("metadata", Struct(890)), ("spec", Struct(463)), ("status", Struct(464))],
     // k8s.io.api.core.v1.ServiceAccount
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890))],
     // k8s.io.api.core.v1.ServiceAccountList
-    &[("metadata", Struct(NONE)), ("items", List(231))],
+    &[("metadata", Struct(NONE)), ("items", List(458, true))],
+    // k8s.io.api.core.v1.ServiceAccountTokenProjection
+    &[("path", ZeroString)],
     // k8s.io.api.core.v1.ServiceList
-    &[("metadata", Struct(NONE)), ("items", List(230))],
+    &[("metadata", Struct(NONE)), ("items", List(457, true))],
     // k8s.io.api.core.v1.ServicePort
-    &[("targetPort", ZeroInt)],
+    &[("port", ZeroInt), ("targetPort", ZeroInt)],
     // k8s.io.api.core.v1.ServiceSpec
-    &[("ports", List(234))],
+    &[("ports", List(462, false))],
     // k8s.io.api.core.v1.ServiceStatus
-    &[("loadBalancer", Struct(NONE))],
+    &[("loadBalancer", Struct(365))],
+    // k8s.io.api.core.v1.SleepAction
+    &[("seconds", ZeroInt)],
+    // k8s.io.api.core.v1.Sysctl
+    &[("name", ZeroString), ("value", ZeroString)],
+    // k8s.io.api.core.v1.TCPSocketAction
+    &[("port", ZeroInt)],
+    // k8s.io.api.core.v1.Taint
+    &[("key", ZeroString), ("effect", ZeroString)],
+    // k8s.io.api.core.v1.TopologySelectorLabelRequirement
+    &[("key", ZeroString), ("values", Null)],
+    // k8s.io.api.core.v1.TopologySelectorTerm
+    &[("matchLabelExpressions", List(469, false))],
+    // k8s.io.api.core.v1.TopologySpreadConstraint
+    &[("maxSkew", ZeroInt), ("topologyKey", ZeroString), ("whenUnsatisfiable", ZeroString)],
+    // k8s.io.api.core.v1.TypedLocalObjectReference
+    &[("apiGroup", Null), ("kind", ZeroString), ("name", ZeroString)],
+    // k8s.io.api.core.v1.TypedObjectReference
+    &[("apiGroup", Null), ("kind", ZeroString), ("name", ZeroString)],
     // k8s.io.api.core.v1.Volume
-    &[("", Inline(239))],
+    &[("name", ZeroString), ("", Inline(480))],
+    // k8s.io.api.core.v1.VolumeDevice
+    &[("name", ZeroString), ("devicePath", ZeroString)],
+    // k8s.io.api.core.v1.VolumeMount
+    &[("name", ZeroString), ("mountPath", ZeroString)],
+    // k8s.io.api.core.v1.VolumeMountStatus
+    &[("name", ZeroString), ("mountPath", ZeroString)],
+    // k8s.io.api.core.v1.VolumeNodeAffinity
+    &[("required", Optional(382, false))],
     // k8s.io.api.core.v1.VolumeProjection
-    &[("downwardAPI", Optional(175))],
+    &[("secret", Optional(453, false)), ("downwardAPI", Optional(326, false)), ("configMap", Optional(314, false)), ("serviceAccountToken", Optional(460, false)), ("clusterTrustBundle", Optional(306, false))],
     // k8s.io.api.core.v1.VolumeSource
-    &[("downwardAPI", Optional(177)), ("projected", Optional(217)), ("ephemeral", Optional(184))],
+    &[("hostPath", Optional(353, false)), ("gcePersistentDisk", Optional(344, false)), ("awsElasticBlockStore", Optional(291, false)), ("gitRepo", Optional(346, false)), ("secret", Optional(454, false)), ("nfs", Optional(368, false)), ("iscsi", Optional(355, false)), ("glusterfs", Optional(348, false)), ("persistentVolumeClaim", Optional(396, false)), ("rbd", Optional(430, false)), ("flexVolume", Optional(343, false)), ("cinder", Optional(305, false)), ("cephfs", Optional(303, false)), ("downwardAPI", Optional(328, false)), ("azureFile", Optional(298, false)), ("configMap", Optional(315, false)), ("vsphereVolume", Optional(481, false)), ("quobyte", Optional(428, false)), ("azureDisk", Optional(296, false)), ("photonPersistentDisk", Optional(400, false)), ("portworxVolume", Optional(422, false)), ("scaleIO", Optional(446, false)), ("projected", Optional(427, false)), ("csi", Optional(301, false)), ("ephemeral", Optional(338, false))],
+    // k8s.io.api.core.v1.VsphereVirtualDiskVolumeSource
+    &[("volumePath", ZeroString)],
+    // k8s.io.api.core.v1.WeightedPodAffinityTerm
+    &[("weight", ZeroInt), ("podAffinityTerm", Struct(403))],
     // k8s.io.api.discovery.v1.Endpoint
-    &[("conditions", Struct(NONE))],
+    &[("addresses", Null), ("conditions", Struct(NONE)), ("hints", Optional(484, false))],
+    // k8s.io.api.discovery.v1.EndpointHints
+    &[("forZones", List(488, false)), ("forNodes", List(487, false))],
     // k8s.io.api.discovery.v1.EndpointSlice
-    &[("metadata", Struct(484)), ("endpoints", List(240))],
+    &[("metadata", Struct(890)), ("endpoints", List(483, true)), ("ports", Null), ("addressType", ZeroString)],
     // k8s.io.api.discovery.v1.EndpointSliceList
-    &[("metadata", Struct(NONE)), ("items", List(241))],
+    &[("metadata", Struct(NONE)), ("items", List(485, true))],
+    // k8s.io.api.discovery.v1.ForNode
+    &[("name", ZeroString)],
+    // k8s.io.api.discovery.v1.ForZone
+    &[("name", ZeroString)],
     // k8s.io.api.discovery.v1beta1.Endpoint
-    &[("conditions", Struct(NONE))],
+    &[("addresses", Null), ("conditions", Struct(NONE)), ("hints", Optional(490, false))],
+    // k8s.io.api.discovery.v1beta1.EndpointHints
+    &[("forZones", List(494, false)), ("forNodes", List(493, false))],
     // k8s.io.api.discovery.v1beta1.EndpointSlice
-    &[("metadata", Struct(484)), ("endpoints", List(243))],
+    &[("metadata", Struct(890)), ("endpoints", List(489, true)), ("ports", Null), ("addressType", ZeroString)],
     // k8s.io.api.discovery.v1beta1.EndpointSliceList
-    &[("metadata", Struct(NONE)), ("items", List(244))],
+    &[("metadata", Struct(NONE)), ("items", List(491, true))],
+    // k8s.io.api.discovery.v1beta1.ForNode
+    &[("name", ZeroString)],
+    // k8s.io.api.discovery.v1beta1.ForZone
+    &[("name", ZeroString)],
     // k8s.io.api.events.v1.Event
-    &[("metadata", Optional(484)), ("regarding", Struct(NONE)), ("deprecatedSource", Struct(NONE)), ("deprecatedFirstTimestamp", Null), ("deprecatedLastTimestamp", Null)],
+    &[("metadata", Optional(890, false)), ("eventTime", Null), ("series", Optional(497, false)), ("regarding", Struct(NONE)), ("deprecatedSource", Struct(NONE)), ("deprecatedFirstTimestamp", Null), ("deprecatedLastTimestamp", Null)],
     // k8s.io.api.events.v1.EventList
-    &[("metadata", Struct(NONE)), ("items", List(246))],
+    &[("metadata", Struct(NONE)), ("items", List(495, true))],
+    // k8s.io.api.events.v1.EventSeries
+    &[("count", ZeroInt), ("lastObservedTime", Null)],
     // k8s.io.api.events.v1beta1.Event
-    &[("metadata", Optional(484)), ("regarding", Struct(NONE)), ("deprecatedSource", Struct(NONE)), ("deprecatedFirstTimestamp", Null), ("deprecatedLastTimestamp", Null)],
+    &[("metadata", Optional(890, false)), ("eventTime", Null), ("series", Optional(500, false)), ("regarding", Struct(NONE)), ("deprecatedSource", Struct(NONE)), ("deprecatedFirstTimestamp", Null), ("deprecatedLastTimestamp", Null)],
     // k8s.io.api.events.v1beta1.EventList
-    &[("metadata", Struct(NONE)), ("items", List(248))],
+    &[("metadata", Struct(NONE)), ("items", List(498, true))],
+    // k8s.io.api.events.v1beta1.EventSeries
+    &[("count", ZeroInt), ("lastObservedTime", Null)],
     // k8s.io.api.extensions.v1beta1.DaemonSet
-    &[("metadata", Struct(484)), ("spec", Struct(253)), ("status", Struct(254))],
+    &[("metadata", Struct(890)), ("spec", Struct(504)), ("status", Struct(505))],
     // k8s.io.api.extensions.v1beta1.DaemonSetCondition
-    &[("lastTransitionTime", Null)],
+    &[("type", ZeroString), ("status", ZeroString), ("lastTransitionTime", Null)],
     // k8s.io.api.extensions.v1beta1.DaemonSetList
-    &[("metadata", Struct(NONE)), ("items", List(250))],
+    &[("metadata", Struct(NONE)), ("items", List(501, true))],
     // k8s.io.api.extensions.v1beta1.DaemonSetSpec
-    &[("template", Optional(215)), ("updateStrategy", Struct(NONE))],
+    &[("template", Struct(420)), ("updateStrategy", Struct(NONE))],
     // k8s.io.api.extensions.v1beta1.DaemonSetStatus
-    &[("conditions", List(251))],
+    &[("currentNumberScheduled", ZeroInt), ("numberMisscheduled", ZeroInt), ("desiredNumberScheduled", ZeroInt), ("numberReady", ZeroInt), ("conditions", List(502, false))],
     // k8s.io.api.extensions.v1beta1.Deployment
-    &[("metadata", Struct(484)), ("spec", Struct(258)), ("status", Struct(259))],
+    &[("metadata", Struct(890)), ("spec", Struct(510)), ("status", Struct(511))],
     // k8s.io.api.extensions.v1beta1.DeploymentCondition
-    &[("lastUpdateTime", Null), ("lastTransitionTime", Null)],
+    &[("type", ZeroString), ("status", ZeroString), ("lastUpdateTime", Null), ("lastTransitionTime", Null)],
     // k8s.io.api.extensions.v1beta1.DeploymentList
-    &[("metadata", Struct(NONE)), ("items", List(255))],
+    &[("metadata", Struct(NONE)), ("items", List(506, true))],
+    // k8s.io.api.extensions.v1beta1.DeploymentRollback
+    &[("name", ZeroString), ("rollbackTo", Struct(NONE))],
     // k8s.io.api.extensions.v1beta1.DeploymentSpec
-    &[("template", Optional(215)), ("strategy", Struct(NONE))],
+    &[("template", Struct(420)), ("strategy", Struct(NONE))],
     // k8s.io.api.extensions.v1beta1.DeploymentStatus
-    &[("conditions", List(256))],
+    &[("conditions", List(507, false))],
     // k8s.io.api.extensions.v1beta1.HTTPIngressPath
-    &[("backend", Optional(263))],
+    &[("backend", Struct(516))],
     // k8s.io.api.extensions.v1beta1.HTTPIngressRuleValue
-    &[("paths", List(260))],
+    &[("paths", List(512, true))],
+    // k8s.io.api.extensions.v1beta1.IPBlock
+    &[("cidr", ZeroString)],
     // k8s.io.api.extensions.v1beta1.Ingress
-    &[("metadata", Struct(484)), ("spec", Struct(267)), ("status", Struct(268))],
+    &[("metadata", Struct(890)), ("spec", Struct(523)), ("status", Struct(524))],
     // k8s.io.api.extensions.v1beta1.IngressBackend
-    &[("servicePort", ZeroInt)],
+    &[("servicePort", ZeroInt), ("resource", Optional(472, false))],
     // k8s.io.api.extensions.v1beta1.IngressList
-    &[("metadata", Struct(NONE)), ("items", List(262))],
+    &[("metadata", Struct(NONE)), ("items", List(515, true))],
+    // k8s.io.api.extensions.v1beta1.IngressLoadBalancerIngress
+    &[("ports", List(520, false))],
+    // k8s.io.api.extensions.v1beta1.IngressLoadBalancerStatus
+    &[("ingress", List(518, false))],
+    // k8s.io.api.extensions.v1beta1.IngressPortStatus
+    &[("port", ZeroInt), ("protocol", ZeroString)],
     // k8s.io.api.extensions.v1beta1.IngressRule
-    &[("", Inline(266))],
+    &[("", Inline(522))],
     // k8s.io.api.extensions.v1beta1.IngressRuleValue
-    &[("http", Optional(261))],
+    &[("http", Optional(513, false))],
     // k8s.io.api.extensions.v1beta1.IngressSpec
-    &[("backend", Optional(263)), ("rules", List(265))],
+    &[("backend", Optional(516, false)), ("rules", List(521, false))],
     // k8s.io.api.extensions.v1beta1.IngressStatus
-    &[("loadBalancer", Struct(NONE))],
+    &[("loadBalancer", Struct(519))],
     // k8s.io.api.extensions.v1beta1.NetworkPolicy
-    &[("metadata", Struct(484)), ("spec", Struct(NONE))],
+    &[("metadata", Struct(890)), ("spec", Struct(530))],
+    // k8s.io.api.extensions.v1beta1.NetworkPolicyEgressRule
+    &[("to", List(529, false))],
+    // k8s.io.api.extensions.v1beta1.NetworkPolicyIngressRule
+    &[("from", List(529, false))],
     // k8s.io.api.extensions.v1beta1.NetworkPolicyList
-    &[("metadata", Struct(NONE)), ("items", List(269))],
+    &[("metadata", Struct(NONE)), ("items", List(525, true))],
+    // k8s.io.api.extensions.v1beta1.NetworkPolicyPeer
+    &[("ipBlock", Optional(514, false))],
+    // k8s.io.api.extensions.v1beta1.NetworkPolicySpec
+    &[("podSelector", Struct(NONE)), ("ingress", List(527, false)), ("egress", List(526, false))],
     // k8s.io.api.extensions.v1beta1.ReplicaSet
-    &[("metadata", Struct(484)), ("spec", Struct(274)), ("status", Struct(275))],
+    &[("metadata", Struct(890)), ("spec", Struct(534)), ("status", Struct(535))],
     // k8s.io.api.extensions.v1beta1.ReplicaSetCondition
-    &[("lastTransitionTime", Null)],
+    &[("type", ZeroString), ("status", ZeroString), ("lastTransitionTime", Null)],
     // k8s.io.api.extensions.v1beta1.ReplicaSetList
-    &[("metadata", Struct(NONE)), ("items", List(271))],
+    &[("metadata", Struct(NONE)), ("items", List(531, true))],
     // k8s.io.api.extensions.v1beta1.ReplicaSetSpec
-    &[("template", Struct(215))],
+    &[("template", Struct(420))],
     // k8s.io.api.extensions.v1beta1.ReplicaSetStatus
-    &[("conditions", List(272))],
+    &[("replicas", ZeroInt), ("conditions", List(532, false))],
     // k8s.io.api.extensions.v1beta1.Scale
-    &[("metadata", Struct(484)), ("spec", Struct(NONE)), ("status", Struct(NONE))],
+    &[("metadata", Struct(890)), ("spec", Struct(NONE)), ("status", Struct(537))],
+    // k8s.io.api.extensions.v1beta1.ScaleStatus
+    &[("replicas", ZeroInt)],
+    // k8s.io.api.flowcontrol.v1.FlowDistinguisherMethod
+    &[("type", ZeroString)],
     // k8s.io.api.flowcontrol.v1.FlowSchema
-    &[("metadata", Struct(484)), ("spec", Struct(NONE)), ("status", Struct(280))],
+    &[("metadata", Struct(890)), ("spec", Struct(542)), ("status", Struct(543))],
     // k8s.io.api.flowcontrol.v1.FlowSchemaCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.api.flowcontrol.v1.FlowSchemaList
-    &[("metadata", Struct(NONE)), ("items", List(277))],
+    &[("metadata", Struct(NONE)), ("items", List(539, true))],
+    // k8s.io.api.flowcontrol.v1.FlowSchemaSpec
+    &[("priorityLevelConfiguration", Struct(552)), ("matchingPrecedence", ZeroInt), ("distinguisherMethod", Optional(538, false)), ("rules", List(548, false))],
     // k8s.io.api.flowcontrol.v1.FlowSchemaStatus
-    &[("conditions", List(278))],
+    &[("conditions", List(540, false))],
+    // k8s.io.api.flowcontrol.v1.GroupSubject
+    &[("name", ZeroString)],
+    // k8s.io.api.flowcontrol.v1.LimitResponse
+    &[("type", ZeroString), ("queuing", Optional(555, false))],
     // k8s.io.api.flowcontrol.v1.LimitedPriorityLevelConfiguration
-    &[("limitResponse", Struct(NONE))],
+    &[("nominalConcurrencyShares", Null), ("limitResponse", Struct(545))],
+    // k8s.io.api.flowcontrol.v1.NonResourcePolicyRule
+    &[("verbs", Null), ("nonResourceURLs", Null)],
+    // k8s.io.api.flowcontrol.v1.PolicyRulesWithSubjects
+    &[("subjects", List(558, true)), ("resourceRules", List(556, false)), ("nonResourceRules", List(547, false))],
     // k8s.io.api.flowcontrol.v1.PriorityLevelConfiguration
-    &[("metadata", Struct(484)), ("spec", Struct(285)), ("status", Struct(286))],
+    &[("metadata", Struct(890)), ("spec", Struct(553)), ("status", Struct(554))],
     // k8s.io.api.flowcontrol.v1.PriorityLevelConfigurationCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.api.flowcontrol.v1.PriorityLevelConfigurationList
-    &[("metadata", Struct(NONE)), ("items", List(282))],
+    &[("metadata", Struct(NONE)), ("items", List(549, true))],
+    // k8s.io.api.flowcontrol.v1.PriorityLevelConfigurationReference
+    &[("name", ZeroString)],
     // k8s.io.api.flowcontrol.v1.PriorityLevelConfigurationSpec
-    &[("limited", Optional(281))],
+    &[("type", ZeroString), ("limited", Optional(546, false))],
     // k8s.io.api.flowcontrol.v1.PriorityLevelConfigurationStatus
-    &[("conditions", List(283))],
+    &[("conditions", List(550, false))],
+    // k8s.io.api.flowcontrol.v1.QueuingConfiguration
+    &[("queues", ZeroInt), ("handSize", ZeroInt), ("queueLengthLimit", ZeroInt)],
+    // k8s.io.api.flowcontrol.v1.ResourcePolicyRule
+    &[("verbs", Null), ("apiGroups", Null), ("resources", Null), ("namespaces", Null)],
+    // k8s.io.api.flowcontrol.v1.ServiceAccountSubject
+    &[("namespace", ZeroString), ("name", ZeroString)],
+    // k8s.io.api.flowcontrol.v1.Subject
+    &[("kind", ZeroString), ("user", Optional(559, false)), ("group", Optional(544, false)), ("serviceAccount", Optional(557, false))],
+    // k8s.io.api.flowcontrol.v1.UserSubject
+    &[("name", ZeroString)],
+    // k8s.io.api.flowcontrol.v1beta1.FlowDistinguisherMethod
+    &[("type", ZeroString)],
     // k8s.io.api.flowcontrol.v1beta1.FlowSchema
-    &[("metadata", Struct(484)), ("spec", Struct(NONE)), ("status", Struct(290))],
+    &[("metadata", Struct(890)), ("spec", Struct(564)), ("status", Struct(565))],
     // k8s.io.api.flowcontrol.v1beta1.FlowSchemaCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.api.flowcontrol.v1beta1.FlowSchemaList
-    &[("metadata", Struct(NONE)), ("items", List(287))],
+    &[("metadata", Struct(NONE)), ("items", List(561, true))],
+    // k8s.io.api.flowcontrol.v1beta1.FlowSchemaSpec
+    &[("priorityLevelConfiguration", Struct(574)), ("matchingPrecedence", ZeroInt), ("distinguisherMethod", Optional(560, false)), ("rules", List(570, false))],
     // k8s.io.api.flowcontrol.v1beta1.FlowSchemaStatus
-    &[("conditions", List(288))],
+    &[("conditions", List(562, false))],
+    // k8s.io.api.flowcontrol.v1beta1.GroupSubject
+    &[("name", ZeroString)],
+    // k8s.io.api.flowcontrol.v1beta1.LimitResponse
+    &[("type", ZeroString), ("queuing", Optional(577, false))],
     // k8s.io.api.flowcontrol.v1beta1.LimitedPriorityLevelConfiguration
-    &[("limitResponse", Struct(NONE))],
+    &[("assuredConcurrencyShares", ZeroInt), ("limitResponse", Struct(567))],
+    // k8s.io.api.flowcontrol.v1beta1.NonResourcePolicyRule
+    &[("verbs", Null), ("nonResourceURLs", Null)],
+    // k8s.io.api.flowcontrol.v1beta1.PolicyRulesWithSubjects
+    &[("subjects", List(580, true)), ("resourceRules", List(578, false)), ("nonResourceRules", List(569, false))],
     // k8s.io.api.flowcontrol.v1beta1.PriorityLevelConfiguration
-    &[("metadata", Struct(484)), ("spec", Struct(295)), ("status", Struct(296))],
+    &[("metadata", Struct(890)), ("spec", Struct(575)), ("status", Struct(576))],
     // k8s.io.api.flowcontrol.v1beta1.PriorityLevelConfigurationCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.api.flowcontrol.v1beta1.PriorityLevelConfigurationList
-    &[("metadata", Struct(NONE)), ("items", List(292))],
+    &[("metadata", Struct(NONE)), ("items", List(571, true))],
+    // k8s.io.api.flowcontrol.v1beta1.PriorityLevelConfigurationReference
+    &[("name", ZeroString)],
     // k8s.io.api.flowcontrol.v1beta1.PriorityLevelConfigurationSpec
-    &[("limited", Optional(291))],
+    &[("type", ZeroString), ("limited", Optional(568, false))],
     // k8s.io.api.flowcontrol.v1beta1.PriorityLevelConfigurationStatus
-    &[("conditions", List(293))],
+    &[("conditions", List(572, false))],
+    // k8s.io.api.flowcontrol.v1beta1.QueuingConfiguration
+    &[("queues", ZeroInt), ("handSize", ZeroInt), ("queueLengthLimit", ZeroInt)],
+    // k8s.io.api.flowcontrol.v1beta1.ResourcePolicyRule
+    &[("verbs", Null), ("apiGroups", Null), ("resources", Null), ("namespaces", Null)],
+    // k8s.io.api.flowcontrol.v1beta1.ServiceAccountSubject
+    &[("namespace", ZeroString), ("name", ZeroString)],
+    // k8s.io.api.flowcontrol.v1beta1.Subject
+    &[("kind", ZeroString), ("user", Optional(581, false)), ("group", Optional(566, false)), ("serviceAccount", Optional(579, false))],
+    // k8s.io.api.flowcontrol.v1beta1.UserSubject
+    &[("name", ZeroString)],
+    // k8s.io.api.flowcontrol.v1beta2.FlowDistinguisherMethod
+    &[("type", ZeroString)],
     // k8s.io.api.flowcontrol.v1beta2.FlowSchema
-    &[("metadata", Struct(484)), ("spec", Struct(NONE)), ("status", Struct(300))],
+    &[("metadata", Struct(890)), ("spec", Struct(586)), ("status", Struct(587))],
     // k8s.io.api.flowcontrol.v1beta2.FlowSchemaCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.api.flowcontrol.v1beta2.FlowSchemaList
-    &[("metadata", Struct(NONE)), ("items", List(297))],
+    &[("metadata", Struct(NONE)), ("items", List(583, true))],
+    // k8s.io.api.flowcontrol.v1beta2.FlowSchemaSpec
+    &[("priorityLevelConfiguration", Struct(596)), ("matchingPrecedence", ZeroInt), ("distinguisherMethod", Optional(582, false)), ("rules", List(592, false))],
     // k8s.io.api.flowcontrol.v1beta2.FlowSchemaStatus
-    &[("conditions", List(298))],
+    &[("conditions", List(584, false))],
+    // k8s.io.api.flowcontrol.v1beta2.GroupSubject
+    &[("name", ZeroString)],
+    // k8s.io.api.flowcontrol.v1beta2.LimitResponse
+    &[("type", ZeroString), ("queuing", Optional(599, false))],
     // k8s.io.api.flowcontrol.v1beta2.LimitedPriorityLevelConfiguration
-    &[("limitResponse", Struct(NONE))],
+    &[("assuredConcurrencyShares", ZeroInt), ("limitResponse", Struct(589))],
+    // k8s.io.api.flowcontrol.v1beta2.NonResourcePolicyRule
+    &[("verbs", Null), ("nonResourceURLs", Null)],
+    // k8s.io.api.flowcontrol.v1beta2.PolicyRulesWithSubjects
+    &[("subjects", List(602, true)), ("resourceRules", List(600, false)), ("nonResourceRules", List(591, false))],
     // k8s.io.api.flowcontrol.v1beta2.PriorityLevelConfiguration
-    &[("metadata", Struct(484)), ("spec", Struct(305)), ("status", Struct(306))],
+    &[("metadata", Struct(890)), ("spec", Struct(597)), ("status", Struct(598))],
     // k8s.io.api.flowcontrol.v1beta2.PriorityLevelConfigurationCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.api.flowcontrol.v1beta2.PriorityLevelConfigurationList
-    &[("metadata", Struct(NONE)), ("items", List(302))],
+    &[("metadata", Struct(NONE)), ("items", List(593, true))],
+    // k8s.io.api.flowcontrol.v1beta2.PriorityLevelConfigurationReference
+    &[("name", ZeroString)],
     // k8s.io.api.flowcontrol.v1beta2.PriorityLevelConfigurationSpec
-    &[("limited", Optional(301))],
+    &[("type", ZeroString), ("limited", Optional(590, false))],
     // k8s.io.api.flowcontrol.v1beta2.PriorityLevelConfigurationStatus
-    &[("conditions", List(303))],
+    &[("conditions", List(594, false))],
+    // k8s.io.api.flowcontrol.v1beta2.QueuingConfiguration
+    &[("queues", ZeroInt), ("handSize", ZeroInt), ("queueLengthLimit", ZeroInt)],
+    // k8s.io.api.flowcontrol.v1beta2.ResourcePolicyRule
+    &[("verbs", Null), ("apiGroups", Null), ("resources", Null), ("namespaces", Null)],
+    // k8s.io.api.flowcontrol.v1beta2.ServiceAccountSubject
+    &[("namespace", ZeroString), ("name", ZeroString)],
+    // k8s.io.api.flowcontrol.v1beta2.Subject
+    &[("kind", ZeroString), ("user", Optional(603, false)), ("group", Optional(588, false)), ("serviceAccount", Optional(601, false))],
+    // k8s.io.api.flowcontrol.v1beta2.UserSubject
+    &[("name", ZeroString)],
+    // k8s.io.api.flowcontrol.v1beta3.FlowDistinguisherMethod
+    &[("type", ZeroString)],
     // k8s.io.api.flowcontrol.v1beta3.FlowSchema
-    &[("metadata", Struct(484)), ("spec", Struct(NONE)), ("status", Struct(310))],
+    &[("metadata", Struct(890)), ("spec", Struct(608)), ("status", Struct(609))],
     // k8s.io.api.flowcontrol.v1beta3.FlowSchemaCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.api.flowcontrol.v1beta3.FlowSchemaList
-    &[("metadata", Struct(NONE)), ("items", List(307))],
+    &[("metadata", Struct(NONE)), ("items", List(605, true))],
+    // k8s.io.api.flowcontrol.v1beta3.FlowSchemaSpec
+    &[("priorityLevelConfiguration", Struct(618)), ("matchingPrecedence", ZeroInt), ("distinguisherMethod", Optional(604, false)), ("rules", List(614, false))],
     // k8s.io.api.flowcontrol.v1beta3.FlowSchemaStatus
-    &[("conditions", List(308))],
+    &[("conditions", List(606, false))],
+    // k8s.io.api.flowcontrol.v1beta3.GroupSubject
+    &[("name", ZeroString)],
+    // k8s.io.api.flowcontrol.v1beta3.LimitResponse
+    &[("type", ZeroString), ("queuing", Optional(621, false))],
     // k8s.io.api.flowcontrol.v1beta3.LimitedPriorityLevelConfiguration
-    &[("limitResponse", Struct(NONE))],
+    &[("nominalConcurrencyShares", ZeroInt), ("limitResponse", Struct(611))],
+    // k8s.io.api.flowcontrol.v1beta3.NonResourcePolicyRule
+    &[("verbs", Null), ("nonResourceURLs", Null)],
+    // k8s.io.api.flowcontrol.v1beta3.PolicyRulesWithSubjects
+    &[("subjects", List(624, true)), ("resourceRules", List(622, false)), ("nonResourceRules", List(613, false))],
     // k8s.io.api.flowcontrol.v1beta3.PriorityLevelConfiguration
-    &[("metadata", Struct(484)), ("spec", Struct(315)), ("status", Struct(316))],
+    &[("metadata", Struct(890)), ("spec", Struct(619)), ("status", Struct(620))],
     // k8s.io.api.flowcontrol.v1beta3.PriorityLevelConfigurationCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.api.flowcontrol.v1beta3.PriorityLevelConfigurationList
-    &[("metadata", Struct(NONE)), ("items", List(312))],
+    &[("metadata", Struct(NONE)), ("items", List(615, true))],
+    // k8s.io.api.flowcontrol.v1beta3.PriorityLevelConfigurationReference
+    &[("name", ZeroString)],
     // k8s.io.api.flowcontrol.v1beta3.PriorityLevelConfigurationSpec
-    &[("limited", Optional(311))],
+    &[("type", ZeroString), ("limited", Optional(612, false))],
     // k8s.io.api.flowcontrol.v1beta3.PriorityLevelConfigurationStatus
-    &[("conditions", List(313))],
+    &[("conditions", List(616, false))],
+    // k8s.io.api.flowcontrol.v1beta3.QueuingConfiguration
+    &[("queues", ZeroInt), ("handSize", ZeroInt), ("queueLengthLimit", ZeroInt)],
+    // k8s.io.api.flowcontrol.v1beta3.ResourcePolicyRule
+    &[("verbs", Null), ("apiGroups", Null), ("resources", Null), ("namespaces", Null)],
+    // k8s.io.api.flowcontrol.v1beta3.ServiceAccountSubject
+    &[("namespace", ZeroString), ("name", ZeroString)],
+    // k8s.io.api.flowcontrol.v1beta3.Subject
+    &[("kind", ZeroString), ("user", Optional(625, false)), ("group", Optional(610, false)), ("serviceAccount", Optional(623, false))],
+    // k8s.io.api.flowcontrol.v1beta3.UserSubject
+    &[("name", ZeroString)],
     // k8s.io.api.imagepolicy.v1alpha1.ImageReview
-    &[("metadata", Struct(484)), ("status", Struct(NONE))],
+    &[("metadata", Struct(890)), ("spec", Struct(NONE)), ("status", Struct(627))],
+    // k8s.io.api.imagepolicy.v1alpha1.ImageReviewStatus
+    &[("allowed", ZeroBool)],
     // k8s.io.api.networking.v1.HTTPIngressPath
-    &[("backend", Optional(323))],
+    &[("backend", Struct(634)), ("pathType", Null)],
     // k8s.io.api.networking.v1.HTTPIngressRuleValue
-    &[("paths", List(318))],
+    &[("paths", List(628, true))],
     // k8s.io.api.networking.v1.IPAddress
-    &[("metadata", Struct(484)), ("spec", Struct(NONE))],
+    &[("metadata", Struct(890)), ("spec", Struct(NONE))],
     // k8s.io.api.networking.v1.IPAddressList
-    &[("metadata", Struct(NONE)), ("items", List(320))],
+    &[("metadata", Struct(NONE)), ("items", List(630, true))],
+    // k8s.io.api.networking.v1.IPBlock
+    &[("cidr", ZeroString)],
     // k8s.io.api.networking.v1.Ingress
-    &[("metadata", Struct(484)), ("spec", Struct(330)), ("status", Struct(331))],
+    &[("metadata", Struct(890)), ("spec", Struct(646)), ("status", Struct(647))],
     // k8s.io.api.networking.v1.IngressBackend
-    &[("service", Optional(329))],
+    &[("resource", Optional(472, false)), ("service", Optional(645, false))],
     // k8s.io.api.networking.v1.IngressClass
-    &[("metadata", Struct(484)), ("spec", Struct(NONE))],
+    &[("metadata", Struct(890)), ("spec", Struct(638))],
     // k8s.io.api.networking.v1.IngressClassList
-    &[("metadata", Struct(NONE)), ("items", List(324))],
+    &[("metadata", Struct(NONE)), ("items", List(635, true))],
+    // k8s.io.api.networking.v1.IngressClassParametersReference
+    &[("kind", ZeroString), ("name", ZeroString), ("scope", Null)],
+    // k8s.io.api.networking.v1.IngressClassSpec
+    &[("parameters", Optional(637, false))],
     // k8s.io.api.networking.v1.IngressList
-    &[("metadata", Struct(NONE)), ("items", List(322))],
+    &[("metadata", Struct(NONE)), ("items", List(633, true))],
+    // k8s.io.api.networking.v1.IngressLoadBalancerIngress
+    &[("ports", List(642, false))],
+    // k8s.io.api.networking.v1.IngressLoadBalancerStatus
+    &[("ingress", List(640, false))],
+    // k8s.io.api.networking.v1.IngressPortStatus
+    &[("port", ZeroInt), ("protocol", ZeroString)],
     // k8s.io.api.networking.v1.IngressRule
-    &[("", Inline(328))],
+    &[("", Inline(644))],
     // k8s.io.api.networking.v1.IngressRuleValue
-    &[("http", Optional(319))],
+    &[("http", Optional(629, false))],
     // k8s.io.api.networking.v1.IngressServiceBackend
-    &[("port", Struct(NONE))],
+    &[("name", ZeroString), ("port", Struct(NONE))],
     // k8s.io.api.networking.v1.IngressSpec
-    &[("defaultBackend", Optional(323)), ("rules", List(327))],
+    &[("defaultBackend", Optional(634, false)), ("rules", List(643, false))],
     // k8s.io.api.networking.v1.IngressStatus
-    &[("loadBalancer", Struct(NONE))],
+    &[("loadBalancer", Struct(641))],
     // k8s.io.api.networking.v1.NetworkPolicy
-    &[("metadata", Struct(484)), ("spec", Struct(NONE))],
+    &[("metadata", Struct(890)), ("spec", Struct(653))],
+    // k8s.io.api.networking.v1.NetworkPolicyEgressRule
+    &[("to", List(652, false))],
+    // k8s.io.api.networking.v1.NetworkPolicyIngressRule
+    &[("from", List(652, false))],
     // k8s.io.api.networking.v1.NetworkPolicyList
-    &[("metadata", Struct(NONE)), ("items", List(332))],
+    &[("metadata", Struct(NONE)), ("items", List(648, true))],
+    // k8s.io.api.networking.v1.NetworkPolicyPeer
+    &[("ipBlock", Optional(632, false))],
+    // k8s.io.api.networking.v1.NetworkPolicySpec
+    &[("podSelector", Struct(NONE)), ("ingress", List(650, false)), ("egress", List(649, false))],
     // k8s.io.api.networking.v1.ServiceCIDR
-    &[("metadata", Struct(484)), ("spec", Struct(NONE)), ("status", Struct(NONE))],
+    &[("metadata", Struct(890)), ("spec", Struct(NONE)), ("status", Struct(NONE))],
     // k8s.io.api.networking.v1.ServiceCIDRList
-    &[("metadata", Struct(NONE)), ("items", List(334))],
+    &[("metadata", Struct(NONE)), ("items", List(654, true))],
     // k8s.io.api.networking.v1beta1.HTTPIngressPath
-    &[("backend", Optional(341))],
+    &[("backend", Struct(661))],
     // k8s.io.api.networking.v1beta1.HTTPIngressRuleValue
-    &[("paths", List(336))],
+    &[("paths", List(656, true))],
     // k8s.io.api.networking.v1beta1.IPAddress
-    &[("metadata", Struct(484)), ("spec", Struct(NONE))],
+    &[("metadata", Struct(890)), ("spec", Struct(NONE))],
     // k8s.io.api.networking.v1beta1.IPAddressList
-    &[("metadata", Struct(NONE)), ("items", List(338))],
+    &[("metadata", Struct(NONE)), ("items", List(658, true))],
     // k8s.io.api.networking.v1beta1.Ingress
-    &[("metadata", Struct(484)), ("spec", Struct(347)), ("status", Struct(348))],
+    &[("metadata", Struct(890)), ("spec", Struct(672)), ("status", Struct(673))],
     // k8s.io.api.networking.v1beta1.IngressBackend
-    &[("servicePort", ZeroInt)],
+    &[("servicePort", ZeroInt), ("resource", Optional(472, false))],
     // k8s.io.api.networking.v1beta1.IngressClass
-    &[("metadata", Struct(484)), ("spec", Struct(NONE))],
+    &[("metadata", Struct(890)), ("spec", Struct(665))],
     // k8s.io.api.networking.v1beta1.IngressClassList
-    &[("metadata", Struct(NONE)), ("items", List(342))],
+    &[("metadata", Struct(NONE)), ("items", List(662, true))],
+    // k8s.io.api.networking.v1beta1.IngressClassParametersReference
+    &[("kind", ZeroString), ("name", ZeroString), ("scope", Null)],
+    // k8s.io.api.networking.v1beta1.IngressClassSpec
+    &[("parameters", Optional(664, false))],
     // k8s.io.api.networking.v1beta1.IngressList
-    &[("metadata", Struct(NONE)), ("items", List(340))],
+    &[("metadata", Struct(NONE)), ("items", List(660, true))],
+    // k8s.io.api.networking.v1beta1.IngressLoadBalancerIngress
+    &[("ports", List(669, false))],
+    // k8s.io.api.networking.v1beta1.IngressLoadBalancerStatus
+    &[("ingress", List(667, false))],
+    // k8s.io.api.networking.v1beta1.IngressPortStatus
+    &[("port", ZeroInt), ("protocol", ZeroString)],
     // k8s.io.api.networking.v1beta1.IngressRule
-    &[("", Inline(346))],
+    &[("", Inline(671))],
     // k8s.io.api.networking.v1beta1.IngressRuleValue
-    &[("http", Optional(337))],
+    &[("http", Optional(657, false))],
     // k8s.io.api.networking.v1beta1.IngressSpec
-    &[("backend", Optional(341)), ("rules", List(345))],
+    &[("backend", Optional(661, false)), ("rules", List(670, false))],
     // k8s.io.api.networking.v1beta1.IngressStatus
-    &[("loadBalancer", Struct(NONE))],
+    &[("loadBalancer", Struct(668))],
     // k8s.io.api.networking.v1beta1.ServiceCIDR
-    &[("metadata", Struct(484)), ("spec", Struct(NONE)), ("status", Struct(NONE))],
+    &[("metadata", Struct(890)), ("spec", Struct(NONE)), ("status", Struct(NONE))],
     // k8s.io.api.networking.v1beta1.ServiceCIDRList
-    &[("metadata", Struct(NONE)), ("items", List(349))],
+    &[("metadata", Struct(NONE)), ("items", List(674, true))],
     // k8s.io.api.node.v1.RuntimeClass
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890)), ("handler", ZeroString)],
     // k8s.io.api.node.v1.RuntimeClassList
-    &[("metadata", Struct(NONE)), ("items", List(351))],
+    &[("metadata", Struct(NONE)), ("items", List(676, true))],
     // k8s.io.api.node.v1alpha1.RuntimeClass
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890)), ("spec", Struct(680))],
     // k8s.io.api.node.v1alpha1.RuntimeClassList
-    &[("metadata", Struct(NONE)), ("items", List(353))],
+    &[("metadata", Struct(NONE)), ("items", List(678, true))],
+    // k8s.io.api.node.v1alpha1.RuntimeClassSpec
+    &[("runtimeHandler", ZeroString)],
     // k8s.io.api.node.v1beta1.RuntimeClass
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890)), ("handler", ZeroString)],
     // k8s.io.api.node.v1beta1.RuntimeClassList
-    &[("metadata", Struct(NONE)), ("items", List(355))],
+    &[("metadata", Struct(NONE)), ("items", List(681, true))],
     // k8s.io.api.policy.v1.Eviction
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890))],
     // k8s.io.api.policy.v1.PodDisruptionBudget
-    &[("metadata", Struct(484)), ("spec", Struct(NONE)), ("status", Struct(NONE))],
+    &[("metadata", Struct(890)), ("spec", Struct(NONE)), ("status", Struct(686))],
     // k8s.io.api.policy.v1.PodDisruptionBudgetList
-    &[("metadata", Struct(NONE)), ("items", List(358))],
+    &[("metadata", Struct(NONE)), ("items", List(684, true))],
+    // k8s.io.api.policy.v1.PodDisruptionBudgetStatus
+    &[("disruptionsAllowed", ZeroInt), ("currentHealthy", ZeroInt), ("desiredHealthy", ZeroInt), ("expectedPods", ZeroInt)],
     // k8s.io.api.policy.v1beta1.Eviction
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890))],
     // k8s.io.api.policy.v1beta1.PodDisruptionBudget
-    &[("metadata", Struct(484)), ("spec", Struct(NONE)), ("status", Struct(NONE))],
+    &[("metadata", Struct(890)), ("spec", Struct(NONE)), ("status", Struct(690))],
     // k8s.io.api.policy.v1beta1.PodDisruptionBudgetList
-    &[("metadata", Struct(NONE)), ("items", List(361))],
+    &[("metadata", Struct(NONE)), ("items", List(688, true))],
+    // k8s.io.api.policy.v1beta1.PodDisruptionBudgetStatus
+    &[("disruptionsAllowed", ZeroInt), ("currentHealthy", ZeroInt), ("desiredHealthy", ZeroInt), ("expectedPods", ZeroInt)],
     // k8s.io.api.rbac.v1.ClusterRole
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890)), ("rules", List(695, true))],
     // k8s.io.api.rbac.v1.ClusterRoleBinding
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890)), ("subjects", List(701, false)), ("roleRef", Struct(700))],
     // k8s.io.api.rbac.v1.ClusterRoleBindingList
-    &[("metadata", Struct(NONE)), ("items", List(364))],
+    &[("metadata", Struct(NONE)), ("items", List(692, true))],
     // k8s.io.api.rbac.v1.ClusterRoleList
-    &[("metadata", Struct(NONE)), ("items", List(363))],
+    &[("metadata", Struct(NONE)), ("items", List(691, true))],
+    // k8s.io.api.rbac.v1.PolicyRule
+    &[("verbs", Null)],
     // k8s.io.api.rbac.v1.Role
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890)), ("rules", List(695, true))],
     // k8s.io.api.rbac.v1.RoleBinding
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890)), ("subjects", List(701, false)), ("roleRef", Struct(700))],
     // k8s.io.api.rbac.v1.RoleBindingList
-    &[("metadata", Struct(NONE)), ("items", List(368))],
+    &[("metadata", Struct(NONE)), ("items", List(697, true))],
     // k8s.io.api.rbac.v1.RoleList
-    &[("metadata", Struct(NONE)), ("items", List(367))],
+    &[("metadata", Struct(NONE)), ("items", List(696, true))],
+    // k8s.io.api.rbac.v1.RoleRef
+    &[("apiGroup", ZeroString), ("kind", ZeroString), ("name", ZeroString)],
+    // k8s.io.api.rbac.v1.Subject
+    &[("kind", ZeroString), ("name", ZeroString)],
     // k8s.io.api.rbac.v1alpha1.ClusterRole
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890)), ("rules", List(706, true))],
     // k8s.io.api.rbac.v1alpha1.ClusterRoleBinding
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890)), ("subjects", List(712, false)), ("roleRef", Struct(711))],
     // k8s.io.api.rbac.v1alpha1.ClusterRoleBindingList
-    &[("metadata", Struct(NONE)), ("items", List(372))],
+    &[("metadata", Struct(NONE)), ("items", List(703, true))],
     // k8s.io.api.rbac.v1alpha1.ClusterRoleList
-    &[("metadata", Struct(NONE)), ("items", List(371))],
+    &[("metadata", Struct(NONE)), ("items", List(702, true))],
+    // k8s.io.api.rbac.v1alpha1.PolicyRule
+    &[("verbs", Null)],
     // k8s.io.api.rbac.v1alpha1.Role
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890)), ("rules", List(706, true))],
     // k8s.io.api.rbac.v1alpha1.RoleBinding
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890)), ("subjects", List(712, false)), ("roleRef", Struct(711))],
     // k8s.io.api.rbac.v1alpha1.RoleBindingList
-    &[("metadata", Struct(NONE)), ("items", List(376))],
+    &[("metadata", Struct(NONE)), ("items", List(708, true))],
     // k8s.io.api.rbac.v1alpha1.RoleList
-    &[("metadata", Struct(NONE)), ("items", List(375))],
+    &[("metadata", Struct(NONE)), ("items", List(707, true))],
+    // k8s.io.api.rbac.v1alpha1.RoleRef
+    &[("apiGroup", ZeroString), ("kind", ZeroString), ("name", ZeroString)],
+    // k8s.io.api.rbac.v1alpha1.Subject
+    &[("kind", ZeroString), ("name", ZeroString)],
     // k8s.io.api.rbac.v1beta1.ClusterRole
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890)), ("rules", List(717, true))],
     // k8s.io.api.rbac.v1beta1.ClusterRoleBinding
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890)), ("subjects", List(723, false)), ("roleRef", Struct(722))],
     // k8s.io.api.rbac.v1beta1.ClusterRoleBindingList
-    &[("metadata", Struct(NONE)), ("items", List(380))],
+    &[("metadata", Struct(NONE)), ("items", List(714, true))],
     // k8s.io.api.rbac.v1beta1.ClusterRoleList
-    &[("metadata", Struct(NONE)), ("items", List(379))],
+    &[("metadata", Struct(NONE)), ("items", List(713, true))],
+    // k8s.io.api.rbac.v1beta1.PolicyRule
+    &[("verbs", Null)],
     // k8s.io.api.rbac.v1beta1.Role
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890)), ("rules", List(717, true))],
     // k8s.io.api.rbac.v1beta1.RoleBinding
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890)), ("subjects", List(723, false)), ("roleRef", Struct(722))],
     // k8s.io.api.rbac.v1beta1.RoleBindingList
-    &[("metadata", Struct(NONE)), ("items", List(384))],
+    &[("metadata", Struct(NONE)), ("items", List(719, true))],
     // k8s.io.api.rbac.v1beta1.RoleList
-    &[("metadata", Struct(NONE)), ("items", List(383))],
+    &[("metadata", Struct(NONE)), ("items", List(718, true))],
+    // k8s.io.api.rbac.v1beta1.RoleRef
+    &[("apiGroup", ZeroString), ("kind", ZeroString), ("name", ZeroString)],
+    // k8s.io.api.rbac.v1beta1.Subject
+    &[("kind", ZeroString), ("name", ZeroString)],
     // k8s.io.api.resource.v1.AllocationResult
-    &[("devices", Struct(NONE))],
+    &[("devices", Struct(NONE)), ("nodeSelector", Optional(382, false))],
+    // k8s.io.api.resource.v1.Device
+    &[("nodeSelector", Optional(382, false))],
     // k8s.io.api.resource.v1.DeviceClass
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890))],
     // k8s.io.api.resource.v1.DeviceClassList
-    &[("metadata", Struct(NONE)), ("items", List(388))],
+    &[("metadata", Struct(NONE)), ("items", List(726, false))],
     // k8s.io.api.resource.v1.ResourceClaim
-    &[("metadata", Struct(484)), ("status", Struct(392))],
+    &[("metadata", Struct(890)), ("status", Struct(730))],
     // k8s.io.api.resource.v1.ResourceClaimList
-    &[("metadata", Struct(NONE)), ("items", List(390))],
+    &[("metadata", Struct(NONE)), ("items", List(728, false))],
     // k8s.io.api.resource.v1.ResourceClaimStatus
-    &[("allocation", Optional(387))],
+    &[("allocation", Optional(724, false))],
     // k8s.io.api.resource.v1.ResourceClaimTemplate
-    &[("metadata", Struct(484)), ("spec", Optional(395))],
+    &[("metadata", Struct(890)), ("spec", Optional(733, false))],
     // k8s.io.api.resource.v1.ResourceClaimTemplateList
-    &[("metadata", Struct(NONE)), ("items", List(393))],
+    &[("metadata", Struct(NONE)), ("items", List(731, false))],
     // k8s.io.api.resource.v1.ResourceClaimTemplateSpec
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890))],
     // k8s.io.api.resource.v1.ResourceSlice
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890)), ("spec", Optional(736, false))],
     // k8s.io.api.resource.v1.ResourceSliceList
-    &[("metadata", Struct(NONE)), ("items", List(396))],
+    &[("metadata", Struct(NONE)), ("items", List(734, false))],
+    // k8s.io.api.resource.v1.ResourceSliceSpec
+    &[("nodeSelector", Optional(382, false)), ("devices", List(725, false))],
+    // k8s.io.api.resource.v1alpha3.CELDeviceSelector
+    &[("expression", ZeroString)],
+    // k8s.io.api.resource.v1alpha3.DeviceSelector
+    &[("cel", Optional(737, false))],
+    // k8s.io.api.resource.v1alpha3.DeviceTaint
+    &[("key", ZeroString), ("effect", ZeroString)],
     // k8s.io.api.resource.v1alpha3.DeviceTaintRule
-    &[("metadata", Struct(484)), ("spec", Optional(400)), ("status", Struct(NONE))],
+    &[("metadata", Struct(890)), ("spec", Struct(742)), ("status", Struct(NONE))],
     // k8s.io.api.resource.v1alpha3.DeviceTaintRuleList
-    &[("metadata", Struct(NONE)), ("items", List(398))],
+    &[("metadata", Struct(NONE)), ("items", List(740, true))],
     // k8s.io.api.resource.v1alpha3.DeviceTaintRuleSpec
-    &[("taint", Struct(NONE))],
+    &[("taint", Struct(739))],
+    // k8s.io.api.resource.v1beta1.AllocatedDeviceStatus
+    &[("driver", ZeroString), ("pool", ZeroString), ("device", ZeroString), ("conditions", Null)],
     // k8s.io.api.resource.v1beta1.AllocationResult
-    &[("devices", Struct(NONE))],
+    &[("devices", Struct(751)), ("nodeSelector", Optional(382, false))],
+    // k8s.io.api.resource.v1beta1.BasicDevice
+    &[("capacity", Map(752, false)), ("consumesCounters", List(760, false)), ("nodeSelector", Optional(382, false)), ("taints", List(765, false))],
+    // k8s.io.api.resource.v1beta1.CELDeviceSelector
+    &[("expression", ZeroString)],
+    // k8s.io.api.resource.v1beta1.Counter
+    &[("value", ZeroQuantity)],
+    // k8s.io.api.resource.v1beta1.CounterSet
+    &[("name", ZeroString), ("counters", Map(747, false))],
+    // k8s.io.api.resource.v1beta1.Device
+    &[("name", ZeroString), ("basic", Optional(745, false))],
+    // k8s.io.api.resource.v1beta1.DeviceAllocationConfiguration
+    &[("source", ZeroString), ("", Inline(759))],
+    // k8s.io.api.resource.v1beta1.DeviceAllocationResult
+    &[("results", List(762, false)), ("config", List(750, false))],
+    // k8s.io.api.resource.v1beta1.DeviceCapacity
+    &[("value", ZeroQuantity)],
+    // k8s.io.api.resource.v1beta1.DeviceClaim
+    &[("requests", List(761, true)), ("config", List(754, false))],
+    // k8s.io.api.resource.v1beta1.DeviceClaimConfiguration
+    &[("", Inline(759))],
     // k8s.io.api.resource.v1beta1.DeviceClass
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890)), ("spec", Struct(758))],
+    // k8s.io.api.resource.v1beta1.DeviceClassConfiguration
+    &[("", Inline(759))],
     // k8s.io.api.resource.v1beta1.DeviceClassList
-    &[("metadata", Struct(NONE)), ("items", List(402))],
+    &[("metadata", Struct(NONE)), ("items", List(755, true))],
+    // k8s.io.api.resource.v1beta1.DeviceClassSpec
+    &[("selectors", List(763, false)), ("config", List(756, false))],
+    // k8s.io.api.resource.v1beta1.DeviceConfiguration
+    &[("opaque", Optional(766, false))],
+    // k8s.io.api.resource.v1beta1.DeviceCounterConsumption
+    &[("counterSet", ZeroString), ("counters", Map(747, false))],
+    // k8s.io.api.resource.v1beta1.DeviceRequest
+    &[("name", ZeroString), ("deviceClassName", ZeroString), ("selectors", List(763, false)), ("firstAvailable", List(764, false))],
+    // k8s.io.api.resource.v1beta1.DeviceRequestAllocationResult
+    &[("request", ZeroString), ("driver", ZeroString), ("pool", ZeroString), ("device", ZeroString), ("adminAccess", Null)],
+    // k8s.io.api.resource.v1beta1.DeviceSelector
+    &[("cel", Optional(746, false))],
+    // k8s.io.api.resource.v1beta1.DeviceSubRequest
+    &[("name", ZeroString), ("deviceClassName", ZeroString), ("selectors", List(763, false))],
+    // k8s.io.api.resource.v1beta1.DeviceTaint
+    &[("key", ZeroString), ("effect", ZeroString)],
+    // k8s.io.api.resource.v1beta1.OpaqueDeviceConfiguration
+    &[("driver", ZeroString)],
     // k8s.io.api.resource.v1beta1.ResourceClaim
-    &[("metadata", Struct(484)), ("status", Struct(406))],
+    &[("metadata", Struct(890)), ("spec", Struct(770)), ("status", Struct(771))],
+    // k8s.io.api.resource.v1beta1.ResourceClaimConsumerReference
+    &[("resource", ZeroString), ("name", ZeroString)],
     // k8s.io.api.resource.v1beta1.ResourceClaimList
-    &[("metadata", Struct(NONE)), ("items", List(404))],
+    &[("metadata", Struct(NONE)), ("items", List(767, true))],
+    // k8s.io.api.resource.v1beta1.ResourceClaimSpec
+    &[("devices", Struct(753))],
     // k8s.io.api.resource.v1beta1.ResourceClaimStatus
-    &[("allocation", Optional(401))],
+    &[("allocation", Optional(744, false)), ("reservedFor", List(768, false)), ("devices", List(743, false))],
     // k8s.io.api.resource.v1beta1.ResourceClaimTemplate
-    &[("metadata", Struct(484)), ("spec", Optional(409))],
+    &[("metadata", Struct(890)), ("spec", Struct(774))],
     // k8s.io.api.resource.v1beta1.ResourceClaimTemplateList
-    &[("metadata", Struct(NONE)), ("items", List(407))],
+    &[("metadata", Struct(NONE)), ("items", List(772, true))],
     // k8s.io.api.resource.v1beta1.ResourceClaimTemplateSpec
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890)), ("spec", Struct(770))],
+    // k8s.io.api.resource.v1beta1.ResourcePool
+    &[("name", ZeroString), ("generation", ZeroInt), ("resourceSliceCount", ZeroInt)],
     // k8s.io.api.resource.v1beta1.ResourceSlice
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890)), ("spec", Struct(778))],
     // k8s.io.api.resource.v1beta1.ResourceSliceList
-    &[("metadata", Struct(NONE)), ("items", List(410))],
+    &[("metadata", Struct(NONE)), ("items", List(776, true))],
+    // k8s.io.api.resource.v1beta1.ResourceSliceSpec
+    &[("driver", ZeroString), ("pool", Struct(775)), ("nodeSelector", Optional(382, false)), ("devices", List(749, true)), ("sharedCounters", List(748, false))],
+    // k8s.io.api.resource.v1beta2.AllocatedDeviceStatus
+    &[("driver", ZeroString), ("pool", ZeroString), ("device", ZeroString), ("conditions", Null)],
     // k8s.io.api.resource.v1beta2.AllocationResult
-    &[("devices", Struct(NONE))],
+    &[("devices", Struct(786)), ("nodeSelector", Optional(382, false))],
+    // k8s.io.api.resource.v1beta2.CELDeviceSelector
+    &[("expression", ZeroString)],
+    // k8s.io.api.resource.v1beta2.Counter
+    &[("value", ZeroQuantity)],
+    // k8s.io.api.resource.v1beta2.CounterSet
+    &[("name", ZeroString), ("counters", Map(782, false))],
+    // k8s.io.api.resource.v1beta2.Device
+    &[("name", ZeroString), ("capacity", Map(787, false)), ("consumesCounters", List(795, false)), ("nodeSelector", Optional(382, false)), ("taints", List(800, false))],
+    // k8s.io.api.resource.v1beta2.DeviceAllocationConfiguration
+    &[("source", ZeroString), ("", Inline(794))],
+    // k8s.io.api.resource.v1beta2.DeviceAllocationResult
+    &[("results", List(797, false)), ("config", List(785, false))],
+    // k8s.io.api.resource.v1beta2.DeviceCapacity
+    &[("value", ZeroQuantity)],
+    // k8s.io.api.resource.v1beta2.DeviceClaim
+    &[("requests", List(796, true)), ("config", List(789, false))],
+    // k8s.io.api.resource.v1beta2.DeviceClaimConfiguration
+    &[("", Inline(794))],
     // k8s.io.api.resource.v1beta2.DeviceClass
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890)), ("spec", Struct(793))],
+    // k8s.io.api.resource.v1beta2.DeviceClassConfiguration
+    &[("", Inline(794))],
     // k8s.io.api.resource.v1beta2.DeviceClassList
-    &[("metadata", Struct(NONE)), ("items", List(413))],
+    &[("metadata", Struct(NONE)), ("items", List(790, true))],
+    // k8s.io.api.resource.v1beta2.DeviceClassSpec
+    &[("selectors", List(798, false)), ("config", List(791, false))],
+    // k8s.io.api.resource.v1beta2.DeviceConfiguration
+    &[("opaque", Optional(802, false))],
+    // k8s.io.api.resource.v1beta2.DeviceCounterConsumption
+    &[("counterSet", ZeroString), ("counters", Map(782, false))],
+    // k8s.io.api.resource.v1beta2.DeviceRequest
+    &[("name", ZeroString), ("exactly", Optional(801, false)), ("firstAvailable", List(799, false))],
+    // k8s.io.api.resource.v1beta2.DeviceRequestAllocationResult
+    &[("request", ZeroString), ("driver", ZeroString), ("pool", ZeroString), ("device", ZeroString), ("adminAccess", Null)],
+    // k8s.io.api.resource.v1beta2.DeviceSelector
+    &[("cel", Optional(781, false))],
+    // k8s.io.api.resource.v1beta2.DeviceSubRequest
+    &[("name", ZeroString), ("deviceClassName", ZeroString), ("selectors", List(798, false))],
+    // k8s.io.api.resource.v1beta2.DeviceTaint
+    &[("key", ZeroString), ("effect", ZeroString)],
+    // k8s.io.api.resource.v1beta2.ExactDeviceRequest
+    &[("deviceClassName", ZeroString), ("selectors", List(798, false))],
+    // k8s.io.api.resource.v1beta2.OpaqueDeviceConfiguration
+    &[("driver", ZeroString)],
     // k8s.io.api.resource.v1beta2.ResourceClaim
-    &[("metadata", Struct(484)), ("status", Struct(417))],
+    &[("metadata", Struct(890)), ("spec", Struct(806)), ("status", Struct(807))],
+    // k8s.io.api.resource.v1beta2.ResourceClaimConsumerReference
+    &[("resource", ZeroString), ("name", ZeroString)],
     // k8s.io.api.resource.v1beta2.ResourceClaimList
-    &[("metadata", Struct(NONE)), ("items", List(415))],
+    &[("metadata", Struct(NONE)), ("items", List(803, true))],
+    // k8s.io.api.resource.v1beta2.ResourceClaimSpec
+    &[("devices", Struct(788))],
     // k8s.io.api.resource.v1beta2.ResourceClaimStatus
-    &[("allocation", Optional(412))],
+    &[("allocation", Optional(780, false)), ("reservedFor", List(804, false)), ("devices", List(779, false))],
     // k8s.io.api.resource.v1beta2.ResourceClaimTemplate
-    &[("metadata", Struct(484)), ("spec", Optional(420))],
+    &[("metadata", Struct(890)), ("spec", Struct(810))],
     // k8s.io.api.resource.v1beta2.ResourceClaimTemplateList
-    &[("metadata", Struct(NONE)), ("items", List(418))],
+    &[("metadata", Struct(NONE)), ("items", List(808, true))],
     // k8s.io.api.resource.v1beta2.ResourceClaimTemplateSpec
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890)), ("spec", Struct(806))],
+    // k8s.io.api.resource.v1beta2.ResourcePool
+    &[("name", ZeroString), ("generation", ZeroInt), ("resourceSliceCount", ZeroInt)],
     // k8s.io.api.resource.v1beta2.ResourceSlice
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890)), ("spec", Struct(814))],
     // k8s.io.api.resource.v1beta2.ResourceSliceList
-    &[("metadata", Struct(NONE)), ("items", List(421))],
+    &[("metadata", Struct(NONE)), ("items", List(812, true))],
+    // k8s.io.api.resource.v1beta2.ResourceSliceSpec
+    &[("driver", ZeroString), ("pool", Struct(811)), ("nodeSelector", Optional(382, false)), ("devices", List(784, true)), ("sharedCounters", List(783, false))],
     // k8s.io.api.scheduling.v1.PriorityClass
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890)), ("value", ZeroInt)],
     // k8s.io.api.scheduling.v1.PriorityClassList
-    &[("metadata", Struct(NONE)), ("items", List(423))],
+    &[("metadata", Struct(NONE)), ("items", List(815, true))],
     // k8s.io.api.scheduling.v1alpha1.PriorityClass
-    &[("metadata", Optional(484))],
+    &[("metadata", Optional(890, false)), ("value", ZeroInt)],
     // k8s.io.api.scheduling.v1alpha1.PriorityClassList
-    &[("items", List(425))],
+    &[("items", List(817, true))],
     // k8s.io.api.scheduling.v1alpha1.Workload
-    &[("metadata", Optional(484))],
+    &[("metadata", Optional(890, false))],
     // k8s.io.api.scheduling.v1alpha1.WorkloadList
-    &[("items", List(427))],
+    &[("items", List(819, false))],
     // k8s.io.api.scheduling.v1beta1.PriorityClass
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890)), ("value", ZeroInt)],
     // k8s.io.api.scheduling.v1beta1.PriorityClassList
-    &[("metadata", Struct(NONE)), ("items", List(429))],
+    &[("metadata", Struct(NONE)), ("items", List(821, true))],
     // k8s.io.api.storage.v1.CSIDriver
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890)), ("spec", Struct(825))],
     // k8s.io.api.storage.v1.CSIDriverList
-    &[("metadata", Struct(NONE)), ("items", List(431))],
+    &[("metadata", Struct(NONE)), ("items", List(823, true))],
+    // k8s.io.api.storage.v1.CSIDriverSpec
+    &[("tokenRequests", List(834, false))],
     // k8s.io.api.storage.v1.CSINode
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890)), ("spec", Struct(829))],
+    // k8s.io.api.storage.v1.CSINodeDriver
+    &[("name", ZeroString), ("nodeID", ZeroString), ("topologyKeys", Null)],
     // k8s.io.api.storage.v1.CSINodeList
-    &[("metadata", Struct(NONE)), ("items", List(433))],
+    &[("metadata", Struct(NONE)), ("items", List(826, true))],
+    // k8s.io.api.storage.v1.CSINodeSpec
+    &[("drivers", List(827, true))],
     // k8s.io.api.storage.v1.CSIStorageCapacity
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890)), ("storageClassName", ZeroString)],
     // k8s.io.api.storage.v1.CSIStorageCapacityList
-    &[("metadata", Struct(NONE)), ("items", List(435))],
+    &[("metadata", Struct(NONE)), ("items", List(830, true))],
     // k8s.io.api.storage.v1.StorageClass
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890)), ("provisioner", ZeroString), ("allowedTopologies", List(470, false))],
     // k8s.io.api.storage.v1.StorageClassList
-    &[("metadata", Struct(NONE)), ("items", List(437))],
+    &[("metadata", Struct(NONE)), ("items", List(832, true))],
+    // k8s.io.api.storage.v1.TokenRequest
+    &[("audience", ZeroString)],
     // k8s.io.api.storage.v1.VolumeAttachment
-    &[("metadata", Struct(484)), ("status", Struct(441))],
+    &[("metadata", Struct(890)), ("spec", Struct(838)), ("status", Struct(839))],
     // k8s.io.api.storage.v1.VolumeAttachmentList
-    &[("metadata", Struct(NONE)), ("items", List(439))],
+    &[("metadata", Struct(NONE)), ("items", List(835, true))],
+    // k8s.io.api.storage.v1.VolumeAttachmentSource
+    &[("inlineVolumeSpec", Optional(399, false))],
+    // k8s.io.api.storage.v1.VolumeAttachmentSpec
+    &[("attacher", ZeroString), ("source", Struct(837)), ("nodeName", ZeroString)],
     // k8s.io.api.storage.v1.VolumeAttachmentStatus
-    &[("attachError", Optional(444)), ("detachError", Optional(444))],
+    &[("attached", ZeroBool), ("attachError", Optional(842, false)), ("detachError", Optional(842, false))],
     // k8s.io.api.storage.v1.VolumeAttributesClass
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890))],
     // k8s.io.api.storage.v1.VolumeAttributesClassList
-    &[("metadata", Struct(NONE)), ("items", List(442))],
+    &[("metadata", Struct(NONE)), ("items", List(840, false))],
     // k8s.io.api.storage.v1.VolumeError
     &[("time", Null)],
     // k8s.io.api.storage.v1alpha1.CSIStorageCapacity
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890)), ("storageClassName", ZeroString)],
     // k8s.io.api.storage.v1alpha1.CSIStorageCapacityList
-    &[("metadata", Struct(NONE)), ("items", List(445))],
+    &[("metadata", Struct(NONE)), ("items", List(843, true))],
     // k8s.io.api.storage.v1alpha1.VolumeAttachment
-    &[("metadata", Struct(484)), ("status", Struct(449))],
+    &[("metadata", Struct(890)), ("spec", Struct(848)), ("status", Struct(849))],
     // k8s.io.api.storage.v1alpha1.VolumeAttachmentList
-    &[("metadata", Struct(NONE)), ("items", List(447))],
+    &[("metadata", Struct(NONE)), ("items", List(845, true))],
+    // k8s.io.api.storage.v1alpha1.VolumeAttachmentSource
+    &[("inlineVolumeSpec", Optional(399, false))],
+    // k8s.io.api.storage.v1alpha1.VolumeAttachmentSpec
+    &[("attacher", ZeroString), ("source", Struct(847)), ("nodeName", ZeroString)],
     // k8s.io.api.storage.v1alpha1.VolumeAttachmentStatus
-    &[("attachError", Optional(452)), ("detachError", Optional(452))],
+    &[("attached", ZeroBool), ("attachError", Optional(852, false)), ("detachError", Optional(852, false))],
     // k8s.io.api.storage.v1alpha1.VolumeAttributesClass
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890)), ("driverName", ZeroString)],
     // k8s.io.api.storage.v1alpha1.VolumeAttributesClassList
-    &[("metadata", Struct(NONE)), ("items", List(450))],
+    &[("metadata", Struct(NONE)), ("items", List(850, true))],
     // k8s.io.api.storage.v1alpha1.VolumeError
     &[("time", Null)],
     // k8s.io.api.storage.v1beta1.CSIDriver
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890)), ("spec", Struct(855))],
     // k8s.io.api.storage.v1beta1.CSIDriverList
-    &[("metadata", Struct(NONE)), ("items", List(453))],
+    &[("metadata", Struct(NONE)), ("items", List(853, true))],
+    // k8s.io.api.storage.v1beta1.CSIDriverSpec
+    &[("tokenRequests", List(864, false))],
     // k8s.io.api.storage.v1beta1.CSINode
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890)), ("spec", Struct(859))],
+    // k8s.io.api.storage.v1beta1.CSINodeDriver
+    &[("name", ZeroString), ("nodeID", ZeroString), ("topologyKeys", Null)],
     // k8s.io.api.storage.v1beta1.CSINodeList
-    &[("metadata", Struct(NONE)), ("items", List(455))],
+    &[("metadata", Struct(NONE)), ("items", List(856, true))],
+    // k8s.io.api.storage.v1beta1.CSINodeSpec
+    &[("drivers", List(857, true))],
     // k8s.io.api.storage.v1beta1.CSIStorageCapacity
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890)), ("storageClassName", ZeroString)],
     // k8s.io.api.storage.v1beta1.CSIStorageCapacityList
-    &[("metadata", Struct(NONE)), ("items", List(457))],
+    &[("metadata", Struct(NONE)), ("items", List(860, true))],
     // k8s.io.api.storage.v1beta1.StorageClass
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890)), ("provisioner", ZeroString), ("allowedTopologies", List(470, false))],
     // k8s.io.api.storage.v1beta1.StorageClassList
-    &[("metadata", Struct(NONE)), ("items", List(459))],
+    &[("metadata", Struct(NONE)), ("items", List(862, true))],
+    // k8s.io.api.storage.v1beta1.TokenRequest
+    &[("audience", ZeroString)],
     // k8s.io.api.storage.v1beta1.VolumeAttachment
-    &[("metadata", Struct(484)), ("status", Struct(463))],
+    &[("metadata", Struct(890)), ("spec", Struct(868)), ("status", Struct(869))],
     // k8s.io.api.storage.v1beta1.VolumeAttachmentList
-    &[("metadata", Struct(NONE)), ("items", List(461))],
+    &[("metadata", Struct(NONE)), ("items", List(865, true))],
+    // k8s.io.api.storage.v1beta1.VolumeAttachmentSource
+    &[("inlineVolumeSpec", Optional(399, false))],
+    // k8s.io.api.storage.v1beta1.VolumeAttachmentSpec
+    &[("attacher", ZeroString), ("source", Struct(867)), ("nodeName", ZeroString)],
     // k8s.io.api.storage.v1beta1.VolumeAttachmentStatus
-    &[("attachError", Optional(466)), ("detachError", Optional(466))],
+    &[("attached", ZeroBool), ("attachError", Optional(872, false)), ("detachError", Optional(872, false))],
     // k8s.io.api.storage.v1beta1.VolumeAttributesClass
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890)), ("driverName", ZeroString)],
     // k8s.io.api.storage.v1beta1.VolumeAttributesClassList
-    &[("metadata", Struct(NONE)), ("items", List(464))],
+    &[("metadata", Struct(NONE)), ("items", List(870, true))],
     // k8s.io.api.storage.v1beta1.VolumeError
     &[("time", Null)],
     // k8s.io.api.storagemigration.v1beta1.StorageVersionMigration
-    &[("metadata", Struct(484)), ("spec", Struct(NONE)), ("status", Struct(NONE))],
+    &[("metadata", Struct(890)), ("spec", Struct(NONE)), ("status", Struct(NONE))],
     // k8s.io.api.storagemigration.v1beta1.StorageVersionMigrationList
-    &[("metadata", Struct(NONE)), ("items", List(467))],
+    &[("metadata", Struct(NONE)), ("items", List(873, false))],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.ConversionResponse
-    &[("result", Optional(487))],
+    &[("result", Optional(893, false))],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.ConversionReview
-    &[("response", Optional(469))],
+    &[("response", Optional(875, false))],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition
-    &[("metadata", Struct(484)), ("status", Struct(474))],
+    &[("metadata", Struct(890)), ("status", Struct(880))],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionList
-    &[("metadata", Struct(NONE)), ("items", List(471))],
+    &[("metadata", Struct(NONE)), ("items", List(877, false))],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionStatus
-    &[("conditions", List(472))],
+    &[("conditions", List(878, false))],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.ConversionResponse
-    &[("result", Optional(487))],
+    &[("result", Optional(893, false))],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.ConversionReview
-    &[("response", Optional(475))],
+    &[("response", Optional(881, false))],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceDefinition
-    &[("metadata", Struct(484)), ("status", Struct(480))],
+    &[("metadata", Struct(890)), ("status", Struct(886))],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceDefinitionCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceDefinitionList
-    &[("metadata", Struct(NONE)), ("items", List(477))],
+    &[("metadata", Struct(NONE)), ("items", List(883, false))],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceDefinitionStatus
-    &[("conditions", List(478))],
+    &[("conditions", List(884, false))],
     // k8s.io.apimachinery.pkg.apis.meta.v1.APIGroup
     &[("preferredVersion", Struct(NONE))],
     // k8s.io.apimachinery.pkg.apis.meta.v1.APIGroupList
-    &[("groups", List(481))],
+    &[("groups", List(887, false))],
     // k8s.io.apimachinery.pkg.apis.meta.v1.List
     &[("metadata", Struct(NONE))],
     // k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta
     &[("creationTimestamp", Null)],
     // k8s.io.apimachinery.pkg.apis.meta.v1.PartialObjectMetadata
-    &[("metadata", Struct(484))],
+    &[("metadata", Struct(890))],
     // k8s.io.apimachinery.pkg.apis.meta.v1.PartialObjectMetadataList
-    &[("metadata", Struct(NONE)), ("items", List(485))],
+    &[("metadata", Struct(NONE)), ("items", List(891, false))],
     // k8s.io.apimachinery.pkg.apis.meta.v1.Status
     &[("metadata", Struct(NONE))],
     // k8s.io.apimachinery.pkg.apis.meta.v1beta1.PartialObjectMetadataList
-    &[("items", List(485)), ("metadata", Struct(NONE))],
+    &[("items", List(891, false)), ("metadata", Struct(NONE))],
     // k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.APIService
-    &[("metadata", Struct(484)), ("spec", Struct(NONE)), ("status", Struct(492))],
+    &[("metadata", Struct(890)), ("spec", Struct(NONE)), ("status", Struct(898))],
     // k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.APIServiceCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.APIServiceList
-    &[("metadata", Struct(NONE)), ("items", List(489))],
+    &[("metadata", Struct(NONE)), ("items", List(895, false))],
     // k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.APIServiceStatus
-    &[("conditions", List(490))],
+    &[("conditions", List(896, false))],
     // k8s.io.kube_aggregator.pkg.apis.apiregistration.v1beta1.APIService
-    &[("metadata", Struct(484)), ("spec", Struct(NONE)), ("status", Struct(496))],
+    &[("metadata", Struct(890)), ("spec", Struct(NONE)), ("status", Struct(902))],
     // k8s.io.kube_aggregator.pkg.apis.apiregistration.v1beta1.APIServiceCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.kube_aggregator.pkg.apis.apiregistration.v1beta1.APIServiceList
-    &[("metadata", Struct(NONE)), ("items", List(493))],
+    &[("metadata", Struct(NONE)), ("items", List(899, false))],
     // k8s.io.kube_aggregator.pkg.apis.apiregistration.v1beta1.APIServiceStatus
-    &[("conditions", List(494))],
+    &[("conditions", List(900, false))],
 ];
 
 /// (apiVersion, kind, message), sorted.
 pub(super) static KINDS: &[(&str, &str, u16)] = &[
-    ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration", 4),
-    ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", 6),
-    ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", 7),
-    ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration", 10),
-    ("admissionregistration.k8s.io/v1alpha1", "MutatingAdmissionPolicy", 12),
-    ("admissionregistration.k8s.io/v1alpha1", "MutatingAdmissionPolicyBinding", 13),
-    ("admissionregistration.k8s.io/v1alpha1", "ValidatingAdmissionPolicy", 16),
-    ("admissionregistration.k8s.io/v1alpha1", "ValidatingAdmissionPolicyBinding", 17),
-    ("admissionregistration.k8s.io/v1beta1", "MutatingAdmissionPolicy", 20),
-    ("admissionregistration.k8s.io/v1beta1", "MutatingAdmissionPolicyBinding", 21),
-    ("admissionregistration.k8s.io/v1beta1", "MutatingWebhookConfiguration", 24),
-    ("admissionregistration.k8s.io/v1beta1", "ValidatingAdmissionPolicy", 26),
-    ("admissionregistration.k8s.io/v1beta1", "ValidatingAdmissionPolicyBinding", 27),
-    ("admissionregistration.k8s.io/v1beta1", "ValidatingWebhookConfiguration", 30),
-    ("apidiscovery.k8s.io/v2", "APIGroupDiscovery", 32),
-    ("apidiscovery.k8s.io/v2beta1", "APIGroupDiscovery", 34),
-    ("apiextensions.k8s.io/v1", "CustomResourceDefinition", 471),
-    ("apiregistration.k8s.io/v1", "APIService", 489),
-    ("apps/v1", "ControllerRevision", 40),
-    ("apps/v1", "DaemonSet", 42),
-    ("apps/v1", "Deployment", 47),
-    ("apps/v1", "ReplicaSet", 52),
-    ("apps/v1", "StatefulSet", 57),
-    ("authentication.k8s.io/v1", "SelfSubjectReview", 98),
-    ("authentication.k8s.io/v1", "TokenRequest", 100),
-    ("authentication.k8s.io/v1", "TokenReview", 101),
-    ("authorization.k8s.io/v1", "LocalSubjectAccessReview", 109),
-    ("authorization.k8s.io/v1", "SelfSubjectAccessReview", 110),
-    ("authorization.k8s.io/v1", "SelfSubjectRulesReview", 111),
-    ("authorization.k8s.io/v1", "SubjectAccessReview", 112),
-    ("autoscaling/v1", "HorizontalPodAutoscaler", 117),
-    ("autoscaling/v1", "Scale", 120),
-    ("autoscaling/v2", "HorizontalPodAutoscaler", 121),
-    ("batch/v1", "CronJob", 129),
-    ("batch/v1", "Job", 132),
-    ("batch/v1", "JobTemplateSpec", 137),
-    ("certificates.k8s.io/v1", "CertificateSigningRequest", 142),
-    ("certificates.k8s.io/v1alpha1", "ClusterTrustBundle", 146),
-    ("certificates.k8s.io/v1beta1", "CertificateSigningRequest", 148),
-    ("certificates.k8s.io/v1beta1", "ClusterTrustBundle", 152),
-    ("certificates.k8s.io/v1beta1", "PodCertificateRequest", 154),
-    ("coordination.k8s.io/v1", "Lease", 156),
-    ("coordination.k8s.io/v1alpha2", "LeaseCandidate", 158),
-    ("coordination.k8s.io/v1beta1", "Lease", 160),
-    ("coordination.k8s.io/v1beta1", "LeaseCandidate", 161),
-    ("discovery.k8s.io/v1", "EndpointSlice", 241),
-    ("events.k8s.io/v1", "Event", 246),
-    ("flowcontrol.apiserver.k8s.io/v1", "FlowSchema", 277),
-    ("flowcontrol.apiserver.k8s.io/v1", "PriorityLevelConfiguration", 282),
-    ("internal.apiserver.k8s.io/v1alpha1", "StorageVersion", 36),
-    ("meta.k8s.io/v1", "APIGroup", 481),
-    ("meta.k8s.io/v1", "PartialObjectMetadata", 485),
-    ("meta.k8s.io/v1", "Status", 487),
-    ("networking.k8s.io/v1", "IPAddress", 320),
-    ("networking.k8s.io/v1", "Ingress", 322),
-    ("networking.k8s.io/v1", "IngressClass", 324),
-    ("networking.k8s.io/v1", "NetworkPolicy", 332),
-    ("networking.k8s.io/v1", "ServiceCIDR", 334),
-    ("networking.k8s.io/v1beta1", "IPAddress", 338),
-    ("networking.k8s.io/v1beta1", "Ingress", 340),
-    ("networking.k8s.io/v1beta1", "IngressClass", 342),
-    ("networking.k8s.io/v1beta1", "ServiceCIDR", 349),
-    ("node.k8s.io/v1", "RuntimeClass", 351),
-    ("policy/v1", "Eviction", 357),
-    ("policy/v1", "PodDisruptionBudget", 358),
-    ("rbac.authorization.k8s.io/v1", "ClusterRole", 363),
-    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", 364),
-    ("rbac.authorization.k8s.io/v1", "Role", 367),
-    ("rbac.authorization.k8s.io/v1", "RoleBinding", 368),
-    ("resource.k8s.io/v1", "DeviceClass", 388),
-    ("resource.k8s.io/v1", "ResourceClaim", 390),
-    ("resource.k8s.io/v1", "ResourceClaimTemplate", 393),
-    ("resource.k8s.io/v1", "ResourceClaimTemplateSpec", 395),
-    ("resource.k8s.io/v1", "ResourceSlice", 396),
-    ("resource.k8s.io/v1alpha3", "DeviceTaintRule", 398),
-    ("resource.k8s.io/v1beta1", "DeviceClass", 402),
-    ("resource.k8s.io/v1beta1", "ResourceClaim", 404),
-    ("resource.k8s.io/v1beta1", "ResourceClaimTemplate", 407),
-    ("resource.k8s.io/v1beta1", "ResourceClaimTemplateSpec", 409),
-    ("resource.k8s.io/v1beta1", "ResourceSlice", 410),
-    ("resource.k8s.io/v1beta2", "DeviceClass", 413),
-    ("resource.k8s.io/v1beta2", "ResourceClaim", 415),
-    ("resource.k8s.io/v1beta2", "ResourceClaimTemplate", 418),
-    ("resource.k8s.io/v1beta2", "ResourceClaimTemplateSpec", 420),
-    ("resource.k8s.io/v1beta2", "ResourceSlice", 421),
-    ("scheduling.k8s.io/v1", "PriorityClass", 423),
-    ("scheduling.k8s.io/v1alpha1", "PriorityClass", 425),
-    ("scheduling.k8s.io/v1alpha1", "Workload", 427),
-    ("storage.k8s.io/v1", "CSIDriver", 431),
-    ("storage.k8s.io/v1", "CSINode", 433),
-    ("storage.k8s.io/v1", "CSIStorageCapacity", 435),
-    ("storage.k8s.io/v1", "StorageClass", 437),
-    ("storage.k8s.io/v1", "VolumeAttachment", 439),
-    ("storage.k8s.io/v1", "VolumeAttributesClass", 442),
-    ("storage.k8s.io/v1beta1", "CSIDriver", 453),
-    ("storage.k8s.io/v1beta1", "CSINode", 455),
-    ("storage.k8s.io/v1beta1", "CSIStorageCapacity", 457),
-    ("storage.k8s.io/v1beta1", "StorageClass", 459),
-    ("storage.k8s.io/v1beta1", "VolumeAttachment", 461),
-    ("storage.k8s.io/v1beta1", "VolumeAttributesClass", 464),
-    ("storagemigration.k8s.io/v1beta1", "StorageVersionMigration", 467),
-    ("v1", "Binding", 165),
-    ("v1", "ComponentStatus", 166),
-    ("v1", "ConfigMap", 168),
-    ("v1", "Endpoints", 178),
-    ("v1", "Event", 185),
-    ("v1", "LimitRange", 188),
-    ("v1", "Namespace", 190),
-    ("v1", "Node", 194),
-    ("v1", "PersistentVolume", 199),
-    ("v1", "PersistentVolumeClaim", 200),
-    ("v1", "PersistentVolumeClaimTemplate", 205),
-    ("v1", "Pod", 207),
-    ("v1", "PodStatusResult", 212),
-    ("v1", "PodTemplate", 213),
-    ("v1", "PodTemplateSpec", 215),
-    ("v1", "RangeAllocation", 218),
-    ("v1", "ReplicationController", 219),
-    ("v1", "ResourceQuota", 225),
-    ("v1", "Secret", 227),
-    ("v1", "Service", 230),
-    ("v1", "ServiceAccount", 231),
+    ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration", 8),
+    ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", 11),
+    ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", 12),
+    ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration", 17),
+    ("admissionregistration.k8s.io/v1alpha1", "MutatingAdmissionPolicy", 23),
+    ("admissionregistration.k8s.io/v1alpha1", "MutatingAdmissionPolicyBinding", 24),
+    ("admissionregistration.k8s.io/v1alpha1", "ValidatingAdmissionPolicy", 29),
+    ("admissionregistration.k8s.io/v1alpha1", "ValidatingAdmissionPolicyBinding", 30),
+    ("admissionregistration.k8s.io/v1beta1", "MutatingAdmissionPolicy", 39),
+    ("admissionregistration.k8s.io/v1beta1", "MutatingAdmissionPolicyBinding", 40),
+    ("admissionregistration.k8s.io/v1beta1", "MutatingWebhookConfiguration", 44),
+    ("admissionregistration.k8s.io/v1beta1", "ValidatingAdmissionPolicy", 47),
+    ("admissionregistration.k8s.io/v1beta1", "ValidatingAdmissionPolicyBinding", 48),
+    ("admissionregistration.k8s.io/v1beta1", "ValidatingWebhookConfiguration", 53),
+    ("apidiscovery.k8s.io/v2", "APIGroupDiscovery", 57),
+    ("apidiscovery.k8s.io/v2beta1", "APIGroupDiscovery", 62),
+    ("apiextensions.k8s.io/v1", "CustomResourceDefinition", 877),
+    ("apiregistration.k8s.io/v1", "APIService", 895),
+    ("apps/v1", "ControllerRevision", 71),
+    ("apps/v1", "DaemonSet", 73),
+    ("apps/v1", "Deployment", 78),
+    ("apps/v1", "ReplicaSet", 83),
+    ("apps/v1", "StatefulSet", 88),
+    ("authentication.k8s.io/v1", "SelfSubjectReview", 135),
+    ("authentication.k8s.io/v1", "TokenRequest", 137),
+    ("authentication.k8s.io/v1", "TokenReview", 140),
+    ("authorization.k8s.io/v1", "LocalSubjectAccessReview", 148),
+    ("authorization.k8s.io/v1", "SelfSubjectAccessReview", 151),
+    ("authorization.k8s.io/v1", "SelfSubjectRulesReview", 152),
+    ("authorization.k8s.io/v1", "SubjectAccessReview", 153),
+    ("autoscaling/v1", "HorizontalPodAutoscaler", 169),
+    ("autoscaling/v1", "Scale", 182),
+    ("autoscaling/v2", "HorizontalPodAutoscaler", 191),
+    ("batch/v1", "CronJob", 245),
+    ("batch/v1", "Job", 248),
+    ("batch/v1", "JobTemplateSpec", 253),
+    ("certificates.k8s.io/v1", "CertificateSigningRequest", 263),
+    ("certificates.k8s.io/v1alpha1", "ClusterTrustBundle", 268),
+    ("certificates.k8s.io/v1beta1", "CertificateSigningRequest", 271),
+    ("certificates.k8s.io/v1beta1", "ClusterTrustBundle", 276),
+    ("certificates.k8s.io/v1beta1", "PodCertificateRequest", 279),
+    ("coordination.k8s.io/v1", "Lease", 281),
+    ("coordination.k8s.io/v1alpha2", "LeaseCandidate", 283),
+    ("coordination.k8s.io/v1beta1", "Lease", 286),
+    ("coordination.k8s.io/v1beta1", "LeaseCandidate", 287),
+    ("discovery.k8s.io/v1", "EndpointSlice", 485),
+    ("events.k8s.io/v1", "Event", 495),
+    ("flowcontrol.apiserver.k8s.io/v1", "FlowSchema", 539),
+    ("flowcontrol.apiserver.k8s.io/v1", "PriorityLevelConfiguration", 549),
+    ("internal.apiserver.k8s.io/v1alpha1", "StorageVersion", 67),
+    ("meta.k8s.io/v1", "APIGroup", 887),
+    ("meta.k8s.io/v1", "PartialObjectMetadata", 891),
+    ("meta.k8s.io/v1", "Status", 893),
+    ("networking.k8s.io/v1", "IPAddress", 630),
+    ("networking.k8s.io/v1", "Ingress", 633),
+    ("networking.k8s.io/v1", "IngressClass", 635),
+    ("networking.k8s.io/v1", "NetworkPolicy", 648),
+    ("networking.k8s.io/v1", "ServiceCIDR", 654),
+    ("networking.k8s.io/v1beta1", "IPAddress", 658),
+    ("networking.k8s.io/v1beta1", "Ingress", 660),
+    ("networking.k8s.io/v1beta1", "IngressClass", 662),
+    ("networking.k8s.io/v1beta1", "ServiceCIDR", 674),
+    ("node.k8s.io/v1", "RuntimeClass", 676),
+    ("policy/v1", "Eviction", 683),
+    ("policy/v1", "PodDisruptionBudget", 684),
+    ("rbac.authorization.k8s.io/v1", "ClusterRole", 691),
+    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", 692),
+    ("rbac.authorization.k8s.io/v1", "Role", 696),
+    ("rbac.authorization.k8s.io/v1", "RoleBinding", 697),
+    ("resource.k8s.io/v1", "DeviceClass", 726),
+    ("resource.k8s.io/v1", "ResourceClaim", 728),
+    ("resource.k8s.io/v1", "ResourceClaimTemplate", 731),
+    ("resource.k8s.io/v1", "ResourceClaimTemplateSpec", 733),
+    ("resource.k8s.io/v1", "ResourceSlice", 734),
+    ("resource.k8s.io/v1alpha3", "DeviceTaintRule", 740),
+    ("resource.k8s.io/v1beta1", "DeviceClass", 755),
+    ("resource.k8s.io/v1beta1", "ResourceClaim", 767),
+    ("resource.k8s.io/v1beta1", "ResourceClaimTemplate", 772),
+    ("resource.k8s.io/v1beta1", "ResourceClaimTemplateSpec", 774),
+    ("resource.k8s.io/v1beta1", "ResourceSlice", 776),
+    ("resource.k8s.io/v1beta2", "DeviceClass", 790),
+    ("resource.k8s.io/v1beta2", "ResourceClaim", 803),
+    ("resource.k8s.io/v1beta2", "ResourceClaimTemplate", 808),
+    ("resource.k8s.io/v1beta2", "ResourceClaimTemplateSpec", 810),
+    ("resource.k8s.io/v1beta2", "ResourceSlice", 812),
+    ("scheduling.k8s.io/v1", "PriorityClass", 815),
+    ("scheduling.k8s.io/v1alpha1", "PriorityClass", 817),
+    ("scheduling.k8s.io/v1alpha1", "Workload", 819),
+    ("storage.k8s.io/v1", "CSIDriver", 823),
+    ("storage.k8s.io/v1", "CSINode", 826),
+    ("storage.k8s.io/v1", "CSIStorageCapacity", 830),
+    ("storage.k8s.io/v1", "StorageClass", 832),
+    ("storage.k8s.io/v1", "VolumeAttachment", 835),
+    ("storage.k8s.io/v1", "VolumeAttributesClass", 840),
+    ("storage.k8s.io/v1beta1", "CSIDriver", 853),
+    ("storage.k8s.io/v1beta1", "CSINode", 856),
+    ("storage.k8s.io/v1beta1", "CSIStorageCapacity", 860),
+    ("storage.k8s.io/v1beta1", "StorageClass", 862),
+    ("storage.k8s.io/v1beta1", "VolumeAttachment", 865),
+    ("storage.k8s.io/v1beta1", "VolumeAttributesClass", 870),
+    ("storagemigration.k8s.io/v1beta1", "StorageVersionMigration", 873),
+    ("v1", "Binding", 299),
+    ("v1", "ComponentStatus", 308),
+    ("v1", "ConfigMap", 310),
+    ("v1", "Endpoints", 332),
+    ("v1", "Event", 339),
+    ("v1", "LimitRange", 359),
+    ("v1", "Namespace", 369),
+    ("v1", "Node", 373),
+    ("v1", "PersistentVolume", 389),
+    ("v1", "PersistentVolumeClaim", 390),
+    ("v1", "PersistentVolumeClaimTemplate", 395),
+    ("v1", "Pod", 401),
+    ("v1", "PodStatusResult", 417),
+    ("v1", "PodTemplate", 418),
+    ("v1", "PodTemplateSpec", 420),
+    ("v1", "RangeAllocation", 431),
+    ("v1", "ReplicationController", 432),
+    ("v1", "ResourceQuota", 440),
+    ("v1", "Secret", 450),
+    ("v1", "Service", 457),
+    ("v1", "ServiceAccount", 458),
 ];
