@@ -807,3 +807,28 @@ fn a_create_adds_the_optional_pointer_structs_it_sets_as_a_whole() {
         }})
     );
 }
+
+#[test]
+fn a_create_does_not_set_what_gos_zero_object_already_has() {
+    // `ports: null` (a nil slice without omitempty) and `addressType: ""` are in Go's zero
+    // EndpointSlice too; the endpoint's zero values are not (a new list item).
+    let t = FieldTracking {
+        manager: "m".into(),
+        group: "discovery.k8s.io".into(),
+        version: "v1".into(),
+        kind: "EndpointSlice".into(),
+        subresource: String::new(),
+        reset: Reset::None,
+        types: schema::builtin(),
+    };
+    let mut s = json!({
+        "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice", "metadata": {"name": "s"},
+        "addressType": "", "ports": null,
+        "endpoints": [{"addresses": ["10.0.0.1"], "conditions": {}}]
+    });
+    track_update(&t, None, &mut s, None);
+    assert_eq!(
+        s["metadata"]["managedFields"][0]["fieldsV1"],
+        json!({"f:endpoints": {}})
+    );
+}

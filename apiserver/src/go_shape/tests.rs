@@ -140,3 +140,41 @@ fn unknown_kinds_and_shapes_are_left_alone() {
         "spec": "text", "status": 3 });
     assert_eq!(filled(odd.clone()), odd);
 }
+
+#[test]
+fn fields_without_omitempty_get_gos_zero_values() {
+    let pdb = filled(json!({
+        "apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+        "metadata": { "name": "p", "creationTimestamp": "2026-01-01T00:00:00Z" },
+        "spec": { "maxUnavailable": 1 }, "status": {}
+    }));
+    assert_eq!(
+        pdb["status"],
+        json!({ "currentHealthy": 0, "desiredHealthy": 0, "disruptionsAllowed": 0, "expectedPods": 0 })
+    );
+    let role = filled(
+        json!({ "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": { "name": "r", "creationTimestamp": "2026-01-01T00:00:00Z" } }),
+    );
+    assert_eq!(role.get("rules"), Some(&Value::Null));
+    let slice = filled(
+        json!({ "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+        "metadata": { "name": "s", "creationTimestamp": "2026-01-01T00:00:00Z" }, "addressType": "IPv4",
+        "endpoints": [{ "addresses": ["10.0.0.1"] }] }),
+    );
+    assert_eq!(slice.get("ports"), Some(&Value::Null));
+    // Values a client set are kept; an item gets its own zero fields.
+    let binding = filled(
+        json!({ "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+        "metadata": { "name": "b", "creationTimestamp": "2026-01-01T00:00:00Z" },
+        "roleRef": { "kind": "Role", "name": "r" }, "subjects": [{ "kind": "User", "name": "u" }] }),
+    );
+    assert_eq!(
+        binding["roleRef"],
+        json!({ "apiGroup": "", "kind": "Role", "name": "r" })
+    );
+    assert_eq!(
+        binding["subjects"][0],
+        json!({ "kind": "User", "name": "u" })
+    );
+}
