@@ -77,6 +77,23 @@ fn tracking(manager: &str) -> FieldTracking {
     }
 }
 
+/// A manager's writes of a built-in kind (group, version, kind) through its main resource.
+fn builtin_tracking(
+    manager: &str,
+    (group, version, kind): (&str, &str, &str),
+    reset: Reset,
+) -> FieldTracking {
+    FieldTracking {
+        manager: manager.to_string(),
+        group: group.into(),
+        version: version.into(),
+        kind: kind.into(),
+        subresource: String::new(),
+        reset,
+        types: schema::builtin(),
+    }
+}
+
 fn obj(fields: Value) -> Value {
     let mut o = json!({"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "t"}});
     if let (Some(m), Value::Object(f)) = (o.as_object_mut(), fields) {
@@ -581,15 +598,11 @@ fn create_tracks_the_defaulted_object_like_kubectl_create() {
     // A Deployment as `kubectl create deployment` leaves it after defaulting: struct fields and
     // required fields of the zero object have no "." of their own (they exist in Go's zero
     // value); optional maps, list items and lists inside new items do.
-    let t = FieldTracking {
-        manager: "kubectl-create".into(),
-        group: "apps".into(),
-        version: "v1".into(),
-        kind: "Deployment".into(),
-        subresource: String::new(),
-        reset: Reset::Status,
-        types: schema::builtin(),
-    };
+    let t = builtin_tracking(
+        "kubectl-create",
+        ("apps", "v1", "Deployment"),
+        Reset::Status,
+    );
     let mut d = json!({
         "apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {"name": "web", "labels": {"app": "web"}, "uid": "u", "generation": 1},
@@ -768,15 +781,11 @@ fn a_null_in_a_struct_of_the_zero_object_is_not_set_but_in_a_new_item_it_is() {
 fn a_create_adds_the_optional_pointer_structs_it_sets_as_a_whole() {
     // Go's zero Deployment has its strategy and pod spec (non-pointer structs) but no
     // rollingUpdate or affinity (nil pointers): upstream records those with their own ".".
-    let t = FieldTracking {
-        manager: "kubectl-create".into(),
-        group: "apps".into(),
-        version: "v1".into(),
-        kind: "Deployment".into(),
-        subresource: String::new(),
-        reset: Reset::Status,
-        types: schema::builtin(),
-    };
+    let t = builtin_tracking(
+        "kubectl-create",
+        ("apps", "v1", "Deployment"),
+        Reset::Status,
+    );
     let mut d = json!({
         "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
         "spec": {
@@ -812,15 +821,11 @@ fn a_create_adds_the_optional_pointer_structs_it_sets_as_a_whole() {
 fn a_create_does_not_set_what_gos_zero_object_already_has() {
     // `ports: null` (a nil slice without omitempty) and `addressType: ""` are in Go's zero
     // EndpointSlice too; the endpoint's zero values are not (a new list item).
-    let t = FieldTracking {
-        manager: "m".into(),
-        group: "discovery.k8s.io".into(),
-        version: "v1".into(),
-        kind: "EndpointSlice".into(),
-        subresource: String::new(),
-        reset: Reset::None,
-        types: schema::builtin(),
-    };
+    let t = builtin_tracking(
+        "m",
+        ("discovery.k8s.io", "v1", "EndpointSlice"),
+        Reset::None,
+    );
     let mut s = json!({
         "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice", "metadata": {"name": "s"},
         "addressType": "", "ports": null,
