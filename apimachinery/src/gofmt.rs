@@ -45,6 +45,13 @@ pub(crate) fn string_slice(values: &[String], nil_if_empty: bool) -> String {
     format!("[]string{{{}}}", inner.join(", "))
 }
 
+/// Go's `time.Time.String` of an RFC 3339 time, in UTC (`2026-01-02 03:04:05.25 +0000 UTC`:
+/// fractional seconds trimmed, none when zero); `None` when `rfc3339` is not a time.
+pub fn time_string(rfc3339: &str) -> Option<String> {
+    let at = rfc3339.parse::<jiff::Timestamp>().ok()?;
+    Some(at.strftime("%Y-%m-%d %H:%M:%S%.f +0000 UTC").to_string())
+}
+
 /// Go's `json.Marshal`: compact (a `serde_json::Value`'s keys sorted, as Go sorts map keys) and
 /// HTML-safe (`<`, `>`, `&`, U+2028 and U+2029 escaped as `\u003c`, ...), which serde_json does
 /// not do. These characters only ever occur inside strings, so escaping the whole text is exact.

@@ -5,7 +5,7 @@
 //! reports them.
 
 use k1s_apimachinery::FieldError;
-use k1s_apimachinery::gofmt::quote;
+use k1s_apimachinery::gofmt::{quote, time_string};
 use k1s_apimachinery::status::{BadValue, FieldErrorType};
 use k1s_apimachinery::validation::{is_dns1123_subdomain, is_qualified_name};
 use serde_json::Value;
@@ -211,15 +211,10 @@ fn go_value(key: &str, v: Option<&Value>) -> BadValue {
             text("component"),
             text("host")
         ),
-        "firstTimestamp" | "lastTimestamp" | "eventTime" => {
-            let at = v
-                .and_then(Value::as_str)
-                .and_then(|s| s.parse::<jiff::Timestamp>().ok());
-            match at {
-                Some(ts) => ts.strftime("%Y-%m-%d %H:%M:%S%.f +0000 UTC").to_string(),
-                None => "0001-01-01 00:00:00 +0000 UTC".to_string(),
-            }
-        }
+        "firstTimestamp" | "lastTimestamp" | "eventTime" => v
+            .and_then(Value::as_str)
+            .and_then(time_string)
+            .unwrap_or_else(|| "0001-01-01 00:00:00 +0000 UTC".to_string()),
         "count" => return BadValue::Json(v.cloned().unwrap_or(Value::from(0))),
         _ => return BadValue::Json(v.cloned().unwrap_or(Value::String(String::new()))),
     };

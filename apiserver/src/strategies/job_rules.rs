@@ -469,10 +469,9 @@ fn status_int(job: &Value, field: &str) -> i64 {
 
 /// A `metav1.Time` as Go prints it in a field error (`time.Time.String`, in UTC).
 fn go_time(v: &Value) -> String {
-    match v.as_str().and_then(|s| s.parse::<jiff::Timestamp>().ok()) {
-        Some(ts) => ts.strftime("%Y-%m-%d %H:%M:%S +0000 UTC").to_string(),
-        None => v.to_string(),
-    }
+    v.as_str()
+        .and_then(k1s_apimachinery::gofmt::time_string)
+        .unwrap_or_else(|| v.to_string())
 }
 
 fn time_of(job: &Value, field: &str) -> Option<jiff::Timestamp> {
