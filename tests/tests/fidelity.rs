@@ -1400,6 +1400,47 @@ fn objects_carry_the_zero_fields_upstreams_go_structs_write() {
 }
 
 #[test]
+fn types_outside_k8s_io_api_carry_their_go_zero_fields_too() {
+    let c = TestCluster::start();
+    // apiextensions/v1: a new CRD comes back with upstream's empty status, in Go's shape.
+    let out = c.kubectl_stdin(
+        &["create", "-o", "json", "-f", "-"],
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n\
+         metadata: {name: zeros.fidelity.example.com}\nspec:\n  group: fidelity.example.com\n  \
+         scope: Namespaced\n  names: {plural: zeros, kind: Zero}\n  versions:\n  - name: v1\n    \
+         served: true\n    storage: true\n    schema: {openAPIV3Schema: {type: object}}\n",
+    );
+    assert!(out.status.success(), "{out:?}");
+    let crd = json(&String::from_utf8_lossy(&out.stdout));
+    assert_eq!(
+        crd["status"],
+        serde_json::json!({
+            "acceptedNames": {"kind": "", "plural": ""},
+            "conditions": null,
+            "storedVersions": ["v1"],
+        })
+    );
+    // meta/v1 Condition: a PDB's condition has `message: ""` though the controller sets none.
+    c.apply(
+        "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: zeros}\nspec:\n  \
+         minAvailable: 1\n  selector: {matchLabels: {app: none}}\n",
+    );
+    let condition = wait_until(Duration::from_secs(30), "PDB condition", || {
+        let out = c.kubectl(&[
+            "get",
+            "pdb",
+            "zeros",
+            "-o",
+            "jsonpath={.status.conditions[0]}",
+        ]);
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        (out.status.success() && !text.is_empty()).then(|| json(&text))
+    });
+    assert_eq!(condition["reason"], "InsufficientPods", "{condition}");
+    assert_eq!(condition["message"], "", "{condition}");
+}
+
+#[test]
 fn a_new_deployment_has_one_replica_set_at_revision_one() {
     let c = TestCluster::start();
     for i in 0..5 {

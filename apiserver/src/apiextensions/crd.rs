@@ -55,11 +55,9 @@ impl Strategy for CustomResourceDefinitions {
     }
 
     fn prepare_for_create(&self, obj: &mut Value) {
-        obj["status"] = json!({
-            "acceptedNames": {"kind": "", "plural": ""},
-            "conditions": [],
-            "storedVersions": [],
-        });
+        // Upstream starts from an empty status; the zero-field walk then writes Go's
+        // `acceptedNames: {kind: "", plural: ""}` and `conditions: null`.
+        obj["status"] = json!({});
         add_storage_version(obj);
     }
 

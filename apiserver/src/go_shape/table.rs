@@ -6,43 +6,53 @@ use super::NONE;
 /// Per message: the fields Go writes when zero, and the message fields to walk into.
 pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.admission.v1.AdmissionRequest
-    &[("resource", Struct(NONE)), ("operation", ZeroString), ("userInfo", Struct(NONE))],
+    &[("uid", ZeroString), ("kind", Struct(948)), ("resource", Struct(949)), ("operation", ZeroString), ("userInfo", Struct(NONE)), ("requestKind", Optional(948, false)), ("requestResource", Optional(949, false))],
     // k8s.io.api.admission.v1.AdmissionResponse
-    &[("allowed", ZeroBool), ("status", Optional(893, false))],
+    &[("uid", ZeroString), ("allowed", ZeroBool), ("status", Optional(959, false))],
     // k8s.io.api.admission.v1.AdmissionReview
     &[("request", Optional(0, false)), ("response", Optional(1, false))],
     // k8s.io.api.admission.v1beta1.AdmissionRequest
-    &[("resource", Struct(NONE)), ("operation", ZeroString), ("userInfo", Struct(NONE))],
+    &[("uid", ZeroString), ("kind", Struct(948)), ("resource", Struct(949)), ("operation", ZeroString), ("userInfo", Struct(NONE)), ("requestKind", Optional(948, false)), ("requestResource", Optional(949, false))],
     // k8s.io.api.admission.v1beta1.AdmissionResponse
-    &[("allowed", ZeroBool), ("status", Optional(893, false))],
+    &[("uid", ZeroString), ("allowed", ZeroBool), ("status", Optional(959, false))],
     // k8s.io.api.admission.v1beta1.AdmissionReview
     &[("request", Optional(3, false)), ("response", Optional(4, false))],
     // k8s.io.api.admissionregistration.v1.AuditAnnotation
     &[("key", ZeroString), ("valueExpression", ZeroString)],
     // k8s.io.api.admissionregistration.v1.ExpressionWarning
     &[("fieldRef", ZeroString), ("warning", ZeroString)],
+    // k8s.io.api.admissionregistration.v1.MatchResources
+    &[("namespaceSelector", Optional(950, false)), ("objectSelector", Optional(950, false))],
+    // k8s.io.api.admissionregistration.v1.MutatingWebhook
+    &[("namespaceSelector", Optional(950, false)), ("objectSelector", Optional(950, false))],
     // k8s.io.api.admissionregistration.v1.MutatingWebhookConfiguration
-    &[("metadata", Struct(890))],
+    &[("metadata", Struct(953)), ("webhooks", List(9, false))],
     // k8s.io.api.admissionregistration.v1.MutatingWebhookConfigurationList
-    &[("metadata", Struct(NONE)), ("items", List(8, false))],
+    &[("metadata", Struct(NONE)), ("items", List(10, false))],
+    // k8s.io.api.admissionregistration.v1.ParamRef
+    &[("selector", Optional(950, false))],
     // k8s.io.api.admissionregistration.v1.TypeChecking
     &[("expressionWarnings", List(7, false))],
     // k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicy
-    &[("metadata", Struct(890)), ("spec", Struct(15)), ("status", Struct(16))],
+    &[("metadata", Struct(953)), ("spec", Struct(19)), ("status", Struct(20))],
     // k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicyBinding
-    &[("metadata", Struct(890)), ("spec", Struct(NONE))],
+    &[("metadata", Struct(953)), ("spec", Struct(17))],
     // k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicyBindingList
-    &[("metadata", Struct(NONE)), ("items", List(12, true))],
+    &[("metadata", Struct(NONE)), ("items", List(15, true))],
+    // k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicyBindingSpec
+    &[("paramRef", Optional(12, false)), ("matchResources", Optional(8, false))],
     // k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicyList
-    &[("metadata", Struct(NONE)), ("items", List(11, true))],
+    &[("metadata", Struct(NONE)), ("items", List(14, true))],
     // k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicySpec
-    &[("validations", List(19, false)), ("auditAnnotations", List(6, false)), ("variables", List(20, false))],
+    &[("matchConstraints", Optional(8, false)), ("validations", List(24, false)), ("auditAnnotations", List(6, false)), ("variables", List(25, false))],
     // k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicyStatus
-    &[("typeChecking", Optional(10, false))],
+    &[("typeChecking", Optional(13, false)), ("conditions", List(942, false))],
+    // k8s.io.api.admissionregistration.v1.ValidatingWebhook
+    &[("namespaceSelector", Optional(950, false)), ("objectSelector", Optional(950, false))],
     // k8s.io.api.admissionregistration.v1.ValidatingWebhookConfiguration
-    &[("metadata", Struct(890))],
+    &[("metadata", Struct(953)), ("webhooks", List(21, false))],
     // k8s.io.api.admissionregistration.v1.ValidatingWebhookConfigurationList
-    &[("metadata", Struct(NONE)), ("items", List(17, false))],
+    &[("metadata", Struct(NONE)), ("items", List(22, false))],
     // k8s.io.api.admissionregistration.v1.Validation
     &[("expression", ZeroString)],
     // k8s.io.api.admissionregistration.v1.Variable
@@ -51,30 +61,38 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     &[("key", ZeroString), ("valueExpression", ZeroString)],
     // k8s.io.api.admissionregistration.v1alpha1.ExpressionWarning
     &[("fieldRef", ZeroString), ("warning", ZeroString)],
+    // k8s.io.api.admissionregistration.v1alpha1.MatchResources
+    &[("namespaceSelector", Optional(950, false)), ("objectSelector", Optional(950, false))],
     // k8s.io.api.admissionregistration.v1alpha1.MutatingAdmissionPolicy
-    &[("metadata", Struct(890)), ("spec", Struct(27))],
+    &[("metadata", Struct(953)), ("spec", Struct(34))],
     // k8s.io.api.admissionregistration.v1alpha1.MutatingAdmissionPolicyBinding
-    &[("metadata", Struct(890)), ("spec", Struct(NONE))],
+    &[("metadata", Struct(953)), ("spec", Struct(32))],
     // k8s.io.api.admissionregistration.v1alpha1.MutatingAdmissionPolicyBindingList
-    &[("metadata", Struct(NONE)), ("items", List(24, false))],
+    &[("metadata", Struct(NONE)), ("items", List(30, false))],
+    // k8s.io.api.admissionregistration.v1alpha1.MutatingAdmissionPolicyBindingSpec
+    &[("paramRef", Optional(35, false)), ("matchResources", Optional(28, false))],
     // k8s.io.api.admissionregistration.v1alpha1.MutatingAdmissionPolicyList
-    &[("metadata", Struct(NONE)), ("items", List(23, false))],
+    &[("metadata", Struct(NONE)), ("items", List(29, false))],
     // k8s.io.api.admissionregistration.v1alpha1.MutatingAdmissionPolicySpec
-    &[("variables", List(36, false))],
+    &[("matchConstraints", Optional(28, false)), ("variables", List(45, false))],
+    // k8s.io.api.admissionregistration.v1alpha1.ParamRef
+    &[("selector", Optional(950, false))],
     // k8s.io.api.admissionregistration.v1alpha1.TypeChecking
-    &[("expressionWarnings", List(22, false))],
+    &[("expressionWarnings", List(27, false))],
     // k8s.io.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicy
-    &[("metadata", Struct(890)), ("spec", Struct(33)), ("status", Struct(34))],
+    &[("metadata", Struct(953)), ("spec", Struct(42)), ("status", Struct(43))],
     // k8s.io.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicyBinding
-    &[("metadata", Struct(890)), ("spec", Struct(NONE))],
+    &[("metadata", Struct(953)), ("spec", Struct(40))],
     // k8s.io.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicyBindingList
-    &[("metadata", Struct(NONE)), ("items", List(30, true))],
+    &[("metadata", Struct(NONE)), ("items", List(38, true))],
+    // k8s.io.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicyBindingSpec
+    &[("paramRef", Optional(35, false)), ("matchResources", Optional(28, false))],
     // k8s.io.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicyList
-    &[("metadata", Struct(NONE)), ("items", List(29, true))],
+    &[("metadata", Struct(NONE)), ("items", List(37, true))],
     // k8s.io.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicySpec
-    &[("validations", List(35, false)), ("auditAnnotations", List(21, false)), ("variables", List(36, false))],
+    &[("matchConstraints", Optional(28, false)), ("validations", List(44, false)), ("auditAnnotations", List(26, false)), ("variables", List(45, false))],
     // k8s.io.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicyStatus
-    &[("typeChecking", Optional(28, false))],
+    &[("typeChecking", Optional(36, false)), ("conditions", List(942, false))],
     // k8s.io.api.admissionregistration.v1alpha1.Validation
     &[("expression", ZeroString)],
     // k8s.io.api.admissionregistration.v1alpha1.Variable
@@ -83,256 +101,284 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     &[("key", ZeroString), ("valueExpression", ZeroString)],
     // k8s.io.api.admissionregistration.v1beta1.ExpressionWarning
     &[("fieldRef", ZeroString), ("warning", ZeroString)],
+    // k8s.io.api.admissionregistration.v1beta1.MatchResources
+    &[("namespaceSelector", Optional(950, false)), ("objectSelector", Optional(950, false))],
     // k8s.io.api.admissionregistration.v1beta1.MutatingAdmissionPolicy
-    &[("metadata", Struct(890)), ("spec", Struct(43))],
+    &[("metadata", Struct(953)), ("spec", Struct(54))],
     // k8s.io.api.admissionregistration.v1beta1.MutatingAdmissionPolicyBinding
-    &[("metadata", Struct(890)), ("spec", Struct(NONE))],
+    &[("metadata", Struct(953)), ("spec", Struct(52))],
     // k8s.io.api.admissionregistration.v1beta1.MutatingAdmissionPolicyBindingList
-    &[("metadata", Struct(NONE)), ("items", List(40, false))],
+    &[("metadata", Struct(NONE)), ("items", List(50, false))],
+    // k8s.io.api.admissionregistration.v1beta1.MutatingAdmissionPolicyBindingSpec
+    &[("paramRef", Optional(58, false)), ("matchResources", Optional(48, false))],
     // k8s.io.api.admissionregistration.v1beta1.MutatingAdmissionPolicyList
-    &[("metadata", Struct(NONE)), ("items", List(39, false))],
+    &[("metadata", Struct(NONE)), ("items", List(49, false))],
     // k8s.io.api.admissionregistration.v1beta1.MutatingAdmissionPolicySpec
-    &[("variables", List(56, false))],
+    &[("matchConstraints", Optional(48, false)), ("variables", List(71, false))],
+    // k8s.io.api.admissionregistration.v1beta1.MutatingWebhook
+    &[("namespaceSelector", Optional(950, false)), ("objectSelector", Optional(950, false))],
     // k8s.io.api.admissionregistration.v1beta1.MutatingWebhookConfiguration
-    &[("metadata", Struct(890))],
+    &[("metadata", Struct(953)), ("webhooks", List(55, false))],
     // k8s.io.api.admissionregistration.v1beta1.MutatingWebhookConfigurationList
-    &[("metadata", Struct(NONE)), ("items", List(44, false))],
+    &[("metadata", Struct(NONE)), ("items", List(56, false))],
+    // k8s.io.api.admissionregistration.v1beta1.ParamRef
+    &[("selector", Optional(950, false))],
     // k8s.io.api.admissionregistration.v1beta1.TypeChecking
-    &[("expressionWarnings", List(38, false))],
+    &[("expressionWarnings", List(47, false))],
     // k8s.io.api.admissionregistration.v1beta1.ValidatingAdmissionPolicy
-    &[("metadata", Struct(890)), ("spec", Struct(51)), ("status", Struct(52))],
+    &[("metadata", Struct(953)), ("spec", Struct(65)), ("status", Struct(66))],
     // k8s.io.api.admissionregistration.v1beta1.ValidatingAdmissionPolicyBinding
-    &[("metadata", Struct(890)), ("spec", Struct(NONE))],
+    &[("metadata", Struct(953)), ("spec", Struct(63))],
     // k8s.io.api.admissionregistration.v1beta1.ValidatingAdmissionPolicyBindingList
-    &[("metadata", Struct(NONE)), ("items", List(48, true))],
+    &[("metadata", Struct(NONE)), ("items", List(61, true))],
+    // k8s.io.api.admissionregistration.v1beta1.ValidatingAdmissionPolicyBindingSpec
+    &[("paramRef", Optional(58, false)), ("matchResources", Optional(48, false))],
     // k8s.io.api.admissionregistration.v1beta1.ValidatingAdmissionPolicyList
-    &[("metadata", Struct(NONE)), ("items", List(47, true))],
+    &[("metadata", Struct(NONE)), ("items", List(60, true))],
     // k8s.io.api.admissionregistration.v1beta1.ValidatingAdmissionPolicySpec
-    &[("validations", List(55, false)), ("auditAnnotations", List(37, false)), ("variables", List(56, false))],
+    &[("matchConstraints", Optional(48, false)), ("validations", List(70, false)), ("auditAnnotations", List(46, false)), ("variables", List(71, false))],
     // k8s.io.api.admissionregistration.v1beta1.ValidatingAdmissionPolicyStatus
-    &[("typeChecking", Optional(46, false))],
+    &[("typeChecking", Optional(59, false)), ("conditions", List(942, false))],
+    // k8s.io.api.admissionregistration.v1beta1.ValidatingWebhook
+    &[("namespaceSelector", Optional(950, false)), ("objectSelector", Optional(950, false))],
     // k8s.io.api.admissionregistration.v1beta1.ValidatingWebhookConfiguration
-    &[("metadata", Struct(890))],
+    &[("metadata", Struct(953)), ("webhooks", List(67, false))],
     // k8s.io.api.admissionregistration.v1beta1.ValidatingWebhookConfigurationList
-    &[("metadata", Struct(NONE)), ("items", List(53, false))],
+    &[("metadata", Struct(NONE)), ("items", List(68, false))],
     // k8s.io.api.admissionregistration.v1beta1.Validation
     &[("expression", ZeroString)],
     // k8s.io.api.admissionregistration.v1beta1.Variable
     &[("name", ZeroString), ("expression", ZeroString)],
     // k8s.io.api.apidiscovery.v2.APIGroupDiscovery
-    &[("metadata", Struct(890)), ("versions", List(61, false))],
+    &[("metadata", Struct(953)), ("versions", List(76, false))],
     // k8s.io.api.apidiscovery.v2.APIGroupDiscoveryList
-    &[("metadata", Struct(NONE)), ("items", List(57, true))],
+    &[("metadata", Struct(NONE)), ("items", List(72, true))],
     // k8s.io.api.apidiscovery.v2.APIResourceDiscovery
-    &[("resource", ZeroString), ("scope", ZeroString), ("singularResource", ZeroString), ("verbs", Null), ("subresources", List(60, false))],
+    &[("resource", ZeroString), ("responseKind", Optional(948, false)), ("scope", ZeroString), ("singularResource", ZeroString), ("verbs", Null), ("subresources", List(75, false))],
     // k8s.io.api.apidiscovery.v2.APISubresourceDiscovery
-    &[("subresource", ZeroString), ("verbs", Null)],
+    &[("subresource", ZeroString), ("responseKind", Optional(948, false)), ("acceptedTypes", List(948, false)), ("verbs", Null)],
     // k8s.io.api.apidiscovery.v2.APIVersionDiscovery
-    &[("version", ZeroString), ("resources", List(59, false))],
+    &[("version", ZeroString), ("resources", List(74, false))],
     // k8s.io.api.apidiscovery.v2beta1.APIGroupDiscovery
-    &[("metadata", Struct(890)), ("versions", List(66, false))],
+    &[("metadata", Struct(953)), ("versions", List(81, false))],
     // k8s.io.api.apidiscovery.v2beta1.APIGroupDiscoveryList
-    &[("metadata", Struct(NONE)), ("items", List(62, true))],
+    &[("metadata", Struct(NONE)), ("items", List(77, true))],
     // k8s.io.api.apidiscovery.v2beta1.APIResourceDiscovery
-    &[("resource", ZeroString), ("scope", ZeroString), ("singularResource", ZeroString), ("verbs", Null), ("subresources", List(65, false))],
+    &[("resource", ZeroString), ("responseKind", Optional(948, false)), ("scope", ZeroString), ("singularResource", ZeroString), ("verbs", Null), ("subresources", List(80, false))],
     // k8s.io.api.apidiscovery.v2beta1.APISubresourceDiscovery
-    &[("subresource", ZeroString), ("verbs", Null)],
+    &[("subresource", ZeroString), ("responseKind", Optional(948, false)), ("acceptedTypes", List(948, false)), ("verbs", Null)],
     // k8s.io.api.apidiscovery.v2beta1.APIVersionDiscovery
-    &[("version", ZeroString), ("resources", List(64, false))],
+    &[("version", ZeroString), ("resources", List(79, false))],
     // k8s.io.api.apiserverinternal.v1alpha1.StorageVersion
-    &[("metadata", Struct(890)), ("status", Struct(70))],
+    &[("metadata", Struct(953)), ("status", Struct(85))],
     // k8s.io.api.apiserverinternal.v1alpha1.StorageVersionCondition
     &[("type", ZeroString), ("status", ZeroString), ("lastTransitionTime", Null), ("reason", ZeroString)],
     // k8s.io.api.apiserverinternal.v1alpha1.StorageVersionList
-    &[("metadata", Struct(NONE)), ("items", List(67, true))],
+    &[("metadata", Struct(NONE)), ("items", List(82, true))],
     // k8s.io.api.apiserverinternal.v1alpha1.StorageVersionStatus
-    &[("conditions", List(68, false))],
+    &[("conditions", List(83, false))],
     // k8s.io.api.apps.v1.ControllerRevision
-    &[("metadata", Struct(890)), ("revision", ZeroInt)],
+    &[("metadata", Struct(953)), ("revision", ZeroInt)],
     // k8s.io.api.apps.v1.ControllerRevisionList
-    &[("metadata", Struct(NONE)), ("items", List(71, true))],
+    &[("metadata", Struct(NONE)), ("items", List(86, true))],
     // k8s.io.api.apps.v1.DaemonSet
-    &[("metadata", Struct(890)), ("spec", Struct(76)), ("status", Struct(77))],
+    &[("metadata", Struct(953)), ("spec", Struct(91)), ("status", Struct(92))],
     // k8s.io.api.apps.v1.DaemonSetCondition
     &[("type", ZeroString), ("status", ZeroString), ("lastTransitionTime", Null)],
     // k8s.io.api.apps.v1.DaemonSetList
-    &[("metadata", Struct(NONE)), ("items", List(73, true))],
+    &[("metadata", Struct(NONE)), ("items", List(88, true))],
     // k8s.io.api.apps.v1.DaemonSetSpec
-    &[("selector", Null), ("template", Struct(420)), ("updateStrategy", Struct(NONE))],
+    &[("selector", Optional(950, true)), ("template", Struct(445)), ("updateStrategy", Struct(NONE))],
     // k8s.io.api.apps.v1.DaemonSetStatus
-    &[("currentNumberScheduled", ZeroInt), ("numberMisscheduled", ZeroInt), ("desiredNumberScheduled", ZeroInt), ("numberReady", ZeroInt), ("conditions", List(74, false))],
+    &[("currentNumberScheduled", ZeroInt), ("numberMisscheduled", ZeroInt), ("desiredNumberScheduled", ZeroInt), ("numberReady", ZeroInt), ("conditions", List(89, false))],
     // k8s.io.api.apps.v1.Deployment
-    &[("metadata", Struct(890)), ("spec", Struct(81)), ("status", Struct(82))],
+    &[("metadata", Struct(953)), ("spec", Struct(96)), ("status", Struct(97))],
     // k8s.io.api.apps.v1.DeploymentCondition
     &[("type", ZeroString), ("status", ZeroString), ("lastUpdateTime", Null), ("lastTransitionTime", Null)],
     // k8s.io.api.apps.v1.DeploymentList
-    &[("metadata", Struct(NONE)), ("items", List(78, true))],
+    &[("metadata", Struct(NONE)), ("items", List(93, true))],
     // k8s.io.api.apps.v1.DeploymentSpec
-    &[("selector", Null), ("template", Struct(420)), ("strategy", Struct(NONE))],
+    &[("selector", Optional(950, true)), ("template", Struct(445)), ("strategy", Struct(NONE))],
     // k8s.io.api.apps.v1.DeploymentStatus
-    &[("conditions", List(79, false))],
+    &[("conditions", List(94, false))],
     // k8s.io.api.apps.v1.ReplicaSet
-    &[("metadata", Struct(890)), ("spec", Struct(86)), ("status", Struct(87))],
+    &[("metadata", Struct(953)), ("spec", Struct(101)), ("status", Struct(102))],
     // k8s.io.api.apps.v1.ReplicaSetCondition
     &[("type", ZeroString), ("status", ZeroString), ("lastTransitionTime", Null)],
     // k8s.io.api.apps.v1.ReplicaSetList
-    &[("metadata", Struct(NONE)), ("items", List(83, true))],
+    &[("metadata", Struct(NONE)), ("items", List(98, true))],
     // k8s.io.api.apps.v1.ReplicaSetSpec
-    &[("selector", Null), ("template", Struct(420))],
+    &[("selector", Optional(950, true)), ("template", Struct(445))],
     // k8s.io.api.apps.v1.ReplicaSetStatus
-    &[("replicas", ZeroInt), ("conditions", List(84, false))],
+    &[("replicas", ZeroInt), ("conditions", List(99, false))],
     // k8s.io.api.apps.v1.StatefulSet
-    &[("metadata", Struct(890)), ("spec", Struct(92)), ("status", Struct(93))],
+    &[("metadata", Struct(953)), ("spec", Struct(107)), ("status", Struct(108))],
     // k8s.io.api.apps.v1.StatefulSetCondition
     &[("type", ZeroString), ("status", ZeroString), ("lastTransitionTime", Null)],
     // k8s.io.api.apps.v1.StatefulSetList
-    &[("metadata", Struct(NONE)), ("items", List(88, true))],
+    &[("metadata", Struct(NONE)), ("items", List(103, true))],
     // k8s.io.api.apps.v1.StatefulSetOrdinals
     &[("start", ZeroInt)],
     // k8s.io.api.apps.v1.StatefulSetSpec
-    &[("selector", Null), ("template", Struct(420)), ("volumeClaimTemplates", List(390, false)), ("serviceName", ZeroString), ("updateStrategy", Struct(NONE)), ("ordinals", Optional(91, false))],
+    &[("selector", Optional(950, true)), ("template", Struct(445)), ("volumeClaimTemplates", List(414, false)), ("serviceName", ZeroString), ("updateStrategy", Struct(NONE)), ("ordinals", Optional(106, false))],
     // k8s.io.api.apps.v1.StatefulSetStatus
-    &[("replicas", ZeroInt), ("conditions", List(89, false)), ("availableReplicas", ZeroInt)],
+    &[("replicas", ZeroInt), ("conditions", List(104, false)), ("availableReplicas", ZeroInt)],
     // k8s.io.api.apps.v1beta1.ControllerRevision
-    &[("metadata", Struct(890)), ("revision", ZeroInt)],
+    &[("metadata", Struct(953)), ("revision", ZeroInt)],
     // k8s.io.api.apps.v1beta1.ControllerRevisionList
-    &[("metadata", Struct(NONE)), ("items", List(94, true))],
+    &[("metadata", Struct(NONE)), ("items", List(109, true))],
     // k8s.io.api.apps.v1beta1.Deployment
-    &[("metadata", Struct(890)), ("spec", Struct(100)), ("status", Struct(101))],
+    &[("metadata", Struct(953)), ("spec", Struct(115)), ("status", Struct(116))],
     // k8s.io.api.apps.v1beta1.DeploymentCondition
     &[("type", ZeroString), ("status", ZeroString), ("lastUpdateTime", Null), ("lastTransitionTime", Null)],
     // k8s.io.api.apps.v1beta1.DeploymentList
-    &[("metadata", Struct(NONE)), ("items", List(96, true))],
+    &[("metadata", Struct(NONE)), ("items", List(111, true))],
     // k8s.io.api.apps.v1beta1.DeploymentRollback
     &[("name", ZeroString), ("rollbackTo", Struct(NONE))],
     // k8s.io.api.apps.v1beta1.DeploymentSpec
-    &[("template", Struct(420)), ("strategy", Struct(NONE))],
+    &[("selector", Optional(950, false)), ("template", Struct(445)), ("strategy", Struct(NONE))],
     // k8s.io.api.apps.v1beta1.DeploymentStatus
-    &[("conditions", List(97, false))],
+    &[("conditions", List(112, false))],
     // k8s.io.api.apps.v1beta1.Scale
-    &[("metadata", Struct(890)), ("spec", Struct(NONE)), ("status", Struct(103))],
+    &[("metadata", Struct(953)), ("spec", Struct(NONE)), ("status", Struct(118))],
     // k8s.io.api.apps.v1beta1.ScaleStatus
     &[("replicas", ZeroInt)],
     // k8s.io.api.apps.v1beta1.StatefulSet
-    &[("metadata", Struct(890)), ("spec", Struct(108)), ("status", Struct(109))],
+    &[("metadata", Struct(953)), ("spec", Struct(123)), ("status", Struct(124))],
     // k8s.io.api.apps.v1beta1.StatefulSetCondition
     &[("type", ZeroString), ("status", ZeroString), ("lastTransitionTime", Null)],
     // k8s.io.api.apps.v1beta1.StatefulSetList
-    &[("metadata", Struct(NONE)), ("items", List(104, true))],
+    &[("metadata", Struct(NONE)), ("items", List(119, true))],
     // k8s.io.api.apps.v1beta1.StatefulSetOrdinals
     &[("start", ZeroInt)],
     // k8s.io.api.apps.v1beta1.StatefulSetSpec
-    &[("template", Struct(420)), ("volumeClaimTemplates", List(390, false)), ("serviceName", ZeroString), ("updateStrategy", Struct(NONE)), ("ordinals", Optional(107, false))],
+    &[("selector", Optional(950, false)), ("template", Struct(445)), ("volumeClaimTemplates", List(414, false)), ("serviceName", ZeroString), ("updateStrategy", Struct(NONE)), ("ordinals", Optional(122, false))],
     // k8s.io.api.apps.v1beta1.StatefulSetStatus
-    &[("replicas", ZeroInt), ("conditions", List(105, false)), ("availableReplicas", ZeroInt)],
+    &[("replicas", ZeroInt), ("conditions", List(120, false)), ("availableReplicas", ZeroInt)],
     // k8s.io.api.apps.v1beta2.ControllerRevision
-    &[("metadata", Struct(890)), ("revision", ZeroInt)],
+    &[("metadata", Struct(953)), ("revision", ZeroInt)],
     // k8s.io.api.apps.v1beta2.ControllerRevisionList
-    &[("metadata", Struct(NONE)), ("items", List(110, true))],
+    &[("metadata", Struct(NONE)), ("items", List(125, true))],
     // k8s.io.api.apps.v1beta2.DaemonSet
-    &[("metadata", Struct(890)), ("spec", Struct(115)), ("status", Struct(116))],
+    &[("metadata", Struct(953)), ("spec", Struct(130)), ("status", Struct(131))],
     // k8s.io.api.apps.v1beta2.DaemonSetCondition
     &[("type", ZeroString), ("status", ZeroString), ("lastTransitionTime", Null)],
     // k8s.io.api.apps.v1beta2.DaemonSetList
-    &[("metadata", Struct(NONE)), ("items", List(112, true))],
+    &[("metadata", Struct(NONE)), ("items", List(127, true))],
     // k8s.io.api.apps.v1beta2.DaemonSetSpec
-    &[("selector", Null), ("template", Struct(420)), ("updateStrategy", Struct(NONE))],
+    &[("selector", Optional(950, true)), ("template", Struct(445)), ("updateStrategy", Struct(NONE))],
     // k8s.io.api.apps.v1beta2.DaemonSetStatus
-    &[("currentNumberScheduled", ZeroInt), ("numberMisscheduled", ZeroInt), ("desiredNumberScheduled", ZeroInt), ("numberReady", ZeroInt), ("conditions", List(113, false))],
+    &[("currentNumberScheduled", ZeroInt), ("numberMisscheduled", ZeroInt), ("desiredNumberScheduled", ZeroInt), ("numberReady", ZeroInt), ("conditions", List(128, false))],
     // k8s.io.api.apps.v1beta2.Deployment
-    &[("metadata", Struct(890)), ("spec", Struct(120)), ("status", Struct(121))],
+    &[("metadata", Struct(953)), ("spec", Struct(135)), ("status", Struct(136))],
     // k8s.io.api.apps.v1beta2.DeploymentCondition
     &[("type", ZeroString), ("status", ZeroString), ("lastUpdateTime", Null), ("lastTransitionTime", Null)],
     // k8s.io.api.apps.v1beta2.DeploymentList
-    &[("metadata", Struct(NONE)), ("items", List(117, true))],
+    &[("metadata", Struct(NONE)), ("items", List(132, true))],
     // k8s.io.api.apps.v1beta2.DeploymentSpec
-    &[("selector", Null), ("template", Struct(420)), ("strategy", Struct(NONE))],
+    &[("selector", Optional(950, true)), ("template", Struct(445)), ("strategy", Struct(NONE))],
     // k8s.io.api.apps.v1beta2.DeploymentStatus
-    &[("conditions", List(118, false))],
+    &[("conditions", List(133, false))],
     // k8s.io.api.apps.v1beta2.ReplicaSet
-    &[("metadata", Struct(890)), ("spec", Struct(125)), ("status", Struct(126))],
+    &[("metadata", Struct(953)), ("spec", Struct(140)), ("status", Struct(141))],
     // k8s.io.api.apps.v1beta2.ReplicaSetCondition
     &[("type", ZeroString), ("status", ZeroString), ("lastTransitionTime", Null)],
     // k8s.io.api.apps.v1beta2.ReplicaSetList
-    &[("metadata", Struct(NONE)), ("items", List(122, true))],
+    &[("metadata", Struct(NONE)), ("items", List(137, true))],
     // k8s.io.api.apps.v1beta2.ReplicaSetSpec
-    &[("selector", Null), ("template", Struct(420))],
+    &[("selector", Optional(950, true)), ("template", Struct(445))],
     // k8s.io.api.apps.v1beta2.ReplicaSetStatus
-    &[("replicas", ZeroInt), ("conditions", List(123, false))],
+    &[("replicas", ZeroInt), ("conditions", List(138, false))],
     // k8s.io.api.apps.v1beta2.Scale
-    &[("metadata", Struct(890)), ("spec", Struct(NONE)), ("status", Struct(128))],
+    &[("metadata", Struct(953)), ("spec", Struct(NONE)), ("status", Struct(143))],
     // k8s.io.api.apps.v1beta2.ScaleStatus
     &[("replicas", ZeroInt)],
     // k8s.io.api.apps.v1beta2.StatefulSet
-    &[("metadata", Struct(890)), ("spec", Struct(133)), ("status", Struct(134))],
+    &[("metadata", Struct(953)), ("spec", Struct(148)), ("status", Struct(149))],
     // k8s.io.api.apps.v1beta2.StatefulSetCondition
     &[("type", ZeroString), ("status", ZeroString), ("lastTransitionTime", Null)],
     // k8s.io.api.apps.v1beta2.StatefulSetList
-    &[("metadata", Struct(NONE)), ("items", List(129, true))],
+    &[("metadata", Struct(NONE)), ("items", List(144, true))],
     // k8s.io.api.apps.v1beta2.StatefulSetOrdinals
     &[("start", ZeroInt)],
     // k8s.io.api.apps.v1beta2.StatefulSetSpec
-    &[("selector", Null), ("template", Struct(420)), ("volumeClaimTemplates", List(390, false)), ("serviceName", ZeroString), ("updateStrategy", Struct(NONE)), ("ordinals", Optional(132, false))],
+    &[("selector", Optional(950, true)), ("template", Struct(445)), ("volumeClaimTemplates", List(414, false)), ("serviceName", ZeroString), ("updateStrategy", Struct(NONE)), ("ordinals", Optional(147, false))],
     // k8s.io.api.apps.v1beta2.StatefulSetStatus
-    &[("replicas", ZeroInt), ("conditions", List(130, false)), ("availableReplicas", ZeroInt)],
+    &[("replicas", ZeroInt), ("conditions", List(145, false)), ("availableReplicas", ZeroInt)],
     // k8s.io.api.authentication.v1.SelfSubjectReview
-    &[("metadata", Struct(890)), ("status", Struct(136))],
+    &[("metadata", Struct(953)), ("status", Struct(151))],
     // k8s.io.api.authentication.v1.SelfSubjectReviewStatus
     &[("userInfo", Struct(NONE))],
     // k8s.io.api.authentication.v1.TokenRequest
-    &[("metadata", Struct(890)), ("spec", Struct(138)), ("status", Struct(139))],
+    &[("metadata", Struct(953)), ("spec", Struct(153)), ("status", Struct(154))],
     // k8s.io.api.authentication.v1.TokenRequestSpec
     &[("audiences", Null), ("boundObjectRef", Null), ("expirationSeconds", Null)],
     // k8s.io.api.authentication.v1.TokenRequestStatus
     &[("token", ZeroString), ("expirationTimestamp", Null)],
     // k8s.io.api.authentication.v1.TokenReview
-    &[("metadata", Struct(890)), ("spec", Struct(NONE)), ("status", Struct(141))],
+    &[("metadata", Struct(953)), ("spec", Struct(NONE)), ("status", Struct(156))],
     // k8s.io.api.authentication.v1.TokenReviewStatus
     &[("user", Struct(NONE))],
     // k8s.io.api.authentication.v1alpha1.SelfSubjectReview
-    &[("metadata", Struct(890)), ("status", Struct(143))],
+    &[("metadata", Struct(953)), ("status", Struct(158))],
     // k8s.io.api.authentication.v1alpha1.SelfSubjectReviewStatus
     &[("userInfo", Struct(NONE))],
     // k8s.io.api.authentication.v1beta1.SelfSubjectReview
-    &[("metadata", Struct(890)), ("status", Struct(145))],
+    &[("metadata", Struct(953)), ("status", Struct(160))],
     // k8s.io.api.authentication.v1beta1.SelfSubjectReviewStatus
     &[("userInfo", Struct(NONE))],
     // k8s.io.api.authentication.v1beta1.TokenReview
-    &[("metadata", Struct(890)), ("spec", Struct(NONE)), ("status", Struct(147))],
+    &[("metadata", Struct(953)), ("spec", Struct(NONE)), ("status", Struct(162))],
     // k8s.io.api.authentication.v1beta1.TokenReviewStatus
     &[("user", Struct(NONE))],
+    // k8s.io.api.authorization.v1.FieldSelectorAttributes
+    &[("requirements", List(943, false))],
+    // k8s.io.api.authorization.v1.LabelSelectorAttributes
+    &[("requirements", List(951, false))],
     // k8s.io.api.authorization.v1.LocalSubjectAccessReview
-    &[("metadata", Struct(890)), ("spec", Struct(NONE)), ("status", Struct(154))],
+    &[("metadata", Struct(953)), ("spec", Struct(173)), ("status", Struct(174))],
     // k8s.io.api.authorization.v1.NonResourceRule
     &[("verbs", Null)],
+    // k8s.io.api.authorization.v1.ResourceAttributes
+    &[("fieldSelector", Optional(163, false)), ("labelSelector", Optional(164, false))],
     // k8s.io.api.authorization.v1.ResourceRule
     &[("verbs", Null)],
     // k8s.io.api.authorization.v1.SelfSubjectAccessReview
-    &[("metadata", Struct(890)), ("spec", Struct(NONE)), ("status", Struct(154))],
+    &[("metadata", Struct(953)), ("spec", Struct(170)), ("status", Struct(174))],
+    // k8s.io.api.authorization.v1.SelfSubjectAccessReviewSpec
+    &[("resourceAttributes", Optional(167, false))],
     // k8s.io.api.authorization.v1.SelfSubjectRulesReview
-    &[("metadata", Struct(890)), ("spec", Struct(NONE)), ("status", Struct(155))],
+    &[("metadata", Struct(953)), ("spec", Struct(NONE)), ("status", Struct(175))],
     // k8s.io.api.authorization.v1.SubjectAccessReview
-    &[("metadata", Struct(890)), ("spec", Struct(NONE)), ("status", Struct(154))],
+    &[("metadata", Struct(953)), ("spec", Struct(173)), ("status", Struct(174))],
+    // k8s.io.api.authorization.v1.SubjectAccessReviewSpec
+    &[("resourceAttributes", Optional(167, false))],
     // k8s.io.api.authorization.v1.SubjectAccessReviewStatus
     &[("allowed", ZeroBool)],
     // k8s.io.api.authorization.v1.SubjectRulesReviewStatus
-    &[("resourceRules", List(150, true)), ("nonResourceRules", List(149, true)), ("incomplete", ZeroBool)],
+    &[("resourceRules", List(168, true)), ("nonResourceRules", List(166, true)), ("incomplete", ZeroBool)],
     // k8s.io.api.authorization.v1beta1.LocalSubjectAccessReview
-    &[("metadata", Struct(890)), ("spec", Struct(NONE)), ("status", Struct(162))],
+    &[("metadata", Struct(953)), ("spec", Struct(184)), ("status", Struct(185))],
     // k8s.io.api.authorization.v1beta1.NonResourceRule
     &[("verbs", Null)],
+    // k8s.io.api.authorization.v1beta1.ResourceAttributes
+    &[("fieldSelector", Optional(163, false)), ("labelSelector", Optional(164, false))],
     // k8s.io.api.authorization.v1beta1.ResourceRule
     &[("verbs", Null)],
     // k8s.io.api.authorization.v1beta1.SelfSubjectAccessReview
-    &[("metadata", Struct(890)), ("spec", Struct(NONE)), ("status", Struct(162))],
+    &[("metadata", Struct(953)), ("spec", Struct(181)), ("status", Struct(185))],
+    // k8s.io.api.authorization.v1beta1.SelfSubjectAccessReviewSpec
+    &[("resourceAttributes", Optional(178, false))],
     // k8s.io.api.authorization.v1beta1.SelfSubjectRulesReview
-    &[("metadata", Struct(890)), ("spec", Struct(NONE)), ("status", Struct(163))],
+    &[("metadata", Struct(953)), ("spec", Struct(NONE)), ("status", Struct(186))],
     // k8s.io.api.authorization.v1beta1.SubjectAccessReview
-    &[("metadata", Struct(890)), ("spec", Struct(NONE)), ("status", Struct(162))],
+    &[("metadata", Struct(953)), ("spec", Struct(184)), ("status", Struct(185))],
+    // k8s.io.api.authorization.v1beta1.SubjectAccessReviewSpec
+    &[("resourceAttributes", Optional(178, false))],
     // k8s.io.api.authorization.v1beta1.SubjectAccessReviewStatus
     &[("allowed", ZeroBool)],
     // k8s.io.api.authorization.v1beta1.SubjectRulesReviewStatus
-    &[("resourceRules", List(158, true)), ("nonResourceRules", List(157, true)), ("incomplete", ZeroBool)],
+    &[("resourceRules", List(179, true)), ("nonResourceRules", List(177, true)), ("incomplete", ZeroBool)],
     // k8s.io.api.autoscaling.v1.ContainerResourceMetricSource
     &[("name", ZeroString), ("container", ZeroString)],
     // k8s.io.api.autoscaling.v1.ContainerResourceMetricStatus
@@ -340,83 +386,83 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.autoscaling.v1.CrossVersionObjectReference
     &[("kind", ZeroString), ("name", ZeroString)],
     // k8s.io.api.autoscaling.v1.ExternalMetricSource
-    &[("metricName", ZeroString)],
+    &[("metricName", ZeroString), ("metricSelector", Optional(950, false))],
     // k8s.io.api.autoscaling.v1.ExternalMetricStatus
-    &[("metricName", ZeroString), ("currentValue", ZeroQuantity)],
+    &[("metricName", ZeroString), ("metricSelector", Optional(950, false)), ("currentValue", ZeroQuantity)],
     // k8s.io.api.autoscaling.v1.HorizontalPodAutoscaler
-    &[("metadata", Struct(890)), ("spec", Struct(172)), ("status", Struct(173))],
+    &[("metadata", Struct(953)), ("spec", Struct(195)), ("status", Struct(196))],
     // k8s.io.api.autoscaling.v1.HorizontalPodAutoscalerCondition
     &[("type", ZeroString), ("status", ZeroString), ("lastTransitionTime", Null)],
     // k8s.io.api.autoscaling.v1.HorizontalPodAutoscalerList
-    &[("metadata", Struct(NONE)), ("items", List(169, true))],
+    &[("metadata", Struct(NONE)), ("items", List(192, true))],
     // k8s.io.api.autoscaling.v1.HorizontalPodAutoscalerSpec
-    &[("scaleTargetRef", Struct(166)), ("maxReplicas", ZeroInt)],
+    &[("scaleTargetRef", Struct(189)), ("maxReplicas", ZeroInt)],
     // k8s.io.api.autoscaling.v1.HorizontalPodAutoscalerStatus
     &[("currentReplicas", ZeroInt), ("desiredReplicas", ZeroInt)],
     // k8s.io.api.autoscaling.v1.MetricSpec
-    &[("type", ZeroString), ("object", Optional(176, false)), ("pods", Optional(178, false)), ("resource", Optional(180, false)), ("external", Optional(167, false)), ("containerResource", Optional(164, false))],
+    &[("type", ZeroString), ("object", Optional(199, false)), ("pods", Optional(201, false)), ("resource", Optional(203, false)), ("external", Optional(190, false)), ("containerResource", Optional(187, false))],
     // k8s.io.api.autoscaling.v1.MetricStatus
-    &[("type", ZeroString), ("object", Optional(177, false)), ("pods", Optional(179, false)), ("resource", Optional(181, false)), ("external", Optional(168, false)), ("containerResource", Optional(165, false))],
+    &[("type", ZeroString), ("object", Optional(200, false)), ("pods", Optional(202, false)), ("resource", Optional(204, false)), ("external", Optional(191, false)), ("containerResource", Optional(188, false))],
     // k8s.io.api.autoscaling.v1.ObjectMetricSource
-    &[("target", Struct(166)), ("metricName", ZeroString), ("targetValue", ZeroQuantity)],
+    &[("target", Struct(189)), ("metricName", ZeroString), ("targetValue", ZeroQuantity), ("selector", Optional(950, false))],
     // k8s.io.api.autoscaling.v1.ObjectMetricStatus
-    &[("target", Struct(166)), ("metricName", ZeroString), ("currentValue", ZeroQuantity)],
+    &[("target", Struct(189)), ("metricName", ZeroString), ("currentValue", ZeroQuantity), ("selector", Optional(950, false))],
     // k8s.io.api.autoscaling.v1.PodsMetricSource
-    &[("metricName", ZeroString), ("targetAverageValue", ZeroQuantity)],
+    &[("metricName", ZeroString), ("targetAverageValue", ZeroQuantity), ("selector", Optional(950, false))],
     // k8s.io.api.autoscaling.v1.PodsMetricStatus
-    &[("metricName", ZeroString), ("currentAverageValue", ZeroQuantity)],
+    &[("metricName", ZeroString), ("currentAverageValue", ZeroQuantity), ("selector", Optional(950, false))],
     // k8s.io.api.autoscaling.v1.ResourceMetricSource
     &[("name", ZeroString)],
     // k8s.io.api.autoscaling.v1.ResourceMetricStatus
     &[("name", ZeroString), ("currentAverageValue", ZeroQuantity)],
     // k8s.io.api.autoscaling.v1.Scale
-    &[("metadata", Struct(890)), ("spec", Struct(NONE)), ("status", Struct(183))],
+    &[("metadata", Struct(953)), ("spec", Struct(NONE)), ("status", Struct(206))],
     // k8s.io.api.autoscaling.v1.ScaleStatus
     &[("replicas", ZeroInt)],
     // k8s.io.api.autoscaling.v2.ContainerResourceMetricSource
-    &[("name", ZeroString), ("target", Struct(200)), ("container", ZeroString)],
+    &[("name", ZeroString), ("target", Struct(223)), ("container", ZeroString)],
     // k8s.io.api.autoscaling.v2.ContainerResourceMetricStatus
     &[("name", ZeroString), ("current", Struct(NONE)), ("container", ZeroString)],
     // k8s.io.api.autoscaling.v2.CrossVersionObjectReference
     &[("kind", ZeroString), ("name", ZeroString)],
     // k8s.io.api.autoscaling.v2.ExternalMetricSource
-    &[("metric", Struct(197)), ("target", Struct(200))],
+    &[("metric", Struct(220)), ("target", Struct(223))],
     // k8s.io.api.autoscaling.v2.ExternalMetricStatus
-    &[("metric", Struct(197)), ("current", Struct(NONE))],
+    &[("metric", Struct(220)), ("current", Struct(NONE))],
     // k8s.io.api.autoscaling.v2.HPAScalingPolicy
     &[("type", ZeroString), ("value", ZeroInt), ("periodSeconds", ZeroInt)],
     // k8s.io.api.autoscaling.v2.HPAScalingRules
-    &[("policies", List(189, false))],
+    &[("policies", List(212, false))],
     // k8s.io.api.autoscaling.v2.HorizontalPodAutoscaler
-    &[("metadata", Struct(890)), ("spec", Struct(195)), ("status", Struct(196))],
+    &[("metadata", Struct(953)), ("spec", Struct(218)), ("status", Struct(219))],
     // k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerBehavior
-    &[("scaleUp", Optional(190, false)), ("scaleDown", Optional(190, false))],
+    &[("scaleUp", Optional(213, false)), ("scaleDown", Optional(213, false))],
     // k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerCondition
     &[("type", ZeroString), ("status", ZeroString), ("lastTransitionTime", Null)],
     // k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerList
-    &[("metadata", Struct(NONE)), ("items", List(191, true))],
+    &[("metadata", Struct(NONE)), ("items", List(214, true))],
     // k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerSpec
-    &[("scaleTargetRef", Struct(186)), ("maxReplicas", ZeroInt), ("metrics", List(198, false)), ("behavior", Optional(192, false))],
+    &[("scaleTargetRef", Struct(209)), ("maxReplicas", ZeroInt), ("metrics", List(221, false)), ("behavior", Optional(215, false))],
     // k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerStatus
-    &[("desiredReplicas", ZeroInt), ("currentMetrics", List(199, true)), ("conditions", List(193, false))],
+    &[("desiredReplicas", ZeroInt), ("currentMetrics", List(222, true)), ("conditions", List(216, false))],
     // k8s.io.api.autoscaling.v2.MetricIdentifier
-    &[("name", ZeroString)],
+    &[("name", ZeroString), ("selector", Optional(950, false))],
     // k8s.io.api.autoscaling.v2.MetricSpec
-    &[("type", ZeroString), ("object", Optional(201, false)), ("pods", Optional(203, false)), ("resource", Optional(205, false)), ("external", Optional(187, false)), ("containerResource", Optional(184, false))],
+    &[("type", ZeroString), ("object", Optional(224, false)), ("pods", Optional(226, false)), ("resource", Optional(228, false)), ("external", Optional(210, false)), ("containerResource", Optional(207, false))],
     // k8s.io.api.autoscaling.v2.MetricStatus
-    &[("type", ZeroString), ("object", Optional(202, false)), ("pods", Optional(204, false)), ("resource", Optional(206, false)), ("external", Optional(188, false)), ("containerResource", Optional(185, false))],
+    &[("type", ZeroString), ("object", Optional(225, false)), ("pods", Optional(227, false)), ("resource", Optional(229, false)), ("external", Optional(211, false)), ("containerResource", Optional(208, false))],
     // k8s.io.api.autoscaling.v2.MetricTarget
     &[("type", ZeroString)],
     // k8s.io.api.autoscaling.v2.ObjectMetricSource
-    &[("describedObject", Struct(186)), ("target", Struct(200)), ("metric", Struct(197))],
+    &[("describedObject", Struct(209)), ("target", Struct(223)), ("metric", Struct(220))],
     // k8s.io.api.autoscaling.v2.ObjectMetricStatus
-    &[("metric", Struct(197)), ("current", Struct(NONE)), ("describedObject", Struct(186))],
+    &[("metric", Struct(220)), ("current", Struct(NONE)), ("describedObject", Struct(209))],
     // k8s.io.api.autoscaling.v2.PodsMetricSource
-    &[("metric", Struct(197)), ("target", Struct(200))],
+    &[("metric", Struct(220)), ("target", Struct(223))],
     // k8s.io.api.autoscaling.v2.PodsMetricStatus
-    &[("metric", Struct(197)), ("current", Struct(NONE))],
+    &[("metric", Struct(220)), ("current", Struct(NONE))],
     // k8s.io.api.autoscaling.v2.ResourceMetricSource
-    &[("name", ZeroString), ("target", Struct(200))],
+    &[("name", ZeroString), ("target", Struct(223))],
     // k8s.io.api.autoscaling.v2.ResourceMetricStatus
     &[("name", ZeroString), ("current", Struct(NONE))],
     // k8s.io.api.autoscaling.v2beta1.ContainerResourceMetricSource
@@ -426,177 +472,179 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.autoscaling.v2beta1.CrossVersionObjectReference
     &[("kind", ZeroString), ("name", ZeroString)],
     // k8s.io.api.autoscaling.v2beta1.ExternalMetricSource
-    &[("metricName", ZeroString)],
+    &[("metricName", ZeroString), ("metricSelector", Optional(950, false))],
     // k8s.io.api.autoscaling.v2beta1.ExternalMetricStatus
-    &[("metricName", ZeroString), ("currentValue", ZeroQuantity)],
+    &[("metricName", ZeroString), ("metricSelector", Optional(950, false)), ("currentValue", ZeroQuantity)],
     // k8s.io.api.autoscaling.v2beta1.HorizontalPodAutoscaler
-    &[("metadata", Optional(890, false)), ("spec", Optional(215, false)), ("status", Optional(216, false))],
+    &[("metadata", Optional(953, false)), ("spec", Optional(238, false)), ("status", Optional(239, false))],
     // k8s.io.api.autoscaling.v2beta1.HorizontalPodAutoscalerCondition
     &[("type", ZeroString), ("status", ZeroString)],
     // k8s.io.api.autoscaling.v2beta1.HorizontalPodAutoscalerList
-    &[("items", List(212, true))],
+    &[("items", List(235, true))],
     // k8s.io.api.autoscaling.v2beta1.HorizontalPodAutoscalerSpec
-    &[("scaleTargetRef", Struct(209)), ("maxReplicas", ZeroInt), ("metrics", List(217, false))],
+    &[("scaleTargetRef", Struct(232)), ("maxReplicas", ZeroInt), ("metrics", List(240, false))],
     // k8s.io.api.autoscaling.v2beta1.HorizontalPodAutoscalerStatus
-    &[("currentReplicas", ZeroInt), ("desiredReplicas", ZeroInt), ("currentMetrics", List(218, true)), ("conditions", List(213, true))],
+    &[("currentReplicas", ZeroInt), ("desiredReplicas", ZeroInt), ("currentMetrics", List(241, true)), ("conditions", List(236, true))],
     // k8s.io.api.autoscaling.v2beta1.MetricSpec
-    &[("type", ZeroString), ("object", Optional(219, false)), ("pods", Optional(221, false)), ("resource", Optional(223, false)), ("external", Optional(210, false)), ("containerResource", Optional(207, false))],
+    &[("type", ZeroString), ("object", Optional(242, false)), ("pods", Optional(244, false)), ("resource", Optional(246, false)), ("external", Optional(233, false)), ("containerResource", Optional(230, false))],
     // k8s.io.api.autoscaling.v2beta1.MetricStatus
-    &[("type", ZeroString), ("object", Optional(220, false)), ("pods", Optional(222, false)), ("resource", Optional(224, false)), ("external", Optional(211, false)), ("containerResource", Optional(208, false))],
+    &[("type", ZeroString), ("object", Optional(243, false)), ("pods", Optional(245, false)), ("resource", Optional(247, false)), ("external", Optional(234, false)), ("containerResource", Optional(231, false))],
     // k8s.io.api.autoscaling.v2beta1.ObjectMetricSource
-    &[("target", Struct(209)), ("metricName", ZeroString), ("targetValue", ZeroQuantity)],
+    &[("target", Struct(232)), ("metricName", ZeroString), ("targetValue", ZeroQuantity), ("selector", Optional(950, false))],
     // k8s.io.api.autoscaling.v2beta1.ObjectMetricStatus
-    &[("target", Struct(209)), ("metricName", ZeroString), ("currentValue", ZeroQuantity)],
+    &[("target", Struct(232)), ("metricName", ZeroString), ("currentValue", ZeroQuantity), ("selector", Optional(950, false))],
     // k8s.io.api.autoscaling.v2beta1.PodsMetricSource
-    &[("metricName", ZeroString), ("targetAverageValue", ZeroQuantity)],
+    &[("metricName", ZeroString), ("targetAverageValue", ZeroQuantity), ("selector", Optional(950, false))],
     // k8s.io.api.autoscaling.v2beta1.PodsMetricStatus
-    &[("metricName", ZeroString), ("currentAverageValue", ZeroQuantity)],
+    &[("metricName", ZeroString), ("currentAverageValue", ZeroQuantity), ("selector", Optional(950, false))],
     // k8s.io.api.autoscaling.v2beta1.ResourceMetricSource
     &[("name", ZeroString)],
     // k8s.io.api.autoscaling.v2beta1.ResourceMetricStatus
     &[("name", ZeroString), ("currentAverageValue", ZeroQuantity)],
     // k8s.io.api.autoscaling.v2beta2.ContainerResourceMetricSource
-    &[("name", ZeroString), ("target", Struct(238)), ("container", ZeroString)],
+    &[("name", ZeroString), ("target", Struct(261)), ("container", ZeroString)],
     // k8s.io.api.autoscaling.v2beta2.ContainerResourceMetricStatus
     &[("name", ZeroString), ("current", Struct(NONE)), ("container", ZeroString)],
     // k8s.io.api.autoscaling.v2beta2.CrossVersionObjectReference
     &[("kind", ZeroString), ("name", ZeroString)],
     // k8s.io.api.autoscaling.v2beta2.ExternalMetricSource
-    &[("metric", Struct(235)), ("target", Struct(238))],
+    &[("metric", Struct(258)), ("target", Struct(261))],
     // k8s.io.api.autoscaling.v2beta2.ExternalMetricStatus
-    &[("metric", Struct(235)), ("current", Struct(NONE))],
+    &[("metric", Struct(258)), ("current", Struct(NONE))],
     // k8s.io.api.autoscaling.v2beta2.HorizontalPodAutoscaler
-    &[("metadata", Optional(890, false)), ("spec", Optional(233, false)), ("status", Optional(234, false))],
+    &[("metadata", Optional(953, false)), ("spec", Optional(256, false)), ("status", Optional(257, false))],
     // k8s.io.api.autoscaling.v2beta2.HorizontalPodAutoscalerCondition
     &[("type", ZeroString), ("status", ZeroString)],
     // k8s.io.api.autoscaling.v2beta2.HorizontalPodAutoscalerList
-    &[("items", List(230, true))],
+    &[("items", List(253, true))],
     // k8s.io.api.autoscaling.v2beta2.HorizontalPodAutoscalerSpec
-    &[("scaleTargetRef", Struct(227)), ("maxReplicas", ZeroInt), ("metrics", List(236, false))],
+    &[("scaleTargetRef", Struct(250)), ("maxReplicas", ZeroInt), ("metrics", List(259, false))],
     // k8s.io.api.autoscaling.v2beta2.HorizontalPodAutoscalerStatus
-    &[("currentReplicas", ZeroInt), ("desiredReplicas", ZeroInt), ("currentMetrics", List(237, true)), ("conditions", List(231, true))],
+    &[("currentReplicas", ZeroInt), ("desiredReplicas", ZeroInt), ("currentMetrics", List(260, true)), ("conditions", List(254, true))],
     // k8s.io.api.autoscaling.v2beta2.MetricIdentifier
-    &[("name", ZeroString)],
+    &[("name", ZeroString), ("selector", Optional(950, false))],
     // k8s.io.api.autoscaling.v2beta2.MetricSpec
-    &[("type", ZeroString), ("object", Optional(239, false)), ("pods", Optional(241, false)), ("resource", Optional(243, false)), ("external", Optional(228, false)), ("containerResource", Optional(225, false))],
+    &[("type", ZeroString), ("object", Optional(262, false)), ("pods", Optional(264, false)), ("resource", Optional(266, false)), ("external", Optional(251, false)), ("containerResource", Optional(248, false))],
     // k8s.io.api.autoscaling.v2beta2.MetricStatus
-    &[("type", ZeroString), ("object", Optional(240, false)), ("pods", Optional(242, false)), ("resource", Optional(244, false)), ("external", Optional(229, false)), ("containerResource", Optional(226, false))],
+    &[("type", ZeroString), ("object", Optional(263, false)), ("pods", Optional(265, false)), ("resource", Optional(267, false)), ("external", Optional(252, false)), ("containerResource", Optional(249, false))],
     // k8s.io.api.autoscaling.v2beta2.MetricTarget
     &[("type", ZeroString)],
     // k8s.io.api.autoscaling.v2beta2.ObjectMetricSource
-    &[("describedObject", Struct(227)), ("target", Struct(238)), ("metric", Struct(235))],
+    &[("describedObject", Struct(250)), ("target", Struct(261)), ("metric", Struct(258))],
     // k8s.io.api.autoscaling.v2beta2.ObjectMetricStatus
-    &[("metric", Struct(235)), ("current", Struct(NONE)), ("describedObject", Struct(227))],
+    &[("metric", Struct(258)), ("current", Struct(NONE)), ("describedObject", Struct(250))],
     // k8s.io.api.autoscaling.v2beta2.PodsMetricSource
-    &[("metric", Struct(235)), ("target", Struct(238))],
+    &[("metric", Struct(258)), ("target", Struct(261))],
     // k8s.io.api.autoscaling.v2beta2.PodsMetricStatus
-    &[("metric", Struct(235)), ("current", Struct(NONE))],
+    &[("metric", Struct(258)), ("current", Struct(NONE))],
     // k8s.io.api.autoscaling.v2beta2.ResourceMetricSource
-    &[("name", ZeroString), ("target", Struct(238))],
+    &[("name", ZeroString), ("target", Struct(261))],
     // k8s.io.api.autoscaling.v2beta2.ResourceMetricStatus
     &[("name", ZeroString), ("current", Struct(NONE))],
     // k8s.io.api.batch.v1.CronJob
-    &[("metadata", Struct(890)), ("spec", Struct(247)), ("status", Struct(NONE))],
+    &[("metadata", Struct(953)), ("spec", Struct(270)), ("status", Struct(NONE))],
     // k8s.io.api.batch.v1.CronJobList
-    &[("metadata", Struct(NONE)), ("items", List(245, true))],
+    &[("metadata", Struct(NONE)), ("items", List(268, true))],
     // k8s.io.api.batch.v1.CronJobSpec
-    &[("schedule", ZeroString), ("jobTemplate", Struct(253))],
+    &[("schedule", ZeroString), ("jobTemplate", Struct(276))],
     // k8s.io.api.batch.v1.Job
-    &[("metadata", Struct(890)), ("spec", Struct(251)), ("status", Struct(252))],
+    &[("metadata", Struct(953)), ("spec", Struct(274)), ("status", Struct(275))],
     // k8s.io.api.batch.v1.JobCondition
     &[("type", ZeroString), ("status", ZeroString), ("lastProbeTime", Null), ("lastTransitionTime", Null)],
     // k8s.io.api.batch.v1.JobList
-    &[("metadata", Struct(NONE)), ("items", List(248, true))],
+    &[("metadata", Struct(NONE)), ("items", List(271, true))],
     // k8s.io.api.batch.v1.JobSpec
-    &[("template", Struct(420)), ("podFailurePolicy", Optional(254, false)), ("successPolicy", Optional(258, false))],
+    &[("selector", Optional(950, false)), ("template", Struct(445)), ("podFailurePolicy", Optional(277, false)), ("successPolicy", Optional(281, false))],
     // k8s.io.api.batch.v1.JobStatus
-    &[("conditions", List(249, false))],
+    &[("conditions", List(272, false))],
     // k8s.io.api.batch.v1.JobTemplateSpec
-    &[("metadata", Struct(890)), ("spec", Struct(251))],
+    &[("metadata", Struct(953)), ("spec", Struct(274))],
     // k8s.io.api.batch.v1.PodFailurePolicy
-    &[("rules", List(257, true))],
+    &[("rules", List(280, true))],
     // k8s.io.api.batch.v1.PodFailurePolicyOnExitCodesRequirement
     &[("operator", ZeroString), ("values", Null)],
     // k8s.io.api.batch.v1.PodFailurePolicyOnPodConditionsPattern
     &[("type", ZeroString), ("status", ZeroString)],
     // k8s.io.api.batch.v1.PodFailurePolicyRule
-    &[("action", ZeroString), ("onExitCodes", Optional(255, false)), ("onPodConditions", List(256, false))],
+    &[("action", ZeroString), ("onExitCodes", Optional(278, false)), ("onPodConditions", List(279, false))],
     // k8s.io.api.batch.v1.SuccessPolicy
     &[("rules", Null)],
     // k8s.io.api.batch.v1beta1.CronJob
-    &[("metadata", Struct(890)), ("spec", Struct(261)), ("status", Struct(NONE))],
+    &[("metadata", Struct(953)), ("spec", Struct(284)), ("status", Struct(NONE))],
     // k8s.io.api.batch.v1beta1.CronJobList
-    &[("metadata", Struct(NONE)), ("items", List(259, true))],
+    &[("metadata", Struct(NONE)), ("items", List(282, true))],
     // k8s.io.api.batch.v1beta1.CronJobSpec
-    &[("schedule", ZeroString), ("jobTemplate", Struct(262))],
+    &[("schedule", ZeroString), ("jobTemplate", Struct(285))],
     // k8s.io.api.batch.v1beta1.JobTemplateSpec
-    &[("metadata", Struct(890)), ("spec", Struct(251))],
+    &[("metadata", Struct(953)), ("spec", Struct(274))],
     // k8s.io.api.certificates.v1.CertificateSigningRequest
-    &[("metadata", Struct(890)), ("spec", Struct(266)), ("status", Struct(267))],
+    &[("metadata", Struct(953)), ("spec", Struct(289)), ("status", Struct(290))],
     // k8s.io.api.certificates.v1.CertificateSigningRequestCondition
     &[("type", ZeroString), ("lastUpdateTime", Null), ("lastTransitionTime", Null), ("status", ZeroString)],
     // k8s.io.api.certificates.v1.CertificateSigningRequestList
-    &[("metadata", Struct(NONE)), ("items", List(263, true))],
+    &[("metadata", Struct(NONE)), ("items", List(286, true))],
     // k8s.io.api.certificates.v1.CertificateSigningRequestSpec
     &[("request", Null), ("signerName", ZeroString)],
     // k8s.io.api.certificates.v1.CertificateSigningRequestStatus
-    &[("conditions", List(264, false))],
+    &[("conditions", List(287, false))],
     // k8s.io.api.certificates.v1alpha1.ClusterTrustBundle
-    &[("metadata", Struct(890)), ("spec", Struct(270))],
+    &[("metadata", Struct(953)), ("spec", Struct(293))],
     // k8s.io.api.certificates.v1alpha1.ClusterTrustBundleList
-    &[("metadata", Struct(NONE)), ("items", List(268, true))],
+    &[("metadata", Struct(NONE)), ("items", List(291, true))],
     // k8s.io.api.certificates.v1alpha1.ClusterTrustBundleSpec
     &[("trustBundle", ZeroString)],
     // k8s.io.api.certificates.v1beta1.CertificateSigningRequest
-    &[("metadata", Struct(890)), ("spec", Struct(274)), ("status", Struct(275))],
+    &[("metadata", Struct(953)), ("spec", Struct(297)), ("status", Struct(298))],
     // k8s.io.api.certificates.v1beta1.CertificateSigningRequestCondition
     &[("type", ZeroString), ("lastUpdateTime", Null), ("lastTransitionTime", Null), ("status", ZeroString)],
     // k8s.io.api.certificates.v1beta1.CertificateSigningRequestList
-    &[("metadata", Struct(NONE)), ("items", List(271, true))],
+    &[("metadata", Struct(NONE)), ("items", List(294, true))],
     // k8s.io.api.certificates.v1beta1.CertificateSigningRequestSpec
     &[("request", Null)],
     // k8s.io.api.certificates.v1beta1.CertificateSigningRequestStatus
-    &[("conditions", List(272, false))],
+    &[("conditions", List(295, false))],
     // k8s.io.api.certificates.v1beta1.ClusterTrustBundle
-    &[("metadata", Struct(890)), ("spec", Struct(278))],
+    &[("metadata", Struct(953)), ("spec", Struct(301))],
     // k8s.io.api.certificates.v1beta1.ClusterTrustBundleList
-    &[("metadata", Struct(NONE)), ("items", List(276, true))],
+    &[("metadata", Struct(NONE)), ("items", List(299, true))],
     // k8s.io.api.certificates.v1beta1.ClusterTrustBundleSpec
     &[("trustBundle", ZeroString)],
     // k8s.io.api.certificates.v1beta1.PodCertificateRequest
-    &[("metadata", Struct(890)), ("status", Struct(NONE))],
+    &[("metadata", Struct(953)), ("status", Struct(304))],
     // k8s.io.api.certificates.v1beta1.PodCertificateRequestList
-    &[("metadata", Struct(NONE)), ("items", List(279, false))],
+    &[("metadata", Struct(NONE)), ("items", List(302, false))],
+    // k8s.io.api.certificates.v1beta1.PodCertificateRequestStatus
+    &[("conditions", List(942, false))],
     // k8s.io.api.coordination.v1.Lease
-    &[("metadata", Struct(890)), ("spec", Struct(NONE))],
+    &[("metadata", Struct(953)), ("spec", Struct(NONE))],
     // k8s.io.api.coordination.v1.LeaseList
-    &[("metadata", Struct(NONE)), ("items", List(281, true))],
+    &[("metadata", Struct(NONE)), ("items", List(305, true))],
     // k8s.io.api.coordination.v1alpha2.LeaseCandidate
-    &[("metadata", Struct(890)), ("spec", Struct(285))],
+    &[("metadata", Struct(953)), ("spec", Struct(309))],
     // k8s.io.api.coordination.v1alpha2.LeaseCandidateList
-    &[("metadata", Struct(NONE)), ("items", List(283, true))],
+    &[("metadata", Struct(NONE)), ("items", List(307, true))],
     // k8s.io.api.coordination.v1alpha2.LeaseCandidateSpec
     &[("leaseName", ZeroString), ("binaryVersion", ZeroString)],
     // k8s.io.api.coordination.v1beta1.Lease
-    &[("metadata", Struct(890)), ("spec", Struct(NONE))],
+    &[("metadata", Struct(953)), ("spec", Struct(NONE))],
     // k8s.io.api.coordination.v1beta1.LeaseCandidate
-    &[("metadata", Struct(890)), ("spec", Struct(289))],
+    &[("metadata", Struct(953)), ("spec", Struct(313))],
     // k8s.io.api.coordination.v1beta1.LeaseCandidateList
-    &[("metadata", Struct(NONE)), ("items", List(287, true))],
+    &[("metadata", Struct(NONE)), ("items", List(311, true))],
     // k8s.io.api.coordination.v1beta1.LeaseCandidateSpec
     &[("leaseName", ZeroString), ("binaryVersion", ZeroString)],
     // k8s.io.api.coordination.v1beta1.LeaseList
-    &[("metadata", Struct(NONE)), ("items", List(286, true))],
+    &[("metadata", Struct(NONE)), ("items", List(310, true))],
     // k8s.io.api.core.v1.AWSElasticBlockStoreVolumeSource
     &[("volumeID", ZeroString)],
     // k8s.io.api.core.v1.Affinity
-    &[("nodeAffinity", Optional(375, false)), ("podAffinity", Optional(402, false)), ("podAntiAffinity", Optional(404, false))],
+    &[("nodeAffinity", Optional(399, false)), ("podAffinity", Optional(426, false)), ("podAntiAffinity", Optional(428, false))],
     // k8s.io.api.core.v1.AppArmorProfile
     &[("type", ZeroString)],
     // k8s.io.api.core.v1.AttachedVolume
     &[("name", ZeroString), ("devicePath", ZeroString)],
     // k8s.io.api.core.v1.AvoidPods
-    &[("preferAvoidPods", List(423, false))],
+    &[("preferAvoidPods", List(448, false))],
     // k8s.io.api.core.v1.AzureDiskVolumeSource
     &[("diskName", ZeroString), ("diskURI", ZeroString)],
     // k8s.io.api.core.v1.AzureFilePersistentVolumeSource
@@ -604,7 +652,7 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.core.v1.AzureFileVolumeSource
     &[("secretName", ZeroString), ("shareName", ZeroString)],
     // k8s.io.api.core.v1.Binding
-    &[("metadata", Struct(890)), ("target", Struct(NONE))],
+    &[("metadata", Struct(953)), ("target", Struct(NONE))],
     // k8s.io.api.core.v1.CSIPersistentVolumeSource
     &[("driver", ZeroString), ("volumeHandle", ZeroString)],
     // k8s.io.api.core.v1.CSIVolumeSource
@@ -618,27 +666,27 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.core.v1.CinderVolumeSource
     &[("volumeID", ZeroString)],
     // k8s.io.api.core.v1.ClusterTrustBundleProjection
-    &[("path", ZeroString)],
+    &[("labelSelector", Optional(950, false)), ("path", ZeroString)],
     // k8s.io.api.core.v1.ComponentCondition
     &[("type", ZeroString), ("status", ZeroString)],
     // k8s.io.api.core.v1.ComponentStatus
-    &[("metadata", Struct(890)), ("conditions", List(307, false))],
+    &[("metadata", Struct(953)), ("conditions", List(331, false))],
     // k8s.io.api.core.v1.ComponentStatusList
-    &[("metadata", Struct(NONE)), ("items", List(308, true))],
+    &[("metadata", Struct(NONE)), ("items", List(332, true))],
     // k8s.io.api.core.v1.ConfigMap
-    &[("metadata", Struct(890))],
+    &[("metadata", Struct(953))],
     // k8s.io.api.core.v1.ConfigMapKeySelector
     &[("key", ZeroString)],
     // k8s.io.api.core.v1.ConfigMapList
-    &[("metadata", Struct(NONE)), ("items", List(310, true))],
+    &[("metadata", Struct(NONE)), ("items", List(334, true))],
     // k8s.io.api.core.v1.ConfigMapNodeConfigSource
     &[("namespace", ZeroString), ("name", ZeroString), ("kubeletConfigKey", ZeroString)],
     // k8s.io.api.core.v1.ConfigMapProjection
-    &[("items", List(356, false))],
+    &[("items", List(380, false))],
     // k8s.io.api.core.v1.ConfigMapVolumeSource
-    &[("items", List(356, false))],
+    &[("items", List(380, false))],
     // k8s.io.api.core.v1.Container
-    &[("name", ZeroString), ("ports", List(318, false)), ("env", List(334, false)), ("resources", Struct(443)), ("volumeMounts", List(476, false)), ("livenessProbe", Optional(425, false)), ("readinessProbe", Optional(425, false)), ("lifecycle", Optional(357, false)), ("securityContext", Optional(455, false)), ("volumeDevices", List(475, false)), ("startupProbe", Optional(425, false)), ("resizePolicy", List(319, false))],
+    &[("name", ZeroString), ("ports", List(342, false)), ("env", List(358, false)), ("resources", Struct(468)), ("volumeMounts", List(501, false)), ("livenessProbe", Optional(450, false)), ("readinessProbe", Optional(450, false)), ("lifecycle", Optional(381, false)), ("securityContext", Optional(480, false)), ("volumeDevices", List(500, false)), ("startupProbe", Optional(450, false)), ("resizePolicy", List(343, false))],
     // k8s.io.api.core.v1.ContainerImage
     &[("names", Null)],
     // k8s.io.api.core.v1.ContainerPort
@@ -646,47 +694,47 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.core.v1.ContainerResizePolicy
     &[("resourceName", ZeroString), ("restartPolicy", ZeroString)],
     // k8s.io.api.core.v1.ContainerState
-    &[("running", Optional(321, false)), ("terminated", Optional(322, false))],
+    &[("running", Optional(345, false)), ("terminated", Optional(346, false))],
     // k8s.io.api.core.v1.ContainerStateRunning
     &[("startedAt", Null)],
     // k8s.io.api.core.v1.ContainerStateTerminated
     &[("exitCode", ZeroInt), ("startedAt", Null), ("finishedAt", Null)],
     // k8s.io.api.core.v1.ContainerStatus
-    &[("name", ZeroString), ("state", Struct(320)), ("lastState", Struct(320)), ("ready", ZeroBool), ("restartCount", ZeroInt), ("image", ZeroString), ("imageID", ZeroString), ("resources", Optional(443, false)), ("volumeMounts", List(477, false)), ("user", Optional(324, false)), ("allocatedResourcesStatus", List(444, false))],
+    &[("name", ZeroString), ("state", Struct(344)), ("lastState", Struct(344)), ("ready", ZeroBool), ("restartCount", ZeroInt), ("image", ZeroString), ("imageID", ZeroString), ("resources", Optional(468, false)), ("volumeMounts", List(502, false)), ("user", Optional(348, false)), ("allocatedResourcesStatus", List(469, false))],
     // k8s.io.api.core.v1.ContainerUser
-    &[("linux", Optional(363, false))],
+    &[("linux", Optional(387, false))],
     // k8s.io.api.core.v1.DaemonEndpoint
     &[("Port", ZeroInt)],
     // k8s.io.api.core.v1.DownwardAPIProjection
-    &[("items", List(327, false))],
+    &[("items", List(351, false))],
     // k8s.io.api.core.v1.DownwardAPIVolumeFile
-    &[("path", ZeroString), ("fieldRef", Optional(388, false)), ("resourceFieldRef", Optional(438, false))],
+    &[("path", ZeroString), ("fieldRef", Optional(412, false)), ("resourceFieldRef", Optional(463, false))],
     // k8s.io.api.core.v1.DownwardAPIVolumeSource
-    &[("items", List(327, false))],
+    &[("items", List(351, false))],
     // k8s.io.api.core.v1.EndpointAddress
     &[("ip", ZeroString)],
     // k8s.io.api.core.v1.EndpointPort
     &[("port", ZeroInt)],
     // k8s.io.api.core.v1.EndpointSubset
-    &[("addresses", List(329, false)), ("notReadyAddresses", List(329, false)), ("ports", List(330, false))],
+    &[("addresses", List(353, false)), ("notReadyAddresses", List(353, false)), ("ports", List(354, false))],
     // k8s.io.api.core.v1.Endpoints
-    &[("metadata", Struct(890)), ("subsets", List(331, false))],
+    &[("metadata", Struct(953)), ("subsets", List(355, false))],
     // k8s.io.api.core.v1.EndpointsList
-    &[("metadata", Struct(NONE)), ("items", List(332, true))],
+    &[("metadata", Struct(NONE)), ("items", List(356, true))],
     // k8s.io.api.core.v1.EnvVar
-    &[("name", ZeroString), ("valueFrom", Optional(335, false))],
+    &[("name", ZeroString), ("valueFrom", Optional(359, false))],
     // k8s.io.api.core.v1.EnvVarSource
-    &[("fieldRef", Optional(388, false)), ("resourceFieldRef", Optional(438, false)), ("configMapKeyRef", Optional(311, false)), ("secretKeyRef", Optional(451, false))],
+    &[("fieldRef", Optional(412, false)), ("resourceFieldRef", Optional(463, false)), ("configMapKeyRef", Optional(335, false)), ("secretKeyRef", Optional(476, false))],
     // k8s.io.api.core.v1.EphemeralContainer
-    &[("", Inline(337))],
+    &[("", Inline(361))],
     // k8s.io.api.core.v1.EphemeralContainerCommon
-    &[("name", ZeroString), ("ports", List(318, false)), ("env", List(334, false)), ("resources", Struct(443)), ("volumeMounts", List(476, false)), ("livenessProbe", Optional(425, false)), ("readinessProbe", Optional(425, false)), ("lifecycle", Optional(357, false)), ("securityContext", Optional(455, false)), ("volumeDevices", List(475, false)), ("startupProbe", Optional(425, false)), ("resizePolicy", List(319, false))],
+    &[("name", ZeroString), ("ports", List(342, false)), ("env", List(358, false)), ("resources", Struct(468)), ("volumeMounts", List(501, false)), ("livenessProbe", Optional(450, false)), ("readinessProbe", Optional(450, false)), ("lifecycle", Optional(381, false)), ("securityContext", Optional(480, false)), ("volumeDevices", List(500, false)), ("startupProbe", Optional(450, false)), ("resizePolicy", List(343, false))],
     // k8s.io.api.core.v1.EphemeralVolumeSource
-    &[("volumeClaimTemplate", Optional(395, false))],
+    &[("volumeClaimTemplate", Optional(419, false))],
     // k8s.io.api.core.v1.Event
-    &[("metadata", Optional(890, false)), ("involvedObject", Struct(NONE)), ("source", Struct(NONE)), ("firstTimestamp", Null), ("lastTimestamp", Null), ("eventTime", Null), ("series", Optional(341, false)), ("reportingComponent", ZeroString), ("reportingInstance", ZeroString)],
+    &[("metadata", Optional(953, false)), ("involvedObject", Struct(NONE)), ("source", Struct(NONE)), ("firstTimestamp", Null), ("lastTimestamp", Null), ("eventTime", Null), ("series", Optional(365, false)), ("reportingComponent", ZeroString), ("reportingInstance", ZeroString)],
     // k8s.io.api.core.v1.EventList
-    &[("metadata", Struct(NONE)), ("items", List(339, true))],
+    &[("metadata", Struct(NONE)), ("items", List(363, true))],
     // k8s.io.api.core.v1.EventSeries
     &[("lastObservedTime", Null)],
     // k8s.io.api.core.v1.FlexPersistentVolumeSource
@@ -704,7 +752,7 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.core.v1.GlusterfsVolumeSource
     &[("endpoints", ZeroString), ("path", ZeroString)],
     // k8s.io.api.core.v1.HTTPGetAction
-    &[("port", ZeroInt), ("httpHeaders", List(350, false))],
+    &[("port", ZeroInt), ("httpHeaders", List(374, false))],
     // k8s.io.api.core.v1.HTTPHeader
     &[("name", ZeroString), ("value", ZeroString)],
     // k8s.io.api.core.v1.HostAlias
@@ -720,23 +768,23 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.core.v1.KeyToPath
     &[("key", ZeroString), ("path", ZeroString)],
     // k8s.io.api.core.v1.Lifecycle
-    &[("postStart", Optional(358, false)), ("preStop", Optional(358, false))],
+    &[("postStart", Optional(382, false)), ("preStop", Optional(382, false))],
     // k8s.io.api.core.v1.LifecycleHandler
-    &[("httpGet", Optional(349, false)), ("tcpSocket", Optional(467, false)), ("sleep", Optional(465, false))],
+    &[("httpGet", Optional(373, false)), ("tcpSocket", Optional(492, false)), ("sleep", Optional(490, false))],
     // k8s.io.api.core.v1.LimitRange
-    &[("metadata", Struct(890)), ("spec", Struct(362))],
+    &[("metadata", Struct(953)), ("spec", Struct(386))],
     // k8s.io.api.core.v1.LimitRangeItem
     &[("type", ZeroString)],
     // k8s.io.api.core.v1.LimitRangeList
-    &[("metadata", Struct(NONE)), ("items", List(359, true))],
+    &[("metadata", Struct(NONE)), ("items", List(383, true))],
     // k8s.io.api.core.v1.LimitRangeSpec
-    &[("limits", List(360, true))],
+    &[("limits", List(384, true))],
     // k8s.io.api.core.v1.LinuxContainerUser
     &[("uid", ZeroInt), ("gid", ZeroInt)],
     // k8s.io.api.core.v1.LoadBalancerIngress
-    &[("ports", List(421, false))],
+    &[("ports", List(446, false))],
     // k8s.io.api.core.v1.LoadBalancerStatus
-    &[("ingress", List(364, false))],
+    &[("ingress", List(388, false))],
     // k8s.io.api.core.v1.LocalVolumeSource
     &[("path", ZeroString)],
     // k8s.io.api.core.v1.ModifyVolumeStatus
@@ -744,77 +792,77 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.core.v1.NFSVolumeSource
     &[("server", ZeroString), ("path", ZeroString)],
     // k8s.io.api.core.v1.Namespace
-    &[("metadata", Struct(890)), ("spec", Struct(NONE)), ("status", Struct(372))],
+    &[("metadata", Struct(953)), ("spec", Struct(NONE)), ("status", Struct(396))],
     // k8s.io.api.core.v1.NamespaceCondition
     &[("type", ZeroString), ("status", ZeroString), ("lastTransitionTime", Null)],
     // k8s.io.api.core.v1.NamespaceList
-    &[("metadata", Struct(NONE)), ("items", List(369, true))],
+    &[("metadata", Struct(NONE)), ("items", List(393, true))],
     // k8s.io.api.core.v1.NamespaceStatus
-    &[("conditions", List(370, false))],
+    &[("conditions", List(394, false))],
     // k8s.io.api.core.v1.Node
-    &[("metadata", Struct(890)), ("spec", Struct(385)), ("status", Struct(386))],
+    &[("metadata", Struct(953)), ("spec", Struct(409)), ("status", Struct(410))],
     // k8s.io.api.core.v1.NodeAddress
     &[("type", ZeroString), ("address", ZeroString)],
     // k8s.io.api.core.v1.NodeAffinity
-    &[("requiredDuringSchedulingIgnoredDuringExecution", Optional(382, false)), ("preferredDuringSchedulingIgnoredDuringExecution", List(424, false))],
+    &[("requiredDuringSchedulingIgnoredDuringExecution", Optional(406, false)), ("preferredDuringSchedulingIgnoredDuringExecution", List(449, false))],
     // k8s.io.api.core.v1.NodeCondition
     &[("type", ZeroString), ("status", ZeroString), ("lastHeartbeatTime", Null), ("lastTransitionTime", Null)],
     // k8s.io.api.core.v1.NodeConfigSource
-    &[("configMap", Optional(313, false))],
+    &[("configMap", Optional(337, false))],
     // k8s.io.api.core.v1.NodeConfigStatus
-    &[("assigned", Optional(377, false)), ("active", Optional(377, false)), ("lastKnownGood", Optional(377, false))],
+    &[("assigned", Optional(401, false)), ("active", Optional(401, false)), ("lastKnownGood", Optional(401, false))],
     // k8s.io.api.core.v1.NodeDaemonEndpoints
-    &[("kubeletEndpoint", Struct(325))],
+    &[("kubeletEndpoint", Struct(349))],
     // k8s.io.api.core.v1.NodeList
-    &[("metadata", Struct(NONE)), ("items", List(373, true))],
+    &[("metadata", Struct(NONE)), ("items", List(397, true))],
     // k8s.io.api.core.v1.NodeRuntimeHandler
     &[("name", ZeroString)],
     // k8s.io.api.core.v1.NodeSelector
-    &[("nodeSelectorTerms", List(384, true))],
+    &[("nodeSelectorTerms", List(408, true))],
     // k8s.io.api.core.v1.NodeSelectorRequirement
     &[("key", ZeroString), ("operator", ZeroString)],
     // k8s.io.api.core.v1.NodeSelectorTerm
-    &[("matchExpressions", List(383, false)), ("matchFields", List(383, false))],
+    &[("matchExpressions", List(407, false)), ("matchFields", List(407, false))],
     // k8s.io.api.core.v1.NodeSpec
-    &[("taints", List(468, false)), ("configSource", Optional(377, false))],
+    &[("taints", List(493, false)), ("configSource", Optional(401, false))],
     // k8s.io.api.core.v1.NodeStatus
-    &[("conditions", List(376, false)), ("addresses", List(374, false)), ("daemonEndpoints", Struct(379)), ("nodeInfo", Struct(387)), ("images", List(317, false)), ("volumesAttached", List(294, false)), ("config", Optional(378, false)), ("runtimeHandlers", List(381, false))],
+    &[("conditions", List(400, false)), ("addresses", List(398, false)), ("daemonEndpoints", Struct(403)), ("nodeInfo", Struct(411)), ("images", List(341, false)), ("volumesAttached", List(318, false)), ("config", Optional(402, false)), ("runtimeHandlers", List(405, false))],
     // k8s.io.api.core.v1.NodeSystemInfo
     &[("machineID", ZeroString), ("systemUUID", ZeroString), ("bootID", ZeroString), ("kernelVersion", ZeroString), ("osImage", ZeroString), ("containerRuntimeVersion", ZeroString), ("kubeletVersion", ZeroString), ("kubeProxyVersion", ZeroString), ("operatingSystem", ZeroString), ("architecture", ZeroString)],
     // k8s.io.api.core.v1.ObjectFieldSelector
     &[("fieldPath", ZeroString)],
     // k8s.io.api.core.v1.PersistentVolume
-    &[("metadata", Struct(890)), ("spec", Struct(399)), ("status", Struct(NONE))],
+    &[("metadata", Struct(953)), ("spec", Struct(423)), ("status", Struct(NONE))],
     // k8s.io.api.core.v1.PersistentVolumeClaim
-    &[("metadata", Struct(890)), ("spec", Struct(393)), ("status", Struct(394))],
+    &[("metadata", Struct(953)), ("spec", Struct(417)), ("status", Struct(418))],
     // k8s.io.api.core.v1.PersistentVolumeClaimCondition
     &[("type", ZeroString), ("status", ZeroString), ("lastProbeTime", Null), ("lastTransitionTime", Null)],
     // k8s.io.api.core.v1.PersistentVolumeClaimList
-    &[("metadata", Struct(NONE)), ("items", List(390, true))],
+    &[("metadata", Struct(NONE)), ("items", List(414, true))],
     // k8s.io.api.core.v1.PersistentVolumeClaimSpec
-    &[("resources", Struct(NONE)), ("dataSource", Optional(472, false)), ("dataSourceRef", Optional(473, false))],
+    &[("resources", Struct(NONE)), ("selector", Optional(950, false)), ("dataSource", Optional(497, false)), ("dataSourceRef", Optional(498, false))],
     // k8s.io.api.core.v1.PersistentVolumeClaimStatus
-    &[("conditions", List(391, false)), ("modifyVolumeStatus", Optional(367, false))],
+    &[("conditions", List(415, false)), ("modifyVolumeStatus", Optional(391, false))],
     // k8s.io.api.core.v1.PersistentVolumeClaimTemplate
-    &[("metadata", Struct(890)), ("spec", Struct(393))],
+    &[("metadata", Struct(953)), ("spec", Struct(417))],
     // k8s.io.api.core.v1.PersistentVolumeClaimVolumeSource
     &[("claimName", ZeroString)],
     // k8s.io.api.core.v1.PersistentVolumeList
-    &[("metadata", Struct(NONE)), ("items", List(389, true))],
+    &[("metadata", Struct(NONE)), ("items", List(413, true))],
     // k8s.io.api.core.v1.PersistentVolumeSource
-    &[("gcePersistentDisk", Optional(344, false)), ("awsElasticBlockStore", Optional(291, false)), ("hostPath", Optional(353, false)), ("glusterfs", Optional(347, false)), ("nfs", Optional(368, false)), ("rbd", Optional(429, false)), ("iscsi", Optional(354, false)), ("cinder", Optional(304, false)), ("cephfs", Optional(302, false)), ("flexVolume", Optional(342, false)), ("azureFile", Optional(297, false)), ("vsphereVolume", Optional(481, false)), ("quobyte", Optional(428, false)), ("azureDisk", Optional(296, false)), ("photonPersistentDisk", Optional(400, false)), ("portworxVolume", Optional(422, false)), ("scaleIO", Optional(445, false)), ("local", Optional(366, false)), ("csi", Optional(300, false))],
+    &[("gcePersistentDisk", Optional(368, false)), ("awsElasticBlockStore", Optional(315, false)), ("hostPath", Optional(377, false)), ("glusterfs", Optional(371, false)), ("nfs", Optional(392, false)), ("rbd", Optional(454, false)), ("iscsi", Optional(378, false)), ("cinder", Optional(328, false)), ("cephfs", Optional(326, false)), ("flexVolume", Optional(366, false)), ("azureFile", Optional(321, false)), ("vsphereVolume", Optional(506, false)), ("quobyte", Optional(453, false)), ("azureDisk", Optional(320, false)), ("photonPersistentDisk", Optional(424, false)), ("portworxVolume", Optional(447, false)), ("scaleIO", Optional(470, false)), ("local", Optional(390, false)), ("csi", Optional(324, false))],
     // k8s.io.api.core.v1.PersistentVolumeSpec
-    &[("", Inline(398)), ("nodeAffinity", Optional(478, false))],
+    &[("", Inline(422)), ("nodeAffinity", Optional(503, false))],
     // k8s.io.api.core.v1.PhotonPersistentDiskVolumeSource
     &[("pdID", ZeroString)],
     // k8s.io.api.core.v1.Pod
-    &[("metadata", Struct(890)), ("spec", Struct(415)), ("status", Struct(416))],
+    &[("metadata", Struct(953)), ("spec", Struct(440)), ("status", Struct(441))],
     // k8s.io.api.core.v1.PodAffinity
-    &[("requiredDuringSchedulingIgnoredDuringExecution", List(403, false)), ("preferredDuringSchedulingIgnoredDuringExecution", List(482, false))],
+    &[("requiredDuringSchedulingIgnoredDuringExecution", List(427, false)), ("preferredDuringSchedulingIgnoredDuringExecution", List(507, false))],
     // k8s.io.api.core.v1.PodAffinityTerm
-    &[("topologyKey", ZeroString)],
+    &[("labelSelector", Optional(950, false)), ("topologyKey", ZeroString), ("namespaceSelector", Optional(950, false))],
     // k8s.io.api.core.v1.PodAntiAffinity
-    &[("requiredDuringSchedulingIgnoredDuringExecution", List(403, false)), ("preferredDuringSchedulingIgnoredDuringExecution", List(482, false))],
+    &[("requiredDuringSchedulingIgnoredDuringExecution", List(427, false)), ("preferredDuringSchedulingIgnoredDuringExecution", List(507, false))],
     // k8s.io.api.core.v1.PodCondition
     &[("type", ZeroString), ("status", ZeroString), ("lastProbeTime", Null), ("lastTransitionTime", Null)],
     // k8s.io.api.core.v1.PodExecOptions
@@ -822,7 +870,7 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.core.v1.PodIP
     &[("ip", ZeroString)],
     // k8s.io.api.core.v1.PodList
-    &[("metadata", Struct(NONE)), ("items", List(401, true))],
+    &[("metadata", Struct(NONE)), ("items", List(425, true))],
     // k8s.io.api.core.v1.PodOS
     &[("name", ZeroString)],
     // k8s.io.api.core.v1.PodReadinessGate
@@ -834,33 +882,35 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.core.v1.PodSchedulingGate
     &[("name", ZeroString)],
     // k8s.io.api.core.v1.PodSecurityContext
-    &[("sysctls", List(466, false)), ("seccompProfile", Optional(449, false)), ("appArmorProfile", Optional(293, false))],
+    &[("sysctls", List(491, false)), ("seccompProfile", Optional(474, false)), ("appArmorProfile", Optional(317, false))],
+    // k8s.io.api.core.v1.PodSignature
+    &[("podController", Optional(954, false))],
     // k8s.io.api.core.v1.PodSpec
-    &[("volumes", List(474, false)), ("containers", List(316, true)), ("securityContext", Optional(414, false)), ("affinity", Optional(292, false)), ("initContainers", List(316, false)), ("hostAliases", List(351, false)), ("readinessGates", List(410, false)), ("topologySpreadConstraints", List(471, false)), ("ephemeralContainers", List(336, false)), ("os", Optional(409, false)), ("schedulingGates", List(413, false)), ("resourceClaims", List(411, false)), ("resources", Optional(443, false))],
+    &[("volumes", List(499, false)), ("containers", List(340, true)), ("securityContext", Optional(438, false)), ("affinity", Optional(316, false)), ("initContainers", List(340, false)), ("hostAliases", List(375, false)), ("readinessGates", List(434, false)), ("topologySpreadConstraints", List(496, false)), ("ephemeralContainers", List(360, false)), ("os", Optional(433, false)), ("schedulingGates", List(437, false)), ("resourceClaims", List(435, false)), ("resources", Optional(468, false))],
     // k8s.io.api.core.v1.PodStatus
-    &[("conditions", List(405, false)), ("containerStatuses", List(323, false)), ("initContainerStatuses", List(323, false)), ("podIPs", List(407, false)), ("ephemeralContainerStatuses", List(323, false)), ("resourceClaimStatuses", List(412, false)), ("hostIPs", List(352, false)), ("resources", Optional(443, false))],
+    &[("conditions", List(429, false)), ("containerStatuses", List(347, false)), ("initContainerStatuses", List(347, false)), ("podIPs", List(431, false)), ("ephemeralContainerStatuses", List(347, false)), ("resourceClaimStatuses", List(436, false)), ("hostIPs", List(376, false)), ("resources", Optional(468, false))],
     // k8s.io.api.core.v1.PodStatusResult
-    &[("metadata", Optional(890, false)), ("status", Optional(416, false))],
+    &[("metadata", Optional(953, false)), ("status", Optional(441, false))],
     // k8s.io.api.core.v1.PodTemplate
-    &[("metadata", Struct(890)), ("template", Struct(420))],
+    &[("metadata", Struct(953)), ("template", Struct(445))],
     // k8s.io.api.core.v1.PodTemplateList
-    &[("metadata", Struct(NONE)), ("items", List(418, true))],
+    &[("metadata", Struct(NONE)), ("items", List(443, true))],
     // k8s.io.api.core.v1.PodTemplateSpec
-    &[("metadata", Struct(890)), ("spec", Struct(415))],
+    &[("metadata", Struct(953)), ("spec", Struct(440))],
     // k8s.io.api.core.v1.PortStatus
     &[("port", ZeroInt), ("protocol", ZeroString)],
     // k8s.io.api.core.v1.PortworxVolumeSource
     &[("volumeID", ZeroString)],
     // k8s.io.api.core.v1.PreferAvoidPodsEntry
-    &[("podSignature", Struct(NONE)), ("evictionTime", Null)],
+    &[("podSignature", Struct(439)), ("evictionTime", Null)],
     // k8s.io.api.core.v1.PreferredSchedulingTerm
-    &[("weight", ZeroInt), ("preference", Struct(384))],
+    &[("weight", ZeroInt), ("preference", Struct(408))],
     // k8s.io.api.core.v1.Probe
-    &[("", Inline(426))],
+    &[("", Inline(451))],
     // k8s.io.api.core.v1.ProbeHandler
-    &[("httpGet", Optional(349, false)), ("tcpSocket", Optional(467, false)), ("grpc", Optional(345, false))],
+    &[("httpGet", Optional(373, false)), ("tcpSocket", Optional(492, false)), ("grpc", Optional(369, false))],
     // k8s.io.api.core.v1.ProjectedVolumeSource
-    &[("sources", List(479, true))],
+    &[("sources", List(504, true))],
     // k8s.io.api.core.v1.QuobyteVolumeSource
     &[("registry", ZeroString), ("volume", ZeroString)],
     // k8s.io.api.core.v1.RBDPersistentVolumeSource
@@ -868,17 +918,17 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.core.v1.RBDVolumeSource
     &[("monitors", Null), ("image", ZeroString)],
     // k8s.io.api.core.v1.RangeAllocation
-    &[("metadata", Struct(890)), ("range", ZeroString), ("data", Null)],
+    &[("metadata", Struct(953)), ("range", ZeroString), ("data", Null)],
     // k8s.io.api.core.v1.ReplicationController
-    &[("metadata", Struct(890)), ("spec", Struct(435)), ("status", Struct(436))],
+    &[("metadata", Struct(953)), ("spec", Struct(460)), ("status", Struct(461))],
     // k8s.io.api.core.v1.ReplicationControllerCondition
     &[("type", ZeroString), ("status", ZeroString), ("lastTransitionTime", Null)],
     // k8s.io.api.core.v1.ReplicationControllerList
-    &[("metadata", Struct(NONE)), ("items", List(432, true))],
+    &[("metadata", Struct(NONE)), ("items", List(457, true))],
     // k8s.io.api.core.v1.ReplicationControllerSpec
-    &[("template", Optional(420, false))],
+    &[("template", Optional(445, false))],
     // k8s.io.api.core.v1.ReplicationControllerStatus
-    &[("replicas", ZeroInt), ("conditions", List(433, false))],
+    &[("replicas", ZeroInt), ("conditions", List(458, false))],
     // k8s.io.api.core.v1.ResourceClaim
     &[("name", ZeroString)],
     // k8s.io.api.core.v1.ResourceFieldSelector
@@ -886,55 +936,55 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.core.v1.ResourceHealth
     &[("resourceID", ZeroString)],
     // k8s.io.api.core.v1.ResourceQuota
-    &[("metadata", Struct(890)), ("spec", Struct(442)), ("status", Struct(NONE))],
+    &[("metadata", Struct(953)), ("spec", Struct(467)), ("status", Struct(NONE))],
     // k8s.io.api.core.v1.ResourceQuotaList
-    &[("metadata", Struct(NONE)), ("items", List(440, true))],
+    &[("metadata", Struct(NONE)), ("items", List(465, true))],
     // k8s.io.api.core.v1.ResourceQuotaSpec
-    &[("scopeSelector", Optional(447, false))],
+    &[("scopeSelector", Optional(472, false))],
     // k8s.io.api.core.v1.ResourceRequirements
-    &[("claims", List(437, false))],
+    &[("claims", List(462, false))],
     // k8s.io.api.core.v1.ResourceStatus
-    &[("name", ZeroString), ("resources", List(439, false))],
+    &[("name", ZeroString), ("resources", List(464, false))],
     // k8s.io.api.core.v1.ScaleIOPersistentVolumeSource
     &[("gateway", ZeroString), ("system", ZeroString), ("secretRef", Null)],
     // k8s.io.api.core.v1.ScaleIOVolumeSource
     &[("gateway", ZeroString), ("system", ZeroString), ("secretRef", Null)],
     // k8s.io.api.core.v1.ScopeSelector
-    &[("matchExpressions", List(448, false))],
+    &[("matchExpressions", List(473, false))],
     // k8s.io.api.core.v1.ScopedResourceSelectorRequirement
     &[("scopeName", ZeroString), ("operator", ZeroString)],
     // k8s.io.api.core.v1.SeccompProfile
     &[("type", ZeroString)],
     // k8s.io.api.core.v1.Secret
-    &[("metadata", Struct(890))],
+    &[("metadata", Struct(953))],
     // k8s.io.api.core.v1.SecretKeySelector
     &[("key", ZeroString)],
     // k8s.io.api.core.v1.SecretList
-    &[("metadata", Struct(NONE)), ("items", List(450, true))],
+    &[("metadata", Struct(NONE)), ("items", List(475, true))],
     // k8s.io.api.core.v1.SecretProjection
-    &[("items", List(356, false))],
+    &[("items", List(380, false))],
     // k8s.io.api.core.v1.SecretVolumeSource
-    &[("items", List(356, false))],
+    &[("items", List(380, false))],
     // k8s.io.api.core.v1.SecurityContext
-    &[("seccompProfile", Optional(449, false)), ("appArmorProfile", Optional(293, false))],
+    &[("seccompProfile", Optional(474, false)), ("appArmorProfile", Optional(317, false))],
     // k8s.io.api.core.v1.SerializedReference
     &[("reference", Struct(NONE))],
     // k8s.io.api.core.v1.Service
-    &[("metadata", Struct(890)), ("spec", Struct(463)), ("status", Struct(464))],
+    &[("metadata", Struct(953)), ("spec", Struct(488)), ("status", Struct(489))],
     // k8s.io.api.core.v1.ServiceAccount
-    &[("metadata", Struct(890))],
+    &[("metadata", Struct(953))],
     // k8s.io.api.core.v1.ServiceAccountList
-    &[("metadata", Struct(NONE)), ("items", List(458, true))],
+    &[("metadata", Struct(NONE)), ("items", List(483, true))],
     // k8s.io.api.core.v1.ServiceAccountTokenProjection
     &[("path", ZeroString)],
     // k8s.io.api.core.v1.ServiceList
-    &[("metadata", Struct(NONE)), ("items", List(457, true))],
+    &[("metadata", Struct(NONE)), ("items", List(482, true))],
     // k8s.io.api.core.v1.ServicePort
     &[("port", ZeroInt), ("targetPort", ZeroInt)],
     // k8s.io.api.core.v1.ServiceSpec
-    &[("ports", List(462, false))],
+    &[("ports", List(487, false))],
     // k8s.io.api.core.v1.ServiceStatus
-    &[("loadBalancer", Struct(365))],
+    &[("loadBalancer", Struct(389)), ("conditions", List(942, false))],
     // k8s.io.api.core.v1.SleepAction
     &[("seconds", ZeroInt)],
     // k8s.io.api.core.v1.Sysctl
@@ -946,15 +996,15 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.core.v1.TopologySelectorLabelRequirement
     &[("key", ZeroString), ("values", Null)],
     // k8s.io.api.core.v1.TopologySelectorTerm
-    &[("matchLabelExpressions", List(469, false))],
+    &[("matchLabelExpressions", List(494, false))],
     // k8s.io.api.core.v1.TopologySpreadConstraint
-    &[("maxSkew", ZeroInt), ("topologyKey", ZeroString), ("whenUnsatisfiable", ZeroString)],
+    &[("maxSkew", ZeroInt), ("topologyKey", ZeroString), ("whenUnsatisfiable", ZeroString), ("labelSelector", Optional(950, false))],
     // k8s.io.api.core.v1.TypedLocalObjectReference
     &[("apiGroup", Null), ("kind", ZeroString), ("name", ZeroString)],
     // k8s.io.api.core.v1.TypedObjectReference
     &[("apiGroup", Null), ("kind", ZeroString), ("name", ZeroString)],
     // k8s.io.api.core.v1.Volume
-    &[("name", ZeroString), ("", Inline(480))],
+    &[("name", ZeroString), ("", Inline(505))],
     // k8s.io.api.core.v1.VolumeDevice
     &[("name", ZeroString), ("devicePath", ZeroString)],
     // k8s.io.api.core.v1.VolumeMount
@@ -962,159 +1012,159 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.core.v1.VolumeMountStatus
     &[("name", ZeroString), ("mountPath", ZeroString)],
     // k8s.io.api.core.v1.VolumeNodeAffinity
-    &[("required", Optional(382, false))],
+    &[("required", Optional(406, false))],
     // k8s.io.api.core.v1.VolumeProjection
-    &[("secret", Optional(453, false)), ("downwardAPI", Optional(326, false)), ("configMap", Optional(314, false)), ("serviceAccountToken", Optional(460, false)), ("clusterTrustBundle", Optional(306, false))],
+    &[("secret", Optional(478, false)), ("downwardAPI", Optional(350, false)), ("configMap", Optional(338, false)), ("serviceAccountToken", Optional(485, false)), ("clusterTrustBundle", Optional(330, false))],
     // k8s.io.api.core.v1.VolumeSource
-    &[("hostPath", Optional(353, false)), ("gcePersistentDisk", Optional(344, false)), ("awsElasticBlockStore", Optional(291, false)), ("gitRepo", Optional(346, false)), ("secret", Optional(454, false)), ("nfs", Optional(368, false)), ("iscsi", Optional(355, false)), ("glusterfs", Optional(348, false)), ("persistentVolumeClaim", Optional(396, false)), ("rbd", Optional(430, false)), ("flexVolume", Optional(343, false)), ("cinder", Optional(305, false)), ("cephfs", Optional(303, false)), ("downwardAPI", Optional(328, false)), ("azureFile", Optional(298, false)), ("configMap", Optional(315, false)), ("vsphereVolume", Optional(481, false)), ("quobyte", Optional(428, false)), ("azureDisk", Optional(296, false)), ("photonPersistentDisk", Optional(400, false)), ("portworxVolume", Optional(422, false)), ("scaleIO", Optional(446, false)), ("projected", Optional(427, false)), ("csi", Optional(301, false)), ("ephemeral", Optional(338, false))],
+    &[("hostPath", Optional(377, false)), ("gcePersistentDisk", Optional(368, false)), ("awsElasticBlockStore", Optional(315, false)), ("gitRepo", Optional(370, false)), ("secret", Optional(479, false)), ("nfs", Optional(392, false)), ("iscsi", Optional(379, false)), ("glusterfs", Optional(372, false)), ("persistentVolumeClaim", Optional(420, false)), ("rbd", Optional(455, false)), ("flexVolume", Optional(367, false)), ("cinder", Optional(329, false)), ("cephfs", Optional(327, false)), ("downwardAPI", Optional(352, false)), ("azureFile", Optional(322, false)), ("configMap", Optional(339, false)), ("vsphereVolume", Optional(506, false)), ("quobyte", Optional(453, false)), ("azureDisk", Optional(320, false)), ("photonPersistentDisk", Optional(424, false)), ("portworxVolume", Optional(447, false)), ("scaleIO", Optional(471, false)), ("projected", Optional(452, false)), ("csi", Optional(325, false)), ("ephemeral", Optional(362, false))],
     // k8s.io.api.core.v1.VsphereVirtualDiskVolumeSource
     &[("volumePath", ZeroString)],
     // k8s.io.api.core.v1.WeightedPodAffinityTerm
-    &[("weight", ZeroInt), ("podAffinityTerm", Struct(403))],
+    &[("weight", ZeroInt), ("podAffinityTerm", Struct(427))],
     // k8s.io.api.discovery.v1.Endpoint
-    &[("addresses", Null), ("conditions", Struct(NONE)), ("hints", Optional(484, false))],
+    &[("addresses", Null), ("conditions", Struct(NONE)), ("hints", Optional(509, false))],
     // k8s.io.api.discovery.v1.EndpointHints
-    &[("forZones", List(488, false)), ("forNodes", List(487, false))],
+    &[("forZones", List(513, false)), ("forNodes", List(512, false))],
     // k8s.io.api.discovery.v1.EndpointSlice
-    &[("metadata", Struct(890)), ("endpoints", List(483, true)), ("ports", Null), ("addressType", ZeroString)],
+    &[("metadata", Struct(953)), ("endpoints", List(508, true)), ("ports", Null), ("addressType", ZeroString)],
     // k8s.io.api.discovery.v1.EndpointSliceList
-    &[("metadata", Struct(NONE)), ("items", List(485, true))],
+    &[("metadata", Struct(NONE)), ("items", List(510, true))],
     // k8s.io.api.discovery.v1.ForNode
     &[("name", ZeroString)],
     // k8s.io.api.discovery.v1.ForZone
     &[("name", ZeroString)],
     // k8s.io.api.discovery.v1beta1.Endpoint
-    &[("addresses", Null), ("conditions", Struct(NONE)), ("hints", Optional(490, false))],
+    &[("addresses", Null), ("conditions", Struct(NONE)), ("hints", Optional(515, false))],
     // k8s.io.api.discovery.v1beta1.EndpointHints
-    &[("forZones", List(494, false)), ("forNodes", List(493, false))],
+    &[("forZones", List(519, false)), ("forNodes", List(518, false))],
     // k8s.io.api.discovery.v1beta1.EndpointSlice
-    &[("metadata", Struct(890)), ("endpoints", List(489, true)), ("ports", Null), ("addressType", ZeroString)],
+    &[("metadata", Struct(953)), ("endpoints", List(514, true)), ("ports", Null), ("addressType", ZeroString)],
     // k8s.io.api.discovery.v1beta1.EndpointSliceList
-    &[("metadata", Struct(NONE)), ("items", List(491, true))],
+    &[("metadata", Struct(NONE)), ("items", List(516, true))],
     // k8s.io.api.discovery.v1beta1.ForNode
     &[("name", ZeroString)],
     // k8s.io.api.discovery.v1beta1.ForZone
     &[("name", ZeroString)],
     // k8s.io.api.events.v1.Event
-    &[("metadata", Optional(890, false)), ("eventTime", Null), ("series", Optional(497, false)), ("regarding", Struct(NONE)), ("deprecatedSource", Struct(NONE)), ("deprecatedFirstTimestamp", Null), ("deprecatedLastTimestamp", Null)],
+    &[("metadata", Optional(953, false)), ("eventTime", Null), ("series", Optional(522, false)), ("regarding", Struct(NONE)), ("deprecatedSource", Struct(NONE)), ("deprecatedFirstTimestamp", Null), ("deprecatedLastTimestamp", Null)],
     // k8s.io.api.events.v1.EventList
-    &[("metadata", Struct(NONE)), ("items", List(495, true))],
+    &[("metadata", Struct(NONE)), ("items", List(520, true))],
     // k8s.io.api.events.v1.EventSeries
     &[("count", ZeroInt), ("lastObservedTime", Null)],
     // k8s.io.api.events.v1beta1.Event
-    &[("metadata", Optional(890, false)), ("eventTime", Null), ("series", Optional(500, false)), ("regarding", Struct(NONE)), ("deprecatedSource", Struct(NONE)), ("deprecatedFirstTimestamp", Null), ("deprecatedLastTimestamp", Null)],
+    &[("metadata", Optional(953, false)), ("eventTime", Null), ("series", Optional(525, false)), ("regarding", Struct(NONE)), ("deprecatedSource", Struct(NONE)), ("deprecatedFirstTimestamp", Null), ("deprecatedLastTimestamp", Null)],
     // k8s.io.api.events.v1beta1.EventList
-    &[("metadata", Struct(NONE)), ("items", List(498, true))],
+    &[("metadata", Struct(NONE)), ("items", List(523, true))],
     // k8s.io.api.events.v1beta1.EventSeries
     &[("count", ZeroInt), ("lastObservedTime", Null)],
     // k8s.io.api.extensions.v1beta1.DaemonSet
-    &[("metadata", Struct(890)), ("spec", Struct(504)), ("status", Struct(505))],
+    &[("metadata", Struct(953)), ("spec", Struct(529)), ("status", Struct(530))],
     // k8s.io.api.extensions.v1beta1.DaemonSetCondition
     &[("type", ZeroString), ("status", ZeroString), ("lastTransitionTime", Null)],
     // k8s.io.api.extensions.v1beta1.DaemonSetList
-    &[("metadata", Struct(NONE)), ("items", List(501, true))],
+    &[("metadata", Struct(NONE)), ("items", List(526, true))],
     // k8s.io.api.extensions.v1beta1.DaemonSetSpec
-    &[("template", Struct(420)), ("updateStrategy", Struct(NONE))],
+    &[("selector", Optional(950, false)), ("template", Struct(445)), ("updateStrategy", Struct(NONE))],
     // k8s.io.api.extensions.v1beta1.DaemonSetStatus
-    &[("currentNumberScheduled", ZeroInt), ("numberMisscheduled", ZeroInt), ("desiredNumberScheduled", ZeroInt), ("numberReady", ZeroInt), ("conditions", List(502, false))],
+    &[("currentNumberScheduled", ZeroInt), ("numberMisscheduled", ZeroInt), ("desiredNumberScheduled", ZeroInt), ("numberReady", ZeroInt), ("conditions", List(527, false))],
     // k8s.io.api.extensions.v1beta1.Deployment
-    &[("metadata", Struct(890)), ("spec", Struct(510)), ("status", Struct(511))],
+    &[("metadata", Struct(953)), ("spec", Struct(535)), ("status", Struct(536))],
     // k8s.io.api.extensions.v1beta1.DeploymentCondition
     &[("type", ZeroString), ("status", ZeroString), ("lastUpdateTime", Null), ("lastTransitionTime", Null)],
     // k8s.io.api.extensions.v1beta1.DeploymentList
-    &[("metadata", Struct(NONE)), ("items", List(506, true))],
+    &[("metadata", Struct(NONE)), ("items", List(531, true))],
     // k8s.io.api.extensions.v1beta1.DeploymentRollback
     &[("name", ZeroString), ("rollbackTo", Struct(NONE))],
     // k8s.io.api.extensions.v1beta1.DeploymentSpec
-    &[("template", Struct(420)), ("strategy", Struct(NONE))],
+    &[("selector", Optional(950, false)), ("template", Struct(445)), ("strategy", Struct(NONE))],
     // k8s.io.api.extensions.v1beta1.DeploymentStatus
-    &[("conditions", List(507, false))],
+    &[("conditions", List(532, false))],
     // k8s.io.api.extensions.v1beta1.HTTPIngressPath
-    &[("backend", Struct(516))],
+    &[("backend", Struct(541))],
     // k8s.io.api.extensions.v1beta1.HTTPIngressRuleValue
-    &[("paths", List(512, true))],
+    &[("paths", List(537, true))],
     // k8s.io.api.extensions.v1beta1.IPBlock
     &[("cidr", ZeroString)],
     // k8s.io.api.extensions.v1beta1.Ingress
-    &[("metadata", Struct(890)), ("spec", Struct(523)), ("status", Struct(524))],
+    &[("metadata", Struct(953)), ("spec", Struct(548)), ("status", Struct(549))],
     // k8s.io.api.extensions.v1beta1.IngressBackend
-    &[("servicePort", ZeroInt), ("resource", Optional(472, false))],
+    &[("servicePort", ZeroInt), ("resource", Optional(497, false))],
     // k8s.io.api.extensions.v1beta1.IngressList
-    &[("metadata", Struct(NONE)), ("items", List(515, true))],
+    &[("metadata", Struct(NONE)), ("items", List(540, true))],
     // k8s.io.api.extensions.v1beta1.IngressLoadBalancerIngress
-    &[("ports", List(520, false))],
+    &[("ports", List(545, false))],
     // k8s.io.api.extensions.v1beta1.IngressLoadBalancerStatus
-    &[("ingress", List(518, false))],
+    &[("ingress", List(543, false))],
     // k8s.io.api.extensions.v1beta1.IngressPortStatus
     &[("port", ZeroInt), ("protocol", ZeroString)],
     // k8s.io.api.extensions.v1beta1.IngressRule
-    &[("", Inline(522))],
+    &[("", Inline(547))],
     // k8s.io.api.extensions.v1beta1.IngressRuleValue
-    &[("http", Optional(513, false))],
+    &[("http", Optional(538, false))],
     // k8s.io.api.extensions.v1beta1.IngressSpec
-    &[("backend", Optional(516, false)), ("rules", List(521, false))],
+    &[("backend", Optional(541, false)), ("rules", List(546, false))],
     // k8s.io.api.extensions.v1beta1.IngressStatus
-    &[("loadBalancer", Struct(519))],
+    &[("loadBalancer", Struct(544))],
     // k8s.io.api.extensions.v1beta1.NetworkPolicy
-    &[("metadata", Struct(890)), ("spec", Struct(530))],
+    &[("metadata", Struct(953)), ("spec", Struct(555))],
     // k8s.io.api.extensions.v1beta1.NetworkPolicyEgressRule
-    &[("to", List(529, false))],
+    &[("to", List(554, false))],
     // k8s.io.api.extensions.v1beta1.NetworkPolicyIngressRule
-    &[("from", List(529, false))],
+    &[("from", List(554, false))],
     // k8s.io.api.extensions.v1beta1.NetworkPolicyList
-    &[("metadata", Struct(NONE)), ("items", List(525, true))],
+    &[("metadata", Struct(NONE)), ("items", List(550, true))],
     // k8s.io.api.extensions.v1beta1.NetworkPolicyPeer
-    &[("ipBlock", Optional(514, false))],
+    &[("podSelector", Optional(950, false)), ("namespaceSelector", Optional(950, false)), ("ipBlock", Optional(539, false))],
     // k8s.io.api.extensions.v1beta1.NetworkPolicySpec
-    &[("podSelector", Struct(NONE)), ("ingress", List(527, false)), ("egress", List(526, false))],
+    &[("podSelector", Struct(950)), ("ingress", List(552, false)), ("egress", List(551, false))],
     // k8s.io.api.extensions.v1beta1.ReplicaSet
-    &[("metadata", Struct(890)), ("spec", Struct(534)), ("status", Struct(535))],
+    &[("metadata", Struct(953)), ("spec", Struct(559)), ("status", Struct(560))],
     // k8s.io.api.extensions.v1beta1.ReplicaSetCondition
     &[("type", ZeroString), ("status", ZeroString), ("lastTransitionTime", Null)],
     // k8s.io.api.extensions.v1beta1.ReplicaSetList
-    &[("metadata", Struct(NONE)), ("items", List(531, true))],
+    &[("metadata", Struct(NONE)), ("items", List(556, true))],
     // k8s.io.api.extensions.v1beta1.ReplicaSetSpec
-    &[("template", Struct(420))],
+    &[("selector", Optional(950, false)), ("template", Struct(445))],
     // k8s.io.api.extensions.v1beta1.ReplicaSetStatus
-    &[("replicas", ZeroInt), ("conditions", List(532, false))],
+    &[("replicas", ZeroInt), ("conditions", List(557, false))],
     // k8s.io.api.extensions.v1beta1.Scale
-    &[("metadata", Struct(890)), ("spec", Struct(NONE)), ("status", Struct(537))],
+    &[("metadata", Struct(953)), ("spec", Struct(NONE)), ("status", Struct(562))],
     // k8s.io.api.extensions.v1beta1.ScaleStatus
     &[("replicas", ZeroInt)],
     // k8s.io.api.flowcontrol.v1.FlowDistinguisherMethod
     &[("type", ZeroString)],
     // k8s.io.api.flowcontrol.v1.FlowSchema
-    &[("metadata", Struct(890)), ("spec", Struct(542)), ("status", Struct(543))],
+    &[("metadata", Struct(953)), ("spec", Struct(567)), ("status", Struct(568))],
     // k8s.io.api.flowcontrol.v1.FlowSchemaCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.api.flowcontrol.v1.FlowSchemaList
-    &[("metadata", Struct(NONE)), ("items", List(539, true))],
+    &[("metadata", Struct(NONE)), ("items", List(564, true))],
     // k8s.io.api.flowcontrol.v1.FlowSchemaSpec
-    &[("priorityLevelConfiguration", Struct(552)), ("matchingPrecedence", ZeroInt), ("distinguisherMethod", Optional(538, false)), ("rules", List(548, false))],
+    &[("priorityLevelConfiguration", Struct(577)), ("matchingPrecedence", ZeroInt), ("distinguisherMethod", Optional(563, false)), ("rules", List(573, false))],
     // k8s.io.api.flowcontrol.v1.FlowSchemaStatus
-    &[("conditions", List(540, false))],
+    &[("conditions", List(565, false))],
     // k8s.io.api.flowcontrol.v1.GroupSubject
     &[("name", ZeroString)],
     // k8s.io.api.flowcontrol.v1.LimitResponse
-    &[("type", ZeroString), ("queuing", Optional(555, false))],
+    &[("type", ZeroString), ("queuing", Optional(580, false))],
     // k8s.io.api.flowcontrol.v1.LimitedPriorityLevelConfiguration
-    &[("nominalConcurrencyShares", Null), ("limitResponse", Struct(545))],
+    &[("nominalConcurrencyShares", Null), ("limitResponse", Struct(570))],
     // k8s.io.api.flowcontrol.v1.NonResourcePolicyRule
     &[("verbs", Null), ("nonResourceURLs", Null)],
     // k8s.io.api.flowcontrol.v1.PolicyRulesWithSubjects
-    &[("subjects", List(558, true)), ("resourceRules", List(556, false)), ("nonResourceRules", List(547, false))],
+    &[("subjects", List(583, true)), ("resourceRules", List(581, false)), ("nonResourceRules", List(572, false))],
     // k8s.io.api.flowcontrol.v1.PriorityLevelConfiguration
-    &[("metadata", Struct(890)), ("spec", Struct(553)), ("status", Struct(554))],
+    &[("metadata", Struct(953)), ("spec", Struct(578)), ("status", Struct(579))],
     // k8s.io.api.flowcontrol.v1.PriorityLevelConfigurationCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.api.flowcontrol.v1.PriorityLevelConfigurationList
-    &[("metadata", Struct(NONE)), ("items", List(549, true))],
+    &[("metadata", Struct(NONE)), ("items", List(574, true))],
     // k8s.io.api.flowcontrol.v1.PriorityLevelConfigurationReference
     &[("name", ZeroString)],
     // k8s.io.api.flowcontrol.v1.PriorityLevelConfigurationSpec
-    &[("type", ZeroString), ("limited", Optional(546, false))],
+    &[("type", ZeroString), ("limited", Optional(571, false))],
     // k8s.io.api.flowcontrol.v1.PriorityLevelConfigurationStatus
-    &[("conditions", List(550, false))],
+    &[("conditions", List(575, false))],
     // k8s.io.api.flowcontrol.v1.QueuingConfiguration
     &[("queues", ZeroInt), ("handSize", ZeroInt), ("queueLengthLimit", ZeroInt)],
     // k8s.io.api.flowcontrol.v1.ResourcePolicyRule
@@ -1122,43 +1172,43 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.flowcontrol.v1.ServiceAccountSubject
     &[("namespace", ZeroString), ("name", ZeroString)],
     // k8s.io.api.flowcontrol.v1.Subject
-    &[("kind", ZeroString), ("user", Optional(559, false)), ("group", Optional(544, false)), ("serviceAccount", Optional(557, false))],
+    &[("kind", ZeroString), ("user", Optional(584, false)), ("group", Optional(569, false)), ("serviceAccount", Optional(582, false))],
     // k8s.io.api.flowcontrol.v1.UserSubject
     &[("name", ZeroString)],
     // k8s.io.api.flowcontrol.v1beta1.FlowDistinguisherMethod
     &[("type", ZeroString)],
     // k8s.io.api.flowcontrol.v1beta1.FlowSchema
-    &[("metadata", Struct(890)), ("spec", Struct(564)), ("status", Struct(565))],
+    &[("metadata", Struct(953)), ("spec", Struct(589)), ("status", Struct(590))],
     // k8s.io.api.flowcontrol.v1beta1.FlowSchemaCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.api.flowcontrol.v1beta1.FlowSchemaList
-    &[("metadata", Struct(NONE)), ("items", List(561, true))],
+    &[("metadata", Struct(NONE)), ("items", List(586, true))],
     // k8s.io.api.flowcontrol.v1beta1.FlowSchemaSpec
-    &[("priorityLevelConfiguration", Struct(574)), ("matchingPrecedence", ZeroInt), ("distinguisherMethod", Optional(560, false)), ("rules", List(570, false))],
+    &[("priorityLevelConfiguration", Struct(599)), ("matchingPrecedence", ZeroInt), ("distinguisherMethod", Optional(585, false)), ("rules", List(595, false))],
     // k8s.io.api.flowcontrol.v1beta1.FlowSchemaStatus
-    &[("conditions", List(562, false))],
+    &[("conditions", List(587, false))],
     // k8s.io.api.flowcontrol.v1beta1.GroupSubject
     &[("name", ZeroString)],
     // k8s.io.api.flowcontrol.v1beta1.LimitResponse
-    &[("type", ZeroString), ("queuing", Optional(577, false))],
+    &[("type", ZeroString), ("queuing", Optional(602, false))],
     // k8s.io.api.flowcontrol.v1beta1.LimitedPriorityLevelConfiguration
-    &[("assuredConcurrencyShares", ZeroInt), ("limitResponse", Struct(567))],
+    &[("assuredConcurrencyShares", ZeroInt), ("limitResponse", Struct(592))],
     // k8s.io.api.flowcontrol.v1beta1.NonResourcePolicyRule
     &[("verbs", Null), ("nonResourceURLs", Null)],
     // k8s.io.api.flowcontrol.v1beta1.PolicyRulesWithSubjects
-    &[("subjects", List(580, true)), ("resourceRules", List(578, false)), ("nonResourceRules", List(569, false))],
+    &[("subjects", List(605, true)), ("resourceRules", List(603, false)), ("nonResourceRules", List(594, false))],
     // k8s.io.api.flowcontrol.v1beta1.PriorityLevelConfiguration
-    &[("metadata", Struct(890)), ("spec", Struct(575)), ("status", Struct(576))],
+    &[("metadata", Struct(953)), ("spec", Struct(600)), ("status", Struct(601))],
     // k8s.io.api.flowcontrol.v1beta1.PriorityLevelConfigurationCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.api.flowcontrol.v1beta1.PriorityLevelConfigurationList
-    &[("metadata", Struct(NONE)), ("items", List(571, true))],
+    &[("metadata", Struct(NONE)), ("items", List(596, true))],
     // k8s.io.api.flowcontrol.v1beta1.PriorityLevelConfigurationReference
     &[("name", ZeroString)],
     // k8s.io.api.flowcontrol.v1beta1.PriorityLevelConfigurationSpec
-    &[("type", ZeroString), ("limited", Optional(568, false))],
+    &[("type", ZeroString), ("limited", Optional(593, false))],
     // k8s.io.api.flowcontrol.v1beta1.PriorityLevelConfigurationStatus
-    &[("conditions", List(572, false))],
+    &[("conditions", List(597, false))],
     // k8s.io.api.flowcontrol.v1beta1.QueuingConfiguration
     &[("queues", ZeroInt), ("handSize", ZeroInt), ("queueLengthLimit", ZeroInt)],
     // k8s.io.api.flowcontrol.v1beta1.ResourcePolicyRule
@@ -1166,43 +1216,43 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.flowcontrol.v1beta1.ServiceAccountSubject
     &[("namespace", ZeroString), ("name", ZeroString)],
     // k8s.io.api.flowcontrol.v1beta1.Subject
-    &[("kind", ZeroString), ("user", Optional(581, false)), ("group", Optional(566, false)), ("serviceAccount", Optional(579, false))],
+    &[("kind", ZeroString), ("user", Optional(606, false)), ("group", Optional(591, false)), ("serviceAccount", Optional(604, false))],
     // k8s.io.api.flowcontrol.v1beta1.UserSubject
     &[("name", ZeroString)],
     // k8s.io.api.flowcontrol.v1beta2.FlowDistinguisherMethod
     &[("type", ZeroString)],
     // k8s.io.api.flowcontrol.v1beta2.FlowSchema
-    &[("metadata", Struct(890)), ("spec", Struct(586)), ("status", Struct(587))],
+    &[("metadata", Struct(953)), ("spec", Struct(611)), ("status", Struct(612))],
     // k8s.io.api.flowcontrol.v1beta2.FlowSchemaCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.api.flowcontrol.v1beta2.FlowSchemaList
-    &[("metadata", Struct(NONE)), ("items", List(583, true))],
+    &[("metadata", Struct(NONE)), ("items", List(608, true))],
     // k8s.io.api.flowcontrol.v1beta2.FlowSchemaSpec
-    &[("priorityLevelConfiguration", Struct(596)), ("matchingPrecedence", ZeroInt), ("distinguisherMethod", Optional(582, false)), ("rules", List(592, false))],
+    &[("priorityLevelConfiguration", Struct(621)), ("matchingPrecedence", ZeroInt), ("distinguisherMethod", Optional(607, false)), ("rules", List(617, false))],
     // k8s.io.api.flowcontrol.v1beta2.FlowSchemaStatus
-    &[("conditions", List(584, false))],
+    &[("conditions", List(609, false))],
     // k8s.io.api.flowcontrol.v1beta2.GroupSubject
     &[("name", ZeroString)],
     // k8s.io.api.flowcontrol.v1beta2.LimitResponse
-    &[("type", ZeroString), ("queuing", Optional(599, false))],
+    &[("type", ZeroString), ("queuing", Optional(624, false))],
     // k8s.io.api.flowcontrol.v1beta2.LimitedPriorityLevelConfiguration
-    &[("assuredConcurrencyShares", ZeroInt), ("limitResponse", Struct(589))],
+    &[("assuredConcurrencyShares", ZeroInt), ("limitResponse", Struct(614))],
     // k8s.io.api.flowcontrol.v1beta2.NonResourcePolicyRule
     &[("verbs", Null), ("nonResourceURLs", Null)],
     // k8s.io.api.flowcontrol.v1beta2.PolicyRulesWithSubjects
-    &[("subjects", List(602, true)), ("resourceRules", List(600, false)), ("nonResourceRules", List(591, false))],
+    &[("subjects", List(627, true)), ("resourceRules", List(625, false)), ("nonResourceRules", List(616, false))],
     // k8s.io.api.flowcontrol.v1beta2.PriorityLevelConfiguration
-    &[("metadata", Struct(890)), ("spec", Struct(597)), ("status", Struct(598))],
+    &[("metadata", Struct(953)), ("spec", Struct(622)), ("status", Struct(623))],
     // k8s.io.api.flowcontrol.v1beta2.PriorityLevelConfigurationCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.api.flowcontrol.v1beta2.PriorityLevelConfigurationList
-    &[("metadata", Struct(NONE)), ("items", List(593, true))],
+    &[("metadata", Struct(NONE)), ("items", List(618, true))],
     // k8s.io.api.flowcontrol.v1beta2.PriorityLevelConfigurationReference
     &[("name", ZeroString)],
     // k8s.io.api.flowcontrol.v1beta2.PriorityLevelConfigurationSpec
-    &[("type", ZeroString), ("limited", Optional(590, false))],
+    &[("type", ZeroString), ("limited", Optional(615, false))],
     // k8s.io.api.flowcontrol.v1beta2.PriorityLevelConfigurationStatus
-    &[("conditions", List(594, false))],
+    &[("conditions", List(619, false))],
     // k8s.io.api.flowcontrol.v1beta2.QueuingConfiguration
     &[("queues", ZeroInt), ("handSize", ZeroInt), ("queueLengthLimit", ZeroInt)],
     // k8s.io.api.flowcontrol.v1beta2.ResourcePolicyRule
@@ -1210,43 +1260,43 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.flowcontrol.v1beta2.ServiceAccountSubject
     &[("namespace", ZeroString), ("name", ZeroString)],
     // k8s.io.api.flowcontrol.v1beta2.Subject
-    &[("kind", ZeroString), ("user", Optional(603, false)), ("group", Optional(588, false)), ("serviceAccount", Optional(601, false))],
+    &[("kind", ZeroString), ("user", Optional(628, false)), ("group", Optional(613, false)), ("serviceAccount", Optional(626, false))],
     // k8s.io.api.flowcontrol.v1beta2.UserSubject
     &[("name", ZeroString)],
     // k8s.io.api.flowcontrol.v1beta3.FlowDistinguisherMethod
     &[("type", ZeroString)],
     // k8s.io.api.flowcontrol.v1beta3.FlowSchema
-    &[("metadata", Struct(890)), ("spec", Struct(608)), ("status", Struct(609))],
+    &[("metadata", Struct(953)), ("spec", Struct(633)), ("status", Struct(634))],
     // k8s.io.api.flowcontrol.v1beta3.FlowSchemaCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.api.flowcontrol.v1beta3.FlowSchemaList
-    &[("metadata", Struct(NONE)), ("items", List(605, true))],
+    &[("metadata", Struct(NONE)), ("items", List(630, true))],
     // k8s.io.api.flowcontrol.v1beta3.FlowSchemaSpec
-    &[("priorityLevelConfiguration", Struct(618)), ("matchingPrecedence", ZeroInt), ("distinguisherMethod", Optional(604, false)), ("rules", List(614, false))],
+    &[("priorityLevelConfiguration", Struct(643)), ("matchingPrecedence", ZeroInt), ("distinguisherMethod", Optional(629, false)), ("rules", List(639, false))],
     // k8s.io.api.flowcontrol.v1beta3.FlowSchemaStatus
-    &[("conditions", List(606, false))],
+    &[("conditions", List(631, false))],
     // k8s.io.api.flowcontrol.v1beta3.GroupSubject
     &[("name", ZeroString)],
     // k8s.io.api.flowcontrol.v1beta3.LimitResponse
-    &[("type", ZeroString), ("queuing", Optional(621, false))],
+    &[("type", ZeroString), ("queuing", Optional(646, false))],
     // k8s.io.api.flowcontrol.v1beta3.LimitedPriorityLevelConfiguration
-    &[("nominalConcurrencyShares", ZeroInt), ("limitResponse", Struct(611))],
+    &[("nominalConcurrencyShares", ZeroInt), ("limitResponse", Struct(636))],
     // k8s.io.api.flowcontrol.v1beta3.NonResourcePolicyRule
     &[("verbs", Null), ("nonResourceURLs", Null)],
     // k8s.io.api.flowcontrol.v1beta3.PolicyRulesWithSubjects
-    &[("subjects", List(624, true)), ("resourceRules", List(622, false)), ("nonResourceRules", List(613, false))],
+    &[("subjects", List(649, true)), ("resourceRules", List(647, false)), ("nonResourceRules", List(638, false))],
     // k8s.io.api.flowcontrol.v1beta3.PriorityLevelConfiguration
-    &[("metadata", Struct(890)), ("spec", Struct(619)), ("status", Struct(620))],
+    &[("metadata", Struct(953)), ("spec", Struct(644)), ("status", Struct(645))],
     // k8s.io.api.flowcontrol.v1beta3.PriorityLevelConfigurationCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.api.flowcontrol.v1beta3.PriorityLevelConfigurationList
-    &[("metadata", Struct(NONE)), ("items", List(615, true))],
+    &[("metadata", Struct(NONE)), ("items", List(640, true))],
     // k8s.io.api.flowcontrol.v1beta3.PriorityLevelConfigurationReference
     &[("name", ZeroString)],
     // k8s.io.api.flowcontrol.v1beta3.PriorityLevelConfigurationSpec
-    &[("type", ZeroString), ("limited", Optional(612, false))],
+    &[("type", ZeroString), ("limited", Optional(637, false))],
     // k8s.io.api.flowcontrol.v1beta3.PriorityLevelConfigurationStatus
-    &[("conditions", List(616, false))],
+    &[("conditions", List(641, false))],
     // k8s.io.api.flowcontrol.v1beta3.QueuingConfiguration
     &[("queues", ZeroInt), ("handSize", ZeroInt), ("queueLengthLimit", ZeroInt)],
     // k8s.io.api.flowcontrol.v1beta3.ResourcePolicyRule
@@ -1254,687 +1304,777 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.flowcontrol.v1beta3.ServiceAccountSubject
     &[("namespace", ZeroString), ("name", ZeroString)],
     // k8s.io.api.flowcontrol.v1beta3.Subject
-    &[("kind", ZeroString), ("user", Optional(625, false)), ("group", Optional(610, false)), ("serviceAccount", Optional(623, false))],
+    &[("kind", ZeroString), ("user", Optional(650, false)), ("group", Optional(635, false)), ("serviceAccount", Optional(648, false))],
     // k8s.io.api.flowcontrol.v1beta3.UserSubject
     &[("name", ZeroString)],
     // k8s.io.api.imagepolicy.v1alpha1.ImageReview
-    &[("metadata", Struct(890)), ("spec", Struct(NONE)), ("status", Struct(627))],
+    &[("metadata", Struct(953)), ("spec", Struct(NONE)), ("status", Struct(652))],
     // k8s.io.api.imagepolicy.v1alpha1.ImageReviewStatus
     &[("allowed", ZeroBool)],
     // k8s.io.api.networking.v1.HTTPIngressPath
-    &[("backend", Struct(634)), ("pathType", Null)],
+    &[("backend", Struct(659)), ("pathType", Null)],
     // k8s.io.api.networking.v1.HTTPIngressRuleValue
-    &[("paths", List(628, true))],
+    &[("paths", List(653, true))],
     // k8s.io.api.networking.v1.IPAddress
-    &[("metadata", Struct(890)), ("spec", Struct(NONE))],
+    &[("metadata", Struct(953)), ("spec", Struct(NONE))],
     // k8s.io.api.networking.v1.IPAddressList
-    &[("metadata", Struct(NONE)), ("items", List(630, true))],
+    &[("metadata", Struct(NONE)), ("items", List(655, true))],
     // k8s.io.api.networking.v1.IPBlock
     &[("cidr", ZeroString)],
     // k8s.io.api.networking.v1.Ingress
-    &[("metadata", Struct(890)), ("spec", Struct(646)), ("status", Struct(647))],
+    &[("metadata", Struct(953)), ("spec", Struct(671)), ("status", Struct(672))],
     // k8s.io.api.networking.v1.IngressBackend
-    &[("resource", Optional(472, false)), ("service", Optional(645, false))],
+    &[("resource", Optional(497, false)), ("service", Optional(670, false))],
     // k8s.io.api.networking.v1.IngressClass
-    &[("metadata", Struct(890)), ("spec", Struct(638))],
+    &[("metadata", Struct(953)), ("spec", Struct(663))],
     // k8s.io.api.networking.v1.IngressClassList
-    &[("metadata", Struct(NONE)), ("items", List(635, true))],
+    &[("metadata", Struct(NONE)), ("items", List(660, true))],
     // k8s.io.api.networking.v1.IngressClassParametersReference
     &[("kind", ZeroString), ("name", ZeroString), ("scope", Null)],
     // k8s.io.api.networking.v1.IngressClassSpec
-    &[("parameters", Optional(637, false))],
+    &[("parameters", Optional(662, false))],
     // k8s.io.api.networking.v1.IngressList
-    &[("metadata", Struct(NONE)), ("items", List(633, true))],
+    &[("metadata", Struct(NONE)), ("items", List(658, true))],
     // k8s.io.api.networking.v1.IngressLoadBalancerIngress
-    &[("ports", List(642, false))],
+    &[("ports", List(667, false))],
     // k8s.io.api.networking.v1.IngressLoadBalancerStatus
-    &[("ingress", List(640, false))],
+    &[("ingress", List(665, false))],
     // k8s.io.api.networking.v1.IngressPortStatus
     &[("port", ZeroInt), ("protocol", ZeroString)],
     // k8s.io.api.networking.v1.IngressRule
-    &[("", Inline(644))],
+    &[("", Inline(669))],
     // k8s.io.api.networking.v1.IngressRuleValue
-    &[("http", Optional(629, false))],
+    &[("http", Optional(654, false))],
     // k8s.io.api.networking.v1.IngressServiceBackend
     &[("name", ZeroString), ("port", Struct(NONE))],
     // k8s.io.api.networking.v1.IngressSpec
-    &[("defaultBackend", Optional(634, false)), ("rules", List(643, false))],
+    &[("defaultBackend", Optional(659, false)), ("rules", List(668, false))],
     // k8s.io.api.networking.v1.IngressStatus
-    &[("loadBalancer", Struct(641))],
+    &[("loadBalancer", Struct(666))],
     // k8s.io.api.networking.v1.NetworkPolicy
-    &[("metadata", Struct(890)), ("spec", Struct(653))],
+    &[("metadata", Struct(953)), ("spec", Struct(678))],
     // k8s.io.api.networking.v1.NetworkPolicyEgressRule
-    &[("to", List(652, false))],
+    &[("to", List(677, false))],
     // k8s.io.api.networking.v1.NetworkPolicyIngressRule
-    &[("from", List(652, false))],
+    &[("from", List(677, false))],
     // k8s.io.api.networking.v1.NetworkPolicyList
-    &[("metadata", Struct(NONE)), ("items", List(648, true))],
+    &[("metadata", Struct(NONE)), ("items", List(673, true))],
     // k8s.io.api.networking.v1.NetworkPolicyPeer
-    &[("ipBlock", Optional(632, false))],
+    &[("podSelector", Optional(950, false)), ("namespaceSelector", Optional(950, false)), ("ipBlock", Optional(657, false))],
     // k8s.io.api.networking.v1.NetworkPolicySpec
-    &[("podSelector", Struct(NONE)), ("ingress", List(650, false)), ("egress", List(649, false))],
+    &[("podSelector", Struct(950)), ("ingress", List(675, false)), ("egress", List(674, false))],
     // k8s.io.api.networking.v1.ServiceCIDR
-    &[("metadata", Struct(890)), ("spec", Struct(NONE)), ("status", Struct(NONE))],
+    &[("metadata", Struct(953)), ("spec", Struct(NONE)), ("status", Struct(681))],
     // k8s.io.api.networking.v1.ServiceCIDRList
-    &[("metadata", Struct(NONE)), ("items", List(654, true))],
+    &[("metadata", Struct(NONE)), ("items", List(679, true))],
+    // k8s.io.api.networking.v1.ServiceCIDRStatus
+    &[("conditions", List(942, false))],
     // k8s.io.api.networking.v1beta1.HTTPIngressPath
-    &[("backend", Struct(661))],
+    &[("backend", Struct(687))],
     // k8s.io.api.networking.v1beta1.HTTPIngressRuleValue
-    &[("paths", List(656, true))],
+    &[("paths", List(682, true))],
     // k8s.io.api.networking.v1beta1.IPAddress
-    &[("metadata", Struct(890)), ("spec", Struct(NONE))],
+    &[("metadata", Struct(953)), ("spec", Struct(NONE))],
     // k8s.io.api.networking.v1beta1.IPAddressList
-    &[("metadata", Struct(NONE)), ("items", List(658, true))],
+    &[("metadata", Struct(NONE)), ("items", List(684, true))],
     // k8s.io.api.networking.v1beta1.Ingress
-    &[("metadata", Struct(890)), ("spec", Struct(672)), ("status", Struct(673))],
+    &[("metadata", Struct(953)), ("spec", Struct(698)), ("status", Struct(699))],
     // k8s.io.api.networking.v1beta1.IngressBackend
-    &[("servicePort", ZeroInt), ("resource", Optional(472, false))],
+    &[("servicePort", ZeroInt), ("resource", Optional(497, false))],
     // k8s.io.api.networking.v1beta1.IngressClass
-    &[("metadata", Struct(890)), ("spec", Struct(665))],
+    &[("metadata", Struct(953)), ("spec", Struct(691))],
     // k8s.io.api.networking.v1beta1.IngressClassList
-    &[("metadata", Struct(NONE)), ("items", List(662, true))],
+    &[("metadata", Struct(NONE)), ("items", List(688, true))],
     // k8s.io.api.networking.v1beta1.IngressClassParametersReference
     &[("kind", ZeroString), ("name", ZeroString), ("scope", Null)],
     // k8s.io.api.networking.v1beta1.IngressClassSpec
-    &[("parameters", Optional(664, false))],
+    &[("parameters", Optional(690, false))],
     // k8s.io.api.networking.v1beta1.IngressList
-    &[("metadata", Struct(NONE)), ("items", List(660, true))],
+    &[("metadata", Struct(NONE)), ("items", List(686, true))],
     // k8s.io.api.networking.v1beta1.IngressLoadBalancerIngress
-    &[("ports", List(669, false))],
+    &[("ports", List(695, false))],
     // k8s.io.api.networking.v1beta1.IngressLoadBalancerStatus
-    &[("ingress", List(667, false))],
+    &[("ingress", List(693, false))],
     // k8s.io.api.networking.v1beta1.IngressPortStatus
     &[("port", ZeroInt), ("protocol", ZeroString)],
     // k8s.io.api.networking.v1beta1.IngressRule
-    &[("", Inline(671))],
+    &[("", Inline(697))],
     // k8s.io.api.networking.v1beta1.IngressRuleValue
-    &[("http", Optional(657, false))],
+    &[("http", Optional(683, false))],
     // k8s.io.api.networking.v1beta1.IngressSpec
-    &[("backend", Optional(661, false)), ("rules", List(670, false))],
+    &[("backend", Optional(687, false)), ("rules", List(696, false))],
     // k8s.io.api.networking.v1beta1.IngressStatus
-    &[("loadBalancer", Struct(668))],
+    &[("loadBalancer", Struct(694))],
     // k8s.io.api.networking.v1beta1.ServiceCIDR
-    &[("metadata", Struct(890)), ("spec", Struct(NONE)), ("status", Struct(NONE))],
+    &[("metadata", Struct(953)), ("spec", Struct(NONE)), ("status", Struct(702))],
     // k8s.io.api.networking.v1beta1.ServiceCIDRList
-    &[("metadata", Struct(NONE)), ("items", List(674, true))],
+    &[("metadata", Struct(NONE)), ("items", List(700, true))],
+    // k8s.io.api.networking.v1beta1.ServiceCIDRStatus
+    &[("conditions", List(942, false))],
     // k8s.io.api.node.v1.RuntimeClass
-    &[("metadata", Struct(890)), ("handler", ZeroString)],
+    &[("metadata", Struct(953)), ("handler", ZeroString)],
     // k8s.io.api.node.v1.RuntimeClassList
-    &[("metadata", Struct(NONE)), ("items", List(676, true))],
+    &[("metadata", Struct(NONE)), ("items", List(703, true))],
     // k8s.io.api.node.v1alpha1.RuntimeClass
-    &[("metadata", Struct(890)), ("spec", Struct(680))],
+    &[("metadata", Struct(953)), ("spec", Struct(707))],
     // k8s.io.api.node.v1alpha1.RuntimeClassList
-    &[("metadata", Struct(NONE)), ("items", List(678, true))],
+    &[("metadata", Struct(NONE)), ("items", List(705, true))],
     // k8s.io.api.node.v1alpha1.RuntimeClassSpec
     &[("runtimeHandler", ZeroString)],
     // k8s.io.api.node.v1beta1.RuntimeClass
-    &[("metadata", Struct(890)), ("handler", ZeroString)],
+    &[("metadata", Struct(953)), ("handler", ZeroString)],
     // k8s.io.api.node.v1beta1.RuntimeClassList
-    &[("metadata", Struct(NONE)), ("items", List(681, true))],
+    &[("metadata", Struct(NONE)), ("items", List(708, true))],
     // k8s.io.api.policy.v1.Eviction
-    &[("metadata", Struct(890))],
+    &[("metadata", Struct(953))],
     // k8s.io.api.policy.v1.PodDisruptionBudget
-    &[("metadata", Struct(890)), ("spec", Struct(NONE)), ("status", Struct(686))],
+    &[("metadata", Struct(953)), ("spec", Struct(713)), ("status", Struct(714))],
     // k8s.io.api.policy.v1.PodDisruptionBudgetList
-    &[("metadata", Struct(NONE)), ("items", List(684, true))],
+    &[("metadata", Struct(NONE)), ("items", List(711, true))],
+    // k8s.io.api.policy.v1.PodDisruptionBudgetSpec
+    &[("selector", Optional(950, false))],
     // k8s.io.api.policy.v1.PodDisruptionBudgetStatus
-    &[("disruptionsAllowed", ZeroInt), ("currentHealthy", ZeroInt), ("desiredHealthy", ZeroInt), ("expectedPods", ZeroInt)],
+    &[("disruptionsAllowed", ZeroInt), ("currentHealthy", ZeroInt), ("desiredHealthy", ZeroInt), ("expectedPods", ZeroInt), ("conditions", List(942, false))],
     // k8s.io.api.policy.v1beta1.Eviction
-    &[("metadata", Struct(890))],
+    &[("metadata", Struct(953))],
     // k8s.io.api.policy.v1beta1.PodDisruptionBudget
-    &[("metadata", Struct(890)), ("spec", Struct(NONE)), ("status", Struct(690))],
+    &[("metadata", Struct(953)), ("spec", Struct(718)), ("status", Struct(719))],
     // k8s.io.api.policy.v1beta1.PodDisruptionBudgetList
-    &[("metadata", Struct(NONE)), ("items", List(688, true))],
+    &[("metadata", Struct(NONE)), ("items", List(716, true))],
+    // k8s.io.api.policy.v1beta1.PodDisruptionBudgetSpec
+    &[("selector", Optional(950, false))],
     // k8s.io.api.policy.v1beta1.PodDisruptionBudgetStatus
-    &[("disruptionsAllowed", ZeroInt), ("currentHealthy", ZeroInt), ("desiredHealthy", ZeroInt), ("expectedPods", ZeroInt)],
+    &[("disruptionsAllowed", ZeroInt), ("currentHealthy", ZeroInt), ("desiredHealthy", ZeroInt), ("expectedPods", ZeroInt), ("conditions", List(942, false))],
+    // k8s.io.api.rbac.v1.AggregationRule
+    &[("clusterRoleSelectors", List(950, false))],
     // k8s.io.api.rbac.v1.ClusterRole
-    &[("metadata", Struct(890)), ("rules", List(695, true))],
+    &[("metadata", Struct(953)), ("rules", List(725, true)), ("aggregationRule", Optional(720, false))],
     // k8s.io.api.rbac.v1.ClusterRoleBinding
-    &[("metadata", Struct(890)), ("subjects", List(701, false)), ("roleRef", Struct(700))],
+    &[("metadata", Struct(953)), ("subjects", List(731, false)), ("roleRef", Struct(730))],
     // k8s.io.api.rbac.v1.ClusterRoleBindingList
-    &[("metadata", Struct(NONE)), ("items", List(692, true))],
+    &[("metadata", Struct(NONE)), ("items", List(722, true))],
     // k8s.io.api.rbac.v1.ClusterRoleList
-    &[("metadata", Struct(NONE)), ("items", List(691, true))],
+    &[("metadata", Struct(NONE)), ("items", List(721, true))],
     // k8s.io.api.rbac.v1.PolicyRule
     &[("verbs", Null)],
     // k8s.io.api.rbac.v1.Role
-    &[("metadata", Struct(890)), ("rules", List(695, true))],
+    &[("metadata", Struct(953)), ("rules", List(725, true))],
     // k8s.io.api.rbac.v1.RoleBinding
-    &[("metadata", Struct(890)), ("subjects", List(701, false)), ("roleRef", Struct(700))],
+    &[("metadata", Struct(953)), ("subjects", List(731, false)), ("roleRef", Struct(730))],
     // k8s.io.api.rbac.v1.RoleBindingList
-    &[("metadata", Struct(NONE)), ("items", List(697, true))],
+    &[("metadata", Struct(NONE)), ("items", List(727, true))],
     // k8s.io.api.rbac.v1.RoleList
-    &[("metadata", Struct(NONE)), ("items", List(696, true))],
+    &[("metadata", Struct(NONE)), ("items", List(726, true))],
     // k8s.io.api.rbac.v1.RoleRef
     &[("apiGroup", ZeroString), ("kind", ZeroString), ("name", ZeroString)],
     // k8s.io.api.rbac.v1.Subject
     &[("kind", ZeroString), ("name", ZeroString)],
+    // k8s.io.api.rbac.v1alpha1.AggregationRule
+    &[("clusterRoleSelectors", List(950, false))],
     // k8s.io.api.rbac.v1alpha1.ClusterRole
-    &[("metadata", Struct(890)), ("rules", List(706, true))],
+    &[("metadata", Struct(953)), ("rules", List(737, true)), ("aggregationRule", Optional(732, false))],
     // k8s.io.api.rbac.v1alpha1.ClusterRoleBinding
-    &[("metadata", Struct(890)), ("subjects", List(712, false)), ("roleRef", Struct(711))],
+    &[("metadata", Struct(953)), ("subjects", List(743, false)), ("roleRef", Struct(742))],
     // k8s.io.api.rbac.v1alpha1.ClusterRoleBindingList
-    &[("metadata", Struct(NONE)), ("items", List(703, true))],
+    &[("metadata", Struct(NONE)), ("items", List(734, true))],
     // k8s.io.api.rbac.v1alpha1.ClusterRoleList
-    &[("metadata", Struct(NONE)), ("items", List(702, true))],
+    &[("metadata", Struct(NONE)), ("items", List(733, true))],
     // k8s.io.api.rbac.v1alpha1.PolicyRule
     &[("verbs", Null)],
     // k8s.io.api.rbac.v1alpha1.Role
-    &[("metadata", Struct(890)), ("rules", List(706, true))],
+    &[("metadata", Struct(953)), ("rules", List(737, true))],
     // k8s.io.api.rbac.v1alpha1.RoleBinding
-    &[("metadata", Struct(890)), ("subjects", List(712, false)), ("roleRef", Struct(711))],
+    &[("metadata", Struct(953)), ("subjects", List(743, false)), ("roleRef", Struct(742))],
     // k8s.io.api.rbac.v1alpha1.RoleBindingList
-    &[("metadata", Struct(NONE)), ("items", List(708, true))],
+    &[("metadata", Struct(NONE)), ("items", List(739, true))],
     // k8s.io.api.rbac.v1alpha1.RoleList
-    &[("metadata", Struct(NONE)), ("items", List(707, true))],
+    &[("metadata", Struct(NONE)), ("items", List(738, true))],
     // k8s.io.api.rbac.v1alpha1.RoleRef
     &[("apiGroup", ZeroString), ("kind", ZeroString), ("name", ZeroString)],
     // k8s.io.api.rbac.v1alpha1.Subject
     &[("kind", ZeroString), ("name", ZeroString)],
+    // k8s.io.api.rbac.v1beta1.AggregationRule
+    &[("clusterRoleSelectors", List(950, false))],
     // k8s.io.api.rbac.v1beta1.ClusterRole
-    &[("metadata", Struct(890)), ("rules", List(717, true))],
+    &[("metadata", Struct(953)), ("rules", List(749, true)), ("aggregationRule", Optional(744, false))],
     // k8s.io.api.rbac.v1beta1.ClusterRoleBinding
-    &[("metadata", Struct(890)), ("subjects", List(723, false)), ("roleRef", Struct(722))],
+    &[("metadata", Struct(953)), ("subjects", List(755, false)), ("roleRef", Struct(754))],
     // k8s.io.api.rbac.v1beta1.ClusterRoleBindingList
-    &[("metadata", Struct(NONE)), ("items", List(714, true))],
+    &[("metadata", Struct(NONE)), ("items", List(746, true))],
     // k8s.io.api.rbac.v1beta1.ClusterRoleList
-    &[("metadata", Struct(NONE)), ("items", List(713, true))],
+    &[("metadata", Struct(NONE)), ("items", List(745, true))],
     // k8s.io.api.rbac.v1beta1.PolicyRule
     &[("verbs", Null)],
     // k8s.io.api.rbac.v1beta1.Role
-    &[("metadata", Struct(890)), ("rules", List(717, true))],
+    &[("metadata", Struct(953)), ("rules", List(749, true))],
     // k8s.io.api.rbac.v1beta1.RoleBinding
-    &[("metadata", Struct(890)), ("subjects", List(723, false)), ("roleRef", Struct(722))],
+    &[("metadata", Struct(953)), ("subjects", List(755, false)), ("roleRef", Struct(754))],
     // k8s.io.api.rbac.v1beta1.RoleBindingList
-    &[("metadata", Struct(NONE)), ("items", List(719, true))],
+    &[("metadata", Struct(NONE)), ("items", List(751, true))],
     // k8s.io.api.rbac.v1beta1.RoleList
-    &[("metadata", Struct(NONE)), ("items", List(718, true))],
+    &[("metadata", Struct(NONE)), ("items", List(750, true))],
     // k8s.io.api.rbac.v1beta1.RoleRef
     &[("apiGroup", ZeroString), ("kind", ZeroString), ("name", ZeroString)],
     // k8s.io.api.rbac.v1beta1.Subject
     &[("kind", ZeroString), ("name", ZeroString)],
+    // k8s.io.api.resource.v1.AllocatedDeviceStatus
+    &[("conditions", List(942, false))],
     // k8s.io.api.resource.v1.AllocationResult
-    &[("devices", Struct(NONE)), ("nodeSelector", Optional(382, false))],
+    &[("devices", Struct(NONE)), ("nodeSelector", Optional(406, false))],
     // k8s.io.api.resource.v1.Device
-    &[("nodeSelector", Optional(382, false))],
+    &[("nodeSelector", Optional(406, false))],
     // k8s.io.api.resource.v1.DeviceClass
-    &[("metadata", Struct(890))],
+    &[("metadata", Struct(953))],
     // k8s.io.api.resource.v1.DeviceClassList
-    &[("metadata", Struct(NONE)), ("items", List(726, false))],
+    &[("metadata", Struct(NONE)), ("items", List(759, false))],
     // k8s.io.api.resource.v1.ResourceClaim
-    &[("metadata", Struct(890)), ("status", Struct(730))],
+    &[("metadata", Struct(953)), ("status", Struct(763))],
     // k8s.io.api.resource.v1.ResourceClaimList
-    &[("metadata", Struct(NONE)), ("items", List(728, false))],
+    &[("metadata", Struct(NONE)), ("items", List(761, false))],
     // k8s.io.api.resource.v1.ResourceClaimStatus
-    &[("allocation", Optional(724, false))],
+    &[("allocation", Optional(757, false)), ("devices", List(756, false))],
     // k8s.io.api.resource.v1.ResourceClaimTemplate
-    &[("metadata", Struct(890)), ("spec", Optional(733, false))],
+    &[("metadata", Struct(953)), ("spec", Optional(766, false))],
     // k8s.io.api.resource.v1.ResourceClaimTemplateList
-    &[("metadata", Struct(NONE)), ("items", List(731, false))],
+    &[("metadata", Struct(NONE)), ("items", List(764, false))],
     // k8s.io.api.resource.v1.ResourceClaimTemplateSpec
-    &[("metadata", Struct(890))],
+    &[("metadata", Struct(953))],
     // k8s.io.api.resource.v1.ResourceSlice
-    &[("metadata", Struct(890)), ("spec", Optional(736, false))],
+    &[("metadata", Struct(953)), ("spec", Optional(769, false))],
     // k8s.io.api.resource.v1.ResourceSliceList
-    &[("metadata", Struct(NONE)), ("items", List(734, false))],
+    &[("metadata", Struct(NONE)), ("items", List(767, false))],
     // k8s.io.api.resource.v1.ResourceSliceSpec
-    &[("nodeSelector", Optional(382, false)), ("devices", List(725, false))],
+    &[("nodeSelector", Optional(406, false)), ("devices", List(758, false))],
     // k8s.io.api.resource.v1alpha3.CELDeviceSelector
     &[("expression", ZeroString)],
     // k8s.io.api.resource.v1alpha3.DeviceSelector
-    &[("cel", Optional(737, false))],
+    &[("cel", Optional(770, false))],
     // k8s.io.api.resource.v1alpha3.DeviceTaint
     &[("key", ZeroString), ("effect", ZeroString)],
     // k8s.io.api.resource.v1alpha3.DeviceTaintRule
-    &[("metadata", Struct(890)), ("spec", Struct(742)), ("status", Struct(NONE))],
+    &[("metadata", Struct(953)), ("spec", Struct(775)), ("status", Struct(776))],
     // k8s.io.api.resource.v1alpha3.DeviceTaintRuleList
-    &[("metadata", Struct(NONE)), ("items", List(740, true))],
+    &[("metadata", Struct(NONE)), ("items", List(773, true))],
     // k8s.io.api.resource.v1alpha3.DeviceTaintRuleSpec
-    &[("taint", Struct(739))],
+    &[("taint", Struct(772))],
+    // k8s.io.api.resource.v1alpha3.DeviceTaintRuleStatus
+    &[("conditions", List(942, false))],
     // k8s.io.api.resource.v1beta1.AllocatedDeviceStatus
-    &[("driver", ZeroString), ("pool", ZeroString), ("device", ZeroString), ("conditions", Null)],
+    &[("driver", ZeroString), ("pool", ZeroString), ("device", ZeroString), ("conditions", List(942, true))],
     // k8s.io.api.resource.v1beta1.AllocationResult
-    &[("devices", Struct(751)), ("nodeSelector", Optional(382, false))],
+    &[("devices", Struct(785)), ("nodeSelector", Optional(406, false))],
     // k8s.io.api.resource.v1beta1.BasicDevice
-    &[("capacity", Map(752, false)), ("consumesCounters", List(760, false)), ("nodeSelector", Optional(382, false)), ("taints", List(765, false))],
+    &[("capacity", Map(786, false)), ("consumesCounters", List(794, false)), ("nodeSelector", Optional(406, false)), ("taints", List(799, false))],
     // k8s.io.api.resource.v1beta1.CELDeviceSelector
     &[("expression", ZeroString)],
     // k8s.io.api.resource.v1beta1.Counter
     &[("value", ZeroQuantity)],
     // k8s.io.api.resource.v1beta1.CounterSet
-    &[("name", ZeroString), ("counters", Map(747, false))],
+    &[("name", ZeroString), ("counters", Map(781, false))],
     // k8s.io.api.resource.v1beta1.Device
-    &[("name", ZeroString), ("basic", Optional(745, false))],
+    &[("name", ZeroString), ("basic", Optional(779, false))],
     // k8s.io.api.resource.v1beta1.DeviceAllocationConfiguration
-    &[("source", ZeroString), ("", Inline(759))],
+    &[("source", ZeroString), ("", Inline(793))],
     // k8s.io.api.resource.v1beta1.DeviceAllocationResult
-    &[("results", List(762, false)), ("config", List(750, false))],
+    &[("results", List(796, false)), ("config", List(784, false))],
     // k8s.io.api.resource.v1beta1.DeviceCapacity
     &[("value", ZeroQuantity)],
     // k8s.io.api.resource.v1beta1.DeviceClaim
-    &[("requests", List(761, true)), ("config", List(754, false))],
+    &[("requests", List(795, true)), ("config", List(788, false))],
     // k8s.io.api.resource.v1beta1.DeviceClaimConfiguration
-    &[("", Inline(759))],
+    &[("", Inline(793))],
     // k8s.io.api.resource.v1beta1.DeviceClass
-    &[("metadata", Struct(890)), ("spec", Struct(758))],
+    &[("metadata", Struct(953)), ("spec", Struct(792))],
     // k8s.io.api.resource.v1beta1.DeviceClassConfiguration
-    &[("", Inline(759))],
+    &[("", Inline(793))],
     // k8s.io.api.resource.v1beta1.DeviceClassList
-    &[("metadata", Struct(NONE)), ("items", List(755, true))],
+    &[("metadata", Struct(NONE)), ("items", List(789, true))],
     // k8s.io.api.resource.v1beta1.DeviceClassSpec
-    &[("selectors", List(763, false)), ("config", List(756, false))],
+    &[("selectors", List(797, false)), ("config", List(790, false))],
     // k8s.io.api.resource.v1beta1.DeviceConfiguration
-    &[("opaque", Optional(766, false))],
+    &[("opaque", Optional(800, false))],
     // k8s.io.api.resource.v1beta1.DeviceCounterConsumption
-    &[("counterSet", ZeroString), ("counters", Map(747, false))],
+    &[("counterSet", ZeroString), ("counters", Map(781, false))],
     // k8s.io.api.resource.v1beta1.DeviceRequest
-    &[("name", ZeroString), ("deviceClassName", ZeroString), ("selectors", List(763, false)), ("firstAvailable", List(764, false))],
+    &[("name", ZeroString), ("deviceClassName", ZeroString), ("selectors", List(797, false)), ("firstAvailable", List(798, false))],
     // k8s.io.api.resource.v1beta1.DeviceRequestAllocationResult
     &[("request", ZeroString), ("driver", ZeroString), ("pool", ZeroString), ("device", ZeroString), ("adminAccess", Null)],
     // k8s.io.api.resource.v1beta1.DeviceSelector
-    &[("cel", Optional(746, false))],
+    &[("cel", Optional(780, false))],
     // k8s.io.api.resource.v1beta1.DeviceSubRequest
-    &[("name", ZeroString), ("deviceClassName", ZeroString), ("selectors", List(763, false))],
+    &[("name", ZeroString), ("deviceClassName", ZeroString), ("selectors", List(797, false))],
     // k8s.io.api.resource.v1beta1.DeviceTaint
     &[("key", ZeroString), ("effect", ZeroString)],
     // k8s.io.api.resource.v1beta1.OpaqueDeviceConfiguration
     &[("driver", ZeroString)],
     // k8s.io.api.resource.v1beta1.ResourceClaim
-    &[("metadata", Struct(890)), ("spec", Struct(770)), ("status", Struct(771))],
+    &[("metadata", Struct(953)), ("spec", Struct(804)), ("status", Struct(805))],
     // k8s.io.api.resource.v1beta1.ResourceClaimConsumerReference
-    &[("resource", ZeroString), ("name", ZeroString)],
+    &[("resource", ZeroString), ("name", ZeroString), ("uid", ZeroString)],
     // k8s.io.api.resource.v1beta1.ResourceClaimList
-    &[("metadata", Struct(NONE)), ("items", List(767, true))],
+    &[("metadata", Struct(NONE)), ("items", List(801, true))],
     // k8s.io.api.resource.v1beta1.ResourceClaimSpec
-    &[("devices", Struct(753))],
+    &[("devices", Struct(787))],
     // k8s.io.api.resource.v1beta1.ResourceClaimStatus
-    &[("allocation", Optional(744, false)), ("reservedFor", List(768, false)), ("devices", List(743, false))],
+    &[("allocation", Optional(778, false)), ("reservedFor", List(802, false)), ("devices", List(777, false))],
     // k8s.io.api.resource.v1beta1.ResourceClaimTemplate
-    &[("metadata", Struct(890)), ("spec", Struct(774))],
+    &[("metadata", Struct(953)), ("spec", Struct(808))],
     // k8s.io.api.resource.v1beta1.ResourceClaimTemplateList
-    &[("metadata", Struct(NONE)), ("items", List(772, true))],
+    &[("metadata", Struct(NONE)), ("items", List(806, true))],
     // k8s.io.api.resource.v1beta1.ResourceClaimTemplateSpec
-    &[("metadata", Struct(890)), ("spec", Struct(770))],
+    &[("metadata", Struct(953)), ("spec", Struct(804))],
     // k8s.io.api.resource.v1beta1.ResourcePool
     &[("name", ZeroString), ("generation", ZeroInt), ("resourceSliceCount", ZeroInt)],
     // k8s.io.api.resource.v1beta1.ResourceSlice
-    &[("metadata", Struct(890)), ("spec", Struct(778))],
+    &[("metadata", Struct(953)), ("spec", Struct(812))],
     // k8s.io.api.resource.v1beta1.ResourceSliceList
-    &[("metadata", Struct(NONE)), ("items", List(776, true))],
+    &[("metadata", Struct(NONE)), ("items", List(810, true))],
     // k8s.io.api.resource.v1beta1.ResourceSliceSpec
-    &[("driver", ZeroString), ("pool", Struct(775)), ("nodeSelector", Optional(382, false)), ("devices", List(749, true)), ("sharedCounters", List(748, false))],
+    &[("driver", ZeroString), ("pool", Struct(809)), ("nodeSelector", Optional(406, false)), ("devices", List(783, true)), ("sharedCounters", List(782, false))],
     // k8s.io.api.resource.v1beta2.AllocatedDeviceStatus
-    &[("driver", ZeroString), ("pool", ZeroString), ("device", ZeroString), ("conditions", Null)],
+    &[("driver", ZeroString), ("pool", ZeroString), ("device", ZeroString), ("conditions", List(942, true))],
     // k8s.io.api.resource.v1beta2.AllocationResult
-    &[("devices", Struct(786)), ("nodeSelector", Optional(382, false))],
+    &[("devices", Struct(820)), ("nodeSelector", Optional(406, false))],
     // k8s.io.api.resource.v1beta2.CELDeviceSelector
     &[("expression", ZeroString)],
     // k8s.io.api.resource.v1beta2.Counter
     &[("value", ZeroQuantity)],
     // k8s.io.api.resource.v1beta2.CounterSet
-    &[("name", ZeroString), ("counters", Map(782, false))],
+    &[("name", ZeroString), ("counters", Map(816, false))],
     // k8s.io.api.resource.v1beta2.Device
-    &[("name", ZeroString), ("capacity", Map(787, false)), ("consumesCounters", List(795, false)), ("nodeSelector", Optional(382, false)), ("taints", List(800, false))],
+    &[("name", ZeroString), ("capacity", Map(821, false)), ("consumesCounters", List(829, false)), ("nodeSelector", Optional(406, false)), ("taints", List(834, false))],
     // k8s.io.api.resource.v1beta2.DeviceAllocationConfiguration
-    &[("source", ZeroString), ("", Inline(794))],
+    &[("source", ZeroString), ("", Inline(828))],
     // k8s.io.api.resource.v1beta2.DeviceAllocationResult
-    &[("results", List(797, false)), ("config", List(785, false))],
+    &[("results", List(831, false)), ("config", List(819, false))],
     // k8s.io.api.resource.v1beta2.DeviceCapacity
     &[("value", ZeroQuantity)],
     // k8s.io.api.resource.v1beta2.DeviceClaim
-    &[("requests", List(796, true)), ("config", List(789, false))],
+    &[("requests", List(830, true)), ("config", List(823, false))],
     // k8s.io.api.resource.v1beta2.DeviceClaimConfiguration
-    &[("", Inline(794))],
+    &[("", Inline(828))],
     // k8s.io.api.resource.v1beta2.DeviceClass
-    &[("metadata", Struct(890)), ("spec", Struct(793))],
+    &[("metadata", Struct(953)), ("spec", Struct(827))],
     // k8s.io.api.resource.v1beta2.DeviceClassConfiguration
-    &[("", Inline(794))],
+    &[("", Inline(828))],
     // k8s.io.api.resource.v1beta2.DeviceClassList
-    &[("metadata", Struct(NONE)), ("items", List(790, true))],
+    &[("metadata", Struct(NONE)), ("items", List(824, true))],
     // k8s.io.api.resource.v1beta2.DeviceClassSpec
-    &[("selectors", List(798, false)), ("config", List(791, false))],
+    &[("selectors", List(832, false)), ("config", List(825, false))],
     // k8s.io.api.resource.v1beta2.DeviceConfiguration
-    &[("opaque", Optional(802, false))],
+    &[("opaque", Optional(836, false))],
     // k8s.io.api.resource.v1beta2.DeviceCounterConsumption
-    &[("counterSet", ZeroString), ("counters", Map(782, false))],
+    &[("counterSet", ZeroString), ("counters", Map(816, false))],
     // k8s.io.api.resource.v1beta2.DeviceRequest
-    &[("name", ZeroString), ("exactly", Optional(801, false)), ("firstAvailable", List(799, false))],
+    &[("name", ZeroString), ("exactly", Optional(835, false)), ("firstAvailable", List(833, false))],
     // k8s.io.api.resource.v1beta2.DeviceRequestAllocationResult
     &[("request", ZeroString), ("driver", ZeroString), ("pool", ZeroString), ("device", ZeroString), ("adminAccess", Null)],
     // k8s.io.api.resource.v1beta2.DeviceSelector
-    &[("cel", Optional(781, false))],
+    &[("cel", Optional(815, false))],
     // k8s.io.api.resource.v1beta2.DeviceSubRequest
-    &[("name", ZeroString), ("deviceClassName", ZeroString), ("selectors", List(798, false))],
+    &[("name", ZeroString), ("deviceClassName", ZeroString), ("selectors", List(832, false))],
     // k8s.io.api.resource.v1beta2.DeviceTaint
     &[("key", ZeroString), ("effect", ZeroString)],
     // k8s.io.api.resource.v1beta2.ExactDeviceRequest
-    &[("deviceClassName", ZeroString), ("selectors", List(798, false))],
+    &[("deviceClassName", ZeroString), ("selectors", List(832, false))],
     // k8s.io.api.resource.v1beta2.OpaqueDeviceConfiguration
     &[("driver", ZeroString)],
     // k8s.io.api.resource.v1beta2.ResourceClaim
-    &[("metadata", Struct(890)), ("spec", Struct(806)), ("status", Struct(807))],
+    &[("metadata", Struct(953)), ("spec", Struct(840)), ("status", Struct(841))],
     // k8s.io.api.resource.v1beta2.ResourceClaimConsumerReference
-    &[("resource", ZeroString), ("name", ZeroString)],
+    &[("resource", ZeroString), ("name", ZeroString), ("uid", ZeroString)],
     // k8s.io.api.resource.v1beta2.ResourceClaimList
-    &[("metadata", Struct(NONE)), ("items", List(803, true))],
+    &[("metadata", Struct(NONE)), ("items", List(837, true))],
     // k8s.io.api.resource.v1beta2.ResourceClaimSpec
-    &[("devices", Struct(788))],
+    &[("devices", Struct(822))],
     // k8s.io.api.resource.v1beta2.ResourceClaimStatus
-    &[("allocation", Optional(780, false)), ("reservedFor", List(804, false)), ("devices", List(779, false))],
+    &[("allocation", Optional(814, false)), ("reservedFor", List(838, false)), ("devices", List(813, false))],
     // k8s.io.api.resource.v1beta2.ResourceClaimTemplate
-    &[("metadata", Struct(890)), ("spec", Struct(810))],
+    &[("metadata", Struct(953)), ("spec", Struct(844))],
     // k8s.io.api.resource.v1beta2.ResourceClaimTemplateList
-    &[("metadata", Struct(NONE)), ("items", List(808, true))],
+    &[("metadata", Struct(NONE)), ("items", List(842, true))],
     // k8s.io.api.resource.v1beta2.ResourceClaimTemplateSpec
-    &[("metadata", Struct(890)), ("spec", Struct(806))],
+    &[("metadata", Struct(953)), ("spec", Struct(840))],
     // k8s.io.api.resource.v1beta2.ResourcePool
     &[("name", ZeroString), ("generation", ZeroInt), ("resourceSliceCount", ZeroInt)],
     // k8s.io.api.resource.v1beta2.ResourceSlice
-    &[("metadata", Struct(890)), ("spec", Struct(814))],
+    &[("metadata", Struct(953)), ("spec", Struct(848))],
     // k8s.io.api.resource.v1beta2.ResourceSliceList
-    &[("metadata", Struct(NONE)), ("items", List(812, true))],
+    &[("metadata", Struct(NONE)), ("items", List(846, true))],
     // k8s.io.api.resource.v1beta2.ResourceSliceSpec
-    &[("driver", ZeroString), ("pool", Struct(811)), ("nodeSelector", Optional(382, false)), ("devices", List(784, true)), ("sharedCounters", List(783, false))],
+    &[("driver", ZeroString), ("pool", Struct(845)), ("nodeSelector", Optional(406, false)), ("devices", List(818, true)), ("sharedCounters", List(817, false))],
     // k8s.io.api.scheduling.v1.PriorityClass
-    &[("metadata", Struct(890)), ("value", ZeroInt)],
+    &[("metadata", Struct(953)), ("value", ZeroInt)],
     // k8s.io.api.scheduling.v1.PriorityClassList
-    &[("metadata", Struct(NONE)), ("items", List(815, true))],
+    &[("metadata", Struct(NONE)), ("items", List(849, true))],
     // k8s.io.api.scheduling.v1alpha1.PriorityClass
-    &[("metadata", Optional(890, false)), ("value", ZeroInt)],
+    &[("metadata", Optional(953, false)), ("value", ZeroInt)],
     // k8s.io.api.scheduling.v1alpha1.PriorityClassList
-    &[("items", List(817, true))],
+    &[("items", List(851, true))],
     // k8s.io.api.scheduling.v1alpha1.Workload
-    &[("metadata", Optional(890, false))],
+    &[("metadata", Optional(953, false))],
     // k8s.io.api.scheduling.v1alpha1.WorkloadList
-    &[("items", List(819, false))],
+    &[("items", List(853, false))],
     // k8s.io.api.scheduling.v1beta1.PriorityClass
-    &[("metadata", Struct(890)), ("value", ZeroInt)],
+    &[("metadata", Struct(953)), ("value", ZeroInt)],
     // k8s.io.api.scheduling.v1beta1.PriorityClassList
-    &[("metadata", Struct(NONE)), ("items", List(821, true))],
+    &[("metadata", Struct(NONE)), ("items", List(855, true))],
     // k8s.io.api.storage.v1.CSIDriver
-    &[("metadata", Struct(890)), ("spec", Struct(825))],
+    &[("metadata", Struct(953)), ("spec", Struct(859))],
     // k8s.io.api.storage.v1.CSIDriverList
-    &[("metadata", Struct(NONE)), ("items", List(823, true))],
+    &[("metadata", Struct(NONE)), ("items", List(857, true))],
     // k8s.io.api.storage.v1.CSIDriverSpec
-    &[("tokenRequests", List(834, false))],
+    &[("tokenRequests", List(868, false))],
     // k8s.io.api.storage.v1.CSINode
-    &[("metadata", Struct(890)), ("spec", Struct(829))],
+    &[("metadata", Struct(953)), ("spec", Struct(863))],
     // k8s.io.api.storage.v1.CSINodeDriver
     &[("name", ZeroString), ("nodeID", ZeroString), ("topologyKeys", Null)],
     // k8s.io.api.storage.v1.CSINodeList
-    &[("metadata", Struct(NONE)), ("items", List(826, true))],
+    &[("metadata", Struct(NONE)), ("items", List(860, true))],
     // k8s.io.api.storage.v1.CSINodeSpec
-    &[("drivers", List(827, true))],
+    &[("drivers", List(861, true))],
     // k8s.io.api.storage.v1.CSIStorageCapacity
-    &[("metadata", Struct(890)), ("storageClassName", ZeroString)],
+    &[("metadata", Struct(953)), ("nodeTopology", Optional(950, false)), ("storageClassName", ZeroString)],
     // k8s.io.api.storage.v1.CSIStorageCapacityList
-    &[("metadata", Struct(NONE)), ("items", List(830, true))],
+    &[("metadata", Struct(NONE)), ("items", List(864, true))],
     // k8s.io.api.storage.v1.StorageClass
-    &[("metadata", Struct(890)), ("provisioner", ZeroString), ("allowedTopologies", List(470, false))],
+    &[("metadata", Struct(953)), ("provisioner", ZeroString), ("allowedTopologies", List(495, false))],
     // k8s.io.api.storage.v1.StorageClassList
-    &[("metadata", Struct(NONE)), ("items", List(832, true))],
+    &[("metadata", Struct(NONE)), ("items", List(866, true))],
     // k8s.io.api.storage.v1.TokenRequest
     &[("audience", ZeroString)],
     // k8s.io.api.storage.v1.VolumeAttachment
-    &[("metadata", Struct(890)), ("spec", Struct(838)), ("status", Struct(839))],
+    &[("metadata", Struct(953)), ("spec", Struct(872)), ("status", Struct(873))],
     // k8s.io.api.storage.v1.VolumeAttachmentList
-    &[("metadata", Struct(NONE)), ("items", List(835, true))],
+    &[("metadata", Struct(NONE)), ("items", List(869, true))],
     // k8s.io.api.storage.v1.VolumeAttachmentSource
-    &[("inlineVolumeSpec", Optional(399, false))],
+    &[("inlineVolumeSpec", Optional(423, false))],
     // k8s.io.api.storage.v1.VolumeAttachmentSpec
-    &[("attacher", ZeroString), ("source", Struct(837)), ("nodeName", ZeroString)],
+    &[("attacher", ZeroString), ("source", Struct(871)), ("nodeName", ZeroString)],
     // k8s.io.api.storage.v1.VolumeAttachmentStatus
-    &[("attached", ZeroBool), ("attachError", Optional(842, false)), ("detachError", Optional(842, false))],
+    &[("attached", ZeroBool), ("attachError", Optional(876, false)), ("detachError", Optional(876, false))],
     // k8s.io.api.storage.v1.VolumeAttributesClass
-    &[("metadata", Struct(890))],
+    &[("metadata", Struct(953))],
     // k8s.io.api.storage.v1.VolumeAttributesClassList
-    &[("metadata", Struct(NONE)), ("items", List(840, false))],
+    &[("metadata", Struct(NONE)), ("items", List(874, false))],
     // k8s.io.api.storage.v1.VolumeError
     &[("time", Null)],
     // k8s.io.api.storage.v1alpha1.CSIStorageCapacity
-    &[("metadata", Struct(890)), ("storageClassName", ZeroString)],
+    &[("metadata", Struct(953)), ("nodeTopology", Optional(950, false)), ("storageClassName", ZeroString)],
     // k8s.io.api.storage.v1alpha1.CSIStorageCapacityList
-    &[("metadata", Struct(NONE)), ("items", List(843, true))],
+    &[("metadata", Struct(NONE)), ("items", List(877, true))],
     // k8s.io.api.storage.v1alpha1.VolumeAttachment
-    &[("metadata", Struct(890)), ("spec", Struct(848)), ("status", Struct(849))],
+    &[("metadata", Struct(953)), ("spec", Struct(882)), ("status", Struct(883))],
     // k8s.io.api.storage.v1alpha1.VolumeAttachmentList
-    &[("metadata", Struct(NONE)), ("items", List(845, true))],
+    &[("metadata", Struct(NONE)), ("items", List(879, true))],
     // k8s.io.api.storage.v1alpha1.VolumeAttachmentSource
-    &[("inlineVolumeSpec", Optional(399, false))],
+    &[("inlineVolumeSpec", Optional(423, false))],
     // k8s.io.api.storage.v1alpha1.VolumeAttachmentSpec
-    &[("attacher", ZeroString), ("source", Struct(847)), ("nodeName", ZeroString)],
+    &[("attacher", ZeroString), ("source", Struct(881)), ("nodeName", ZeroString)],
     // k8s.io.api.storage.v1alpha1.VolumeAttachmentStatus
-    &[("attached", ZeroBool), ("attachError", Optional(852, false)), ("detachError", Optional(852, false))],
+    &[("attached", ZeroBool), ("attachError", Optional(886, false)), ("detachError", Optional(886, false))],
     // k8s.io.api.storage.v1alpha1.VolumeAttributesClass
-    &[("metadata", Struct(890)), ("driverName", ZeroString)],
+    &[("metadata", Struct(953)), ("driverName", ZeroString)],
     // k8s.io.api.storage.v1alpha1.VolumeAttributesClassList
-    &[("metadata", Struct(NONE)), ("items", List(850, true))],
+    &[("metadata", Struct(NONE)), ("items", List(884, true))],
     // k8s.io.api.storage.v1alpha1.VolumeError
     &[("time", Null)],
     // k8s.io.api.storage.v1beta1.CSIDriver
-    &[("metadata", Struct(890)), ("spec", Struct(855))],
+    &[("metadata", Struct(953)), ("spec", Struct(889))],
     // k8s.io.api.storage.v1beta1.CSIDriverList
-    &[("metadata", Struct(NONE)), ("items", List(853, true))],
+    &[("metadata", Struct(NONE)), ("items", List(887, true))],
     // k8s.io.api.storage.v1beta1.CSIDriverSpec
-    &[("tokenRequests", List(864, false))],
+    &[("tokenRequests", List(898, false))],
     // k8s.io.api.storage.v1beta1.CSINode
-    &[("metadata", Struct(890)), ("spec", Struct(859))],
+    &[("metadata", Struct(953)), ("spec", Struct(893))],
     // k8s.io.api.storage.v1beta1.CSINodeDriver
     &[("name", ZeroString), ("nodeID", ZeroString), ("topologyKeys", Null)],
     // k8s.io.api.storage.v1beta1.CSINodeList
-    &[("metadata", Struct(NONE)), ("items", List(856, true))],
+    &[("metadata", Struct(NONE)), ("items", List(890, true))],
     // k8s.io.api.storage.v1beta1.CSINodeSpec
-    &[("drivers", List(857, true))],
+    &[("drivers", List(891, true))],
     // k8s.io.api.storage.v1beta1.CSIStorageCapacity
-    &[("metadata", Struct(890)), ("storageClassName", ZeroString)],
+    &[("metadata", Struct(953)), ("nodeTopology", Optional(950, false)), ("storageClassName", ZeroString)],
     // k8s.io.api.storage.v1beta1.CSIStorageCapacityList
-    &[("metadata", Struct(NONE)), ("items", List(860, true))],
+    &[("metadata", Struct(NONE)), ("items", List(894, true))],
     // k8s.io.api.storage.v1beta1.StorageClass
-    &[("metadata", Struct(890)), ("provisioner", ZeroString), ("allowedTopologies", List(470, false))],
+    &[("metadata", Struct(953)), ("provisioner", ZeroString), ("allowedTopologies", List(495, false))],
     // k8s.io.api.storage.v1beta1.StorageClassList
-    &[("metadata", Struct(NONE)), ("items", List(862, true))],
+    &[("metadata", Struct(NONE)), ("items", List(896, true))],
     // k8s.io.api.storage.v1beta1.TokenRequest
     &[("audience", ZeroString)],
     // k8s.io.api.storage.v1beta1.VolumeAttachment
-    &[("metadata", Struct(890)), ("spec", Struct(868)), ("status", Struct(869))],
+    &[("metadata", Struct(953)), ("spec", Struct(902)), ("status", Struct(903))],
     // k8s.io.api.storage.v1beta1.VolumeAttachmentList
-    &[("metadata", Struct(NONE)), ("items", List(865, true))],
+    &[("metadata", Struct(NONE)), ("items", List(899, true))],
     // k8s.io.api.storage.v1beta1.VolumeAttachmentSource
-    &[("inlineVolumeSpec", Optional(399, false))],
+    &[("inlineVolumeSpec", Optional(423, false))],
     // k8s.io.api.storage.v1beta1.VolumeAttachmentSpec
-    &[("attacher", ZeroString), ("source", Struct(867)), ("nodeName", ZeroString)],
+    &[("attacher", ZeroString), ("source", Struct(901)), ("nodeName", ZeroString)],
     // k8s.io.api.storage.v1beta1.VolumeAttachmentStatus
-    &[("attached", ZeroBool), ("attachError", Optional(872, false)), ("detachError", Optional(872, false))],
+    &[("attached", ZeroBool), ("attachError", Optional(906, false)), ("detachError", Optional(906, false))],
     // k8s.io.api.storage.v1beta1.VolumeAttributesClass
-    &[("metadata", Struct(890)), ("driverName", ZeroString)],
+    &[("metadata", Struct(953)), ("driverName", ZeroString)],
     // k8s.io.api.storage.v1beta1.VolumeAttributesClassList
-    &[("metadata", Struct(NONE)), ("items", List(870, true))],
+    &[("metadata", Struct(NONE)), ("items", List(904, true))],
     // k8s.io.api.storage.v1beta1.VolumeError
     &[("time", Null)],
     // k8s.io.api.storagemigration.v1beta1.StorageVersionMigration
-    &[("metadata", Struct(890)), ("spec", Struct(NONE)), ("status", Struct(NONE))],
+    &[("metadata", Struct(953)), ("spec", Struct(909)), ("status", Struct(910))],
     // k8s.io.api.storagemigration.v1beta1.StorageVersionMigrationList
-    &[("metadata", Struct(NONE)), ("items", List(873, false))],
+    &[("metadata", Struct(NONE)), ("items", List(907, false))],
+    // k8s.io.api.storagemigration.v1beta1.StorageVersionMigrationSpec
+    &[("resource", Optional(945, false))],
+    // k8s.io.api.storagemigration.v1beta1.StorageVersionMigrationStatus
+    &[("conditions", List(942, false))],
+    // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.ConversionRequest
+    &[("uid", ZeroString), ("desiredAPIVersion", ZeroString), ("objects", Null)],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.ConversionResponse
-    &[("result", Optional(893, false))],
+    &[("uid", ZeroString), ("convertedObjects", Null), ("result", Struct(959))],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.ConversionReview
-    &[("response", Optional(875, false))],
+    &[("request", Optional(911, false)), ("response", Optional(912, false))],
+    // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceColumnDefinition
+    &[("name", ZeroString), ("type", ZeroString), ("jsonPath", ZeroString)],
+    // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceConversion
+    &[("strategy", ZeroString), ("webhook", Optional(929, false))],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition
-    &[("metadata", Struct(890)), ("status", Struct(880))],
+    &[("metadata", Struct(953)), ("spec", Struct(920)), ("status", Struct(921))],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionCondition
-    &[("lastTransitionTime", Null)],
+    &[("type", ZeroString), ("status", ZeroString), ("lastTransitionTime", Null)],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionList
-    &[("metadata", Struct(NONE)), ("items", List(877, false))],
+    &[("metadata", Struct(NONE)), ("items", List(916, true))],
+    // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionNames
+    &[("plural", ZeroString), ("kind", ZeroString)],
+    // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionSpec
+    &[("group", ZeroString), ("names", Struct(919)), ("scope", ZeroString), ("versions", List(922, true)), ("conversion", Optional(915, false))],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionStatus
-    &[("conditions", List(878, false))],
+    &[("conditions", List(917, true)), ("acceptedNames", Struct(919)), ("storedVersions", Null)],
+    // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionVersion
+    &[("name", ZeroString), ("served", ZeroBool), ("storage", ZeroBool), ("subresources", Optional(924, false)), ("additionalPrinterColumns", List(914, false)), ("selectableFields", List(925, false))],
+    // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceSubresourceScale
+    &[("specReplicasPath", ZeroString), ("statusReplicasPath", ZeroString)],
+    // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceSubresources
+    &[("scale", Optional(923, false))],
+    // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.SelectableField
+    &[("jsonPath", ZeroString)],
+    // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.ServiceReference
+    &[("namespace", ZeroString), ("name", ZeroString)],
+    // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.ValidationRule
+    &[("rule", ZeroString)],
+    // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.WebhookClientConfig
+    &[("service", Optional(926, false))],
+    // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.WebhookConversion
+    &[("clientConfig", Optional(928, false)), ("conversionReviewVersions", Null)],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.ConversionResponse
-    &[("result", Optional(893, false))],
+    &[("result", Optional(959, false))],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.ConversionReview
-    &[("response", Optional(881, false))],
+    &[("response", Optional(930, false))],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceDefinition
-    &[("metadata", Struct(890)), ("status", Struct(886))],
+    &[("metadata", Struct(953)), ("status", Struct(935))],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceDefinitionCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceDefinitionList
-    &[("metadata", Struct(NONE)), ("items", List(883, false))],
+    &[("metadata", Struct(NONE)), ("items", List(932, false))],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceDefinitionStatus
-    &[("conditions", List(884, false))],
+    &[("conditions", List(933, false))],
     // k8s.io.apimachinery.pkg.apis.meta.v1.APIGroup
-    &[("preferredVersion", Struct(NONE))],
+    &[("name", ZeroString), ("versions", List(947, true)), ("preferredVersion", Struct(947)), ("serverAddressByClientCIDRs", List(958, false))],
     // k8s.io.apimachinery.pkg.apis.meta.v1.APIGroupList
-    &[("groups", List(887, false))],
+    &[("groups", List(936, true))],
+    // k8s.io.apimachinery.pkg.apis.meta.v1.APIResource
+    &[("name", ZeroString), ("namespaced", ZeroBool), ("kind", ZeroString), ("verbs", Null), ("singularName", ZeroString)],
+    // k8s.io.apimachinery.pkg.apis.meta.v1.APIResourceList
+    &[("groupVersion", ZeroString), ("resources", List(938, true))],
+    // k8s.io.apimachinery.pkg.apis.meta.v1.APIVersions
+    &[("versions", Null), ("serverAddressByClientCIDRs", List(958, true))],
+    // k8s.io.apimachinery.pkg.apis.meta.v1.ApplyOptions
+    &[("force", ZeroBool), ("fieldManager", ZeroString)],
+    // k8s.io.apimachinery.pkg.apis.meta.v1.Condition
+    &[("type", ZeroString), ("status", ZeroString), ("lastTransitionTime", Null), ("reason", ZeroString), ("message", ZeroString)],
+    // k8s.io.apimachinery.pkg.apis.meta.v1.FieldSelectorRequirement
+    &[("key", ZeroString), ("operator", ZeroString)],
+    // k8s.io.apimachinery.pkg.apis.meta.v1.GroupKind
+    &[("group", ZeroString), ("kind", ZeroString)],
+    // k8s.io.apimachinery.pkg.apis.meta.v1.GroupResource
+    &[("group", ZeroString), ("resource", ZeroString)],
+    // k8s.io.apimachinery.pkg.apis.meta.v1.GroupVersion
+    &[("group", ZeroString), ("version", ZeroString)],
+    // k8s.io.apimachinery.pkg.apis.meta.v1.GroupVersionForDiscovery
+    &[("groupVersion", ZeroString), ("version", ZeroString)],
+    // k8s.io.apimachinery.pkg.apis.meta.v1.GroupVersionKind
+    &[("group", ZeroString), ("version", ZeroString), ("kind", ZeroString)],
+    // k8s.io.apimachinery.pkg.apis.meta.v1.GroupVersionResource
+    &[("group", ZeroString), ("version", ZeroString), ("resource", ZeroString)],
+    // k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector
+    &[("matchExpressions", List(951, false))],
+    // k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement
+    &[("key", ZeroString), ("operator", ZeroString)],
     // k8s.io.apimachinery.pkg.apis.meta.v1.List
-    &[("metadata", Struct(NONE))],
+    &[("metadata", Struct(NONE)), ("items", Null)],
     // k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta
-    &[("creationTimestamp", Null)],
+    &[("creationTimestamp", Null), ("ownerReferences", List(954, false))],
+    // k8s.io.apimachinery.pkg.apis.meta.v1.OwnerReference
+    &[("kind", ZeroString), ("name", ZeroString), ("uid", ZeroString), ("apiVersion", ZeroString)],
     // k8s.io.apimachinery.pkg.apis.meta.v1.PartialObjectMetadata
-    &[("metadata", Struct(890))],
+    &[("metadata", Struct(953))],
     // k8s.io.apimachinery.pkg.apis.meta.v1.PartialObjectMetadataList
-    &[("metadata", Struct(NONE)), ("items", List(891, false))],
+    &[("metadata", Struct(NONE)), ("items", List(955, true))],
+    // k8s.io.apimachinery.pkg.apis.meta.v1.RootPaths
+    &[("paths", Null)],
+    // k8s.io.apimachinery.pkg.apis.meta.v1.ServerAddressByClientCIDR
+    &[("clientCIDR", ZeroString), ("serverAddress", ZeroString)],
     // k8s.io.apimachinery.pkg.apis.meta.v1.Status
     &[("metadata", Struct(NONE))],
+    // k8s.io.apimachinery.pkg.apis.meta.v1.Timestamp
+    &[("seconds", ZeroInt), ("nanos", ZeroInt)],
+    // k8s.io.apimachinery.pkg.apis.meta.v1.WatchEvent
+    &[("type", ZeroString)],
     // k8s.io.apimachinery.pkg.apis.meta.v1beta1.PartialObjectMetadataList
-    &[("items", List(891, false)), ("metadata", Struct(NONE))],
+    &[("items", List(955, false)), ("metadata", Struct(NONE))],
     // k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.APIService
-    &[("metadata", Struct(890)), ("spec", Struct(NONE)), ("status", Struct(898))],
+    &[("metadata", Struct(953)), ("spec", Struct(966)), ("status", Struct(967))],
     // k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.APIServiceCondition
-    &[("lastTransitionTime", Null)],
+    &[("type", ZeroString), ("status", ZeroString), ("lastTransitionTime", Null)],
     // k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.APIServiceList
-    &[("metadata", Struct(NONE)), ("items", List(895, false))],
+    &[("metadata", Struct(NONE)), ("items", List(963, true))],
+    // k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.APIServiceSpec
+    &[("groupPriorityMinimum", ZeroInt), ("versionPriority", ZeroInt)],
     // k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.APIServiceStatus
-    &[("conditions", List(896, false))],
+    &[("conditions", List(964, false))],
     // k8s.io.kube_aggregator.pkg.apis.apiregistration.v1beta1.APIService
-    &[("metadata", Struct(890)), ("spec", Struct(NONE)), ("status", Struct(902))],
+    &[("metadata", Struct(953)), ("spec", Struct(NONE)), ("status", Struct(971))],
     // k8s.io.kube_aggregator.pkg.apis.apiregistration.v1beta1.APIServiceCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.kube_aggregator.pkg.apis.apiregistration.v1beta1.APIServiceList
-    &[("metadata", Struct(NONE)), ("items", List(899, false))],
+    &[("metadata", Struct(NONE)), ("items", List(968, false))],
     // k8s.io.kube_aggregator.pkg.apis.apiregistration.v1beta1.APIServiceStatus
-    &[("conditions", List(900, false))],
+    &[("conditions", List(969, false))],
 ];
 
 /// (apiVersion, kind, message), sorted.
 pub(super) static KINDS: &[(&str, &str, u16)] = &[
-    ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration", 8),
-    ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", 11),
-    ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", 12),
-    ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration", 17),
-    ("admissionregistration.k8s.io/v1alpha1", "MutatingAdmissionPolicy", 23),
-    ("admissionregistration.k8s.io/v1alpha1", "MutatingAdmissionPolicyBinding", 24),
-    ("admissionregistration.k8s.io/v1alpha1", "ValidatingAdmissionPolicy", 29),
-    ("admissionregistration.k8s.io/v1alpha1", "ValidatingAdmissionPolicyBinding", 30),
-    ("admissionregistration.k8s.io/v1beta1", "MutatingAdmissionPolicy", 39),
-    ("admissionregistration.k8s.io/v1beta1", "MutatingAdmissionPolicyBinding", 40),
-    ("admissionregistration.k8s.io/v1beta1", "MutatingWebhookConfiguration", 44),
-    ("admissionregistration.k8s.io/v1beta1", "ValidatingAdmissionPolicy", 47),
-    ("admissionregistration.k8s.io/v1beta1", "ValidatingAdmissionPolicyBinding", 48),
-    ("admissionregistration.k8s.io/v1beta1", "ValidatingWebhookConfiguration", 53),
-    ("apidiscovery.k8s.io/v2", "APIGroupDiscovery", 57),
-    ("apidiscovery.k8s.io/v2beta1", "APIGroupDiscovery", 62),
-    ("apiextensions.k8s.io/v1", "CustomResourceDefinition", 877),
-    ("apiregistration.k8s.io/v1", "APIService", 895),
-    ("apps/v1", "ControllerRevision", 71),
-    ("apps/v1", "DaemonSet", 73),
-    ("apps/v1", "Deployment", 78),
-    ("apps/v1", "ReplicaSet", 83),
-    ("apps/v1", "StatefulSet", 88),
-    ("authentication.k8s.io/v1", "SelfSubjectReview", 135),
-    ("authentication.k8s.io/v1", "TokenRequest", 137),
-    ("authentication.k8s.io/v1", "TokenReview", 140),
-    ("authorization.k8s.io/v1", "LocalSubjectAccessReview", 148),
-    ("authorization.k8s.io/v1", "SelfSubjectAccessReview", 151),
-    ("authorization.k8s.io/v1", "SelfSubjectRulesReview", 152),
-    ("authorization.k8s.io/v1", "SubjectAccessReview", 153),
-    ("autoscaling/v1", "HorizontalPodAutoscaler", 169),
-    ("autoscaling/v1", "Scale", 182),
-    ("autoscaling/v2", "HorizontalPodAutoscaler", 191),
-    ("batch/v1", "CronJob", 245),
-    ("batch/v1", "Job", 248),
-    ("batch/v1", "JobTemplateSpec", 253),
-    ("certificates.k8s.io/v1", "CertificateSigningRequest", 263),
-    ("certificates.k8s.io/v1alpha1", "ClusterTrustBundle", 268),
-    ("certificates.k8s.io/v1beta1", "CertificateSigningRequest", 271),
-    ("certificates.k8s.io/v1beta1", "ClusterTrustBundle", 276),
-    ("certificates.k8s.io/v1beta1", "PodCertificateRequest", 279),
-    ("coordination.k8s.io/v1", "Lease", 281),
-    ("coordination.k8s.io/v1alpha2", "LeaseCandidate", 283),
-    ("coordination.k8s.io/v1beta1", "Lease", 286),
-    ("coordination.k8s.io/v1beta1", "LeaseCandidate", 287),
-    ("discovery.k8s.io/v1", "EndpointSlice", 485),
-    ("events.k8s.io/v1", "Event", 495),
-    ("flowcontrol.apiserver.k8s.io/v1", "FlowSchema", 539),
-    ("flowcontrol.apiserver.k8s.io/v1", "PriorityLevelConfiguration", 549),
-    ("internal.apiserver.k8s.io/v1alpha1", "StorageVersion", 67),
-    ("meta.k8s.io/v1", "APIGroup", 887),
-    ("meta.k8s.io/v1", "PartialObjectMetadata", 891),
-    ("meta.k8s.io/v1", "Status", 893),
-    ("networking.k8s.io/v1", "IPAddress", 630),
-    ("networking.k8s.io/v1", "Ingress", 633),
-    ("networking.k8s.io/v1", "IngressClass", 635),
-    ("networking.k8s.io/v1", "NetworkPolicy", 648),
-    ("networking.k8s.io/v1", "ServiceCIDR", 654),
-    ("networking.k8s.io/v1beta1", "IPAddress", 658),
-    ("networking.k8s.io/v1beta1", "Ingress", 660),
-    ("networking.k8s.io/v1beta1", "IngressClass", 662),
-    ("networking.k8s.io/v1beta1", "ServiceCIDR", 674),
-    ("node.k8s.io/v1", "RuntimeClass", 676),
-    ("policy/v1", "Eviction", 683),
-    ("policy/v1", "PodDisruptionBudget", 684),
-    ("rbac.authorization.k8s.io/v1", "ClusterRole", 691),
-    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", 692),
-    ("rbac.authorization.k8s.io/v1", "Role", 696),
-    ("rbac.authorization.k8s.io/v1", "RoleBinding", 697),
-    ("resource.k8s.io/v1", "DeviceClass", 726),
-    ("resource.k8s.io/v1", "ResourceClaim", 728),
-    ("resource.k8s.io/v1", "ResourceClaimTemplate", 731),
-    ("resource.k8s.io/v1", "ResourceClaimTemplateSpec", 733),
-    ("resource.k8s.io/v1", "ResourceSlice", 734),
-    ("resource.k8s.io/v1alpha3", "DeviceTaintRule", 740),
-    ("resource.k8s.io/v1beta1", "DeviceClass", 755),
-    ("resource.k8s.io/v1beta1", "ResourceClaim", 767),
-    ("resource.k8s.io/v1beta1", "ResourceClaimTemplate", 772),
-    ("resource.k8s.io/v1beta1", "ResourceClaimTemplateSpec", 774),
-    ("resource.k8s.io/v1beta1", "ResourceSlice", 776),
-    ("resource.k8s.io/v1beta2", "DeviceClass", 790),
-    ("resource.k8s.io/v1beta2", "ResourceClaim", 803),
-    ("resource.k8s.io/v1beta2", "ResourceClaimTemplate", 808),
-    ("resource.k8s.io/v1beta2", "ResourceClaimTemplateSpec", 810),
-    ("resource.k8s.io/v1beta2", "ResourceSlice", 812),
-    ("scheduling.k8s.io/v1", "PriorityClass", 815),
-    ("scheduling.k8s.io/v1alpha1", "PriorityClass", 817),
-    ("scheduling.k8s.io/v1alpha1", "Workload", 819),
-    ("storage.k8s.io/v1", "CSIDriver", 823),
-    ("storage.k8s.io/v1", "CSINode", 826),
-    ("storage.k8s.io/v1", "CSIStorageCapacity", 830),
-    ("storage.k8s.io/v1", "StorageClass", 832),
-    ("storage.k8s.io/v1", "VolumeAttachment", 835),
-    ("storage.k8s.io/v1", "VolumeAttributesClass", 840),
-    ("storage.k8s.io/v1beta1", "CSIDriver", 853),
-    ("storage.k8s.io/v1beta1", "CSINode", 856),
-    ("storage.k8s.io/v1beta1", "CSIStorageCapacity", 860),
-    ("storage.k8s.io/v1beta1", "StorageClass", 862),
-    ("storage.k8s.io/v1beta1", "VolumeAttachment", 865),
-    ("storage.k8s.io/v1beta1", "VolumeAttributesClass", 870),
-    ("storagemigration.k8s.io/v1beta1", "StorageVersionMigration", 873),
-    ("v1", "Binding", 299),
-    ("v1", "ComponentStatus", 308),
-    ("v1", "ConfigMap", 310),
-    ("v1", "Endpoints", 332),
-    ("v1", "Event", 339),
-    ("v1", "LimitRange", 359),
-    ("v1", "Namespace", 369),
-    ("v1", "Node", 373),
-    ("v1", "PersistentVolume", 389),
-    ("v1", "PersistentVolumeClaim", 390),
-    ("v1", "PersistentVolumeClaimTemplate", 395),
-    ("v1", "Pod", 401),
-    ("v1", "PodStatusResult", 417),
-    ("v1", "PodTemplate", 418),
-    ("v1", "PodTemplateSpec", 420),
-    ("v1", "RangeAllocation", 431),
-    ("v1", "ReplicationController", 432),
-    ("v1", "ResourceQuota", 440),
-    ("v1", "Secret", 450),
-    ("v1", "Service", 457),
-    ("v1", "ServiceAccount", 458),
+    ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration", 10),
+    ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", 14),
+    ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", 15),
+    ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration", 22),
+    ("admissionregistration.k8s.io/v1alpha1", "MutatingAdmissionPolicy", 29),
+    ("admissionregistration.k8s.io/v1alpha1", "MutatingAdmissionPolicyBinding", 30),
+    ("admissionregistration.k8s.io/v1alpha1", "ValidatingAdmissionPolicy", 37),
+    ("admissionregistration.k8s.io/v1alpha1", "ValidatingAdmissionPolicyBinding", 38),
+    ("admissionregistration.k8s.io/v1beta1", "MutatingAdmissionPolicy", 49),
+    ("admissionregistration.k8s.io/v1beta1", "MutatingAdmissionPolicyBinding", 50),
+    ("admissionregistration.k8s.io/v1beta1", "MutatingWebhookConfiguration", 56),
+    ("admissionregistration.k8s.io/v1beta1", "ValidatingAdmissionPolicy", 60),
+    ("admissionregistration.k8s.io/v1beta1", "ValidatingAdmissionPolicyBinding", 61),
+    ("admissionregistration.k8s.io/v1beta1", "ValidatingWebhookConfiguration", 68),
+    ("apidiscovery.k8s.io/v2", "APIGroupDiscovery", 72),
+    ("apidiscovery.k8s.io/v2beta1", "APIGroupDiscovery", 77),
+    ("apiextensions.k8s.io/v1", "CustomResourceDefinition", 916),
+    ("apiregistration.k8s.io/v1", "APIService", 963),
+    ("apps/v1", "ControllerRevision", 86),
+    ("apps/v1", "DaemonSet", 88),
+    ("apps/v1", "Deployment", 93),
+    ("apps/v1", "ReplicaSet", 98),
+    ("apps/v1", "StatefulSet", 103),
+    ("authentication.k8s.io/v1", "SelfSubjectReview", 150),
+    ("authentication.k8s.io/v1", "TokenRequest", 152),
+    ("authentication.k8s.io/v1", "TokenReview", 155),
+    ("authorization.k8s.io/v1", "LocalSubjectAccessReview", 165),
+    ("authorization.k8s.io/v1", "SelfSubjectAccessReview", 169),
+    ("authorization.k8s.io/v1", "SelfSubjectRulesReview", 171),
+    ("authorization.k8s.io/v1", "SubjectAccessReview", 172),
+    ("autoscaling/v1", "HorizontalPodAutoscaler", 192),
+    ("autoscaling/v1", "Scale", 205),
+    ("autoscaling/v2", "HorizontalPodAutoscaler", 214),
+    ("batch/v1", "CronJob", 268),
+    ("batch/v1", "Job", 271),
+    ("batch/v1", "JobTemplateSpec", 276),
+    ("certificates.k8s.io/v1", "CertificateSigningRequest", 286),
+    ("certificates.k8s.io/v1alpha1", "ClusterTrustBundle", 291),
+    ("certificates.k8s.io/v1beta1", "CertificateSigningRequest", 294),
+    ("certificates.k8s.io/v1beta1", "ClusterTrustBundle", 299),
+    ("certificates.k8s.io/v1beta1", "PodCertificateRequest", 302),
+    ("coordination.k8s.io/v1", "Lease", 305),
+    ("coordination.k8s.io/v1alpha2", "LeaseCandidate", 307),
+    ("coordination.k8s.io/v1beta1", "Lease", 310),
+    ("coordination.k8s.io/v1beta1", "LeaseCandidate", 311),
+    ("discovery.k8s.io/v1", "EndpointSlice", 510),
+    ("events.k8s.io/v1", "Event", 520),
+    ("flowcontrol.apiserver.k8s.io/v1", "FlowSchema", 564),
+    ("flowcontrol.apiserver.k8s.io/v1", "PriorityLevelConfiguration", 574),
+    ("internal.apiserver.k8s.io/v1alpha1", "StorageVersion", 82),
+    ("meta.k8s.io/v1", "APIGroup", 936),
+    ("meta.k8s.io/v1", "APIVersions", 940),
+    ("meta.k8s.io/v1", "PartialObjectMetadata", 955),
+    ("meta.k8s.io/v1", "Status", 959),
+    ("meta.k8s.io/v1", "WatchEvent", 961),
+    ("networking.k8s.io/v1", "IPAddress", 655),
+    ("networking.k8s.io/v1", "Ingress", 658),
+    ("networking.k8s.io/v1", "IngressClass", 660),
+    ("networking.k8s.io/v1", "NetworkPolicy", 673),
+    ("networking.k8s.io/v1", "ServiceCIDR", 679),
+    ("networking.k8s.io/v1beta1", "IPAddress", 684),
+    ("networking.k8s.io/v1beta1", "Ingress", 686),
+    ("networking.k8s.io/v1beta1", "IngressClass", 688),
+    ("networking.k8s.io/v1beta1", "ServiceCIDR", 700),
+    ("node.k8s.io/v1", "RuntimeClass", 703),
+    ("policy/v1", "Eviction", 710),
+    ("policy/v1", "PodDisruptionBudget", 711),
+    ("rbac.authorization.k8s.io/v1", "ClusterRole", 721),
+    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", 722),
+    ("rbac.authorization.k8s.io/v1", "Role", 726),
+    ("rbac.authorization.k8s.io/v1", "RoleBinding", 727),
+    ("resource.k8s.io/v1", "DeviceClass", 759),
+    ("resource.k8s.io/v1", "ResourceClaim", 761),
+    ("resource.k8s.io/v1", "ResourceClaimTemplate", 764),
+    ("resource.k8s.io/v1", "ResourceClaimTemplateSpec", 766),
+    ("resource.k8s.io/v1", "ResourceSlice", 767),
+    ("resource.k8s.io/v1alpha3", "DeviceTaintRule", 773),
+    ("resource.k8s.io/v1beta1", "DeviceClass", 789),
+    ("resource.k8s.io/v1beta1", "ResourceClaim", 801),
+    ("resource.k8s.io/v1beta1", "ResourceClaimTemplate", 806),
+    ("resource.k8s.io/v1beta1", "ResourceClaimTemplateSpec", 808),
+    ("resource.k8s.io/v1beta1", "ResourceSlice", 810),
+    ("resource.k8s.io/v1beta2", "DeviceClass", 824),
+    ("resource.k8s.io/v1beta2", "ResourceClaim", 837),
+    ("resource.k8s.io/v1beta2", "ResourceClaimTemplate", 842),
+    ("resource.k8s.io/v1beta2", "ResourceClaimTemplateSpec", 844),
+    ("resource.k8s.io/v1beta2", "ResourceSlice", 846),
+    ("scheduling.k8s.io/v1", "PriorityClass", 849),
+    ("scheduling.k8s.io/v1alpha1", "PriorityClass", 851),
+    ("scheduling.k8s.io/v1alpha1", "Workload", 853),
+    ("storage.k8s.io/v1", "CSIDriver", 857),
+    ("storage.k8s.io/v1", "CSINode", 860),
+    ("storage.k8s.io/v1", "CSIStorageCapacity", 864),
+    ("storage.k8s.io/v1", "StorageClass", 866),
+    ("storage.k8s.io/v1", "VolumeAttachment", 869),
+    ("storage.k8s.io/v1", "VolumeAttributesClass", 874),
+    ("storage.k8s.io/v1beta1", "CSIDriver", 887),
+    ("storage.k8s.io/v1beta1", "CSINode", 890),
+    ("storage.k8s.io/v1beta1", "CSIStorageCapacity", 894),
+    ("storage.k8s.io/v1beta1", "StorageClass", 896),
+    ("storage.k8s.io/v1beta1", "VolumeAttachment", 899),
+    ("storage.k8s.io/v1beta1", "VolumeAttributesClass", 904),
+    ("storagemigration.k8s.io/v1beta1", "StorageVersionMigration", 907),
+    ("v1", "Binding", 323),
+    ("v1", "ComponentStatus", 332),
+    ("v1", "ConfigMap", 334),
+    ("v1", "Endpoints", 356),
+    ("v1", "Event", 363),
+    ("v1", "LimitRange", 383),
+    ("v1", "Namespace", 393),
+    ("v1", "Node", 397),
+    ("v1", "PersistentVolume", 413),
+    ("v1", "PersistentVolumeClaim", 414),
+    ("v1", "PersistentVolumeClaimTemplate", 419),
+    ("v1", "Pod", 425),
+    ("v1", "PodStatusResult", 442),
+    ("v1", "PodTemplate", 443),
+    ("v1", "PodTemplateSpec", 445),
+    ("v1", "RangeAllocation", 456),
+    ("v1", "ReplicationController", 457),
+    ("v1", "ResourceQuota", 465),
+    ("v1", "Secret", 475),
+    ("v1", "Service", 482),
+    ("v1", "ServiceAccount", 483),
 ];
