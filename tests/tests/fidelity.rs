@@ -1400,6 +1400,74 @@ fn objects_carry_the_zero_fields_upstreams_go_structs_write() {
 }
 
 #[test]
+fn generation_is_kept_only_by_the_kinds_whose_upstream_strategy_keeps_it() {
+    let c = TestCluster::start();
+    c.apply(
+        "apiVersion: v1\nkind: Service\nmetadata: {name: gen}\nspec: {ports: [{port: 80}]}\n---\n\
+         apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: gen}\nspec: {hard: {pods: \"2\"}}\n---\n\
+         apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: gen}\nspec:\n  \
+         accessModes: [ReadWriteOnce]\n  resources: {requests: {storage: 1Gi}}\n---\n\
+         apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: gen}\nspec:\n  \
+         maxReplicas: 2\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: gen}\n---\n\
+         apiVersion: networking.k8s.io/v1\nkind: IngressClass\nmetadata: {name: gen}\n\
+         spec: {controller: example.com/gen}\n---\n\
+         apiVersion: storage.k8s.io/v1\nkind: CSIDriver\nmetadata: {name: gen.example.com}\n\
+         spec: {attachRequired: true}\n---\n\
+         apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: gen}\nvalue: 10\n",
+    );
+    let generation = |kind: &str, name: &str| {
+        c.kubectl_ok(&["get", kind, name, "-o", "jsonpath={.metadata.generation}"])
+    };
+    for kind in ["service", "resourcequota", "pvc", "hpa"] {
+        assert_eq!(
+            generation(kind, "gen"),
+            "",
+            "{kind} has no generation upstream"
+        );
+    }
+    assert_eq!(generation("ingressclass", "gen"), "1");
+    assert_eq!(generation("csidriver", "gen.example.com"), "1");
+    assert_eq!(generation("priorityclass", "gen"), "1");
+    // A spec change bumps it; a PriorityClass never moves from 1.
+    c.kubectl_ok(&[
+        "patch",
+        "ingressclass",
+        "gen",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"parameters":{"kind":"Params","name":"p"}}}"#,
+    ]);
+    assert_eq!(generation("ingressclass", "gen"), "2");
+    // validateIngressClassSpecUpdate: the controller is immutable.
+    let out = c.kubectl(&[
+        "patch",
+        "ingressclass",
+        "gen",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"controller":"example.com/other"}}"#,
+    ]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(
+            "The IngressClass \"gen\" is invalid: spec.controller: Invalid value: \
+             \"example.com/other\": field is immutable"
+        ),
+        "{out:?}"
+    );
+    c.kubectl_ok(&[
+        "patch",
+        "priorityclass",
+        "gen",
+        "--type=merge",
+        "-p",
+        r#"{"description":"changed"}"#,
+    ]);
+    assert_eq!(generation("priorityclass", "gen"), "1");
+    c.kubectl_ok(&["label", "service", "gen", "x=y"]);
+    assert_eq!(generation("service", "gen"), "");
+}
+
+#[test]
 fn types_outside_k8s_io_api_carry_their_go_zero_fields_too() {
     let c = TestCluster::start();
     // apiextensions/v1: a new CRD comes back with upstream's empty status, in Go's shape.

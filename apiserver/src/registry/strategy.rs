@@ -7,6 +7,50 @@ use serde_json::Value;
 
 use crate::auth::UserInfo;
 
+/// The built-in kinds whose upstream strategy sets `metadata.generation` to 1 on create and
+/// bumps it when the spec changes (PrepareForCreate/PrepareForUpdate of each
+/// `pkg/registry/<group>/<kind>/strategy.go` in 1.33). Services, Nodes, PersistentVolumes and
+/// claims, ResourceQuotas, HPAs, CSRs, APIServices, VolumeAttachments and the kinds without a
+/// spec have none. Custom resources and CRDs answer through their own strategies.
+const GENERATION_TRACKED: &[(&str, &str)] = &[
+    ("", "pods"),
+    ("", "podtemplates"),
+    ("", "replicationcontrollers"),
+    (
+        "admissionregistration.k8s.io",
+        "mutatingwebhookconfigurations",
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "validatingadmissionpolicies",
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "validatingadmissionpolicybindings",
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "validatingwebhookconfigurations",
+    ),
+    ("apps", "daemonsets"),
+    ("apps", "deployments"),
+    ("apps", "replicasets"),
+    ("apps", "statefulsets"),
+    ("batch", "cronjobs"),
+    ("batch", "jobs"),
+    ("discovery.k8s.io", "endpointslices"),
+    ("flowcontrol.apiserver.k8s.io", "flowschemas"),
+    (
+        "flowcontrol.apiserver.k8s.io",
+        "prioritylevelconfigurations",
+    ),
+    ("networking.k8s.io", "ingressclasses"),
+    ("networking.k8s.io", "ingresses"),
+    ("networking.k8s.io", "networkpolicies"),
+    ("policy", "poddisruptionbudgets"),
+    ("storage.k8s.io", "csidrivers"),
+];
+
 /// Per-kind behaviour around the generic store. Every method has a sensible default.
 pub trait Strategy: Send + Sync {
     /// Fills in defaulted fields (upstream's defaulting functions).
@@ -60,9 +104,9 @@ pub trait Strategy: Send + Sync {
         Vec::new()
     }
 
-    /// Whether metadata.generation counts spec changes for this kind.
+    /// Whether metadata.generation starts at 1 and counts spec changes for this kind.
     fn tracks_generation(&self, info: &ResourceInfo) -> bool {
-        info.has_status() && info.resource != "pods"
+        GENERATION_TRACKED.contains(&(info.group, info.resource))
     }
 
     /// Field-selector fields beyond metadata.name / metadata.namespace, as upstream supports.

@@ -40,9 +40,6 @@ impl Strategy for Namespaces {
             new["metadata"]["labels"]["kubernetes.io/metadata.name"] = Value::String(name);
         }
     }
-    fn tracks_generation(&self, _: &k1s_apimachinery::catalog::ResourceInfo) -> bool {
-        false
-    }
     fn selectable_fields(&self) -> &'static [&'static str] {
         &["status.phase"]
     }
@@ -97,9 +94,6 @@ impl Strategy for Pods {
         pod_validation::drop_pod_level_resources(obj, None);
         pod_validation::merge_match_label_keys(obj);
         pod_validation::apply_app_armor_version_skew(obj);
-    }
-    fn tracks_generation(&self, _: &k1s_apimachinery::catalog::ResourceInfo) -> bool {
-        true
     }
     fn return_deleted_object(&self) -> bool {
         true
@@ -1133,9 +1127,6 @@ impl Strategy for PodTemplates {
         if let Some(t) = obj.get_mut("template") {
             default_pod_template(t);
         }
-    }
-    fn tracks_generation(&self, _: &k1s_apimachinery::catalog::ResourceInfo) -> bool {
-        true
     }
     /// Upstream's ValidatePodTemplate: the template's pod spec.
     fn validate(&self, obj: &Value) -> Vec<FieldError> {

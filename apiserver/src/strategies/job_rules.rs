@@ -73,7 +73,7 @@ pub(super) fn spec_errors(spec: &Value) -> Vec<FieldError> {
 }
 
 /// Upstream's IsDomainPrefixedPath: `<DNS subdomain>/<HTTP path characters>`.
-fn domain_prefixed_path_errors(field: &str, value: &str) -> Vec<FieldError> {
+pub(super) fn domain_prefixed_path_errors(field: &str, value: &str) -> Vec<FieldError> {
     const HTTP_PATH_FMT: &str = "[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+";
     if value.is_empty() {
         return vec![FieldError::required(field, "")];

@@ -81,10 +81,6 @@ impl Strategy for ServiceCidrs {
         }
         errs
     }
-    /// ServiceCIDRs carry no generation upstream (their strategy never sets one).
-    fn tracks_generation(&self, _info: &k1s_apimachinery::catalog::ResourceInfo) -> bool {
-        false
-    }
 }
 
 /// Upstream's `IsValidPathSegmentName` details.

@@ -537,6 +537,12 @@ impl Strategy for PriorityClasses {
                 .or_insert(json!("PreemptLowerPriority"));
         }
     }
+    fn prepare_for_create(&self, obj: &mut Value) {
+        // Upstream starts the generation at 1 and never bumps it (its PrepareForUpdate is empty).
+        if let Some(m) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+            m.insert("generation".into(), json!(1));
+        }
+    }
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
         let mut errs = Vec::new();
         let name = obj
@@ -589,9 +595,6 @@ impl Strategy for PriorityClasses {
             }
         }
         errs
-    }
-    fn tracks_generation(&self, _: &k1s_apimachinery::catalog::ResourceInfo) -> bool {
-        true
     }
 }
 
@@ -684,9 +687,6 @@ impl Strategy for NetworkPolicies {
             spec.insert("policyTypes".into(), types);
         }
     }
-    fn tracks_generation(&self, _: &k1s_apimachinery::catalog::ResourceInfo) -> bool {
-        true
-    }
 }
 
 pub struct IngressClasses;
@@ -699,6 +699,94 @@ impl Strategy for IngressClasses {
             p.entry("scope").or_insert(json!("Cluster"));
         }
     }
+    fn validate(&self, obj: &Value) -> Vec<FieldError> {
+        ingress_class_spec_errors(obj.get("spec").unwrap_or(&Value::Null))
+    }
+    fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        // validateIngressClassSpecUpdate, then the whole object as on create.
+        let controller = |o: &Value| o.pointer("/spec/controller").cloned();
+        let mut errs = Vec::new();
+        if controller(new) != controller(old) {
+            errs.push(FieldError::invalid(
+                "spec.controller",
+                controller(new)
+                    .as_ref()
+                    .and_then(Value::as_str)
+                    .unwrap_or(""),
+                "field is immutable",
+            ));
+        }
+        errs.extend(self.validate(new));
+        errs
+    }
+}
+
+/// Upstream's validateIngressClassSpec: the controller (a domain-prefixed path of at most 250
+/// bytes) and the parameters reference (validateIngressClassParametersReference).
+fn ingress_class_spec_errors(spec: &Value) -> Vec<FieldError> {
+    use super::job_rules::domain_prefixed_path_errors;
+    use super::networking::path_segment_errors;
+    let text = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
+    let mut errs = Vec::new();
+    match text(spec, "controller").filter(|c| !c.is_empty()) {
+        None => errs.push(FieldError::required("spec.controller", "")),
+        Some(controller) => {
+            if controller.len() > 250 {
+                errs.push(FieldError::too_long("spec.controller", Some(250)));
+            }
+            errs.extend(domain_prefixed_path_errors("spec.controller", &controller));
+        }
+    }
+    let Some(params) = spec.get("parameters").filter(|p| p.is_object()) else {
+        return errs;
+    };
+    if let Some(group) = text(params, "apiGroup") {
+        errs.extend(
+            k1s_apimachinery::validation::is_dns1123_subdomain(&group)
+                .into_iter()
+                .map(|m| FieldError::invalid("spec.parameters.apiGroup", group.as_str(), m)),
+        );
+    }
+    for key in ["kind", "name"] {
+        let field = format!("spec.parameters.{key}");
+        match text(params, key).filter(|v| !v.is_empty()) {
+            None => errs.push(FieldError::required(field, "")),
+            Some(v) => errs.extend(
+                path_segment_errors(&v)
+                    .into_iter()
+                    .map(|m| FieldError::invalid(field.as_str(), v.as_str(), m)),
+            ),
+        }
+    }
+    let namespace = params.get("namespace").filter(|n| !n.is_null());
+    match text(params, "scope").as_deref() {
+        None => errs.push(FieldError::required("spec.parameters.scope", "")),
+        Some("Namespace") => match namespace.map(|n| n.as_str().unwrap_or_default()) {
+            None => errs.push(FieldError::required(
+                "spec.parameters.namespace",
+                "`parameters.scope` is set to 'Namespace'",
+            )),
+            Some(ns) => errs.extend(
+                k1s_apimachinery::validation::name_is_dns_label(ns, false)
+                    .into_iter()
+                    .map(|m| FieldError::invalid("spec.parameters.namespace", ns, m)),
+            ),
+        },
+        Some("Cluster") => {
+            if namespace.is_some() {
+                errs.push(FieldError::forbidden(
+                    "spec.parameters.namespace",
+                    "`parameters.scope` is set to 'Cluster'",
+                ));
+            }
+        }
+        Some(other) => errs.push(FieldError::not_supported(
+            "spec.parameters.scope",
+            other,
+            &["Cluster", "Namespace"],
+        )),
+    }
+    errs
 }
 
 pub struct RoleBindings;
@@ -1407,9 +1495,6 @@ impl Strategy for AdmissionPolicies {
             crate::admission::policy::validate_policy(obj)
         }
     }
-    fn tracks_generation(&self, _: &k1s_apimachinery::catalog::ResourceInfo) -> bool {
-        true
-    }
 }
 
 /// discovery.k8s.io/v1 EndpointSlices (upstream's `pkg/registry/discovery/endpointslice` and
@@ -1473,9 +1558,6 @@ impl Strategy for EndpointSlices {
     }
     fn warnings_on_update(&self, new: &Value, _old: &Value) -> Vec<String> {
         endpoint_ip_warnings(new)
-    }
-    fn tracks_generation(&self, _: &k1s_apimachinery::catalog::ResourceInfo) -> bool {
-        true
     }
 }
 
