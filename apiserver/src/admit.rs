@@ -23,6 +23,7 @@ pub struct RequestAdmission {
     pub registry: Registry,
     pub webhooks: Arc<WebhookDispatcher>,
     pub policies: Arc<PolicyDispatcher>,
+    pub authorizer: Arc<crate::auth::rbac::RbacAuthorizer>,
     pub user: UserInfo,
     pub info: &'static ResourceInfo,
     pub subresource: Option<String>,
@@ -110,6 +111,7 @@ impl RequestAdmission {
         crate::plugins::AdmissionRequest {
             registry: &self.registry,
             user: &self.user,
+            authorizer: &self.authorizer,
             operation: match op {
                 Operation::Create => crate::plugins::Operation::Create,
                 Operation::Update => crate::plugins::Operation::Update,

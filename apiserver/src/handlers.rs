@@ -156,6 +156,7 @@ async fn serve(
         registry: ctx.registry.clone(),
         webhooks: ctx.webhooks.clone(),
         policies: ctx.policies.clone(),
+        authorizer: ctx.security.authorizer.clone(),
         user: user.clone(),
         info,
         subresource: req.subresource.clone(),

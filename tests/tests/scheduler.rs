@@ -48,6 +48,14 @@ fn node(c: &TestCluster, name: &str, cpu: &str, labels: &[(&str, &str)], taints:
         }
     }
     c.apply(&yaml);
+    // TaintNodesByCondition taints a new node not-ready; with the node lifecycle controller
+    // off, nothing would lift it.
+    c.kubectl_ok(&[
+        "taint",
+        "node",
+        name,
+        "node.kubernetes.io/not-ready:NoSchedule-",
+    ]);
     let res = format!(r#"{{"cpu":"{cpu}","memory":"8Gi","pods":"110"}}"#);
     c.kubectl_ok(&[
         "patch",

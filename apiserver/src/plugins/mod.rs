@@ -1,29 +1,39 @@
-//! Built-in admission plugins, run in upstream's order: NamespaceLifecycle, LimitRanger,
-//! ServiceAccount, Priority, DefaultTolerationSeconds (mutating) and NodeRestriction,
-//! NamespaceLifecycle, LimitRanger, ResourceQuota (validating).
+//! Built-in admission plugins, those kube-apiserver 1.33 enables by default (and kubeadm's
+//! NodeRestriction), run in upstream's order. Mutating: NamespaceLifecycle, LimitRanger,
+//! ServiceAccount, TaintNodesByCondition, Priority, DefaultTolerationSeconds,
+//! DefaultStorageClass, StorageObjectInUseProtection, RuntimeClass, DefaultIngressClass.
+//! Validating: NodeRestriction, NamespaceLifecycle, LimitRanger, Priority,
+//! PersistentVolumeClaimResize, RuntimeClass, CertificateApproval, CertificateSigning,
+//! CertificateSubjectRestriction, ResourceQuota.
 //!
 //! The request path calls [`mutate`] after defaulting and [`validate`] after the strategy's
 //! validation; when the write then fails, it calls [`Admitted::rollback`] to undo quota charges.
 
+mod certificates;
+mod classes;
 mod lifecycle;
 mod limitranger;
 mod noderestriction;
+mod nodetaint;
 /// The exact resource quantity lives in apimachinery (the quota controller shares it).
 pub use k1s_apimachinery::quantity;
 mod quota;
+mod runtimeclass;
 mod serviceaccount;
 mod simple;
+mod storage;
 
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_quota;
 
+use k1s_apimachinery::ApiError;
 use k1s_apimachinery::catalog::{self, ResourceInfo};
-use k1s_apimachinery::{ApiError, GroupResource};
 use serde_json::Value;
 
 use crate::auth::UserInfo;
+use crate::auth::rbac::RbacAuthorizer;
 use crate::registry::{ListQuery, Registry, Target};
 
 pub use quantity::Quantity;
@@ -40,6 +50,8 @@ pub enum Operation {
 pub struct AdmissionRequest<'a> {
     pub registry: &'a Registry,
     pub user: &'a UserInfo,
+    /// For the plugins that ask what the user may do (the CSR signer checks).
+    pub authorizer: &'a RbacAuthorizer,
     pub operation: Operation,
     /// What is being written.
     pub info: &'static ResourceInfo,
@@ -67,12 +79,10 @@ impl AdmissionRequest<'_> {
             .unwrap_or("")
     }
 
-    /// Upstream's `admission.NewForbidden`: the object's name (or generateName, or `Unknown`).
+    /// Upstream's `admission.NewForbidden`: the resource without its subresource, and the
+    /// object's name (or generateName, or `Unknown`).
     fn forbidden(&self, obj: Option<&Value>, err: impl std::fmt::Display) -> ApiError {
-        let mut gr = self.info.group_resource();
-        if let Some(sub) = self.subresource.filter(|s| !s.is_empty()) {
-            gr = GroupResource::new(self.info.group, format!("{}/{sub}", self.info.resource));
-        }
+        let gr = self.info.group_resource();
         let meta = obj.and_then(|o| o.get("metadata"));
         let field = |f: &str| {
             meta.and_then(|m| m.get(f))
@@ -115,8 +125,13 @@ pub async fn mutate(
     lifecycle::admit(req, Some(&*obj)).await?;
     limitranger::admit(req, obj).await?;
     serviceaccount::admit(req, obj).await?;
+    nodetaint::taint_new_node(req, obj);
     simple::priority(req, obj, old).await?;
     simple::default_toleration_seconds(req, obj);
+    classes::default_storage_class(req, obj).await?;
+    storage::protect_in_use(req, obj);
+    runtimeclass::admit(req, obj).await?;
+    classes::default_ingress_class(req, obj).await?;
     Ok(())
 }
 
@@ -134,6 +149,11 @@ pub async fn validate(
     }
     limitranger::validate(req, obj).await?;
     simple::validate_priority_class(req, obj).await?;
+    storage::validate_resize(req, obj, old).await?;
+    runtimeclass::validate(req, obj).await?;
+    certificates::validate_approval(req, obj, old)?;
+    certificates::validate_signing(req, obj, old)?;
+    certificates::validate_subject(req, obj)?;
     let charges = quota::admit(req, obj, old).await?;
     Ok(Admitted { charges })
 }

@@ -54,6 +54,10 @@ pub(super) async fn namespace(r: &Registry, name: &str) {
     .await;
 }
 
+/// An authorizer without bindings: only `system:masters` is allowed anything.
+static NO_RULES: std::sync::LazyLock<crate::auth::rbac::RbacAuthorizer> =
+    std::sync::LazyLock::new(Default::default);
+
 pub(super) fn user() -> UserInfo {
     UserInfo::new("admin", vec!["system:masters".into()])
 }
@@ -73,6 +77,7 @@ pub(super) fn request<'a>(
     AdmissionRequest {
         registry: r,
         user: u,
+        authorizer: &*NO_RULES,
         operation: op,
         info: res(group, resource),
         subresource: None,

@@ -337,9 +337,10 @@ pub fn prepare_update(
         _ => strategy.prepare_for_update(&mut new, old),
     }
     crate::go_shape::fill_zero_fields(&mut new);
-    if matches!(subresource, Some("status")) {
+    if matches!(subresource, Some("status" | "binding")) {
         // Status strategies never bump the generation (a deployment's annotations written
-        // with its status included).
+        // with its status included), nor does a pod's binding (upstream's assignPod writes
+        // the node name without a strategy).
         if let (Some(m), Some(g)) = (
             new.get_mut("metadata").and_then(Value::as_object_mut),
             old.pointer("/metadata/generation"),

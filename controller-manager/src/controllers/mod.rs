@@ -19,6 +19,8 @@ pub mod namespace;
 pub mod nodelifecycle;
 pub mod podautoscaler;
 pub mod podgc;
+pub mod pvcprotection;
+pub mod pvprotection;
 pub mod replicaset;
 pub mod replication;
 pub mod resourcequota;
@@ -97,6 +99,22 @@ pub static DESCRIPTORS: &[ControllerDescriptor] = &[
         event_source: "pod-garbage-collector",
         enabled_by_default: true,
         start: podgc::start,
+    },
+    ControllerDescriptor {
+        name: "persistentvolumeclaim-protection-controller",
+        aliases: &["pvc-protection"],
+        service_account: Some("pvc-protection-controller"),
+        event_source: "pvc-protection-controller",
+        enabled_by_default: true,
+        start: pvcprotection::start,
+    },
+    ControllerDescriptor {
+        name: "persistentvolume-protection-controller",
+        aliases: &["pv-protection"],
+        service_account: Some("pv-protection-controller"),
+        event_source: "pv-protection-controller",
+        enabled_by_default: true,
+        start: pvprotection::start,
     },
     ControllerDescriptor {
         name: "ttl-after-finished-controller",
