@@ -77,7 +77,7 @@ pub(super) fn request<'a>(
     AdmissionRequest {
         registry: r,
         user: u,
-        authorizer: &*NO_RULES,
+        authorizer: &NO_RULES,
         operation: op,
         info: res(group, resource),
         subresource: None,

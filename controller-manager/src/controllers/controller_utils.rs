@@ -254,6 +254,25 @@ pub fn compute_hash(template: &PodTemplateSpec, collision_count: Option<i32>) ->
     safe_encode(&fnv1a_32(&bytes).to_string())
 }
 
+/// Replaces the object's finalizers with `finalizers` by an update of the object as read (its
+/// resourceVersion makes a concurrent change a Conflict, not a lost write; upstream's
+/// controllers update, and their roles grant `update`, not `patch`).
+pub async fn set_finalizers<K>(
+    api: &Api<K>,
+    obj: &K,
+    finalizers: Vec<String>,
+) -> Result<(), kube::Error>
+where
+    K: Resource + Clone + serde::Serialize + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    let mut updated = obj.clone();
+    updated.meta_mut().finalizers = Some(finalizers);
+    let name = obj.meta().name.clone().unwrap_or_default();
+    api.replace(&name, &kube::api::PostParams::default(), &updated)
+        .await
+        .map(|_| ())
+}
+
 #[cfg(test)]
 mod tests {
     use k8s_openapi::api::core::v1::{PodCondition, PodStatus};
@@ -349,23 +368,4 @@ mod tests {
     const PROBES: &str = include_str!("../deephash/testdata/probes-and-resources.json");
     const EVERY_FIELD: &str = include_str!("../deephash/testdata/every-field.json");
     const QUANTITIES: &str = include_str!("../deephash/testdata/non-canonical-quantities.json");
-}
-
-/// Replaces the object's finalizers with `finalizers` by an update of the object as read (its
-/// resourceVersion makes a concurrent change a Conflict, not a lost write; upstream's
-/// controllers update, and their roles grant `update`, not `patch`).
-pub async fn set_finalizers<K>(
-    api: &Api<K>,
-    obj: &K,
-    finalizers: Vec<String>,
-) -> Result<(), kube::Error>
-where
-    K: Resource + Clone + serde::Serialize + serde::de::DeserializeOwned + std::fmt::Debug,
-{
-    let mut updated = obj.clone();
-    updated.meta_mut().finalizers = Some(finalizers);
-    let name = obj.meta().name.clone().unwrap_or_default();
-    api.replace(&name, &kube::api::PostParams::default(), &updated)
-        .await
-        .map(|_| ())
 }
