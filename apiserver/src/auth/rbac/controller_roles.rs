@@ -1,20 +1,51 @@
 //! The `system:controller:<name>` ClusterRoles and their bindings to the kube-system service
-//! accounts, for the controllers k1s runs (upstream `bootstrappolicy/controller_policy.go`).
+//! accounts, as upstream kube-apiserver 1.33 bootstraps them with its default feature gates
+//! (upstream `bootstrappolicy/controller_policy.go`).
 
 use serde_json::Value;
 
 use super::bootstrap::{
     cluster_role, cluster_role_binding, events_rule, named, rule, service_account,
 };
-use super::bootstrap_rules::{APPS, BATCH, CORE, EXTENSIONS, NETWORKING, READ};
+use super::bootstrap_rules::{APPS, BATCH, CORE, EXTENSIONS, NETWORKING, READ, STORAGE};
 use super::rule::PolicyRule;
 
 /// Prefix of controller role names.
 pub const CONTROLLER_ROLE_PREFIX: &str = "system:controller:";
 
-/// The controllers (service-account names in kube-system) with bootstrap roles, and their rules.
+/// API group of the admission policy kinds.
+const ADMISSION_REGISTRATION: &str = "admissionregistration.k8s.io";
+
+/// The controllers (service-account names in kube-system) with bootstrap roles, and their rules,
+/// in upstream's rule order. Roles upstream adds only behind feature gates that are off by
+/// default in 1.33 are left out: resource-claim-controller and device-taint-eviction-controller
+/// (DynamicResourceAllocation, DRADeviceTaints), volumeattributesclass-protection-controller
+/// (VolumeAttributesClass), kube-apiserver-serving-clustertrustbundle-publisher
+/// (ClusterTrustBundle), storage-version-garbage-collector (StorageVersionAPI) and
+/// storage-version-migrator-controller (StorageVersionMigrator).
 fn controllers() -> Vec<(&'static str, Vec<PolicyRule>)> {
     vec![
+        (
+            "attachdetach-controller",
+            vec![
+                rule(
+                    &["list", "watch"],
+                    &[CORE],
+                    &["persistentvolumes", "persistentvolumeclaims"],
+                ),
+                rule(READ, &[CORE], &["nodes"]),
+                rule(&["patch", "update"], &[CORE], &["nodes/status"]),
+                rule(&["list", "watch"], &[CORE], &["pods"]),
+                events_rule(),
+                rule(
+                    &["get", "create", "delete", "list", "watch"],
+                    &[STORAGE],
+                    &["volumeattachments"],
+                ),
+                rule(READ, &[STORAGE], &["csidrivers"]),
+                rule(READ, &[STORAGE], &["csinodes"]),
+            ],
+        ),
         (
             "certificate-controller",
             vec![
@@ -184,6 +215,38 @@ fn controllers() -> Vec<(&'static str, Vec<PolicyRule>)> {
             ],
         ),
         (
+            "ephemeral-volume-controller",
+            vec![
+                rule(READ, &[CORE], &["pods"]),
+                rule(&["update"], &[CORE], &["pods/finalizers"]),
+                rule(
+                    &["get", "list", "watch", "create"],
+                    &[CORE],
+                    &["persistentvolumeclaims"],
+                ),
+                events_rule(),
+            ],
+        ),
+        (
+            "expand-controller",
+            vec![
+                rule(
+                    &["get", "list", "watch", "update", "patch"],
+                    &[CORE],
+                    &["persistentvolumes"],
+                ),
+                rule(
+                    &["update", "patch"],
+                    &[CORE],
+                    &["persistentvolumeclaims/status"],
+                ),
+                rule(READ, &[CORE], &["persistentvolumeclaims"]),
+                events_rule(),
+                // The in-tree Portworx volume plugin.
+                rule(&["get"], &[CORE], &["services"]),
+            ],
+        ),
+        (
             "generic-garbage-collector",
             vec![
                 rule(
@@ -274,6 +337,35 @@ fn controllers() -> Vec<(&'static str, Vec<PolicyRule>)> {
             ],
         ),
         (
+            "persistent-volume-binder",
+            vec![
+                rule(
+                    &["get", "list", "watch", "update", "create", "delete"],
+                    &[CORE],
+                    &["persistentvolumes"],
+                ),
+                rule(&["update"], &[CORE], &["persistentvolumes/status"]),
+                rule(
+                    &["get", "list", "watch", "update"],
+                    &[CORE],
+                    &["persistentvolumeclaims"],
+                ),
+                rule(&["update"], &[CORE], &["persistentvolumeclaims/status"]),
+                rule(
+                    &["list", "watch", "get", "create", "delete"],
+                    &[CORE],
+                    &["pods"],
+                ),
+                rule(READ, &[STORAGE], &["storageclasses"]),
+                rule(&["list", "watch"], &[CORE], &["nodes"]),
+                events_rule(),
+                // The recycler watches its pod's events.
+                rule(&["watch"], &[CORE], &["events"]),
+                // The in-tree Portworx volume plugin.
+                rule(&["get"], &[CORE], &["services"]),
+            ],
+        ),
+        (
             "pod-garbage-collector",
             vec![
                 rule(&["list", "watch", "delete"], &[CORE], &["pods"]),
@@ -300,7 +392,6 @@ fn controllers() -> Vec<(&'static str, Vec<PolicyRule>)> {
                     &[CORE],
                     &["persistentvolumeclaims"],
                 ),
-                rule(&["update"], &[CORE], &["persistentvolumeclaims/status"]),
                 rule(READ, &[CORE], &["pods"]),
                 events_rule(),
             ],
@@ -361,6 +452,33 @@ fn controllers() -> Vec<(&'static str, Vec<PolicyRule>)> {
             ],
         ),
         (
+            "route-controller",
+            vec![
+                rule(&["list", "watch"], &[CORE], &["nodes"]),
+                rule(&["patch"], &[CORE], &["nodes/status"]),
+                events_rule(),
+            ],
+        ),
+        (
+            // SELinuxChangePolicy: beta and on by default since 1.33.
+            "selinux-warning-controller",
+            vec![
+                events_rule(),
+                rule(READ, &[CORE], &["persistentvolumes"]),
+                rule(READ, &[CORE], &["persistentvolumeclaims"]),
+                rule(READ, &[CORE], &["pods"]),
+                rule(READ, &[STORAGE], &["csidrivers"]),
+            ],
+        ),
+        (
+            "service-account-controller",
+            vec![
+                rule(&["create"], &[CORE], &["serviceaccounts"]),
+                events_rule(),
+            ],
+        ),
+        (
+            // MultiCIDRServiceAllocator: GA and on by default since 1.33.
             "service-cidrs-controller",
             vec![
                 rule(
@@ -371,16 +489,23 @@ fn controllers() -> Vec<(&'static str, Vec<PolicyRule>)> {
                 rule(
                     &["patch", "update"],
                     &[NETWORKING],
-                    &["servicecidrs/finalizers", "servicecidrs/status"],
+                    &["servicecidrs/finalizers"],
                 ),
-                rule(&["get", "list", "watch"], &[NETWORKING], &["ipaddresses"]),
+                rule(
+                    &["patch", "update"],
+                    &[NETWORKING],
+                    &["servicecidrs/status"],
+                ),
+                rule(READ, &[NETWORKING], &["ipaddresses"]),
                 events_rule(),
             ],
         ),
         (
-            "service-account-controller",
+            "service-controller",
             vec![
-                rule(&["create"], &[CORE], &["serviceaccounts"]),
+                rule(READ, &[CORE], &["services"]),
+                rule(&["patch", "update"], &[CORE], &["services/status"]),
+                rule(&["list", "watch"], &[CORE], &["nodes"]),
                 events_rule(),
             ],
         ),
@@ -417,6 +542,29 @@ fn controllers() -> Vec<(&'static str, Vec<PolicyRule>)> {
             "ttl-after-finished-controller",
             vec![
                 rule(&["get", "list", "watch", "delete"], &[BATCH], &["jobs"]),
+                events_rule(),
+            ],
+        ),
+        (
+            "ttl-controller",
+            vec![
+                rule(&["update", "patch", "list", "watch"], &[CORE], &["nodes"]),
+                events_rule(),
+            ],
+        ),
+        (
+            "validatingadmissionpolicy-status-controller",
+            vec![
+                rule(
+                    READ,
+                    &[ADMISSION_REGISTRATION],
+                    &["validatingadmissionpolicies"],
+                ),
+                rule(
+                    &["get", "patch", "update"],
+                    &[ADMISSION_REGISTRATION],
+                    &["validatingadmissionpolicies/status"],
+                ),
                 events_rule(),
             ],
         ),

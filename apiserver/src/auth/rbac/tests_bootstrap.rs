@@ -18,6 +18,46 @@ fn key(obj: &Value) -> (String, String, String) {
     )
 }
 
+/// Every `system:controller:*` ClusterRole upstream kube-apiserver 1.33 bootstraps with its
+/// default feature gates (its ClusterRoleBinding binds ServiceAccount kube-system/<name>).
+const UPSTREAM_CONTROLLER_ROLES: [&str; 35] = [
+    "attachdetach-controller",
+    "certificate-controller",
+    "clusterrole-aggregation-controller",
+    "cronjob-controller",
+    "daemon-set-controller",
+    "deployment-controller",
+    "disruption-controller",
+    "endpoint-controller",
+    "endpointslice-controller",
+    "endpointslicemirroring-controller",
+    "ephemeral-volume-controller",
+    "expand-controller",
+    "generic-garbage-collector",
+    "horizontal-pod-autoscaler",
+    "job-controller",
+    "legacy-service-account-token-cleaner",
+    "namespace-controller",
+    "node-controller",
+    "persistent-volume-binder",
+    "pod-garbage-collector",
+    "pv-protection-controller",
+    "pvc-protection-controller",
+    "replicaset-controller",
+    "replication-controller",
+    "resourcequota-controller",
+    "root-ca-cert-publisher",
+    "route-controller",
+    "selinux-warning-controller",
+    "service-account-controller",
+    "service-cidrs-controller",
+    "service-controller",
+    "statefulset-controller",
+    "ttl-after-finished-controller",
+    "ttl-controller",
+    "validatingadmissionpolicy-status-controller",
+];
+
 /// The bootstrap policy with aggregated rules filled in, as a running cluster has it.
 fn aggregated_policy() -> Vec<Value> {
     let mut policy = bootstrap_policy();
@@ -64,32 +104,7 @@ fn contains_the_named_objects_with_bootstrap_metadata() {
     ] {
         assert!(has("ClusterRole", "", name), "ClusterRole {name}");
     }
-    for controller in [
-        "deployment-controller",
-        "replicaset-controller",
-        "statefulset-controller",
-        "daemon-set-controller",
-        "job-controller",
-        "legacy-service-account-token-cleaner",
-        "cronjob-controller",
-        "namespace-controller",
-        "generic-garbage-collector",
-        "endpoint-controller",
-        "endpointslice-controller",
-        "endpointslicemirroring-controller",
-        "service-account-controller",
-        "service-cidrs-controller",
-        "node-controller",
-        "resourcequota-controller",
-        "horizontal-pod-autoscaler",
-        "disruption-controller",
-        "ttl-after-finished-controller",
-        "certificate-controller",
-        "root-ca-cert-publisher",
-        "pvc-protection-controller",
-        "pv-protection-controller",
-        "clusterrole-aggregation-controller",
-    ] {
+    for controller in UPSTREAM_CONTROLLER_ROLES {
         let name = format!("system:controller:{controller}");
         assert!(has("ClusterRole", "", &name), "{name}");
         assert!(has("ClusterRoleBinding", "", &name), "{name} binding");
@@ -145,6 +160,187 @@ fn contains_the_named_objects_with_bootstrap_metadata() {
             obj["metadata"]["annotations"][AUTOUPDATE_ANNOTATION], "true",
             "{obj}"
         );
+    }
+}
+
+/// One rule as `verbs groups resources [names]`, each list comma-joined (`""` is the core group).
+fn rule_line(rule: &Value) -> String {
+    let list = |field: &str| {
+        rule[field]
+            .as_array()
+            .map(|items| {
+                items
+                    .iter()
+                    .map(|i| match i.as_str().unwrap_or("") {
+                        "" => "\"\"",
+                        s => s,
+                    })
+                    .collect::<Vec<_>>()
+                    .join(",")
+            })
+            .unwrap_or_default()
+    };
+    let line = format!(
+        "{} {} {}",
+        list("verbs"),
+        list("apiGroups"),
+        list("resources")
+    );
+    match list("resourceNames") {
+        names if names.is_empty() => line,
+        names => format!("{line} {names}"),
+    }
+}
+
+#[test]
+fn controller_roles_are_upstreams_default_set() {
+    let roles = controller_roles();
+    let names: Vec<String> = roles
+        .iter()
+        .map(|r| r["metadata"]["name"].as_str().unwrap_or("").to_owned())
+        .collect();
+    let expected: Vec<String> = UPSTREAM_CONTROLLER_ROLES
+        .iter()
+        .map(|n| format!("{CONTROLLER_ROLE_PREFIX}{n}"))
+        .collect();
+    assert_eq!(names, expected);
+
+    let bindings = controller_role_bindings();
+    assert_eq!(bindings.len(), UPSTREAM_CONTROLLER_ROLES.len());
+    for (binding, name) in bindings.iter().zip(UPSTREAM_CONTROLLER_ROLES) {
+        let full = format!("{CONTROLLER_ROLE_PREFIX}{name}");
+        assert_eq!(binding["metadata"]["name"], full.as_str());
+        assert_eq!(
+            binding["roleRef"],
+            serde_json::json!({ "apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": full })
+        );
+        assert_eq!(
+            binding["subjects"],
+            serde_json::json!([{ "kind": "ServiceAccount", "name": name, "namespace": "kube-system" }])
+        );
+    }
+
+    let rules = |name: &str| -> Vec<String> {
+        roles
+            .iter()
+            .find(|r| r["metadata"]["name"] == format!("{CONTROLLER_ROLE_PREFIX}{name}"))
+            .and_then(|r| r["rules"].as_array())
+            .map(|rs| rs.iter().map(rule_line).collect())
+            .unwrap_or_default()
+    };
+    let events = "create,patch,update \"\",events.k8s.io events";
+    // Upstream's testdata/controller-roles.yaml, rule for rule.
+    let cases: Vec<(&str, Vec<&str>)> = vec![
+        (
+            "attachdetach-controller",
+            vec![
+                "list,watch \"\" persistentvolumeclaims,persistentvolumes",
+                "get,list,watch \"\" nodes",
+                "patch,update \"\" nodes/status",
+                "list,watch \"\" pods",
+                events,
+                "create,delete,get,list,watch storage.k8s.io volumeattachments",
+                "get,list,watch storage.k8s.io csidrivers",
+                "get,list,watch storage.k8s.io csinodes",
+            ],
+        ),
+        (
+            "ephemeral-volume-controller",
+            vec![
+                "get,list,watch \"\" pods",
+                "update \"\" pods/finalizers",
+                "create,get,list,watch \"\" persistentvolumeclaims",
+                events,
+            ],
+        ),
+        (
+            "expand-controller",
+            vec![
+                "get,list,patch,update,watch \"\" persistentvolumes",
+                "patch,update \"\" persistentvolumeclaims/status",
+                "get,list,watch \"\" persistentvolumeclaims",
+                events,
+                "get \"\" services",
+            ],
+        ),
+        (
+            "legacy-service-account-token-cleaner",
+            vec![
+                "get \"\" configmaps kube-apiserver-legacy-service-account-token-tracking",
+                "delete,patch \"\" secrets",
+            ],
+        ),
+        (
+            "persistent-volume-binder",
+            vec![
+                "create,delete,get,list,update,watch \"\" persistentvolumes",
+                "update \"\" persistentvolumes/status",
+                "get,list,update,watch \"\" persistentvolumeclaims",
+                "update \"\" persistentvolumeclaims/status",
+                "create,delete,get,list,watch \"\" pods",
+                "get,list,watch storage.k8s.io storageclasses",
+                "list,watch \"\" nodes",
+                events,
+                "watch \"\" events",
+                "get \"\" services",
+            ],
+        ),
+        (
+            "pvc-protection-controller",
+            vec![
+                "get,list,update,watch \"\" persistentvolumeclaims",
+                "get,list,watch \"\" pods",
+                events,
+            ],
+        ),
+        (
+            "route-controller",
+            vec!["list,watch \"\" nodes", "patch \"\" nodes/status", events],
+        ),
+        (
+            "selinux-warning-controller",
+            vec![
+                events,
+                "get,list,watch \"\" persistentvolumes",
+                "get,list,watch \"\" persistentvolumeclaims",
+                "get,list,watch \"\" pods",
+                "get,list,watch storage.k8s.io csidrivers",
+            ],
+        ),
+        (
+            "service-cidrs-controller",
+            vec![
+                "get,list,patch,update,watch networking.k8s.io servicecidrs",
+                "patch,update networking.k8s.io servicecidrs/finalizers",
+                "patch,update networking.k8s.io servicecidrs/status",
+                "get,list,watch networking.k8s.io ipaddresses",
+                events,
+            ],
+        ),
+        (
+            "service-controller",
+            vec![
+                "get,list,watch \"\" services",
+                "patch,update \"\" services/status",
+                "list,watch \"\" nodes",
+                events,
+            ],
+        ),
+        (
+            "ttl-controller",
+            vec!["list,patch,update,watch \"\" nodes", events],
+        ),
+        (
+            "validatingadmissionpolicy-status-controller",
+            vec![
+                "get,list,watch admissionregistration.k8s.io validatingadmissionpolicies",
+                "get,patch,update admissionregistration.k8s.io validatingadmissionpolicies/status",
+                events,
+            ],
+        ),
+    ];
+    for (name, want) in cases {
+        assert_eq!(rules(name), want, "{name}");
     }
 }
 
