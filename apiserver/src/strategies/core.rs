@@ -1379,6 +1379,30 @@ impl Strategy for PersistentVolumes {
     fn prepare_for_update(&self, new: &mut Value, old: &Value) {
         drop_unless_stored(new, Some(old), "spec", "volumeAttributesClassName");
     }
+    /// The status strategy: `lastPhaseTransitionTime` is kept while the phase stays, and set to
+    /// now when the phase changes unless the writer set a new time itself.
+    fn prepare_for_subresource_update(&self, subresource: &str, new: &mut Value, old: &Value) {
+        self.prepare_for_update(new, old);
+        if subresource != "status" || !new.get("status").is_some_and(Value::is_object) {
+            return;
+        }
+        let phase = |o: &Value| o.pointer("/status/phase").cloned();
+        let old_time = old.pointer("/status/lastPhaseTransitionTime").cloned();
+        let new_time = new
+            .pointer("/status/lastPhaseTransitionTime")
+            .filter(|t| !t.is_null())
+            .cloned();
+        let time = if phase(new) == phase(old) {
+            new_time.or(old_time)
+        } else if new_time.is_none() || new_time == old_time {
+            Some(json!(crate::registry::now_rfc3339()))
+        } else {
+            new_time
+        };
+        if let Some(t) = time {
+            new["status"]["lastPhaseTransitionTime"] = t;
+        }
+    }
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
         super::volumes::validate_pv(obj)
     }

@@ -2969,3 +2969,23 @@ fn service_account_secret_references_keep_only_their_names() {
     strategy.prepare_for_update(&mut updated, &plain);
     assert_eq!(updated["secrets"], json!([{ "name": "s2" }]));
 }
+
+#[test]
+fn a_volume_status_write_stamps_the_phase_transition_as_upstream() {
+    let info = catalog::find("", "v1", "persistentvolumes").expect("persistentvolumes");
+    let strategy = for_resource(info);
+    let old = json!({"spec": {}, "status": {"phase": "Available",
+        "lastPhaseTransitionTime": "2020-01-01T00:00:00Z"}});
+    let write = |status: Value| {
+        let mut new = json!({"spec": {}, "status": status});
+        strategy.prepare_for_subresource_update("status", &mut new, &old);
+        new["status"]["lastPhaseTransitionTime"].clone()
+    };
+    // The phase stays: the stored time is kept.
+    assert_eq!(write(json!({"phase": "Available"})), "2020-01-01T00:00:00Z");
+    // It moves: now, unless the writer set a new time of its own.
+    let stamped = write(json!({"phase": "Bound"}));
+    assert!(stamped.as_str().is_some_and(|t| t > "2026"), "{stamped}");
+    let kept = json!({"phase": "Bound", "lastPhaseTransitionTime": "2021-01-01T00:00:00Z"});
+    assert_eq!(write(kept), "2021-01-01T00:00:00Z");
+}

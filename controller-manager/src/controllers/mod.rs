@@ -17,6 +17,7 @@ pub mod history;
 pub mod job;
 pub mod namespace;
 pub mod nodelifecycle;
+pub mod persistentvolume;
 pub mod podautoscaler;
 pub mod podgc;
 pub mod pvcprotection;
@@ -99,6 +100,14 @@ pub static DESCRIPTORS: &[ControllerDescriptor] = &[
         event_source: "pod-garbage-collector",
         enabled_by_default: true,
         start: podgc::start,
+    },
+    ControllerDescriptor {
+        name: "persistentvolume-binder-controller",
+        aliases: &["persistentvolume-binder"],
+        service_account: Some("persistent-volume-binder"),
+        event_source: "persistentvolume-controller",
+        enabled_by_default: true,
+        start: persistentvolume::start,
     },
     ControllerDescriptor {
         name: "persistentvolumeclaim-protection-controller",
