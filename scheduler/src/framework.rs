@@ -22,6 +22,8 @@ pub struct Diagnosis {
 #[derive(Debug)]
 pub enum NoFit {
     NoNodes,
+    /// A PreFilter plugin refused the pod on every node, with this message.
+    PreFilter(String),
     Diagnosis(Diagnosis),
 }
 
@@ -116,6 +118,16 @@ pub fn fit_error_message(
         msg.push_str(&format!(" {p}"));
     }
     msg
+}
+
+/// Upstream's FitError when a PreFilter plugin refused the pod: every node is
+/// UnschedulableAndUnresolvable, so preemption cannot help on any.
+pub fn prefilter_error_message(num_nodes: usize, prefilter: &str) -> String {
+    format!(
+        "0/{num_nodes} nodes are available: {prefilter}. preemption: 0/{num_nodes} nodes are \
+         available: {num_nodes} {}.",
+        crate::preemption::NOT_HELPFUL
+    )
 }
 
 #[cfg(test)]

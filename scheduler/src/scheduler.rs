@@ -13,9 +13,11 @@ use k1s_controller_manager::events_v1::{EventRecorderV1, truncate_note};
 use k1s_controller_manager::informer::{Delta, Store, key_of};
 use k8s_openapi::api::apps::v1::{ReplicaSet, StatefulSet};
 use k8s_openapi::api::core::v1::{
-    Binding, Namespace, Node, ObjectReference, Pod, ReplicationController, Service,
+    Binding, Namespace, Node, ObjectReference, PersistentVolumeClaim, Pod, ReplicationController,
+    Service,
 };
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::storage::v1::StorageClass;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use kube::Client;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
@@ -25,6 +27,7 @@ use tokio::sync::Semaphore;
 use crate::cache::{Cache, PodInfo};
 use crate::framework::{self, NO_NODES, NoFit, Rng};
 use crate::plugins::podtopologyspread::{OwnerLookup, default_selector};
+use crate::plugins::volumebinding::{self, VolumeLookup};
 use crate::preemption;
 use crate::queue::{QueuedPod, SchedulingQueue};
 
@@ -40,6 +43,7 @@ pub struct Scheduler {
     namespaces: Arc<Store<Namespace>>,
     owners: Owners,
     pdbs: Arc<Store<PodDisruptionBudget>>,
+    volumes: Volumes,
     recorder: EventRecorderV1,
     rng: Mutex<Rng>,
     binds: Arc<Semaphore>,
@@ -77,6 +81,21 @@ fn node_changed_usefully(old: &Node, new: &Node) -> bool {
             != new.spec.as_ref().map(|s| (&s.taints, s.unschedulable))
         || old.status.as_ref().map(|s| &s.allocatable)
             != new.status.as_ref().map(|s| &s.allocatable)
+}
+
+/// The claims and classes VolumeBinding reads.
+struct Volumes {
+    claims: Arc<Store<PersistentVolumeClaim>>,
+    classes: Arc<Store<StorageClass>>,
+}
+
+impl VolumeLookup for Volumes {
+    fn claim(&self, namespace: &str, name: &str) -> Option<Arc<PersistentVolumeClaim>> {
+        self.claims.get_named(Some(namespace), name)
+    }
+    fn class(&self, name: &str) -> Option<Arc<StorageClass>> {
+        self.classes.get_named(None, name)
+    }
 }
 
 /// What default topology spreading looks pods' owners up in (upstream's listers).
@@ -124,6 +143,12 @@ impl Scheduler {
             stateful_sets: factory.informer::<StatefulSet>().store(),
         };
         let pdbs = factory.informer::<PodDisruptionBudget>().store();
+        let claims = factory.informer::<PersistentVolumeClaim>();
+        let classes = factory.informer::<StorageClass>();
+        let volumes = Volumes {
+            claims: claims.store(),
+            classes: classes.store(),
+        };
         let seed = jiff::Timestamp::now().as_nanosecond() as u64;
         let s = Arc::new(Scheduler {
             client,
@@ -134,6 +159,7 @@ impl Scheduler {
             namespaces: namespaces.store(),
             owners,
             pdbs,
+            volumes,
             recorder,
             rng: Mutex::new(Rng::new(seed)),
             binds: Arc::new(Semaphore::new(MAX_BINDS_IN_FLIGHT)),
@@ -142,6 +168,19 @@ impl Scheduler {
         nodes.add_handler(move |d| {
             if let Some(s) = weak.upgrade() {
                 s.on_node(d);
+            }
+        });
+        // A claim or class that appears or changes may let a waiting pod through VolumeBinding.
+        let weak = Arc::downgrade(&s);
+        claims.add_handler(move |d| {
+            if let (Some(s), false) = (weak.upgrade(), matches!(d, Delta::Deleted(_))) {
+                s.queue.move_unschedulable(|_| true);
+            }
+        });
+        let weak = Arc::downgrade(&s);
+        classes.add_handler(move |d| {
+            if let (Some(s), false) = (weak.upgrade(), matches!(d, Delta::Deleted(_))) {
+                s.queue.move_unschedulable(|_| true);
             }
         });
         let weak = Arc::downgrade(&s);
@@ -300,13 +339,20 @@ impl Scheduler {
         let lookup = |n: &str| self.namespace(n);
         // Read outside the cache lock: informer stores only.
         let spread = default_selector(&pod, &self.owners);
+        let held_back = volumebinding::prefilter(&pod, &self.volumes);
         let outcome = {
             let mut cache = self.cache();
+            let nodes = cache.order.len();
             let mut rng = self
                 .rng
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            match framework::find_node(&cache, &info, &lookup, spread.as_ref(), &mut rng) {
+            let found = match held_back {
+                // Upstream looks for nodes first, then runs the PreFilter plugins.
+                Err(why) if nodes > 0 => Err(NoFit::PreFilter(why)),
+                _ => framework::find_node(&cache, &info, &lookup, spread.as_ref(), &mut rng),
+            };
+            match found {
                 Ok(node) => {
                     let mut bound = (*pod).clone();
                     if let Some(spec) = bound.spec.as_mut() {
@@ -316,6 +362,9 @@ impl Scheduler {
                     Ok(node)
                 }
                 Err(NoFit::NoNodes) => Err((NO_NODES.to_string(), None)),
+                Err(NoFit::PreFilter(why)) => {
+                    Err((framework::prefilter_error_message(nodes, &why), None))
+                }
                 Err(NoFit::Diagnosis(d)) => {
                     let n = d.statuses.len();
                     let pdbs = self.pdbs.list();

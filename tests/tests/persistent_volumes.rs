@@ -146,3 +146,28 @@ fn a_waiting_claim_says_why() {
         "example.com/csi"
     );
 }
+
+#[test]
+fn a_pod_waits_for_its_claim_to_exist() {
+    let c = TestCluster::start();
+    c.apply(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: needs-data}\nspec:\n  \
+         containers: [{name: c, image: nginx}]\n  \
+         volumes: [{name: v, persistentVolumeClaim: {claimName: data}}]\n",
+    );
+    let want = "FailedScheduling: 0/1 nodes are available: persistentvolumeclaim \"data\" not \
+                found. preemption: 0/1 nodes are available: 1 Preemption is not helpful for \
+                scheduling.";
+    wait_until(Duration::from_secs(30), want, || {
+        events_of(&c, "needs-data").contains(want).then_some(())
+    });
+    assert_eq!(field(&c, "pod", "needs-data", "{.spec.nodeName}"), "");
+    // The claim appears: the pod is scheduled.
+    c.apply(&volume("disk", "1Gi", "Retain"));
+    c.apply(
+        "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data}\nspec:\n  \
+         storageClassName: manual\n  accessModes: [ReadWriteOnce]\n  \
+         resources: {requests: {storage: 1Gi}}\n",
+    );
+    wait_field(&c, "pod", "needs-data", "{.spec.nodeName}", "k1s-node-0");
+}

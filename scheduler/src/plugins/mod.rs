@@ -1,10 +1,12 @@
 //! The default profile's filter and score plugins (upstream's framework/plugins), in upstream's
 //! order: NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts,
 //! NodeResourcesFit, PodTopologySpread, InterPodAffinity; a node's first failing filter is its
-//! verdict. Scores are normalised to 0..100 per plugin and weighted as upstream's default profile.
+//! verdict. VolumeBinding's PreFilter (`volumebinding`) runs before them, for the whole pod.
+//! Scores are normalised to 0..100 per plugin and weighted as upstream's default profile.
 
 pub mod interpodaffinity;
 pub mod podtopologyspread;
+pub mod volumebinding;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
