@@ -159,3 +159,74 @@ fn namespace_labels_are_validated_and_existing_pods_checked() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stderr(&out), "");
 }
+
+#[test]
+fn audit_label_annotates_the_audit_event() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let policy = dir.path().join("policy.yaml");
+    let log = dir.path().join("audit.log");
+    std::fs::write(
+        &policy,
+        "apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n\
+         - level: Metadata\n  resources: [{group: '', resources: [pods]}]\n- level: None\n",
+    )
+    .expect("policy");
+    let c = TestCluster::start_with(k1s_tests::StartOptions {
+        extra_args: vec![
+            "--audit-policy-file".into(),
+            policy.to_string_lossy().to_string(),
+            "--audit-log-path".into(),
+            log.to_string_lossy().to_string(),
+        ],
+        ..Default::default()
+    });
+    c.kubectl_ok(&["create", "namespace", "audited"]);
+    c.kubectl_ok(&[
+        "label",
+        "namespace",
+        "audited",
+        "pod-security.kubernetes.io/enforce=baseline",
+        "pod-security.kubernetes.io/audit=restricted",
+    ]);
+    c.kubectl_ok(&["run", "-n", "audited", "c", "--image=nginx"]);
+    let host = ["run", "-n", "audited", "host", "--image=nginx"];
+    let mut refused = host.to_vec();
+    refused.extend(["--overrides", r#"{"spec": {"hostIPC": true}}"#]);
+    fails(&refused, c.kubectl(&refused));
+    c.kubectl_ok(&["run", "c", "--image=nginx"]);
+    let created = |ns: &str, code: u64| {
+        k1s_tests::wait_until(std::time::Duration::from_secs(5), "the audit event", || {
+            std::fs::read_to_string(&log)
+                .unwrap_or_default()
+                .lines()
+                .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+                .find(|e| {
+                    e["verb"] == "create"
+                        && e["objectRef"]["namespace"] == ns
+                        && e["responseStatus"]["code"] == code
+                })
+        })
+    };
+    let admitted = created("audited", 201);
+    let annotations = &admitted["annotations"];
+    assert_eq!(
+        annotations["pod-security.kubernetes.io/enforce-policy"],
+        "baseline:latest"
+    );
+    assert_eq!(
+        annotations["pod-security.kubernetes.io/audit-violations"],
+        format!("would violate PodSecurity \"restricted:latest\": {RESTRICTED_DETAIL}")
+    );
+    let denied = created("audited", 403);
+    assert_eq!(
+        denied["annotations"]["pod-security.kubernetes.io/enforce-policy"],
+        "baseline:latest"
+    );
+    // The default namespace is privileged: the policy is recorded, nothing is evaluated.
+    let default = created("default", 201);
+    assert_eq!(
+        default["annotations"]["pod-security.kubernetes.io/enforce-policy"],
+        "privileged:latest"
+    );
+    assert!(default["annotations"]["pod-security.kubernetes.io/audit-violations"].is_null());
+}
