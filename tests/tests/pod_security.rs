@@ -115,7 +115,14 @@ fn namespace_labels_are_validated_and_existing_pods_checked() {
         err.trim_end(),
         "The Namespace \"apps\" is invalid: metadata.labels[pod-security.kubernetes.io/enforce]: Invalid value: \"strict\": must be one of privileged, baseline, restricted"
     );
-    let args = ["create", "namespace", "bad", "-o", "yaml", "--dry-run=server"];
+    let args = [
+        "create",
+        "namespace",
+        "bad",
+        "-o",
+        "yaml",
+        "--dry-run=server",
+    ];
     let out = c.kubectl_stdin(
         &["create", "-f", "-"],
         "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: bad\n  labels:\n    \
@@ -143,8 +150,7 @@ fn namespace_labels_are_validated_and_existing_pods_checked() {
     }
     let out = label("restricted");
     assert!(out.status.success(), "{}", stderr(&out));
-    let restricted =
-        "allowPrivilegeEscalation != false, unrestricted capabilities, runAsNonRoot != true, seccompProfile";
+    let restricted = "allowPrivilegeEscalation != false, unrestricted capabilities, runAsNonRoot != true, seccompProfile";
     assert_eq!(
         stderr(&out),
         format!(

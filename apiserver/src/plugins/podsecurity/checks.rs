@@ -275,8 +275,16 @@ static CHECKS: &[Check] = &[
         id: "seccompProfile_restricted",
         level: Level::Restricted,
         versions: &[
-            v_over(19, seccomp_profile_restricted_1_19, &["seccompProfile_baseline"]),
-            v_over(25, seccomp_profile_restricted_1_25, &["seccompProfile_baseline"]),
+            v_over(
+                19,
+                seccomp_profile_restricted_1_19,
+                &["seccompProfile_baseline"],
+            ),
+            v_over(
+                25,
+                seccomp_profile_restricted_1_25,
+                &["seccompProfile_baseline"],
+            ),
         ],
     },
 ];
@@ -357,7 +365,7 @@ fn strings<'a>(obj: &'a Value, keys: &[&str]) -> impl Iterator<Item = &'a str> {
 }
 
 /// Init containers, containers, then ephemeral containers, as upstream visits them.
-fn containers<'a>(spec: &'a Value) -> impl Iterator<Item = &'a Value> {
+fn containers(spec: &Value) -> impl Iterator<Item = &Value> {
     ["initContainers", "containers", "ephemeralContainers"]
         .into_iter()
         .flat_map(move |f| list(spec, &[f]).iter())
@@ -714,7 +722,8 @@ fn valid_seccomp_type(t: &str) -> bool {
 
 /// Policy versions before 1.19 read the seccomp annotations.
 fn seccomp_profile_baseline_1_0(pod: PodView<'_>) -> Option<Violation> {
-    let valid = |v: &str| v == "runtime/default" || v == "docker/default" || v.starts_with("localhost/");
+    let valid =
+        |v: &str| v == "runtime/default" || v == "docker/default" || v.starts_with("localhost/");
     let mut forbidden: BTreeSet<String> = BTreeSet::new();
     if let Some(v) = annotation(pod.metadata, SECCOMP_POD_ANNOTATION)
         && !valid(v)
@@ -1067,7 +1076,11 @@ fn run_as_non_root(pod: PodView<'_>) -> Option<Violation> {
 }
 
 fn run_as_user(pod: PodView<'_>) -> Option<Violation> {
-    let root = |sc: Option<&Value>| sc.and_then(|sc| field(sc, "runAsUser")).and_then(Value::as_i64) == Some(0);
+    let root = |sc: Option<&Value>| {
+        sc.and_then(|sc| field(sc, "runAsUser"))
+            .and_then(Value::as_i64)
+            == Some(0)
+    };
     let mut setters: Vec<String> = Vec::new();
     if root(field(pod.spec, "securityContext")) {
         setters.push("pod".into());

@@ -240,7 +240,10 @@ fn is_significant_pod_update(pod: &Value, old: &Value) -> bool {
     super::containers(pod, "ephemeralContainers")
         .iter()
         .any(|c| {
-            match before.iter().find(|o| str_of(o, "name") == str_of(c, "name")) {
+            match before
+                .iter()
+                .find(|o| str_of(o, "name") == str_of(c, "name"))
+            {
                 None => true,
                 Some(o) => str_of(o, "image") != str_of(c, "image"),
             }
@@ -475,7 +478,12 @@ fn prioritize(pods: Vec<Value>) -> Vec<Value> {
                 refs.iter()
                     .find(|r| r.get("controller").and_then(Value::as_bool) == Some(true))
             })
-            .map(|r| r.get("uid").and_then(Value::as_str).unwrap_or("").to_string());
+            .map(|r| {
+                r.get("uid")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string()
+            });
         match controller {
             None => first.push(pod),
             Some(uid) if seen.contains(&uid) => rest.push(pod),

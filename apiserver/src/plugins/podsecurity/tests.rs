@@ -221,7 +221,10 @@ fn podsecurity_host_ports() {
     ]}));
     assert_eq!(
         run("hostPorts", 0, many),
-        denied("hostPort", r#"containers "b", "c" use hostPorts 10, 20, 30"#)
+        denied(
+            "hostPort",
+            r#"containers "b", "c" use hostPorts 10, 20, 30"#
+        )
     );
 }
 
@@ -339,7 +342,11 @@ fn podsecurity_restricted_volumes() {
 fn podsecurity_run_as_non_root() {
     let reason = "runAsNonRoot != true";
     assert_eq!(
-        run("runAsNonRoot", 0, spec(json!({"containers": [{"name": "a"}]}))),
+        run(
+            "runAsNonRoot",
+            0,
+            spec(json!({"containers": [{"name": "a"}]}))
+        ),
         denied(
             reason,
             r#"pod or container "a" must set securityContext.runAsNonRoot=true"#
@@ -352,16 +359,21 @@ fn podsecurity_run_as_non_root() {
             spec(json!({"securityContext": {"runAsNonRoot": false},
                 "containers": [{"name": "a"}]}))
         ),
-        denied(reason, "pod must not set securityContext.runAsNonRoot=false")
+        denied(
+            reason,
+            "pod must not set securityContext.runAsNonRoot=false"
+        )
     );
-    let pod = spec(json!({"securityContext": {"runAsNonRoot": true}, "containers": [
-        {"name": "a"},
-        {"name": "b", "securityContext": {}},
-        {"name": "c", "securityContext": {"runAsNonRoot": false}},
-        {"name": "d", "securityContext": {"runAsNonRoot": false}},
-        {"name": "e", "securityContext": {"runAsNonRoot": true}},
-        {"name": "f", "securityContext": {"runAsNonRoot": true}},
-    ]}));
+    let pod = spec(
+        json!({"securityContext": {"runAsNonRoot": true}, "containers": [
+            {"name": "a"},
+            {"name": "b", "securityContext": {}},
+            {"name": "c", "securityContext": {"runAsNonRoot": false}},
+            {"name": "d", "securityContext": {"runAsNonRoot": false}},
+            {"name": "e", "securityContext": {"runAsNonRoot": true}},
+            {"name": "f", "securityContext": {"runAsNonRoot": true}},
+        ]}),
+    );
     assert_eq!(
         run("runAsNonRoot", 0, pod),
         denied(
@@ -406,21 +418,23 @@ fn podsecurity_run_as_user() {
         ),
         None
     );
-    assert_eq!(
-        run("runAsUser", 23, spec(json!({"containers": one}))),
-        None
+    assert_eq!(run("runAsUser", 23, spec(json!({"containers": one}))), None);
+    let pod = spec(
+        json!({"securityContext": {"runAsUser": 1000}, "containers": [
+            {"name": "a"},
+            {"name": "b", "securityContext": {}},
+            {"name": "c", "securityContext": {"runAsUser": 0}},
+            {"name": "d", "securityContext": {"runAsUser": 0}},
+            {"name": "e", "securityContext": {"runAsUser": 1}},
+            {"name": "f", "securityContext": {"runAsUser": 1}},
+        ]}),
     );
-    let pod = spec(json!({"securityContext": {"runAsUser": 1000}, "containers": [
-        {"name": "a"},
-        {"name": "b", "securityContext": {}},
-        {"name": "c", "securityContext": {"runAsUser": 0}},
-        {"name": "d", "securityContext": {"runAsUser": 0}},
-        {"name": "e", "securityContext": {"runAsUser": 1}},
-        {"name": "f", "securityContext": {"runAsUser": 1}},
-    ]}));
     assert_eq!(
         run("runAsUser", 23, pod),
-        denied("runAsUser=0", r#"containers "c", "d" must not set runAsUser=0"#)
+        denied(
+            "runAsUser=0",
+            r#"containers "c", "d" must not set runAsUser=0"#
+        )
     );
     // The check exists from policy version 1.23 on.
     assert_eq!(
@@ -518,8 +532,10 @@ fn podsecurity_se_linux_options() {
 
 #[test]
 fn podsecurity_seccomp_profile_baseline() {
-    let annotated = |a: Value| json!({"metadata": {"annotations": a},
-        "spec": {"containers": [{"name": "a"}, {"name": "b"}, {"name": "c"}]}});
+    let annotated = |a: Value| {
+        json!({"metadata": {"annotations": a},
+        "spec": {"containers": [{"name": "a"}, {"name": "b"}, {"name": "c"}]}})
+    };
     assert_eq!(
         run(
             "seccompProfile_baseline",
@@ -627,7 +643,9 @@ fn podsecurity_seccomp_profile_restricted() {
             run(
                 "seccompProfile_restricted",
                 minor,
-                spec(json!({"securityContext": profile("Unconfined"), "containers": [{"name": "a"}]}))
+                spec(
+                    json!({"securityContext": profile("Unconfined"), "containers": [{"name": "a"}]})
+                )
             ),
             denied(
                 "seccompProfile",
@@ -646,7 +664,9 @@ fn podsecurity_seccomp_profile_restricted() {
             run(
                 "seccompProfile_restricted",
                 minor,
-                spec(json!({"securityContext": profile("RuntimeDefault"), "containers": containers}))
+                spec(
+                    json!({"securityContext": profile("RuntimeDefault"), "containers": containers})
+                )
             ),
             denied(
                 "seccompProfile",
@@ -680,7 +700,10 @@ fn podsecurity_seccomp_profile_restricted() {
 #[test]
 fn podsecurity_sysctls() {
     let pod = |names: &[&str]| {
-        let sysctls: Vec<Value> = names.iter().map(|n| json!({"name": n, "value": "1"})).collect();
+        let sysctls: Vec<Value> = names
+            .iter()
+            .map(|n| json!({"name": n, "value": "1"}))
+            .collect();
         spec(json!({"securityContext": {"sysctls": sysctls}}))
     };
     for minor in [0, 27, 29, 32] {
@@ -714,15 +737,15 @@ fn podsecurity_sysctls() {
 #[test]
 fn podsecurity_windows_host_process() {
     let pod = spec(json!({
-        "securityContext": {"windowsOptions": {"hostProcess": true}},
-        "containers": [
-            {"name": "a"},
-            {"name": "b", "securityContext": {}},
-            {"name": "c", "securityContext": {"windowsOptions": {}}},
-            {"name": "d", "securityContext": {"windowsOptions": {"hostProcess": false}}},
-            {"name": "e", "securityContext": {"windowsOptions": {"hostProcess": true}}},
-            {"name": "f", "securityContext": {"windowsOptions": {"hostProcess": true}}},
-        ]}));
+    "securityContext": {"windowsOptions": {"hostProcess": true}},
+    "containers": [
+        {"name": "a"},
+        {"name": "b", "securityContext": {}},
+        {"name": "c", "securityContext": {"windowsOptions": {}}},
+        {"name": "d", "securityContext": {"windowsOptions": {"hostProcess": false}}},
+        {"name": "e", "securityContext": {"windowsOptions": {"hostProcess": true}}},
+        {"name": "f", "securityContext": {"windowsOptions": {"hostProcess": true}}},
+    ]}));
     assert_eq!(
         run("windowsHostProcess", 0, pod),
         denied(
@@ -834,7 +857,9 @@ fn podsecurity_version_parsing() {
     assert_eq!(Version::parse("v1.0"), Some(Version::V1(0)));
     assert_eq!(Version::parse("v1.25"), Some(Version::V1(25)));
     assert_eq!(Version::parse("v1.999"), Some(Version::V1(999)));
-    for bad in ["", "v1", "v1.", "v1.01", "1.25", "v2.0", "v1.x", "Latest", "v1.-1"] {
+    for bad in [
+        "", "v1", "v1.", "v1.01", "1.25", "v2.0", "v1.x", "Latest", "v1.-1",
+    ] {
         assert_eq!(Version::parse(bad), None, "{bad}");
     }
     assert_eq!(Version::V1(25).to_string(), "v1.25");
@@ -981,7 +1006,9 @@ async fn podsecurity_warn_and_audit() {
     super::validate(&req, &deploy, None).await.unwrap();
     assert_eq!(
         notes.take_warnings(),
-        [r#"would violate PodSecurity "baseline:latest": privileged (container "c" must not set securityContext.privileged=true)"#]
+        [
+            r#"would violate PodSecurity "baseline:latest": privileged (container "c" must not set securityContext.privileged=true)"#
+        ]
     );
     let annotations = notes.take_audit_annotations();
     let audit = annotations
@@ -1074,9 +1101,7 @@ async fn podsecurity_namespace_labels_are_validated() {
     let upd = request(&r, &u, Operation::Update, "namespaces", None, "bad");
     let mut relabelled = ns.clone();
     relabelled["metadata"]["labels"]["team"] = json!("a");
-    super::validate(&upd, &relabelled, Some(&ns))
-        .await
-        .unwrap();
+    super::validate(&upd, &relabelled, Some(&ns)).await.unwrap();
     let mut worse = ns.clone();
     worse["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] = json!("stricter");
     assert_eq!(
@@ -1115,8 +1140,7 @@ async fn podsecurity_stricter_enforce_level_warns_about_existing_pods() {
     let new = json!({"metadata": {"name": "apps", "labels": {
         "pod-security.kubernetes.io/enforce": "restricted"}}});
     super::validate(&req, &new, Some(&old)).await.unwrap();
-    let restricted_reasons =
-        "allowPrivilegeEscalation != false, unrestricted capabilities, runAsNonRoot != true, seccompProfile";
+    let restricted_reasons = "allowPrivilegeEscalation != false, unrestricted capabilities, runAsNonRoot != true, seccompProfile";
     assert_eq!(
         notes.take_warnings(),
         [
