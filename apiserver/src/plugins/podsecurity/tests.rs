@@ -1173,3 +1173,65 @@ async fn podsecurity_stricter_enforce_level_warns_about_existing_pods() {
         ]
     );
 }
+
+#[tokio::test]
+async fn podsecurity_every_pod_controller_is_warned_never_refused() {
+    let r = registry();
+    let u = user();
+    labelled_namespace(&r, "strict", labels(&[("enforce", "baseline")])).await;
+    let template = json!({"metadata": {"labels": {"a": "b"}}, "spec": {"hostIPC": true,
+        "containers": [{"name": "c", "image": "x"}]}});
+    let cases = [
+        ("podtemplates", json!({"template": template})),
+        (
+            "replicationcontrollers",
+            json!({"spec": {"template": template}}),
+        ),
+        ("replicasets.apps", json!({"spec": {"template": template}})),
+        ("deployments.apps", json!({"spec": {"template": template}})),
+        ("statefulsets.apps", json!({"spec": {"template": template}})),
+        ("daemonsets.apps", json!({"spec": {"template": template}})),
+        ("jobs.batch", json!({"spec": {"template": template}})),
+        (
+            "cronjobs.batch",
+            json!({"spec": {"jobTemplate": {"spec": {"template": template}}}}),
+        ),
+    ];
+    for (resource, mut obj) in cases {
+        obj["metadata"] = json!({"name": "w"});
+        for op in [Operation::Create, Operation::Update] {
+            let notes = RequestNotes::default();
+            let mut req = request(&r, &u, op, resource, Some("strict"), "w");
+            req.notes = &notes;
+            super::validate(&req, &obj, Some(&obj)).await.unwrap();
+            // Warn follows the stricter enforce level.
+            assert_eq!(
+                notes.take_warnings(),
+                [r#"would violate PodSecurity "baseline:latest": host namespaces (hostIPC=true)"#],
+                "{resource}"
+            );
+        }
+        // Subresources (scale, status) are not checked.
+        let notes = RequestNotes::default();
+        let mut req = request(&r, &u, Operation::Update, resource, Some("strict"), "w");
+        req.notes = &notes;
+        req.subresource = Some("status");
+        super::validate(&req, &obj, Some(&obj)).await.unwrap();
+        assert!(notes.take_warnings().is_empty(), "{resource}");
+    }
+    // A ReplicationController without a template has nothing to check.
+    let notes = RequestNotes::default();
+    let mut req = request(
+        &r,
+        &u,
+        Operation::Create,
+        "replicationcontrollers",
+        Some("strict"),
+        "w",
+    );
+    req.notes = &notes;
+    super::validate(&req, &json!({"metadata": {"name": "w"}, "spec": {}}), None)
+        .await
+        .unwrap();
+    assert!(notes.take_warnings().is_empty());
+}
