@@ -11,6 +11,7 @@ mod checks;
 mod tests;
 
 use std::collections::HashSet;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use k1s_apimachinery::status::aggregate_message;
@@ -182,6 +183,15 @@ fn labels(obj: &Value) -> Option<&Value> {
     meta::labels_value(obj)
 }
 
+/// The request's Namespace object, or why it could not be read.
+async fn namespace_of(req: &AdmissionRequest<'_>) -> Result<Arc<Value>, String> {
+    match req.namespace_object().await {
+        Ok(Some(n)) => Ok(n),
+        Ok(None) => Err(format!("namespaces \"{}\" not found", req.namespace())),
+        Err(e) => Err(e.message),
+    }
+}
+
 /// The name admission reports: the object's (generated already), else the request's.
 fn object_name<'a>(req: &'a AdmissionRequest<'_>, obj: &'a Value) -> &'a str {
     meta::name(obj)
@@ -224,7 +234,9 @@ async fn validate_namespace(
 /// Upstream's `isSignificantPodUpdate`: only a change of containers or their images (or a new
 /// ephemeral container) is checked again.
 fn is_significant_pod_update(pod: &Value, old: &Value) -> bool {
-    let str_of = |c: &Value, f: &str| super::str_at(c, &[f]).unwrap_or("").to_owned();
+    fn str_of<'v>(c: &'v Value, f: &str) -> &'v str {
+        super::str_at(c, &[f]).unwrap_or("")
+    }
     for field in ["containers", "initContainers"] {
         let (now, then) = (super::containers(pod, field), super::containers(old, field));
         if now.len() != then.len()
@@ -262,16 +274,12 @@ async fn validate_pod(
     {
         return Ok(());
     }
-    let ns = req.namespace();
-    let namespace = match req.namespace_object().await {
-        Ok(Some(n)) => n,
-        result => {
-            let detail = match result {
-                Err(e) => format!(": {}", e.message),
-                _ => format!(": namespaces \"{ns}\" not found"),
-            };
+    let namespace = match namespace_of(req).await {
+        Ok(n) => n,
+        Err(why) => {
+            let ns = req.namespace();
             let err = ApiError::internal(format!("failed to lookup namespace \"{ns}\""));
-            req.audit_annotation(ERROR_ANNOTATION, format!("{}{detail}", err.message));
+            req.audit_annotation(ERROR_ANNOTATION, format!("{}: {why}", err.message));
             return Err(err);
         }
     };
@@ -295,15 +303,11 @@ async fn validate_pod_controller(
     obj: &Value,
     template_at: &[&str],
 ) -> Result<(), ApiError> {
-    let ns = req.namespace();
-    let namespace = match req.namespace_object().await {
-        Ok(Some(n)) => n,
+    let namespace = match namespace_of(req).await {
+        Ok(n) => n,
         // Never refused: the failure is only recorded.
-        result => {
-            let why = match result {
-                Err(e) => e.message,
-                _ => format!("namespaces \"{ns}\" not found"),
-            };
+        Err(why) => {
+            let ns = req.namespace();
             req.audit_annotation(
                 ERROR_ANNOTATION,
                 format!("failed to lookup namespace \"{ns}\": {why}"),
