@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use k1s_apimachinery::catalog::{self, ResourceInfo};
@@ -30,9 +30,8 @@ pub struct RequestAdmission {
     pub namespace: Option<String>,
     pub name: String,
     pub dry_run: bool,
-    pub warnings: Mutex<Vec<String>>,
-    /// Audit annotations from admission (policies' `auditAnnotations` and Audit actions).
-    pub audit_annotations: Mutex<BTreeMap<String, String>>,
+    /// Warnings and audit annotations of built-in plugins, policies and webhooks.
+    pub notes: crate::plugins::RequestNotes,
     /// Side effects (quota charges) of the latest validation, kept or undone by `settle`.
     pub admitted: tokio::sync::Mutex<Option<crate::plugins::Admitted>>,
 }
@@ -101,12 +100,6 @@ impl RequestAdmission {
         (attrs, namespace)
     }
 
-    fn warn(&self, more: Vec<String>) {
-        if let Ok(mut w) = self.warnings.lock() {
-            w.extend(more);
-        }
-    }
-
     fn plugin_request(&self, op: Operation) -> crate::plugins::AdmissionRequest<'_> {
         crate::plugins::AdmissionRequest {
             registry: &self.registry,
@@ -122,6 +115,7 @@ impl RequestAdmission {
             namespace: self.namespace.as_deref(),
             name: &self.name,
             dry_run: self.dry_run,
+            notes: &self.notes,
         }
     }
 
@@ -146,24 +140,16 @@ impl RequestAdmission {
     /// Keeps a webhook or policy pass's warnings and audit annotations (also of a rejected
     /// request: upstream records them before the denial).
     fn record(&self, outcome: admission::AdmissionOutcome) {
-        self.warn(outcome.warnings);
-        if let Ok(mut a) = self.audit_annotations.lock() {
-            a.extend(outcome.audit_annotations);
-        }
+        self.notes.warn(outcome.warnings);
+        self.notes.annotate(outcome.audit_annotations);
     }
 
     pub fn take_audit_annotations(&self) -> BTreeMap<String, String> {
-        self.audit_annotations
-            .lock()
-            .map(|mut a| std::mem::take(&mut *a))
-            .unwrap_or_default()
+        self.notes.take_audit_annotations()
     }
 
     pub fn take_warnings(&self) -> Vec<String> {
-        self.warnings
-            .lock()
-            .map(|mut w| std::mem::take(&mut *w))
-            .unwrap_or_default()
+        self.notes.take_warnings()
     }
 }
 

@@ -163,8 +163,7 @@ async fn serve(
         namespace: req.namespace.clone(),
         name: name.to_string(),
         dry_run,
-        warnings: Default::default(),
-        audit_annotations: Default::default(),
+        notes: Default::default(),
         admitted: Default::default(),
     });
     let write = WriteOptions {

@@ -31,7 +31,8 @@ fn claims_get_the_default_class_and_stay_while_a_pod_uses_them() {
          apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: classless}\nspec:\n  \
          storageClassName: \"\"\n  accessModes: [ReadWriteOnce]\n  resources: {requests: {storage: 1Gi}}\n---\n\
          apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: vol}\nspec:\n  \
-         capacity: {storage: 1Gi}\n  accessModes: [ReadWriteOnce]\n  hostPath: {path: /tmp/vol}\n",
+         storageClassName: unclaimed\n  capacity: {storage: 1Gi}\n  accessModes: [ReadWriteOnce]\n  \
+         hostPath: {path: /tmp/vol}\n",
     );
     let class = |name: &str| {
         get(
@@ -67,7 +68,7 @@ fn claims_get_the_default_class_and_stay_while_a_pod_uses_them() {
         ),
         r#"["kubernetes.io/pv-protection"]"#
     );
-    // An unbound volume goes at once.
+    // An unbound volume (no claim asks for its class) goes at once.
     c.kubectl_ok(&["delete", "pv", "vol", "--timeout=30s"]);
     // A claim a scheduled pod uses stays Terminating until the pod is gone.
     c.apply(

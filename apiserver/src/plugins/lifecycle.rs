@@ -34,7 +34,7 @@ pub async fn admit(req: &AdmissionRequest<'_>, obj: Option<&Value>) -> Result<()
     {
         return Ok(());
     }
-    let Some(namespace) = req.registry.namespace(ns).await? else {
+    let Some(namespace) = req.namespace_object().await? else {
         return Err(ApiError::not_found(&GroupResource::core("namespaces"), ns));
     };
     let terminating = super::str_at(&namespace, &["status", "phase"]) == Some("Terminating")

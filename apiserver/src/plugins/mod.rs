@@ -2,12 +2,13 @@
 //! NodeRestriction), run in upstream's order. Mutating: NamespaceLifecycle, LimitRanger,
 //! ServiceAccount, TaintNodesByCondition, Priority, DefaultTolerationSeconds,
 //! DefaultStorageClass, StorageObjectInUseProtection, RuntimeClass, DefaultIngressClass.
-//! Validating: NodeRestriction, NamespaceLifecycle, LimitRanger, Priority,
+//! Validating: NodeRestriction, NamespaceLifecycle, LimitRanger, PodSecurity, Priority,
 //! PersistentVolumeClaimResize, RuntimeClass, CertificateApproval, CertificateSigning,
 //! CertificateSubjectRestriction, ResourceQuota.
 //!
 //! The request path calls [`mutate`] after defaulting and [`validate`] after the strategy's
 //! validation; when the write then fails, it calls [`Admitted::rollback`] to undo quota charges.
+//! Plugins leave warnings and audit annotations in the request's [`RequestNotes`].
 
 mod certificates;
 mod classes;
@@ -15,6 +16,7 @@ mod lifecycle;
 mod limitranger;
 mod noderestriction;
 mod nodetaint;
+pub mod podsecurity;
 /// The exact resource quantity lives in apimachinery (the quota controller shares it).
 pub use k1s_apimachinery::quantity;
 mod quota;
@@ -27,6 +29,9 @@ mod storage;
 mod tests;
 #[cfg(test)]
 mod tests_quota;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 
 use k1s_apimachinery::ApiError;
 use k1s_apimachinery::catalog::{self, ResourceInfo};
@@ -59,9 +64,73 @@ pub struct AdmissionRequest<'a> {
     pub namespace: Option<&'a str>,
     pub name: &'a str,
     pub dry_run: bool,
+    /// Where plugins leave warnings and audit annotations (shared by the request's phases).
+    pub notes: &'a RequestNotes,
+}
+
+/// What one request's admission leaves besides its verdict: `Warning` headers for the client
+/// and annotations for the audit event (from plugins, policies and webhooks alike, kept even
+/// when the request is refused), and the request's namespace, read once for every plugin.
+#[derive(Default)]
+pub struct RequestNotes {
+    warnings: Mutex<Vec<String>>,
+    audit_annotations: Mutex<BTreeMap<String, String>>,
+    namespace: tokio::sync::OnceCell<Option<Arc<Value>>>,
+}
+
+impl RequestNotes {
+    pub fn warn(&self, more: impl IntoIterator<Item = String>) {
+        if let Ok(mut w) = self.warnings.lock() {
+            w.extend(more);
+        }
+    }
+
+    pub fn annotate(&self, more: impl IntoIterator<Item = (String, String)>) {
+        if let Ok(mut a) = self.audit_annotations.lock() {
+            a.extend(more);
+        }
+    }
+
+    pub fn take_warnings(&self) -> Vec<String> {
+        self.warnings
+            .lock()
+            .map(|mut w| std::mem::take(&mut *w))
+            .unwrap_or_default()
+    }
+
+    pub fn take_audit_annotations(&self) -> BTreeMap<String, String> {
+        self.audit_annotations
+            .lock()
+            .map(|mut a| std::mem::take(&mut *a))
+            .unwrap_or_default()
+    }
 }
 
 impl AdmissionRequest<'_> {
+    /// Adds a `Warning` header to the response.
+    fn warn(&self, warning: String) {
+        self.notes.warn([warning]);
+    }
+
+    /// Adds an annotation to the request's audit event.
+    fn audit_annotation(&self, key: &str, value: String) {
+        self.notes.annotate([(key.to_string(), value)]);
+    }
+
+    /// The request's Namespace object (None when it does not exist or the request has no
+    /// namespace), read once per request: a pod create needs it in several plugins.
+    async fn namespace_object(&self) -> Result<Option<Arc<Value>>, ApiError> {
+        let ns = self.namespace();
+        if ns.is_empty() {
+            return Ok(None);
+        }
+        self.notes
+            .namespace
+            .get_or_try_init(|| self.registry.namespace(ns))
+            .await
+            .cloned()
+    }
+
     /// A write of the main resource (no subresource) of `group`/`resource`.
     fn is(&self, group: &str, resource: &str) -> bool {
         self.subresource.is_none_or(str::is_empty)
@@ -148,6 +217,7 @@ pub async fn validate(
         lifecycle::admit(req, None).await?;
     }
     limitranger::validate(req, obj).await?;
+    podsecurity::validate(req, obj, old).await?;
     simple::validate_priority_class(req, obj).await?;
     storage::validate_resize(req, obj, old).await?;
     runtimeclass::validate(req, obj).await?;

@@ -84,6 +84,7 @@ pub(super) fn request<'a>(
         namespace: ns,
         name,
         dry_run: false,
+        notes: Box::leak(Box::default()),
     }
 }
 
