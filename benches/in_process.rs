@@ -8,7 +8,7 @@
 use std::time::{Duration, Instant};
 
 use k1s_apiserver::auth::UserInfo;
-use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ObjectMeta, PostParams};
 use serde_json::json;
 
@@ -107,6 +107,20 @@ fn main() {
                 .create(&PostParams::default(), &obj)
                 .await
                 .expect("namespace");
+            // This server runs no controllers: the ServiceAccount admission of the pods needs
+            // the `default` account the serviceaccount controller would have made.
+            let accounts: Api<ServiceAccount> = Api::namespaced(in_process.clone(), ns);
+            let default = ServiceAccount {
+                metadata: ObjectMeta {
+                    name: Some("default".into()),
+                    ..Default::default()
+                },
+                ..Default::default()
+            };
+            accounts
+                .create(&PostParams::default(), &default)
+                .await
+                .expect("service account");
         }
         let gvk = |g: &str, k: &str| ApiResource::from_gvk(&GroupVersionKind::gvk(g, "v1", k));
         let cm = gvk("", "ConfigMap");

@@ -317,10 +317,23 @@ impl Binder {
         self.replace_claim_status(&updated).await
     }
 
-    async fn replace_claim_status(&self, claim: &PersistentVolumeClaim) -> Result<(), kube::Error> {
+    /// The claims API of the claim's namespace, and its name.
+    fn claim_api(&self, claim: &PersistentVolumeClaim) -> (Api<PersistentVolumeClaim>, String) {
         let namespace = claim.metadata.namespace.as_deref().unwrap_or_default();
-        let api: Api<PersistentVolumeClaim> = Api::namespaced(self.client.clone(), namespace);
         let name = claim.metadata.name.clone().unwrap_or_default();
+        (Api::namespaced(self.client.clone(), namespace), name)
+    }
+
+    async fn replace_claim(
+        &self,
+        claim: &PersistentVolumeClaim,
+    ) -> Result<PersistentVolumeClaim, kube::Error> {
+        let (api, name) = self.claim_api(claim);
+        api.replace(&name, &PostParams::default(), claim).await
+    }
+
+    async fn replace_claim_status(&self, claim: &PersistentVolumeClaim) -> Result<(), kube::Error> {
+        let (api, name) = self.claim_api(claim);
         api.replace_status(&name, &PostParams::default(), claim)
             .await
             .map(|_| ())
@@ -370,10 +383,7 @@ impl Binder {
                 set_annotation(&mut bound, BOUND_BY_CONTROLLER, "yes");
             }
             set_annotation(&mut bound, BIND_COMPLETED, "yes");
-            let namespace = claim.metadata.namespace.as_deref().unwrap_or_default();
-            let api: Api<PersistentVolumeClaim> = Api::namespaced(self.client.clone(), namespace);
-            let name = claim.metadata.name.clone().unwrap_or_default();
-            bound = api.replace(&name, &PostParams::default(), &bound).await?;
+            bound = self.replace_claim(&bound).await?;
         }
         self.set_claim_bound(&bound, &volume).await
     }
@@ -484,10 +494,7 @@ impl Binder {
             let mut marked = claim.clone();
             set_annotation(&mut marked, STORAGE_PROVISIONER, provisioner);
             set_annotation(&mut marked, BETA_STORAGE_PROVISIONER, provisioner);
-            let namespace = claim.metadata.namespace.as_deref().unwrap_or_default();
-            let api: Api<PersistentVolumeClaim> = Api::namespaced(self.client.clone(), namespace);
-            let name = claim.metadata.name.clone().unwrap_or_default();
-            api.replace(&name, &PostParams::default(), &marked).await?;
+            self.replace_claim(&marked).await?;
         }
         self.recorder.event(
             reference,
