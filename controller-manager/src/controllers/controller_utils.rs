@@ -254,23 +254,42 @@ pub fn compute_hash(template: &PodTemplateSpec, collision_count: Option<i32>) ->
     safe_encode(&fnv1a_32(&bytes).to_string())
 }
 
-/// Replaces the object's finalizers with `finalizers` by an update of the object as read (its
-/// resourceVersion makes a concurrent change a Conflict, not a lost write; upstream's
-/// controllers update, and their roles grant `update`, not `patch`).
-pub async fn set_finalizers<K>(
+/// Whether the object carries `finalizer`.
+pub fn has_finalizer(meta: &ObjectMeta, finalizer: &str) -> bool {
+    meta.finalizers.iter().flatten().any(|f| f == finalizer)
+}
+
+/// Adds `finalizer` to the object (`hold`) or removes it, when it is not so already, by an update
+/// of the object as read: its resourceVersion makes a concurrent change a Conflict, not a lost
+/// write (upstream's controllers update, and their roles grant `update`, not `patch`). An object
+/// already gone is fine.
+pub async fn hold_finalizer<K>(
     api: &Api<K>,
     obj: &K,
-    finalizers: Vec<String>,
+    finalizer: &str,
+    hold: bool,
 ) -> Result<(), kube::Error>
 where
     K: Resource + Clone + serde::Serialize + serde::de::DeserializeOwned + std::fmt::Debug,
 {
+    if has_finalizer(obj.meta(), finalizer) == hold {
+        return Ok(());
+    }
     let mut updated = obj.clone();
-    updated.meta_mut().finalizers = Some(finalizers);
+    let finalizers = updated.meta_mut().finalizers.get_or_insert_with(Vec::new);
+    if hold {
+        finalizers.push(finalizer.to_string());
+    } else {
+        finalizers.retain(|f| f != finalizer);
+    }
     let name = obj.meta().name.clone().unwrap_or_default();
-    api.replace(&name, &kube::api::PostParams::default(), &updated)
+    match api
+        .replace(&name, &kube::api::PostParams::default(), &updated)
         .await
-        .map(|_| ())
+    {
+        Err(e) if crate::controller::is_not_found(&e) => Ok(()),
+        other => other.map(|_| ()),
+    }
 }
 
 #[cfg(test)]

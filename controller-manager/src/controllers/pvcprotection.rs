@@ -9,9 +9,9 @@ use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
 use kube::Client;
 use kube::api::{Api, ListParams};
 
-use super::controller_utils::set_finalizers;
+use super::controller_utils::{has_finalizer, hold_finalizer};
 use crate::ControllerContext;
-use crate::controller::{Action, Error, Reconciler, is_not_found};
+use crate::controller::{Action, Error, Reconciler};
 use crate::informer::{Delta, Store, key_of, split_key};
 
 pub const FINALIZER: &str = "kubernetes.io/pvc-protection";
@@ -58,17 +58,9 @@ pub fn start(ctx: ControllerContext) {
     ctx.run_workers(reconciler, queue, 1);
 }
 
-fn has_finalizer(claim: &PersistentVolumeClaim) -> bool {
-    claim
-        .metadata
-        .finalizers
-        .as_ref()
-        .is_some_and(|f| f.iter().any(|x| x == FINALIZER))
-}
-
 /// A live claim without the finalizer, or a deleted one that still has it.
 fn needs_work(claim: &PersistentVolumeClaim) -> bool {
-    claim.metadata.deletion_timestamp.is_some() == has_finalizer(claim)
+    claim.metadata.deletion_timestamp.is_some() == has_finalizer(&claim.metadata, FINALIZER)
 }
 
 /// Upstream's podIsShutDown: deleted with a zero grace period (the kubelet is done with it, or
@@ -153,23 +145,12 @@ impl Reconciler for PvcProtection {
         };
         let (namespace, _) = split_key(key);
         let namespace = namespace.unwrap_or_default();
+        // A live claim holds the finalizer; a deleted one while a pod still uses it.
+        let hold = claim.metadata.deletion_timestamp.is_none()
+            || (has_finalizer(&claim.metadata, FINALIZER)
+                && self.in_use(&claim, namespace).await?);
         let api: Api<PersistentVolumeClaim> = Api::namespaced(self.client.clone(), namespace);
-        let mut finalizers = claim.metadata.finalizers.clone().unwrap_or_default();
-        if claim.metadata.deletion_timestamp.is_none() {
-            if has_finalizer(&claim) {
-                return Ok(Action::Done);
-            }
-            finalizers.push(FINALIZER.to_string());
-        } else {
-            if !has_finalizer(&claim) || self.in_use(&claim, namespace).await? {
-                return Ok(Action::Done);
-            }
-            finalizers.retain(|f| f != FINALIZER);
-        }
-        match set_finalizers(&api, claim.as_ref(), finalizers).await {
-            Ok(()) => Ok(Action::Done),
-            Err(e) if is_not_found(&e) => Ok(Action::Done),
-            Err(e) => Err(e.into()),
-        }
+        hold_finalizer(&api, claim.as_ref(), FINALIZER, hold).await?;
+        Ok(Action::Done)
     }
 }

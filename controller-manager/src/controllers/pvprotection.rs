@@ -9,9 +9,9 @@ use k8s_openapi::api::core::v1::PersistentVolume;
 use kube::Client;
 use kube::api::Api;
 
-use super::controller_utils::set_finalizers;
+use super::controller_utils::{has_finalizer, hold_finalizer};
 use crate::ControllerContext;
-use crate::controller::{Action, Error, Reconciler, is_not_found};
+use crate::controller::{Action, Error, Reconciler};
 use crate::informer::{Delta, Store, key_of};
 
 pub const FINALIZER: &str = "kubernetes.io/pv-protection";
@@ -39,24 +39,18 @@ pub fn start(ctx: ControllerContext) {
     ctx.run_workers(reconciler, queue, 1);
 }
 
-fn has_finalizer(pv: &PersistentVolume) -> bool {
-    pv.metadata
-        .finalizers
-        .as_ref()
-        .is_some_and(|f| f.iter().any(|x| x == FINALIZER))
-}
-
 /// Upstream's isBeingUsed: a Bound volume is in use.
 fn is_bound(pv: &PersistentVolume) -> bool {
     pv.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Bound")
 }
 
-/// A live volume without the finalizer, or a deleted one that holds it and is no longer bound.
+/// A live volume holds the finalizer; a deleted one while it is still Bound.
+fn should_hold(pv: &PersistentVolume) -> bool {
+    pv.metadata.deletion_timestamp.is_none() || is_bound(pv)
+}
+
 fn needs_work(pv: &PersistentVolume) -> bool {
-    match pv.metadata.deletion_timestamp {
-        None => !has_finalizer(pv),
-        Some(_) => has_finalizer(pv) && !is_bound(pv),
-    }
+    has_finalizer(&pv.metadata, FINALIZER) != should_hold(pv)
 }
 
 impl Reconciler for PvProtection {
@@ -64,20 +58,8 @@ impl Reconciler for PvProtection {
         let Some(pv) = self.volumes.get(key) else {
             return Ok(Action::Done);
         };
-        if !needs_work(&pv) {
-            return Ok(Action::Done);
-        }
-        let mut finalizers = pv.metadata.finalizers.clone().unwrap_or_default();
-        if pv.metadata.deletion_timestamp.is_none() {
-            finalizers.push(FINALIZER.to_string());
-        } else {
-            finalizers.retain(|f| f != FINALIZER);
-        }
         let api: Api<PersistentVolume> = Api::all(self.client.clone());
-        match set_finalizers(&api, pv.as_ref(), finalizers).await {
-            Ok(()) => Ok(Action::Done),
-            Err(e) if is_not_found(&e) => Ok(Action::Done),
-            Err(e) => Err(e.into()),
-        }
+        hold_finalizer(&api, pv.as_ref(), FINALIZER, should_hold(&pv)).await?;
+        Ok(Action::Done)
     }
 }
