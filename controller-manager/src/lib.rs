@@ -70,8 +70,6 @@ pub struct Options {
     pub leader_elect_timings: leaderelection::Timings,
     /// The cluster CA bundle published as `kube-root-ca.crt` (root-ca-certificate-publisher).
     pub root_ca_pem: Option<String>,
-    /// This process's name in events (`source.host`) and its leader-election identity prefix.
-    pub host: String,
     /// `--min-resync-period`-like: how often informers replay their cache (none by default).
     pub resync: Option<Duration>,
     /// This process's leader-election identity (upstream: `<hostname>_<uuid>`).
@@ -142,7 +140,6 @@ impl Default for Options {
             leader_elect_timings: Default::default(),
             root_ca_pem: None,
             identity: format!("{}_{}", hostname(), uuid::Uuid::new_v4()),
-            host: hostname(),
             resync: None,
             concurrent_syncs: Default::default(),
             terminated_pod_gc_threshold: 12_500,
@@ -355,7 +352,9 @@ fn start_controllers(
         let ctx = ControllerContext {
             name: d.name,
             factory: factory.clone(),
-            recorder: EventRecorder::new(client.clone(), d.event_source, &options.host),
+            // No host, as kube-controller-manager's recorders: `source.host` and
+            // `reportingInstance` stay empty.
+            recorder: EventRecorder::new(client.clone(), d.event_source, ""),
             client,
             metrics: metrics.clone(),
             shutdown: shutdown.clone(),

@@ -385,6 +385,19 @@ fn deployments_roll_out_roll_back_scale_and_pause() {
     assert!(events(&c, "default", "web").contains(&format!(
         "ScalingReplicaSet: Scaled up replica set {rs1} from 0 to 3"
     )));
+    // kube-controller-manager's recorders name no host: the source is the component alone.
+    let source = c.kubectl_ok(&[
+        "get",
+        "events",
+        "--field-selector",
+        "reason=ScalingReplicaSet,involvedObject.name=web",
+        "-o",
+        r#"jsonpath={.items[0].source}|{.items[0].reportingComponent}|{.items[0].reportingInstance}"#,
+    ]);
+    assert_eq!(
+        source,
+        r#"{"component":"deployment-controller"}|deployment-controller|"#
+    );
     c.kubectl_ok(&["rollout", "status", "deployment/web", "--timeout=30s"]);
 
     // A new image rolls out through a second replica set.
