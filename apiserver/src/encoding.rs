@@ -158,6 +158,30 @@ pub fn decode_object(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError
     Ok(value)
 }
 
+/// A YAML body decoded as upstream's apply does: the last of duplicate keys wins, and the first
+/// duplicate is returned as go-yaml's strict decoder words it (`line 9: key "foo" already set
+/// in map`) for the `fieldValidation` check.
+pub fn decode_yaml_last_key_wins(body: &[u8]) -> Result<(Value, Option<String>), ApiError> {
+    use serde_saphyr::{DuplicateKeyPolicy, Error};
+    let text = std::str::from_utf8(body)
+        .map_err(|_| ApiError::bad_request("the YAML body is not valid UTF-8"))?;
+    let lenient = serde_saphyr::options! { duplicate_keys: DuplicateKeyPolicy::LastWins };
+    let value: Value = serde_saphyr::from_str_with_options(text, lenient)
+        .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
+    let duplicate = match serde_saphyr::from_str::<Value>(text) {
+        Err(e) => match e.without_snippet() {
+            Error::DuplicateMappingKey { key, location } => Some(format!(
+                "line {}: key {} already set in map",
+                location.line(),
+                serde_json::Value::String(key.clone().unwrap_or_default())
+            )),
+            _ => None,
+        },
+        Ok(_) => None,
+    };
+    Ok((value, duplicate))
+}
+
 pub fn decode_yaml(body: &[u8]) -> Result<Value, ApiError> {
     let text = std::str::from_utf8(body)
         .map_err(|_| ApiError::bad_request("the YAML body is not valid UTF-8"))?;

@@ -42,6 +42,7 @@ pub fn check(
 }
 
 /// [`check`] once the unknown fields are known (custom resources prune by their own schema).
+/// Problems are listed in the order the body has them, as Go's strict decoder meets them.
 pub fn report(
     mode: Mode,
     unknown: Vec<String>,
@@ -50,17 +51,23 @@ pub fn report(
     if mode == Mode::Ignore {
         return Ok(Vec::new());
     }
-    let mut problems: Vec<String> = json_body
-        .map(duplicate_fields)
-        .unwrap_or_default()
-        .into_iter()
-        .map(|path| format!("duplicate field \"{path}\""))
+    let keys = json_body.map(keys_in_order).unwrap_or_default();
+    // (position in the body, problem); a path the body does not have (a YAML body) goes last.
+    let mut problems: Vec<(usize, String)> = keys
+        .iter()
+        .enumerate()
+        .filter(|(_, k)| k.duplicate)
+        .map(|(i, k)| (i, format!("duplicate field \"{}\"", k.path)))
         .collect();
-    problems.extend(
-        unknown
+    problems.extend(unknown.iter().map(|path| {
+        let at = keys
             .iter()
-            .map(|path| format!("unknown field \"{path}\"")),
-    );
+            .position(|k| &k.path == path)
+            .unwrap_or(usize::MAX);
+        (at, format!("unknown field \"{path}\""))
+    }));
+    problems.sort_by_key(|(at, _)| *at);
+    let problems: Vec<String> = problems.into_iter().map(|(_, p)| p).collect();
     if mode == Mode::Strict && !problems.is_empty() {
         return Err(ApiError::bad_request(format!(
             "strict decoding error: {}",
@@ -72,6 +79,21 @@ pub fn report(
 
 /// Paths of keys that appear twice in one JSON object (serde_json keeps only the last).
 pub fn duplicate_fields(body: &[u8]) -> Vec<String> {
+    keys_in_order(body)
+        .into_iter()
+        .filter(|k| k.duplicate)
+        .map(|k| k.path)
+        .collect()
+}
+
+/// One key of a JSON body, in document order.
+struct Key {
+    path: String,
+    /// The key appeared before in the same object.
+    duplicate: bool,
+}
+
+fn keys_in_order(body: &[u8]) -> Vec<Key> {
     let mut found = Vec::new();
     let mut de = serde_json::Deserializer::from_slice(body);
     let _ = PathSeed {
@@ -84,7 +106,7 @@ pub fn duplicate_fields(body: &[u8]) -> Vec<String> {
 
 struct PathSeed<'a> {
     path: String,
-    found: &'a mut Vec<String>,
+    found: &'a mut Vec<Key>,
 }
 
 impl<'de> DeserializeSeed<'de> for PathSeed<'_> {
@@ -107,9 +129,11 @@ impl<'de> Visitor<'de> for PathSeed<'_> {
             } else {
                 format!("{}.{key}", self.path)
             };
-            if !seen.insert(key) {
-                self.found.push(path.clone());
-            }
+            let duplicate = !seen.insert(key);
+            self.found.push(Key {
+                path: path.clone(),
+                duplicate,
+            });
             map.next_value_seed(PathSeed {
                 path,
                 found: self.found,
@@ -160,6 +184,23 @@ mod tests {
         let body = br#"{"a":1,"spec":{"x":[{"n":1,"n":2}],"y":1,"y":2},"a":3}"#;
         assert_eq!(duplicate_fields(body), vec!["spec.x[0].n", "spec.y", "a"]);
         assert!(duplicate_fields(br#"{"a":{"a":1}}"#).is_empty());
+    }
+
+    #[test]
+    fn problems_come_in_the_order_of_the_body() {
+        // field_validation.go's typed-object test: the unknown field precedes the duplicate.
+        let body = br#"{"spec":{"unknownField":"foo","replicas":2,"replicas":3,"other":1}}"#;
+        let err = report(Mode::Strict, vec!["spec.unknownField".into()], Some(body)).unwrap_err();
+        assert_eq!(
+            err.message,
+            "strict decoding error: unknown field \"spec.unknownField\", duplicate field \"spec.replicas\""
+        );
+        let body = br#"{"a":1,"a":2,"b":{"x":1}}"#;
+        let warned = report(Mode::Warn, vec!["b.x".into()], Some(body)).unwrap();
+        assert_eq!(
+            warned,
+            vec!["duplicate field \"a\"", "unknown field \"b.x\""]
+        );
     }
 
     #[test]

@@ -843,7 +843,7 @@ fn field_tracking(
         reset,
         types: if k1s_apimachinery::catalog::is_custom(info) {
             // A custom resource merges by its CRD's schema.
-            std::sync::Arc::new(apply::schema::CustomResource(
+            std::sync::Arc::new(apply::schema::CustomResource::new(
                 crate::apiextensions::schema_for_gvk(&info.gvk()),
             ))
         } else {
@@ -1086,7 +1086,7 @@ async fn server_side_apply(
     if body.len() > encoding::MAX_BODY_BYTES {
         return Err(ApiError::request_entity_too_large("limit is 3145728"));
     }
-    let mut config = encoding::decode_yaml(body)?;
+    let (config, duplicate) = encoding::decode_yaml_last_key_wins(body)?;
     if !config.is_object() {
         return Err(ApiError::bad_request(
             "error decoding YAML: the applied configuration must be an object",
@@ -1114,16 +1114,6 @@ async fn server_side_apply(
             gvk_of(&config)
         )));
     }
-    let own_type = crate::openapi::schemas().definition_for(info.group, info.version, info.kind);
-    let json_body = serde_json::from_slice::<Value>(body)
-        .is_ok()
-        .then_some(body);
-    warnings.extend(field_validation::check(
-        validation,
-        own_type,
-        &mut config,
-        json_body,
-    )?);
     let mut config = check_body(info, target.namespace, Some(name), config)?;
     if meta::name(&config).is_none_or(str::is_empty) {
         meta::set_name(&mut config, name).map_err(|e| ApiError::bad_request(e.to_string()))?;
@@ -1131,6 +1121,38 @@ async fn server_side_apply(
     let sub = subname.unwrap_or("");
     let headers = HeaderMap::new();
     let tracking = field_tracking(info, &headers, query, sub);
+    // Upstream converts the applied configuration to its typed form whatever the validation
+    // mode: an undeclared field fails the request (a plain error, so a 500 without reason).
+    let undeclared = apply::walk::undeclared_fields(&config, tracking.ty());
+    if !undeclared.is_empty() {
+        let errors = match undeclared.as_slice() {
+            [one] => one.clone(),
+            many => format!("errors:\n  {}", many.join("\n  ")),
+        };
+        return Err(ApiError::new(
+            500,
+            Reason::Unknown,
+            format!(
+                "failed to create typed patch object ({}/{}; {}): {errors}",
+                meta::namespace(&config).unwrap_or(""),
+                meta::name(&config).unwrap_or(""),
+                gvk_of(&config)
+            ),
+        ));
+    }
+    // Duplicate keys: the last won; Strict refuses them and Warn reports them afterwards, as
+    // upstream's apply patcher runs go-yaml's strict decoder.
+    if let Some(duplicate) = duplicate {
+        match validation {
+            field_validation::Mode::Strict => {
+                return Err(ApiError::bad_request(format!(
+                    "error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal errors:\n  {duplicate}"
+                )));
+            }
+            field_validation::Mode::Warn => warnings.push(duplicate),
+            field_validation::Mode::Ignore => {}
+        }
+    }
     let force = query.get("force").is_some_and(|f| f == "true");
     write.managed_fields = crate::registry::ManagedFieldsMode::Applied;
     let result = update_object(

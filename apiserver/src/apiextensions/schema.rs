@@ -514,40 +514,69 @@ fn composites(s: &Schema, path: &str, v: &Value, errs: &mut Vec<FieldError>) {
 
 /// Drops fields the schema does not specify (unless `x-kubernetes-preserve-unknown-fields`), as
 /// upstream prunes custom resources; returns the dropped paths (`spec.foo`, `spec.items[0].bar`).
-/// `apiVersion`, `kind` and `metadata` are kept at the root and in embedded resources.
+/// `apiVersion` and `kind` are kept at the root and in embedded resources; their `metadata` is
+/// pruned to ObjectMeta's fields (`metadata.x`, `spec.template.metadata.y`). The order is
+/// upstream's: the root's metadata, the schema's fields, then embedded metadata, sorted.
 pub fn prune(schema: &Schema, obj: &mut Value) -> Vec<String> {
-    let mut dropped = Vec::new();
-    prune_at(schema, "", obj, true, &mut dropped);
+    let mut dropped = match obj.as_object_mut() {
+        Some(map) => prune_object_meta(map, ""),
+        None => Vec::new(),
+    };
+    let mut embedded = Vec::new();
+    prune_at(schema, "", obj, true, &mut dropped, &mut embedded);
+    embedded.sort();
+    dropped.extend(embedded);
     dropped
 }
 
-fn prune_at(s: &Schema, path: &str, v: &mut Value, root: bool, dropped: &mut Vec<String>) {
+/// Removes what ObjectMeta does not have from `obj.metadata` (upstream decodes it into the typed
+/// ObjectMeta), returning the paths under `parent` (`""` at the root).
+fn prune_object_meta(obj: &mut serde_json::Map<String, Value>, parent: &str) -> Vec<String> {
+    let Some(meta) = obj.get_mut("metadata").filter(|m| m.is_object()) else {
+        return Vec::new();
+    };
+    let prefix = child(parent, "metadata");
+    crate::openapi::schemas()
+        .prune_unknown_fields("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta", meta)
+        .into_iter()
+        .map(|p| format!("{prefix}.{p}"))
+        .collect()
+}
+
+fn prune_at(
+    s: &Schema,
+    path: &str,
+    v: &mut Value,
+    root: bool,
+    dropped: &mut Vec<String>,
+    embedded: &mut Vec<String>,
+) {
     match v {
         Value::Object(map) => {
             let keep_meta = root || s.embedded_resource;
+            if s.embedded_resource && !root {
+                embedded.extend(prune_object_meta(map, path));
+            }
             let keys: Vec<String> = map.keys().cloned().collect();
             for k in keys {
                 if keep_meta && matches!(k.as_str(), "apiVersion" | "kind" | "metadata") {
-                    if k == "metadata" && !root {
-                        // An embedded object's metadata is kept as is.
-                    }
                     if let (Some(p), Some(val)) = (s.properties.get(&k), map.get_mut(&k))
                         && k != "metadata"
                     {
-                        prune_at(p, &child(path, &k), val, false, dropped);
+                        prune_at(p, &child(path, &k), val, false, dropped, embedded);
                     }
                     continue;
                 }
                 if let Some(p) = s.properties.get(&k) {
                     if let Some(val) = map.get_mut(&k) {
-                        prune_at(p, &child(path, &k), val, false, dropped);
+                        prune_at(p, &child(path, &k), val, false, dropped, embedded);
                     }
                     continue;
                 }
                 match &s.additional {
                     Some(Additional::Schema(a)) => {
                         if let Some(val) = map.get_mut(&k) {
-                            prune_at(a, &child(path, &k), val, false, dropped);
+                            prune_at(a, &child(path, &k), val, false, dropped, embedded);
                         }
                     }
                     Some(Additional::Allows(true)) => {}
@@ -562,7 +591,8 @@ fn prune_at(s: &Schema, path: &str, v: &mut Value, root: bool, dropped: &mut Vec
         Value::Array(items) => {
             if let Some(item_schema) = &s.items {
                 for (i, item) in items.iter_mut().enumerate() {
-                    prune_at(item_schema, &format!("{path}[{i}]"), item, false, dropped);
+                    let at = format!("{path}[{i}]");
+                    prune_at(item_schema, &at, item, false, dropped, embedded);
                 }
             }
         }

@@ -212,6 +212,37 @@ fn pruning_drops_unknown_fields_and_reports_them() {
 }
 
 #[test]
+fn metadata_is_pruned_to_object_meta_at_the_root_and_in_embedded_resources() {
+    // field_validation.go: unknown metadata fields of a CR, at the root and in an embedded
+    // object, are dropped and named; the root's come first, as upstream's coercer lists them.
+    let s = schema(
+        json!({"type": "object", "properties": {"spec": {"type": "object",
+        "properties": {"template": {"type": "object", "x-kubernetes-embedded-resource": true,
+            "x-kubernetes-preserve-unknown-fields": true}}}}}),
+    );
+    let mut obj = json!({"apiVersion": "x/v1", "kind": "W",
+        "metadata": {"name": "a", "unknownMeta": "foo", "labels": {"k": "v"},
+            "ownerReferences": [{"apiVersion": "v1", "kind": "P", "name": "p", "uid": "1", "odd": 1}]},
+        "spec": {"template": {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "t", "unknownMetaEmbedded": "bar"}, "spec": {"free": 1}},
+            "bogus": 1}});
+    let dropped = prune(&s, &mut obj);
+    assert_eq!(
+        dropped,
+        vec![
+            "metadata.ownerReferences[0].odd",
+            "metadata.unknownMeta",
+            "spec.bogus",
+            "spec.template.metadata.unknownMetaEmbedded"
+        ]
+    );
+    assert_eq!(obj["metadata"]["labels"], json!({"k": "v"}));
+    assert!(obj["metadata"].get("unknownMeta").is_none());
+    assert_eq!(obj["spec"]["template"]["metadata"], json!({"name": "t"}));
+    assert_eq!(obj["spec"]["template"]["spec"], json!({"free": 1}));
+}
+
+#[test]
 fn preserve_unknown_fields_at_the_root_keeps_everything() {
     let s = schema(json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}));
     let mut obj = json!({"spec": {"a": 1}, "other": [1]});

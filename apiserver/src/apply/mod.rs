@@ -73,7 +73,8 @@ impl FieldTracking {
         }
     }
 
-    fn ty(&self) -> Ty<'_> {
+    /// The kind's root type.
+    pub fn ty(&self) -> Ty<'_> {
         Ty::root(&*self.types, &self.group, &self.version, &self.kind)
     }
 

@@ -27,18 +27,68 @@ pub fn builtin() -> std::sync::Arc<dyn TypeSource> {
     BUILTIN.clone()
 }
 
-/// One custom resource version's `openAPIV3Schema` (it has no `$ref`s): its list types, map
-/// types and keys steer the merge as upstream's CRD schemas do; `None` when the version has
-/// none, so every value is deduced from its form (maps granular, lists atomic).
-pub struct CustomResource(pub Option<Value>);
+/// One custom resource version's `openAPIV3Schema`: its list types, map types and keys steer
+/// the merge as upstream's CRD schemas do; `None` when the version has none, so every value is
+/// deduced from its form (maps granular, lists atomic). As upstream's builder does, the root
+/// and every embedded resource get `apiVersion`, `kind` and a `metadata` of the built-in
+/// ObjectMeta (so `finalizers` is a set and ObjectMeta's fields are known).
+pub struct CustomResource(Option<Value>);
+
+impl CustomResource {
+    pub fn new(schema: Option<Value>) -> CustomResource {
+        CustomResource(schema.map(|mut s| {
+            add_kube_native_fields(&mut s, true);
+            s
+        }))
+    }
+}
+
+const OBJECT_META_REF: &str = "#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
+
+fn add_kube_native_fields(node: &mut Value, root: bool) {
+    let Some(obj) = node.as_object_mut() else {
+        return;
+    };
+    let embedded = obj.get("x-kubernetes-embedded-resource") == Some(&Value::Bool(true));
+    if root || embedded {
+        let props = obj
+            .entry("properties")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Some(props) = props.as_object_mut() {
+            for field in ["apiVersion", "kind"] {
+                props
+                    .entry(field)
+                    .or_insert_with(|| serde_json::json!({"type": "string"}));
+            }
+            props.insert(
+                "metadata".into(),
+                serde_json::json!({"$ref": OBJECT_META_REF}),
+            );
+        }
+    }
+    for key in ["properties", "patternProperties"] {
+        if let Some(Value::Object(children)) = obj.get_mut(key) {
+            for (name, child) in children.iter_mut() {
+                if !(key == "properties" && (root || embedded) && name == "metadata") {
+                    add_kube_native_fields(child, false);
+                }
+            }
+        }
+    }
+    for key in ["items", "additionalProperties"] {
+        if let Some(child) = obj.get_mut(key) {
+            add_kube_native_fields(child, false);
+        }
+    }
+}
 
 impl TypeSource for CustomResource {
     fn root(&self, _group: &str, _version: &str, _kind: &str) -> Option<&Value> {
         self.0.as_ref()
     }
 
-    fn definition(&self, _name: &str) -> Option<&Value> {
-        None
+    fn definition(&self, name: &str) -> Option<&Value> {
+        crate::openapi::schemas().definition(name)
     }
 }
 
@@ -191,6 +241,13 @@ impl<'a> Ty<'a> {
             }
             Some(_) => Shape::Scalar,
         }
+    }
+
+    /// `x-kubernetes-preserve-unknown-fields: true`: keys beyond the declared fields are allowed.
+    pub fn preserves_unknown_fields(&self) -> bool {
+        let preserves =
+            |n: &Value| n.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true));
+        self.node.is_some_and(preserves) || self.resolved().is_some_and(preserves)
     }
 
     /// The type of field `name` of a struct or map shape (deduced when undeclared).

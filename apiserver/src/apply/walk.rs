@@ -160,6 +160,45 @@ fn field_set(v: &Value, ty: &Ty<'_>, path: &mut Path, set: &mut Set) {
     }
 }
 
+/// The fields of `v` its type does not declare, as structured-merge-diff's typed conversion
+/// reports them (`.spec.bogus: field not declared in schema`). As upstream, the first
+/// undeclared field of an object ends that object's check; atomic lists and structs are
+/// checked inside too.
+pub fn undeclared_fields(v: &Value, ty: Ty<'_>) -> Vec<String> {
+    let mut errors = Vec::new();
+    undeclared(v, &ty, &mut Vec::new(), &mut errors);
+    errors
+}
+
+fn undeclared(v: &Value, ty: &Ty<'_>, path: &mut Path, errors: &mut Vec<String>) {
+    match (ty.shape(), v) {
+        (shape @ Shape::Struct { props, extra, .. }, Value::Object(obj)) => {
+            let open = extra.is_some() || ty.preserves_unknown_fields();
+            for (k, child) in obj {
+                path.push(PathElement::Field(k.clone()));
+                if !open && !props.is_some_and(|p| p.contains_key(k)) {
+                    errors.push(format!(
+                        "{}: field not declared in schema",
+                        super::fieldpath::path_string(path)
+                    ));
+                    path.pop();
+                    return;
+                }
+                undeclared(child, &ty.field(&shape, k), path, errors);
+                path.pop();
+            }
+        }
+        (Shape::List { elem, kind }, Value::Array(items)) => {
+            for (i, item) in items.iter().enumerate() {
+                path.push(item_pe(&elem, &kind, item, i));
+                undeclared(item, &elem, path, errors);
+                path.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
 /// Compares `lhs` (before) with `rhs` (after), as upstream's `Compare`. With `zero_structs`
 /// (a create), declared struct fields new in `rhs` are not themselves "added": upstream
 /// compares against the kind's zero value, whose struct fields exist (its maps and lists are
