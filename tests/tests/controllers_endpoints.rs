@@ -141,3 +141,48 @@ fn a_service_with_150_pods_gets_two_slices_of_at_most_100() {
     assert_eq!(sizes.len(), 2, "{sizes:?}");
     assert!(sizes.iter().all(|n| *n <= 100), "{sizes:?}");
 }
+
+/// As upstream's endpoints controller, which watches only deletions of Endpoints: Endpoints made
+/// by hand without a Service survive being changed (service.go's "lifecycle of an Endpoint"), and
+/// a Service's Endpoints deleted by someone are put back.
+#[test]
+fn endpoints_without_a_service_are_left_alone_and_deleted_ones_come_back() {
+    let c = TestCluster::start();
+    c.apply(
+        "apiVersion: v1\nkind: Endpoints\nmetadata: {name: testservice, namespace: default}\n\
+         subsets: [{addresses: [{ip: 10.0.0.24}], ports: [{name: http, port: 80, protocol: TCP}]}]\n",
+    );
+    c.kubectl_ok(&["label", "endpoints", "testservice", "test-service=updated"]);
+    c.kubectl_ok(&[
+        "patch",
+        "endpoints",
+        "testservice",
+        "-p",
+        r#"{"subsets":[{"addresses":[{"ip":"10.0.0.25"}],"ports":[{"name":"http-test","port":8080}]}]}"#,
+    ]);
+    // A Service's Endpoints appearing shows the controller has run past both changes.
+    service(&c, false);
+    wait_until(WAIT, "the Service's Endpoints", || {
+        c.kubectl(&["get", "endpoints", "web"])
+            .status
+            .success()
+            .then_some(())
+    });
+    assert_eq!(
+        c.kubectl_ok(&[
+            "get",
+            "endpoints",
+            "testservice",
+            "-o",
+            "jsonpath={.subsets[0].addresses[0].ip}"
+        ]),
+        "10.0.0.25"
+    );
+    c.kubectl_ok(&["delete", "endpoints", "web"]);
+    wait_until(WAIT, "the Service's Endpoints put back", || {
+        c.kubectl(&["get", "endpoints", "web"])
+            .status
+            .success()
+            .then_some(())
+    });
+}

@@ -415,6 +415,20 @@ fn an_event_is_one_object_in_core_v1_and_events_k8s_io() {
         Some(2),
         "{out}"
     );
+    // core/v1's `source` selects the source component, else the reporting controller
+    // (events.go of upstream's e2e tests lists `source=test-controller`).
+    let names = |selector: &str| {
+        c.kubectl_ok(&[
+            "get",
+            "events.v1.",
+            "--field-selector",
+            selector,
+            "-o",
+            "jsonpath={.items[*].metadata.name}",
+        ])
+    };
+    assert_eq!(names("source=kubelet"), "ev1");
+    assert_eq!(names("source=example.com/ctl"), "ev2");
 }
 
 #[test]

@@ -677,10 +677,23 @@ pub fn matches(
         return false;
     }
     if let Some(sel) = fields {
-        let _ = info;
-        return sel.matches(|field| Some(field_value(obj, field)));
+        return sel.matches(|field| Some(selectable_value(info, obj, field)));
     }
     true
+}
+
+/// A field selector's value of `field`: the field itself, or what upstream's
+/// `ToSelectableFields` computes for it.
+fn selectable_value(info: &ResourceInfo, obj: &Value, field: &str) -> String {
+    // An Event's `source` is its source component, else its reporting controller.
+    if info.kind == "Event" && field == "source" {
+        let component = field_value(obj, "source.component");
+        if component.is_empty() {
+            return field_value(obj, "reportingComponent");
+        }
+        return component;
+    }
+    field_value(obj, field)
 }
 
 pub fn parse_resource_version(rv: &str) -> Result<Revision, ApiError> {

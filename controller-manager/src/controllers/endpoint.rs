@@ -36,10 +36,28 @@ pub fn start(ctx: ControllerContext) {
     let (services, pods) = follow_services_and_pods(&ctx, &queue);
     {
         let queue = queue.clone();
-        // An Endpoints object deleted or edited by someone else is put back.
+        // Only a deletion matters (upstream's onEndpointsDelete): a Service's Endpoints are put
+        // back; Endpoints someone made without a Service are left alone when they change.
         endpoints.add_handler(move |d: &Delta<Endpoints>| {
-            if !matches!(d, Delta::Added(_)) {
-                queue.add(key_of(d.object().as_ref()));
+            if let Delta::Deleted(e) = d {
+                queue.add(key_of(e.as_ref()));
+            }
+        });
+    }
+    {
+        // Leftovers of Services deleted while no controller ran are cleaned once, at start
+        // (upstream's checkLeftoverEndpoints); leader-election records are not Endpoints of a
+        // Service.
+        let (endpoints, queue) = (endpoints.clone(), queue.clone());
+        tokio::spawn(async move {
+            endpoints.wait_synced().await;
+            for e in endpoints.store().list() {
+                let leader = e.metadata.annotations.as_ref().is_some_and(|a| {
+                    a.contains_key("control-plane.alpha.kubernetes.io/leader")
+                });
+                if !leader {
+                    queue.add(key_of(e.as_ref()));
+                }
             }
         });
     }
