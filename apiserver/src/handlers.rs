@@ -246,7 +246,7 @@ async fn serve_verb(
             let mut probe = obj.clone();
             probe["apiVersion"] = Value::String(info.api_version());
             probe["kind"] = Value::String(info.kind.to_owned());
-            type_check(info, &probe)?;
+            type_check(info, &mut probe)?;
         }
         checked
     };
@@ -369,9 +369,9 @@ async fn serve_verb(
                 None => {
                     check_field_manager(query, "CreateOptions")?;
                     warnings.extend(check_fields(&mut obj, own_type, json_body)?);
-                    let obj = check_body(info, target.namespace, None, obj)?;
+                    let mut obj = check_body(info, target.namespace, None, obj)?;
                     rbac_write_check(ctx, user, info, target.namespace, &obj, None)?;
-                    type_check(info, &obj)?;
+                    type_check(info, &mut obj)?;
                     let write = tracked("", write);
                     let created =
                         create_object(ctx, info, target, strategy, obj, &write, warnings).await?;
@@ -416,7 +416,7 @@ async fn serve_verb(
                 sub => {
                     warnings.extend(check_fields(&mut obj, own_type, json_body)?);
                     let mut obj = check_body(info, target.namespace, Some(name), obj)?;
-                    type_check(info, &obj)?;
+                    type_check(info, &mut obj)?;
                     crate::conversion::to_storage(info, &mut obj)?;
                     update_object(
                         ctx,
@@ -503,7 +503,7 @@ async fn serve_verb(
                     } else {
                         let t = root_type.as_deref().filter(|_| subname.is_none());
                         unknown = check_fields(&mut new, t, None)?;
-                        type_check(info, &new)?;
+                        type_check(info, &mut new)?;
                         rbac_write_check(ctx, user, info, target.namespace, &new, Some(old))?;
                         Ok(new)
                     }
@@ -1165,8 +1165,8 @@ async fn server_side_apply(
         &write,
         warnings,
         |old| {
-            let new = apply::apply(&tracking, Some(old), &config, force)?;
-            type_check(info, &new)?;
+            let mut new = apply::apply(&tracking, Some(old), &config, force)?;
+            type_check(info, &mut new)?;
             rbac_write_check(ctx, user, info, target.namespace, &new, Some(old))?;
             Ok(new)
         },
@@ -1187,7 +1187,7 @@ async fn server_side_apply(
                     .map_err(|e| ApiError::bad_request(e.to_string()))?;
             }
             rbac_write_check(ctx, user, info, target.namespace, &obj, None)?;
-            type_check(info, &obj)?;
+            type_check(info, &mut obj)?;
             let created = create_object(ctx, info, target, strategy, obj, &write, warnings).await?;
             Ok(object_response(
                 StatusCode::CREATED,
@@ -1238,12 +1238,12 @@ fn scale_into(
 }
 
 /// A body must decode as its typed kind, as upstream decodes every built-in body into its Go type.
-fn type_check(info: &ResourceInfo, obj: &Value) -> Result<(), ApiError> {
+fn type_check(info: &ResourceInfo, obj: &mut Value) -> Result<(), ApiError> {
     if catalog::is_custom(info) {
         return Ok(());
     }
     crate::openapi::schemas()
-        .type_check(info.group, info.version, info.kind, obj)
+        .type_check_filling_zeros(info.group, info.version, info.kind, obj)
         .map_err(|e| {
             ApiError::bad_request(format!(
                 "{kind} in version \"{version}\" cannot be handled as a {kind}: {e}",

@@ -1643,3 +1643,43 @@ fn the_kubernetes_endpoint_slice_stays_as_upstreams_endpoints_adapter_writes_it(
         "{slice}"
     );
 }
+
+/// Go decodes a missing or null field into its zero value: service.go's status lifecycle test
+/// appends a `metav1.Condition` without `lastTransitionTime` and expects the update to pass;
+/// a Role rule without verbs reaches validation and is refused there, as upstream.
+#[test]
+fn missing_required_fields_are_zero_values_and_rbac_rules_are_validated() {
+    let c = TestCluster::start();
+    c.kubectl_ok(&["create", "service", "clusterip", "web", "--tcp=80:8080"]);
+    c.kubectl_ok(&[
+        "patch",
+        "service",
+        "web",
+        "--subresource=status",
+        "--type=json",
+        "-p",
+        r#"[{"op":"add","path":"/status/conditions","value":[{"type":"StatusUpdate","status":"True","reason":"E2E","message":"Set from e2e test","lastTransitionTime":null}]}]"#,
+    ]);
+    let condition = json(&c.kubectl_ok(&[
+        "get",
+        "service",
+        "web",
+        "-o",
+        "jsonpath={.status.conditions[0]}",
+    ]));
+    assert_eq!(condition["reason"], "E2E", "{condition}");
+    assert_eq!(condition["message"], "Set from e2e test", "{condition}");
+
+    let out = c.kubectl_stdin(
+        &["create", "-f", "-"],
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: noverbs}\n\
+         rules: [{apiGroups: [\"\"], resources: [pods]}]\n",
+    );
+    let err = fails(&["create"], out);
+    assert!(
+        err.contains(
+            "The Role \"noverbs\" is invalid: rules[0].verbs: Required value: verbs must contain at least one value"
+        ),
+        "{err}"
+    );
+}

@@ -404,3 +404,98 @@ fn json_kind(value: &Value) -> &'static str {
         Value::Null => "null",
     }
 }
+
+/// Fills the required fields of `obj` that are missing or null with Go's zero value of their
+/// type, as Go's decoder leaves them: `""`, `0`, `false`, an empty object (its own required
+/// fields filled), an empty list, and the zero time for `metav1.Time` / `MicroTime` (which Go
+/// writes as null; stored as `0001-01-01T00:00:00Z` so typed clients can read it). Returns
+/// whether anything was filled.
+pub(super) fn fill_required_zeros(defs: &Definitions, type_name: &str, obj: &mut Value) -> bool {
+    match defs.get(type_name).and_then(Value::as_object) {
+        Some(schema) => fill_zeros(defs, schema, obj, 0),
+        None => false,
+    }
+}
+
+fn fill_zeros(
+    defs: &Definitions,
+    schema: &Map<String, Value>,
+    v: &mut Value,
+    depth: usize,
+) -> bool {
+    let Some(schema) = resolve(defs, schema) else {
+        return false;
+    };
+    if depth > MAX_DEPTH || is_free_form(schema) {
+        return false;
+    }
+    let mut filled = false;
+    match v {
+        Value::Object(map) => {
+            let props = schema.get("properties").and_then(Value::as_object);
+            for name in schema
+                .get("required")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+            {
+                if map.get(name).is_none_or(Value::is_null)
+                    && let Some(zero) = props
+                        .and_then(|p| p.get(name))
+                        .and_then(Value::as_object)
+                        .and_then(|p| zero_of(defs, p, depth + 1))
+                {
+                    map.insert(name.to_owned(), zero);
+                    filled = true;
+                }
+            }
+            for (k, child) in map.iter_mut() {
+                let sub = props
+                    .and_then(|p| p.get(k))
+                    .or_else(|| schema.get("additionalProperties"))
+                    .and_then(Value::as_object);
+                if let Some(sub) = sub {
+                    filled |= fill_zeros(defs, sub, child, depth + 1);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item) = schema.get("items").and_then(Value::as_object) {
+                for child in items {
+                    filled |= fill_zeros(defs, item, child, depth + 1);
+                }
+            }
+        }
+        _ => {}
+    }
+    filled
+}
+
+/// Go's zero value of a field's type, as k8s-openapi can read it back.
+fn zero_of(defs: &Definitions, prop: &Map<String, Value>, depth: usize) -> Option<Value> {
+    let named = ref_name(prop).map(short_name);
+    match named {
+        Some("Time") => return Some(Value::String("0001-01-01T00:00:00Z".into())),
+        Some("MicroTime") => return Some(Value::String("0001-01-01T00:00:00.000000Z".into())),
+        Some("Quantity") => return Some(Value::String("0".into())),
+        Some("IntOrString") => return Some(Value::from(0)),
+        _ => {}
+    }
+    let schema = resolve(defs, prop)?;
+    if is_free_form(schema) {
+        return None;
+    }
+    match schema.get("type").and_then(Value::as_str)? {
+        "string" => Some(Value::String(String::new())),
+        "integer" | "number" => Some(Value::from(0)),
+        "boolean" => Some(Value::Bool(false)),
+        "array" => Some(Value::Array(Vec::new())),
+        "object" => {
+            let mut zero = Value::Object(Map::new());
+            fill_zeros(defs, schema, &mut zero, depth);
+            Some(zero)
+        }
+        _ => None,
+    }
+}

@@ -194,6 +194,39 @@ impl Schemas {
         }
     }
 
+    /// [`Schemas::type_check`], where a required field that is missing or null (which Go
+    /// decodes as its zero value, and k8s-openapi cannot) is first filled with that zero value.
+    pub fn type_check_filling_zeros(
+        &self,
+        group: &str,
+        version: &str,
+        kind: &str,
+        obj: &mut Value,
+    ) -> Result<(), String> {
+        let checked = self.type_check(group, version, kind, obj);
+        if checked.is_ok() {
+            return checked;
+        }
+        let Some(def) = self
+            .kinds
+            .iter()
+            .find(|k| k.group == group && k.version == version && k.kind == kind)
+        else {
+            return checked;
+        };
+        if lookup::type_mismatch(&self.lookup, &def.definition, obj).is_some() {
+            return checked;
+        }
+        let mut filled = obj.clone();
+        if lookup::fill_required_zeros(&self.lookup, &def.definition, &mut filled)
+            && self.type_check(group, version, kind, &filled).is_ok()
+        {
+            *obj = filled;
+            return Ok(());
+        }
+        checked
+    }
+
     /// Removes from `obj` the fields [`Schemas::unknown_fields`] reports, as upstream's typed
     /// decoding drops them (every `fieldValidation` mode), and returns their paths. Walks the
     /// path steps, so dotted map keys (`example.com/x`) are handled exactly.

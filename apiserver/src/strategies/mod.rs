@@ -65,9 +65,12 @@ pub fn for_resource(info: &ResourceInfo) -> &'static dyn Strategy {
         ("networking.k8s.io", "ingressclasses") => &other::IngressClasses,
         ("networking.k8s.io", "servicecidrs") => &networking::ServiceCidrs,
         ("networking.k8s.io", "ipaddresses") => &networking::IpAddresses,
-        ("rbac.authorization.k8s.io", "rolebindings" | "clusterrolebindings") => {
-            &other::RoleBindings
+        ("rbac.authorization.k8s.io", "rolebindings") => &other::RoleBindings { namespaced: true },
+        ("rbac.authorization.k8s.io", "clusterrolebindings") => {
+            &other::RoleBindings { namespaced: false }
         }
+        ("rbac.authorization.k8s.io", "roles") => &other::Roles { namespaced: true },
+        ("rbac.authorization.k8s.io", "clusterroles") => &other::Roles { namespaced: false },
         ("policy", "poddisruptionbudgets") => &other::PodDisruptionBudgets,
         ("admissionregistration.k8s.io", "validatingwebhookconfigurations") => {
             &other::WebhookConfigurations { mutating: false }

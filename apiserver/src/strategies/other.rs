@@ -789,7 +789,11 @@ fn ingress_class_spec_errors(spec: &Value) -> Vec<FieldError> {
     errs
 }
 
-pub struct RoleBindings;
+/// RoleBindings and ClusterRoleBindings (a RoleBinding is namespaced: it may refer to a Role,
+/// and its ServiceAccount subjects may leave out their namespace).
+pub struct RoleBindings {
+    pub namespaced: bool,
+}
 impl Strategy for RoleBindings {
     /// roleRef and subjects name the RBAC group unless they are ServiceAccounts.
     fn default(&self, obj: &mut Value) {
@@ -818,16 +822,181 @@ impl Strategy for RoleBindings {
             }
         }
     }
+    fn validate(&self, obj: &Value) -> Vec<FieldError> {
+        role_binding_errors(obj, self.namespaced)
+    }
     fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        let mut errs = role_binding_errors(new, self.namespaced);
         if new.get("roleRef") != old.get("roleRef") {
-            return vec![FieldError::invalid(
+            errs.push(FieldError::invalid(
                 "roleRef",
                 new.get("roleRef").cloned().unwrap_or(Value::Null),
                 "cannot change roleRef",
-            )];
+            ));
         }
-        Vec::new()
+        errs
     }
+}
+
+const RBAC_GROUP: &str = "rbac.authorization.k8s.io";
+
+/// Upstream's ValidateRoleBinding / ValidateClusterRoleBinding: the roleRef (group, kind, name)
+/// and every subject (validateRoleBindingSubject).
+fn role_binding_errors(obj: &Value, namespaced: bool) -> Vec<FieldError> {
+    use super::networking::path_segment_errors;
+    let text = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    let mut errs = Vec::new();
+    let role_ref = obj.get("roleRef").cloned().unwrap_or(Value::Null);
+    let group = text(&role_ref, "apiGroup");
+    if group != RBAC_GROUP {
+        errs.push(FieldError::not_supported(
+            "roleRef.apiGroup",
+            group,
+            &[RBAC_GROUP],
+        ));
+    }
+    let kinds: &[&str] = if namespaced {
+        &["Role", "ClusterRole"]
+    } else {
+        &["ClusterRole"]
+    };
+    let kind = text(&role_ref, "kind");
+    if !kinds.contains(&kind.as_str()) {
+        errs.push(FieldError::not_supported("roleRef.kind", kind, kinds));
+    }
+    let name = text(&role_ref, "name");
+    if name.is_empty() {
+        errs.push(FieldError::required("roleRef.name", ""));
+    }
+    for m in path_segment_errors(&name)
+        .into_iter()
+        .filter(|_| !name.is_empty())
+    {
+        errs.push(FieldError::invalid("roleRef.name", name.as_str(), m));
+    }
+    let subjects = obj.get("subjects").and_then(Value::as_array);
+    for (i, subject) in subjects.into_iter().flatten().enumerate() {
+        let at = |f: &str| format!("subjects[{i}].{f}");
+        let name = text(subject, "name");
+        let group = text(subject, "apiGroup");
+        if name.is_empty() {
+            errs.push(FieldError::required(at("name"), ""));
+        }
+        match text(subject, "kind").as_str() {
+            "ServiceAccount" => {
+                if !name.is_empty() {
+                    for m in k1s_apimachinery::validation::name_is_dns_subdomain(&name, false) {
+                        errs.push(FieldError::invalid(at("name"), name.as_str(), m));
+                    }
+                }
+                if !group.is_empty() {
+                    errs.push(FieldError::not_supported(at("apiGroup"), group, &[""]));
+                }
+                if !namespaced && text(subject, "namespace").is_empty() {
+                    errs.push(FieldError::required(at("namespace"), ""));
+                }
+            }
+            kind @ ("User" | "Group") => {
+                if name.is_empty() {
+                    let what = if kind == "User" { "user" } else { "group" };
+                    errs.push(FieldError::invalid(
+                        at("name"),
+                        "",
+                        format!("{what} name cannot be empty"),
+                    ));
+                }
+                if group != RBAC_GROUP {
+                    errs.push(FieldError::not_supported(
+                        at("apiGroup"),
+                        group,
+                        &[RBAC_GROUP],
+                    ));
+                }
+            }
+            other => errs.push(FieldError::not_supported(
+                at("kind"),
+                other,
+                &["ServiceAccount", "User", "Group"],
+            )),
+        }
+    }
+    errs
+}
+
+/// Roles and ClusterRoles: upstream's ValidateRole / ValidateClusterRole check every rule.
+pub struct Roles {
+    pub namespaced: bool,
+}
+impl Strategy for Roles {
+    fn validate(&self, obj: &Value) -> Vec<FieldError> {
+        let rules = obj.get("rules").and_then(Value::as_array);
+        rules
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .flat_map(|(i, rule)| policy_rule_errors(rule, self.namespaced, &format!("rules[{i}]")))
+            .collect()
+    }
+}
+
+/// Upstream's validatePolicyRule.
+fn policy_rule_errors(rule: &Value, namespaced: bool, path: &str) -> Vec<FieldError> {
+    let list = |k: &str| -> Vec<Value> {
+        rule.get(k)
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let at = |f: &str| format!("{path}.{f}");
+    let mut errs = Vec::new();
+    if list("verbs").is_empty() {
+        errs.push(FieldError::required(
+            at("verbs"),
+            "verbs must contain at least one value",
+        ));
+    }
+    let urls = list("nonResourceURLs");
+    if !urls.is_empty() {
+        let shown = super::go_value::go_string_slice(&urls);
+        if namespaced {
+            errs.push(FieldError::invalid_raw(
+                at("nonResourceURLs"),
+                shown.clone(),
+                "namespaced rules cannot apply to non-resource URLs",
+            ));
+        }
+        if ["apiGroups", "resources", "resourceNames"]
+            .iter()
+            .any(|k| !list(k).is_empty())
+        {
+            errs.push(FieldError::invalid_raw(
+                at("nonResourceURLs"),
+                shown,
+                "rules cannot apply to both regular resources and non-resource URLs",
+            ));
+        }
+        return errs;
+    }
+    if list("apiGroups").is_empty() {
+        errs.push(FieldError::required(
+            at("apiGroups"),
+            "resource rules must supply at least one api group",
+        ));
+    }
+    let resources = list("resources");
+    if resources.is_empty() {
+        errs.push(FieldError::required(
+            at("resources"),
+            "resource rules must supply at least one resource",
+        ));
+    }
+    if !list("resourceNames").is_empty() && resources.len() > 1 {
+        errs.push(FieldError::required(
+            at("resourceNames"),
+            "resource names cannot apply to multiple resources",
+        ));
+    }
+    errs
 }
 
 pub struct PodDisruptionBudgets;

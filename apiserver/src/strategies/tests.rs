@@ -2989,3 +2989,125 @@ fn a_volume_status_write_stamps_the_phase_transition_as_upstream() {
     let kept = json!({"phase": "Bound", "lastPhaseTransitionTime": "2021-01-01T00:00:00Z"});
     assert_eq!(write(kept), "2021-01-01T00:00:00Z");
 }
+
+#[test]
+fn rbac_roles_and_bindings_are_validated_as_upstream() {
+    // Cases of pkg/apis/rbac/validation/validation_test.go.
+    let rbac = "rbac.authorization.k8s.io";
+    let role = |rules: Value| json!({"metadata": {"name": "r", "namespace": "n"}, "rules": rules});
+    assert!(
+        errors(
+            rbac,
+            "v1",
+            "roles",
+            &role(json!([{"verbs": ["get"], "apiGroups": [""], "resources": ["pods"]}]))
+        )
+        .is_empty()
+    );
+    for (rules, want, resource) in [
+        (
+            json!([{"apiGroups": [""], "resources": ["pods"]}]),
+            "rules[0].verbs: Required value: verbs must contain at least one value",
+            "roles",
+        ),
+        (
+            json!([{"verbs": ["get"], "resources": ["pods"]}]),
+            "rules[0].apiGroups: Required value: resource rules must supply at least one api group",
+            "roles",
+        ),
+        (
+            json!([{"verbs": ["get"], "apiGroups": [""]}]),
+            "rules[0].resources: Required value: resource rules must supply at least one resource",
+            "clusterroles",
+        ),
+        (
+            json!([{"verbs": ["get"], "nonResourceURLs": ["/healthz"]}]),
+            "rules[0].nonResourceURLs: Invalid value: []string{\"/healthz\"}: namespaced rules cannot apply to non-resource URLs",
+            "roles",
+        ),
+        (
+            json!([{"verbs": ["get"], "nonResourceURLs": ["/healthz"], "resources": ["pods"]}]),
+            "rules[0].nonResourceURLs: Invalid value: []string{\"/healthz\"}: rules cannot apply to both regular resources and non-resource URLs",
+            "clusterroles",
+        ),
+        (
+            json!([{"verbs": ["get"], "apiGroups": [""], "resources": ["pods", "secrets"], "resourceNames": ["x"]}]),
+            "rules[0].resourceNames: Required value: resource names cannot apply to multiple resources",
+            "clusterroles",
+        ),
+    ] {
+        assert_reported(
+            &errors(rbac, "v1", resource, &role(rules.clone())),
+            want,
+            &rules,
+        );
+    }
+    assert!(
+        errors(
+            rbac,
+            "v1",
+            "clusterroles",
+            &role(json!([{"verbs": ["get"], "nonResourceURLs": ["/healthz"]}]))
+        )
+        .is_empty()
+    );
+
+    let binding = |role_ref: Value, subjects: Value| json!({"metadata": {"name": "b", "namespace": "n"}, "roleRef": role_ref, "subjects": subjects});
+    let good_ref = json!({"apiGroup": rbac, "kind": "Role", "name": "r"});
+    assert!(
+        errors(
+            rbac,
+            "v1",
+            "rolebindings",
+            &binding(
+                good_ref.clone(),
+                json!([{"kind": "ServiceAccount", "name": "sa"}])
+            )
+        )
+        .is_empty()
+    );
+    for (resource, role_ref, subjects, want) in [
+        (
+            "clusterrolebindings",
+            good_ref.clone(),
+            json!([]),
+            "roleRef.kind: Unsupported value: \"Role\": supported values: \"ClusterRole\"",
+        ),
+        (
+            "rolebindings",
+            json!({"apiGroup": rbac, "kind": "Role", "name": ""}),
+            json!([]),
+            "roleRef.name: Required value",
+        ),
+        (
+            "rolebindings",
+            json!({"apiGroup": rbac, "kind": "Role", "name": "a/b"}),
+            json!([]),
+            "roleRef.name: Invalid value: \"a/b\": may not contain '/'",
+        ),
+        (
+            "clusterrolebindings",
+            json!({"apiGroup": rbac, "kind": "ClusterRole", "name": "r"}),
+            json!([{"kind": "ServiceAccount", "name": "sa"}]),
+            "subjects[0].namespace: Required value",
+        ),
+        (
+            "rolebindings",
+            good_ref.clone(),
+            json!([{"kind": "Robot", "name": "x"}]),
+            "subjects[0].kind: Unsupported value: \"Robot\": supported values: \"ServiceAccount\", \"User\", \"Group\"",
+        ),
+        (
+            "rolebindings",
+            good_ref.clone(),
+            json!([{"kind": "ServiceAccount", "name": "Bad_Name"}]),
+            "subjects[0].name: Invalid value: \"Bad_Name\"",
+        ),
+    ] {
+        assert_reported(
+            &errors(rbac, "v1", resource, &binding(role_ref, subjects.clone())),
+            want,
+            &subjects,
+        );
+    }
+}

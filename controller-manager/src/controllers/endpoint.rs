@@ -52,9 +52,10 @@ pub fn start(ctx: ControllerContext) {
         tokio::spawn(async move {
             endpoints.wait_synced().await;
             for e in endpoints.store().list() {
-                let leader = e.metadata.annotations.as_ref().is_some_and(|a| {
-                    a.contains_key("control-plane.alpha.kubernetes.io/leader")
-                });
+                let leader =
+                    e.metadata.annotations.as_ref().is_some_and(|a| {
+                        a.contains_key("control-plane.alpha.kubernetes.io/leader")
+                    });
                 if !leader {
                     queue.add(key_of(e.as_ref()));
                 }
