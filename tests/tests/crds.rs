@@ -553,4 +553,25 @@ fn selectable_fields_filter_lists_and_are_validated() {
             && v2.contains("/apis/shop.example.com/v1/namespaces/{namespace}/gadgets/{name}"),
         "no Gadget in /openapi/v2"
     );
+    // A schema that preserves unknown fields at its root is a bare object in v2, as upstream
+    // publishes it (crd_publish_openapi.go's "CRD without validation schema").
+    c.apply(
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n\
+         metadata: {name: blobs.shop.example.com}\n\
+         spec:\n  group: shop.example.com\n  scope: Namespaced\n\
+         \x20 names: {plural: blobs, singular: blob, kind: Blob}\n\
+         \x20 versions:\n  - name: v1\n    served: true\n    storage: true\n\
+         \x20   schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}\n",
+    );
+    established(&c, "blobs.shop.example.com");
+    let v2: serde_json::Value = wait_until(Duration::from_secs(30), "Blob in /openapi/v2", || {
+        let doc: serde_json::Value =
+            serde_json::from_str(&c.kubectl_ok(&["get", "--raw", "/openapi/v2"])).ok()?;
+        Some(doc["definitions"]["com.example.shop.v1.Blob"].clone()).filter(|d| !d.is_null())
+    });
+    assert_eq!(
+        v2,
+        serde_json::json!({"type": "object", "x-kubernetes-group-version-kind":
+            [{"group": "shop.example.com", "kind": "Blob", "version": "v1"}]})
+    );
 }

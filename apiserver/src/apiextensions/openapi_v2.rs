@@ -143,21 +143,64 @@ fn operation(v: &ServedVersion, action: &str, kind: &str, definition: &str) -> V
     })
 }
 
+/// Upstream's buildKubeNative for v2: a schema that preserves unknown fields at its root is
+/// published as a bare object (kubectl would refuse unknown fields next to declared ones);
+/// otherwise the reduced schema with TypeMeta, ObjectMeta and the embedded resources' fields.
 fn kind_definition(v: &ServedVersion) -> Value {
-    let mut s = v
-        .raw_schema
-        .clone()
-        .filter(Value::is_object)
-        .unwrap_or_else(|| json!({"type": "object"}));
+    let preserved = |s: &Value| s.get("x-kubernetes-preserve-unknown-fields") == Some(&json!(true));
+    let mut s = match v.raw_schema.clone().filter(Value::is_object) {
+        Some(s) if !preserved(&s) => s,
+        _ => {
+            return json!({"type": "object", "x-kubernetes-group-version-kind": [gvk(v, v.info.kind)]});
+        }
+    };
     to_v2(&mut s);
+    add_embedded_fields(&mut s);
     if !s["properties"].is_object() {
         s["properties"] = json!({});
     }
     s["properties"]["apiVersion"] = json!({"type": "string", "description": API_VERSION_DOC});
     s["properties"]["kind"] = json!({"type": "string", "description": KIND_DOC});
-    s["properties"]["metadata"] = json!({"$ref": format!("#/definitions/{OBJECT_META}")});
+    s["properties"]["metadata"] = object_meta_ref();
     s["x-kubernetes-group-version-kind"] = json!([gvk(v, v.info.kind)]);
     s
+}
+
+fn object_meta_ref() -> Value {
+    json!({
+        "$ref": format!("#/definitions/{OBJECT_META}"),
+        "description": "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+    })
+}
+
+/// Upstream's addEmbeddedProperties (v2): an `x-kubernetes-embedded-resource` node that does
+/// not preserve unknown fields gets `apiVersion`, `kind` (both required) and `metadata`.
+fn add_embedded_fields(s: &mut Value) {
+    let Some(o) = s.as_object_mut() else { return };
+    if let Some(props) = o.get_mut("properties").and_then(Value::as_object_mut) {
+        props.values_mut().for_each(add_embedded_fields);
+    }
+    for k in ["items", "additionalProperties"] {
+        if let Some(child) = o.get_mut(k).filter(|c| c.is_object()) {
+            add_embedded_fields(child);
+        }
+    }
+    let flag = |k: &str| o.get(k) == Some(&Value::Bool(true));
+    if flag("x-kubernetes-preserve-unknown-fields") || !flag("x-kubernetes-embedded-resource") {
+        return;
+    }
+    let props = o.entry("properties").or_insert_with(|| json!({}));
+    props["apiVersion"] = json!({"type": "string", "description": "apiVersion defines the versioned schema of this representation of an object. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources"});
+    props["kind"] = json!({"type": "string", "description": "kind is a string value representing the type of this object. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds"});
+    props["metadata"] = object_meta_ref();
+    let required = o.entry("required").or_insert_with(|| json!([]));
+    if let Some(req) = required.as_array_mut() {
+        for k in ["kind", "apiVersion"] {
+            if !req.iter().any(|r| r == k) {
+                req.push(json!(k));
+            }
+        }
+    }
 }
 
 fn list_definition(v: &ServedVersion, item: &str) -> Value {
@@ -195,6 +238,19 @@ pub(super) fn to_v2(s: &mut Value) {
     if o.get("type").and_then(Value::as_str) == Some("array") && !o.contains_key("items") {
         o.remove("type");
     }
+    // kubectl mishandles an object that preserves unknown fields: it loses its type.
+    if o.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true))
+        && o.get("type").and_then(Value::as_str) == Some("object")
+    {
+        o.remove("type");
+    }
+    // A nullable value of a map cannot be required either.
+    if o.get("additionalProperties")
+        .and_then(|a| a.get("nullable"))
+        == Some(&Value::Bool(true))
+    {
+        o.remove("required");
+    }
     if let Some(props) = o.get_mut("properties").and_then(Value::as_object_mut) {
         // A nullable property cannot be required in v2 (null would fail the check).
         let nullable_props: Vec<String> = props
@@ -228,7 +284,7 @@ pub(super) fn to_v2(s: &mut Value) {
 
 #[cfg(test)]
 mod tests {
-    use super::to_v2;
+    use super::{add_embedded_fields, to_v2};
     use serde_json::json;
 
     #[test]
@@ -251,11 +307,34 @@ mod tests {
                 "type": "object", "required": ["b"],
                 "properties": {
                     "a": {},
-                    "b": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+                    "b": {"x-kubernetes-preserve-unknown-fields": true},
                     "d": {"x-kubernetes-int-or-string": true},
                     "e": {},
                 }
             })
+        );
+    }
+
+    #[test]
+    fn embedded_resources_get_type_and_object_meta_unless_they_preserve_unknown_fields() {
+        let mut s = json!({"type": "object", "properties": {
+            "t": {"type": "object", "x-kubernetes-embedded-resource": true,
+                  "properties": {"spec": {"type": "object"}}},
+            "p": {"type": "object", "x-kubernetes-embedded-resource": true,
+                  "x-kubernetes-preserve-unknown-fields": true},
+        }});
+        to_v2(&mut s);
+        add_embedded_fields(&mut s);
+        let t = &s["properties"]["t"];
+        assert_eq!(t["required"], json!(["kind", "apiVersion"]));
+        assert_eq!(
+            t["properties"]["metadata"]["$ref"],
+            "#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+        );
+        assert_eq!(t["properties"]["kind"]["type"], "string");
+        assert_eq!(
+            s["properties"]["p"],
+            json!({"x-kubernetes-embedded-resource": true, "x-kubernetes-preserve-unknown-fields": true})
         );
     }
 }
