@@ -39,6 +39,8 @@ struct State {
     schemas: HashMap<String, Arc<Value>>,
     /// Priority level UIDs by name.
     levels: HashMap<String, String>,
+    /// Priority levels' nominal concurrency shares by name (Limited: default 30; Exempt: 0).
+    shares: HashMap<String, f64>,
     /// Names of the schemas in classification order (precedence, then name).
     order: Vec<String>,
 }
@@ -59,6 +61,22 @@ fn precedence(fs: &Value) -> i64 {
     fs.pointer("/spec/matchingPrecedence")
         .and_then(Value::as_i64)
         .unwrap_or(1000)
+}
+
+/// A priority level's nominal concurrency shares, with upstream's v1 defaults.
+fn shares(level: &Value) -> f64 {
+    match level.pointer("/spec/type").and_then(Value::as_str) {
+        Some("Exempt") => level.pointer("/spec/exempt/nominalConcurrencyShares"),
+        _ => level.pointer("/spec/limited/nominalConcurrencyShares"),
+    }
+    .and_then(Value::as_f64)
+    .unwrap_or(
+        if level.pointer("/spec/type").and_then(Value::as_str) == Some("Exempt") {
+            0.0
+        } else {
+            30.0
+        },
+    )
 }
 
 fn level_name(fs: &Value) -> &str {
@@ -104,6 +122,33 @@ impl FlowControl {
                     priority_level_uid: level_uid.clone(),
                 })
         })
+    }
+
+    /// `apiserver_flowcontrol_nominal_limit_seats` of every priority level: its share of the
+    /// server's concurrency limit, `ceil(limit × shares / Σ shares)`, as upstream's APF
+    /// configuration controller computes it (k1s reports it; it does not queue by it).
+    pub fn render_metrics(&self, server_concurrency: usize) -> String {
+        let Ok(state) = self.state.read() else {
+            return String::new();
+        };
+        let total: f64 = state.shares.values().sum();
+        let mut levels: Vec<(&String, &f64)> = state.shares.iter().collect();
+        levels.sort_by(|a, b| a.0.cmp(b.0));
+        let mut out = String::from(
+            "# HELP apiserver_flowcontrol_nominal_limit_seats [BETA] Nominal number of execution seats configured for each priority level\n\
+             # TYPE apiserver_flowcontrol_nominal_limit_seats gauge\n",
+        );
+        for (name, shares) in levels {
+            let seats = if total > 0.0 {
+                (server_concurrency as f64 * shares / total).ceil()
+            } else {
+                0.0
+            };
+            out.push_str(&format!(
+                "apiserver_flowcontrol_nominal_limit_seats{{priority_level=\"{name}\"}} {seats}\n"
+            ));
+        }
+        out
     }
 
     fn with_state(&self, change: impl FnOnce(&mut State)) {
@@ -295,14 +340,17 @@ impl FlowControl {
                         .iter()
                         .map(|o| (name(o), meta::uid(o).unwrap_or_default().to_string()))
                         .collect();
+                    state.shares = items.iter().map(|o| (name(o), shares(o))).collect();
                 }
                 (true, Change::Upserted(o)) => {
                     state
                         .levels
                         .insert(name(o), meta::uid(o).unwrap_or_default().to_string());
+                    state.shares.insert(name(o), shares(o));
                 }
                 (true, Change::Deleted(o)) => {
                     state.levels.remove(&name(o));
+                    state.shares.remove(&name(o));
                 }
                 (false, Change::Listed(items)) => {
                     state.schemas = items

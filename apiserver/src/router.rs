@@ -122,7 +122,14 @@ async fn metrics(state: &Router) -> Response {
         // A backend that cannot answer leaves the gauge out rather than fail the scrape.
         size_bytes: store.size_bytes().await.ok().flatten(),
     };
-    let text = state.api.metrics.render(&stats);
+    let mut text = state.api.metrics.render(&stats);
+    let security = &state.api.security;
+    let apf = security
+        .flowcontrol
+        .render_metrics(security.inflight.server_concurrency());
+    // The registry's text ends with `# EOF`; the APF series go before it.
+    let at = text.rfind("# EOF").unwrap_or(text.len());
+    text.insert_str(at, &apf);
     let mut resp = Response::new(Body::from(text));
     resp.headers_mut().insert(
         http::header::CONTENT_TYPE,

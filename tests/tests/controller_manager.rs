@@ -253,6 +253,9 @@ fn workqueue_metrics_are_served_under_upstreams_names() {
         "workqueue_work_duration_seconds_count{name=\"serviceaccount-controller\"}",
         "workqueue_queue_duration_seconds_bucket{",
         "apiserver_request_total{",
+        // APF's nominal seats: 600 (400 + 200 in flight) shared as upstream shares them.
+        "apiserver_flowcontrol_nominal_limit_seats{priority_level=\"workload-low\"} 245\n",
+        "apiserver_flowcontrol_nominal_limit_seats{priority_level=\"catch-all\"} 13\n",
     ] {
         assert!(text.contains(name), "/metrics lacks {name}:\n{text}");
     }

@@ -114,6 +114,15 @@ impl InFlightLimiter {
         }
     }
 
+    /// The server's concurrency limit as APF counts it: both limits added, an unlimited one
+    /// at its default.
+    pub fn server_concurrency(&self) -> usize {
+        let limit =
+            |b: &Option<Arc<Bucket>>, default: usize| b.as_ref().map_or(default, |b| b.limit);
+        limit(&self.mutating, DEFAULT_MAX_MUTATING_IN_FLIGHT)
+            + limit(&self.readonly, DEFAULT_MAX_READONLY_IN_FLIGHT)
+    }
+
     fn bucket(&self, is_mutating: bool) -> Option<&Arc<Bucket>> {
         if is_mutating {
             self.mutating.as_ref()
