@@ -1,6 +1,8 @@
 //! The simulated kubelet's pod status, as a pure function of the pod, its IPs and the time:
 //! containers start at once (init containers first, exiting 0), run until `sim.k1s.io/run-seconds`
-//! passes (then exit with `sim.k1s.io/exit-code`), restart as the restart policy says (with the
+//! passes (then exit with `sim.k1s.io/exit-code`) or, without it, as long as their command
+//! would (`crate::command`: `exit 1`, `sleep 5`, `echo hi`; else until stopped), restart as
+//! the restart policy says (with the
 //! kubelet's crash-loop back-off), and the phase and conditions follow upstream's
 //! `pkg/kubelet/status/generate.go` and `getPhase`.
 
@@ -272,16 +274,22 @@ fn probed(
 }
 
 /// When a container started at `start` stops by itself, with its exit code: its run time
-/// passes (`sim.k1s.io/run-seconds`) or its failing liveness probe kills it, whichever is first.
+/// passes (`sim.k1s.io/run-seconds`, else its command's) or its failing liveness probe kills
+/// it, whichever is first.
 fn end_of_run(
     pod: &Pod,
     c: &Container,
     life: &Life,
     start: Timestamp,
 ) -> Option<(Timestamp, i32, Option<probes::LivenessKill>)> {
-    let exit = life
-        .run
-        .map(|run| (start + SignedDuration::from_secs(run), life.code));
+    // The annotations decide; else the command, when it is one whose end is known.
+    let exit = match life.run {
+        Some(run) => Some((start + SignedDuration::from_secs(run), life.code)),
+        None => crate::command::outcome(c).map(|o| {
+            let seconds = SignedDuration::from_secs(o.seconds.ceil() as i64);
+            (start + seconds, o.code)
+        }),
+    };
     let kill = probes::liveness_kill(pod, c, start);
     match (exit, kill) {
         (Some((at, code)), Some(k)) if at <= k.at => Some((at, code, None)),
@@ -455,8 +463,35 @@ fn condition(
     }
 }
 
-/// The status the simulated kubelet reports for `pod` now (the pod is not being deleted).
+/// The status the simulated kubelet reports for `pod` now (the pod is not being deleted). A
+/// pod active longer than its `activeDeadlineSeconds` is stopped and Failed with reason
+/// `DeadlineExceeded`, as the kubelet's activeDeadlineHandler does.
 pub fn desired(pod: &Pod, env: &PodEnv, now: Timestamp) -> Desired {
+    let mut d = live(pod, env, now);
+    let deadline = pod.spec.as_ref().and_then(|s| s.active_deadline_seconds);
+    let started = d.status.start_time.as_ref().map(|t| t.0);
+    let (Some(deadline), Some(started)) = (deadline, started) else {
+        return d;
+    };
+    if d.status.phase.as_deref() != Some("Running") {
+        return d;
+    }
+    let due = started + SignedDuration::from_secs(deadline);
+    if now < due {
+        d.wake = Some(d.wake.map_or(due, |w| w.min(due)));
+        return d;
+    }
+    stop_containers(&mut d.status, now);
+    d.status.phase = Some("Failed".into());
+    d.status.reason = Some("DeadlineExceeded".into());
+    d.status.message = Some("Pod was active on the node longer than the specified deadline".into());
+    flip_conditions(&mut d.status, "PodFailed", now);
+    d.wake = None;
+    d
+}
+
+/// The status of a pod whose containers go on living (no deletion, no deadline).
+fn live(pod: &Pod, env: &PodEnv, now: Timestamp) -> Desired {
     let spec = pod.spec.clone().unwrap_or_default();
     let old = pod.status.clone().unwrap_or_default();
     let policy = spec.restart_policy.as_deref().unwrap_or("Always");
@@ -684,7 +719,22 @@ pub fn desired(pod: &Pod, env: &PodEnv, now: Timestamp) -> Desired {
 /// exit 0 (they honour SIGTERM), and the phase is terminal (upstream's `getPhase` with
 /// `podIsTerminal`).
 pub fn stopped(pod: &Pod, env: &PodEnv, now: Timestamp) -> PodStatus {
-    let mut status = desired(pod, env, now).status;
+    let mut status = live(pod, env, now).status;
+    stop_containers(&mut status, now);
+    let statuses = status.container_statuses.clone().unwrap_or_default();
+    let failed = statuses
+        .iter()
+        .any(|s| is_terminated(s).is_none_or(|c| c != 0));
+    let phase = if failed { "Failed" } else { "Succeeded" };
+    status.phase = Some(phase.into());
+    let reason = if failed { "PodFailed" } else { "PodCompleted" };
+    flip_conditions(&mut status, reason, now);
+    status
+}
+
+/// Every running container stops at `now`, exiting 0 (simulated containers honour SIGTERM); one
+/// waiting to restart keeps its last termination.
+fn stop_containers(status: &mut PodStatus, now: Timestamp) {
     for s in status
         .container_statuses
         .iter_mut()
@@ -705,13 +755,10 @@ pub fn stopped(pod: &Pod, env: &PodEnv, now: Timestamp) -> PodStatus {
         s.ready = false;
         s.started = Some(false);
     }
-    let statuses = status.container_statuses.clone().unwrap_or_default();
-    let failed = statuses
-        .iter()
-        .any(|s| is_terminated(s).is_none_or(|c| c != 0));
-    let phase = if failed { "Failed" } else { "Succeeded" };
-    status.phase = Some(phase.into());
-    let reason = if failed { "PodFailed" } else { "PodCompleted" };
+}
+
+/// A terminal pod's conditions: not ready (with `reason`), no sandbox.
+fn flip_conditions(status: &mut PodStatus, reason: &str, now: Timestamp) {
     for c in status.conditions.iter_mut().flatten() {
         let flip = match c.type_.as_str() {
             "Ready" | "ContainersReady" => Some((false, Some(reason))),
@@ -728,7 +775,6 @@ pub fn stopped(pod: &Pod, env: &PodEnv, now: Timestamp) -> PodStatus {
             c.message = None;
         }
     }
-    status
 }
 
 /// Upstream's QoS class from requests and limits of every container.

@@ -387,3 +387,66 @@ spec:
         serde_json::json!({"requests": {"cpu": "150m", "memory": "64Mi"}, "limits": {"cpu": "300m", "memory": "128Mi"}})
     );
 }
+
+/// Commands whose end is known run as they would (the docs' `kubectl create job ... -- echo`,
+/// the e2e Job fixtures' `sh -c "exit 1"`), and a pod active past its `activeDeadlineSeconds`
+/// is Failed with `DeadlineExceeded` (pods.go's "should allow activeDeadlineSeconds to be
+/// updated").
+#[test]
+fn known_commands_end_and_active_deadlines_fail_pods() {
+    let c = TestCluster::start();
+    c.kubectl_ok(&[
+        "create",
+        "job",
+        "hello",
+        "--image=busybox",
+        "--",
+        "echo",
+        "Hello World",
+    ]);
+    c.kubectl_ok(&[
+        "run",
+        "fails",
+        "--image=busybox",
+        "--restart=Never",
+        "--command",
+        "--",
+        "/bin/sh",
+        "-c",
+        "sleep 1; exit 3",
+    ]);
+    c.kubectl_ok(&["run", "forever", "--image=busybox", "--restart=Never"]);
+    c.kubectl_ok(&[
+        "wait",
+        "--for=condition=Complete",
+        "job/hello",
+        "--timeout=30s",
+    ]);
+    let failed = wait_until(WAIT, "the failing pod to end", || {
+        let p = pod(&c, "fails");
+        (p["status"]["phase"] == "Failed").then_some(p)
+    });
+    assert_eq!(
+        failed["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"], 3,
+        "{failed}"
+    );
+    wait_until(WAIT, "forever to run", || {
+        (pod(&c, "forever")["status"]["phase"] == "Running").then_some(())
+    });
+    c.kubectl_ok(&[
+        "patch",
+        "pod",
+        "forever",
+        "-p",
+        r#"{"spec":{"activeDeadlineSeconds":1}}"#,
+    ]);
+    let ended = wait_until(WAIT, "the deadline to end the pod", || {
+        let p = pod(&c, "forever");
+        (p["status"]["phase"] == "Failed").then_some(p)
+    });
+    assert_eq!(ended["status"]["reason"], "DeadlineExceeded", "{ended}");
+    assert_eq!(
+        ended["status"]["message"],
+        "Pod was active on the node longer than the specified deadline"
+    );
+}
