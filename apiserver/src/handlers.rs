@@ -277,6 +277,7 @@ async fn serve_verb(
                 items,
                 resource_version: String::new(),
                 continue_token: None,
+                remaining_item_count: None,
             };
             Ok(list_response(info, list, &output, include))
         }
@@ -1575,8 +1576,11 @@ fn list_response(
     if let Some(c) = &list.continue_token {
         metadata["continue"] = Value::String(c.clone());
     }
+    if let Some(n) = list.remaining_item_count {
+        metadata["remainingItemCount"] = Value::from(n);
+    }
     let custom = custom_columns(info);
-    let value = match output {
+    let mut value = match output {
         Output::Table(v) if custom.is_some() => table::custom::list_table(
             custom.as_deref().unwrap_or_default(),
             &list.items,
@@ -1609,6 +1613,9 @@ fn list_response(
             "items": list.items,
         }),
     };
+    if let (Output::Table(_), Some(n)) = (output, list.remaining_item_count) {
+        value["metadata"]["remainingItemCount"] = Value::from(n);
+    }
     encoded_response(StatusCode::OK, &value, output)
 }
 

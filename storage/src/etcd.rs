@@ -412,16 +412,19 @@ impl Store for EtcdStore {
             .iter()
             .map(|kv| self.kv_of(kv))
             .collect::<Result<Vec<_>>>()?;
-        let continue_token = match (resp.more(), items.last()) {
-            (true, Some(last)) => {
-                Some(continue_token::encode(revision, &format!("{}\0", last.key)))
-            }
-            _ => None,
+        let (continue_token, remaining) = match (resp.more(), items.last()) {
+            (true, Some(last)) => (
+                Some(continue_token::encode(revision, &format!("{}\0", last.key))),
+                // etcd counts the whole range from the start key.
+                Some((resp.count().max(0) as u64).saturating_sub(items.len() as u64)),
+            ),
+            _ => (None, None),
         };
         Ok(ListPage {
             items,
             revision,
             continue_token,
+            remaining,
         })
     }
 

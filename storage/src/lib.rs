@@ -101,6 +101,9 @@ pub struct ListPage {
     pub revision: Revision,
     /// Present when more items follow; pass it back to get the next page.
     pub continue_token: Option<String>,
+    /// With a continue token: how many keys of the prefix follow this page (etcd's count less
+    /// the page), for `metadata.remainingItemCount`.
+    pub remaining: Option<u64>,
 }
 
 /// How much history to keep. History older than both limits (when both are set) is compacted.

@@ -533,14 +533,19 @@ impl Store for LocalStore {
             }
             other => other?,
         };
-        let continue_token = match (more, items.last()) {
-            (true, Some(last)) => Some(continue_token::encode(at, &format!("{}\0", last.key))),
-            _ => None,
+        let (continue_token, remaining) = match (more, items.last()) {
+            (true, Some(last)) => {
+                let after = format!("{}\0", last.key);
+                let remaining = self.shared().count_at(after.as_bytes(), &end, at)?;
+                (Some(continue_token::encode(at, &after)), Some(remaining))
+            }
+            _ => (None, None),
         };
         Ok(ListPage {
             items,
             revision: at,
             continue_token,
+            remaining,
         })
     }
 
@@ -708,6 +713,40 @@ impl Shared {
         }
         self.check_not_compacted(at)?;
         Ok((out, false))
+    }
+
+    /// How many keys `start <= key < end` held at `at`: the keys now, corrected by the log for
+    /// keys written since. Exact when no commit overlaps the count; after a few tries under
+    /// constant writes it settles for an estimate (what the field is documented to be).
+    fn count_at(&self, start: &[u8], end: &[u8], at: Revision) -> Result<u64> {
+        let mut estimate = 0;
+        for _ in 0..8 {
+            let applying = self.applying.load(Ordering::SeqCst);
+            let settled = applying == self.published.load(Ordering::Acquire);
+            estimate = self.count_at_once(start, end, at)?;
+            if settled && self.applying.load(Ordering::SeqCst) == applying {
+                break;
+            }
+            std::thread::yield_now();
+        }
+        Ok(estimate)
+    }
+
+    fn count_at_once(&self, start: &[u8], end: &[u8], at: Revision) -> Result<u64> {
+        let mut existed_at: BTreeMap<String, bool> = BTreeMap::new();
+        if self.applying.load(Ordering::SeqCst) > at.0 {
+            for rec in self.read_log(at, None)? {
+                if rec.key.as_bytes() >= start && rec.key.as_bytes() < end {
+                    existed_at.entry(rec.key).or_insert(rec.prev.is_some());
+                }
+            }
+        }
+        let mut n = self.engine.count(&data_key(start), &data_key(end))? as i64;
+        for (key, existed) in existed_at {
+            let exists = self.engine.get(&data_key(key.as_bytes()))?.is_some();
+            n += i64::from(existed) - i64::from(exists);
+        }
+        Ok(n.max(0) as u64)
     }
 
     /// Fails if history after `at` may have been removed while we read it.

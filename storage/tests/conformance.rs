@@ -472,6 +472,28 @@ async fn list_is_a_consistent_snapshot_with_paging(backend: &str) {
     }
     churn.await.unwrap();
     assert_eq!(seen, model);
+    // Each page that has a next one says how many keys follow it (remainingItemCount).
+    let (mut listed, mut token) = (0, None);
+    loop {
+        let opts = ListOptions {
+            limit: 7,
+            continue_token: token.take(),
+            revision: None,
+        };
+        let page = s.list("/l/", opts).await.unwrap();
+        listed += page.items.len() as u64;
+        match page.continue_token {
+            Some(t) => {
+                assert_eq!(page.remaining, Some(99 - listed), "after {listed}");
+                token = Some(t);
+            }
+            None => {
+                assert_eq!(page.remaining, None);
+                break;
+            }
+        }
+    }
+    assert_eq!(listed, 99);
     // The latest list reflects the churn; an unlimited list has no token.
     let latest = s.list("/l/", ListOptions::default()).await.unwrap();
     assert!(latest.continue_token.is_none());

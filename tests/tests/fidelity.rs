@@ -1683,3 +1683,45 @@ fn missing_required_fields_are_zero_values_and_rbac_rules_are_validated() {
         "{err}"
     );
 }
+
+/// chunking.go: every page of a paged list that has a next one says how many objects follow
+/// (`remainingItemCount`), in JSON and Table lists; the last page and selector lists do not.
+#[test]
+fn paged_lists_count_what_remains() {
+    let c = TestCluster::start();
+    c.kubectl_ok(&["create", "namespace", "paged"]);
+    for i in 0..5 {
+        c.kubectl_ok(&["create", "configmap", &format!("c{i}"), "-n", "paged"]);
+    }
+    // kube-root-ca.crt makes six.
+    let total = c
+        .kubectl_ok(&["get", "configmaps", "-n", "paged", "-o", "name"])
+        .lines()
+        .count() as u64;
+    let page = |query: &str| {
+        json(&c.kubectl_ok(&[
+            "get",
+            "--raw",
+            &format!("/api/v1/namespaces/paged/configmaps?{query}"),
+        ]))
+    };
+    let first = page("limit=2");
+    assert_eq!(
+        first["metadata"]["remainingItemCount"],
+        total - 2,
+        "{first}"
+    );
+    let token = first["metadata"]["continue"].as_str().expect("continue");
+    let second = page(&format!("limit=2&continue={token}"));
+    assert_eq!(second["metadata"]["remainingItemCount"], total - 4);
+    let last = page(&format!("limit=100&continue={token}"));
+    assert!(
+        last["metadata"].get("remainingItemCount").is_none(),
+        "{last}"
+    );
+    let selected = page("limit=2&labelSelector=x!%3Dy");
+    assert!(
+        selected["metadata"].get("remainingItemCount").is_none(),
+        "{selected}"
+    );
+}

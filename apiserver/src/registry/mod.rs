@@ -102,6 +102,9 @@ pub struct ListResult {
     pub items: Vec<Value>,
     pub resource_version: String,
     pub continue_token: Option<String>,
+    /// Objects after this page (`metadata.remainingItemCount`), as upstream counts them only
+    /// for a list without selectors.
+    pub remaining_item_count: Option<u64>,
 }
 
 /// `DeleteOptions` after parsing (body and query merged).
@@ -271,9 +274,13 @@ impl Registry {
             match page.continue_token {
                 Some(next) if !done => token = Some(next),
                 next => {
+                    let unfiltered = q.label_selector.is_none() && q.field_selector.is_none();
                     return Ok(ListResult {
                         items,
                         resource_version: page.revision.to_string(),
+                        remaining_item_count: page
+                            .remaining
+                            .filter(|_| unfiltered && next.is_some()),
                         continue_token: next,
                     });
                 }
