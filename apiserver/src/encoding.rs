@@ -38,11 +38,17 @@ impl Output {
 /// Picks the response shape from `Accept`, honouring order and `q` like upstream. Protobuf is
 /// not served yet, so it is skipped when the client offers a fallback and refused with 406 when not.
 pub fn negotiate(headers: &HeaderMap) -> Result<Output, ApiError> {
-    negotiate_with(headers, true)
+    negotiate_with(headers, true, true)
 }
 
-/// [`negotiate`] for kinds without protobuf (custom resources): protobuf offers are skipped.
-pub fn negotiate_with(headers: &HeaderMap, protobuf: bool) -> Result<Output, ApiError> {
+/// [`negotiate`] for what an endpoint can serve: without protobuf (custom resources) its offers
+/// are skipped; without tables (reviews and create-only subresources, which upstream gives no
+/// TableConvertor) `as=Table` offers are.
+pub fn negotiate_with(
+    headers: &HeaderMap,
+    protobuf: bool,
+    tables: bool,
+) -> Result<Output, ApiError> {
     let accept = headers
         .get(http::header::ACCEPT)
         .and_then(|v| v.to_str().ok())
@@ -61,7 +67,7 @@ pub fn negotiate_with(headers: &HeaderMap, protobuf: bool) -> Result<Output, Api
         let as_kind = m.param("as");
         let group_ok = m.param("g").is_none_or(|g| g == "meta.k8s.io");
         match (m.essence.as_str(), as_kind) {
-            ("application/json", Some("Table")) if group_ok => {
+            ("application/json", Some("Table")) if group_ok && tables => {
                 let v = m.param("v").unwrap_or("v1");
                 if v == "v1" || v == "v1beta1" {
                     return Ok(Output::Table(v.to_string()));

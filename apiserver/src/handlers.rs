@@ -125,7 +125,12 @@ async fn serve(
     if !info.namespaced && req.namespace.is_some() {
         return Err(ApiError::not_found_path());
     }
-    let output = encoding::negotiate_with(headers, custom.is_none())?;
+    let tables = !crate::reviews::is_review(info)
+        && !matches!(
+            req.subresource.as_deref(),
+            Some("binding" | "eviction" | "token")
+        );
+    let output = encoding::negotiate_with(headers, custom.is_none(), tables)?;
     if let Some(cr) = &custom {
         // Custom resources are JSON or YAML only, as upstream serves them.
         if req.verb.is_mutating()

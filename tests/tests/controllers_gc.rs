@@ -154,3 +154,120 @@ fn deleting_a_deployment_collects_what_it_owns() {
         (!c.kubectl(&["get", "replicaset", "web-rs"]).status.success()).then_some(())
     });
 }
+
+/// A ConfigMap owned by each (name, uid) of `owners`, every reference blocking.
+fn owned_by(c: &TestCluster, name: &str, owners: &[(&str, &str)]) {
+    let refs: String = owners
+        .iter()
+        .map(|(owner, uid)| {
+            format!(
+                "  - {{apiVersion: v1, kind: ConfigMap, name: {owner}, uid: {uid}, controller: false, blockOwnerDeletion: true}}\n"
+            )
+        })
+        .collect();
+    c.apply(&format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: default\n  ownerReferences:\n{refs}"
+    ));
+}
+
+/// garbage_collector.go: a dependent with another live owner survives its foreground-deleted
+/// owner, losing only that reference; and a cycle of owners deleted in the foreground is broken
+/// (references unblocked) instead of waiting for ever.
+#[test]
+fn foreground_deletion_spares_dependents_with_another_owner_and_breaks_cycles() {
+    let c = TestCluster::start();
+    c.kubectl_ok(&["create", "configmap", "to-be-deleted"]);
+    c.kubectl_ok(&["create", "configmap", "to-stay"]);
+    let (gone, stays) = (
+        uid(&c, "configmap", "to-be-deleted"),
+        uid(&c, "configmap", "to-stay"),
+    );
+    owned_by(
+        &c,
+        "shared",
+        &[("to-be-deleted", &gone), ("to-stay", &stays)],
+    );
+    owned_by(&c, "only", &[("to-be-deleted", &gone)]);
+    c.kubectl_ok(&[
+        "delete",
+        "configmap",
+        "to-be-deleted",
+        "--cascade=foreground",
+    ]);
+    wait_until(WAIT, "the owner and its only dependent to go", || {
+        (!exists(&c, "to-be-deleted") && !exists(&c, "only")).then_some(())
+    });
+    let refs = c.kubectl_ok(&[
+        "get",
+        "configmap",
+        "shared",
+        "-o",
+        "jsonpath={.metadata.ownerReferences[*].name}|{.metadata.deletionTimestamp}",
+    ]);
+    assert_eq!(refs, "to-stay|", "kept, with its live owner only");
+
+    // a -> owned by c, b -> owned by a, c -> owned by b.
+    for name in ["a", "b", "c"] {
+        c.kubectl_ok(&["create", "configmap", name]);
+    }
+    let (a, b, cc) = (
+        uid(&c, "configmap", "a"),
+        uid(&c, "configmap", "b"),
+        uid(&c, "configmap", "c"),
+    );
+    owned_by(&c, "a", &[("c", &cc)]);
+    owned_by(&c, "b", &[("a", &a)]);
+    owned_by(&c, "c", &[("b", &b)]);
+    c.kubectl_ok(&[
+        "delete",
+        "configmap",
+        "a",
+        "--cascade=foreground",
+        "--wait=false",
+    ]);
+    wait_until(WAIT, "the whole cycle to go", || {
+        (!exists(&c, "a") && !exists(&c, "b") && !exists(&c, "c")).then_some(())
+    });
+}
+
+/// Deleting a core/v1 ReplicationController without a propagation policy orphans its pods, as
+/// upstream's default for that API (garbage_collector.go "should orphan pods created by rc if
+/// deleteOptions.OrphanDependents is nil").
+#[test]
+fn a_replication_controller_deleted_without_a_policy_orphans_its_pods() {
+    let c = TestCluster::start();
+    c.apply(
+        "apiVersion: v1\nkind: ReplicationController\nmetadata: {name: rc, namespace: default}\n\
+         spec:\n  replicas: 2\n  selector: {app: rc}\n  template:\n    metadata: {labels: {app: rc}}\n\
+         \x20   spec: {containers: [{name: c, image: nginx}]}\n",
+    );
+    let pods = || {
+        c.kubectl_ok(&["get", "pods", "-l", "app=rc", "-o", "name"])
+            .lines()
+            .count()
+    };
+    wait_until(WAIT, "two pods", || (pods() == 2).then_some(()));
+    // No body, no query: the API's default policy.
+    let out = c.kubectl(&[
+        "delete",
+        "--raw",
+        "/api/v1/namespaces/default/replicationcontrollers/rc",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    wait_until(WAIT, "the controller to go", || {
+        (!c.kubectl(&["get", "rc", "rc"]).status.success()).then_some(())
+    });
+    let owners = wait_until(WAIT, "the pods orphaned", || {
+        let refs = c.kubectl_ok(&[
+            "get",
+            "pods",
+            "-l",
+            "app=rc",
+            "-o",
+            "jsonpath={.items[*].metadata.ownerReferences}",
+        ]);
+        refs.is_empty().then_some(refs)
+    });
+    assert_eq!(owners, "");
+    assert_eq!(pods(), 2, "the pods stay");
+}

@@ -620,3 +620,26 @@ async fn raw_requests_and_discovery() {
         "{core:?}"
     );
 }
+
+/// table_conversion.go: a review has no table form, so a request that accepts only a Table is
+/// refused with 406 (upstream gives the reviews no TableConvertor); a list still converts.
+#[tokio::test]
+async fn a_table_of_a_review_is_not_acceptable() {
+    let c = TestCluster::start();
+    let client = c.client().await;
+    let review = json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+        "spec": {"nonResourceAttributes": {"path": "/", "verb": "get"}}});
+    let req = http::Request::post("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews")
+        .header("accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
+        .header("content-type", "application/json")
+        .body(serde_json::to_vec(&review).expect("body"))
+        .expect("request");
+    let status = api_error(client.request_text(req).await);
+    assert_eq!(status.code, 406, "{status:?}");
+    let req = http::Request::get("/api/v1/namespaces/default/configmaps")
+        .header("accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
+        .body(Vec::new())
+        .expect("request");
+    let table = client.request_text(req).await.expect("a table of a list");
+    assert!(table.contains("\"kind\":\"Table\""), "{table}");
+}

@@ -563,10 +563,20 @@ pub fn plan_delete(
         }
     }
     let mut finalizers = meta::finalizers(obj);
-    let policy_finalizer = match opts.propagation_policy.as_deref() {
-        None | Some("Background") => None,
-        Some("Orphan") => Some(ORPHAN_FINALIZER),
-        Some("Foreground") => Some(FOREGROUND_FINALIZER),
+    let has = |finalizers: &[String], f: &str| finalizers.iter().any(|x| x == f);
+    // Upstream's deletionFinalizersForGarbageCollection: an explicit policy replaces the
+    // garbage collector's finalizers; without one the object's own stays, else the kind's
+    // default (core/v1 ReplicationControllers orphan their pods, for back compatibility).
+    let (orphan, foreground) = match opts.propagation_policy.as_deref() {
+        Some("Background") => (false, false),
+        Some("Orphan") => (true, false),
+        Some("Foreground") => (false, true),
+        None if has(&finalizers, ORPHAN_FINALIZER) => (true, false),
+        None if has(&finalizers, FOREGROUND_FINALIZER) => (false, true),
+        None => (
+            info.group.is_empty() && info.resource == "replicationcontrollers",
+            false,
+        ),
         Some(other) => {
             return Err(ApiError::invalid(
                 "DeleteOptions",
@@ -581,10 +591,12 @@ pub fn plan_delete(
         }
     };
     // Recorded as upstream does; the garbage collector (controller-manager) acts on them.
-    if let Some(f) = policy_finalizer
-        && !finalizers.iter().any(|x| x == f)
-    {
-        finalizers.push(f.to_string());
+    finalizers.retain(|f| f != ORPHAN_FINALIZER && f != FOREGROUND_FINALIZER);
+    if orphan {
+        finalizers.push(ORPHAN_FINALIZER.to_string());
+    }
+    if foreground {
+        finalizers.push(FOREGROUND_FINALIZER.to_string());
     }
     let is_namespace = info.group.is_empty() && info.resource == "namespaces";
     // A CRD waits for its custom resources to be deleted (upstream's CRD REST Delete).

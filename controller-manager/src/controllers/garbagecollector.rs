@@ -5,8 +5,10 @@
 //!   deleted (background); one with some live owners loses only its dangling references;
 //! - an owner being deleted with the `orphan` finalizer: its dependents lose their references
 //!   to it, then the finalizer is removed;
-//! - an owner being deleted with the `foregroundDeletion` finalizer: its dependents are deleted
-//!   first; once none that blocks (`blockOwnerDeletion`) is left, the finalizer is removed.
+//! - an owner being deleted with the `foregroundDeletion` finalizer: its blocking dependents
+//!   are deleted first (those with another live owner only lose the reference; a cycle is
+//!   broken by unblocking references); once none blocks (`blockOwnerDeletion`), the finalizer
+//!   is removed.
 //!
 //! An object whose owner exists is never deleted.
 
@@ -226,13 +228,17 @@ fn follow(
                             .any(|f| f == ORPHAN || f == FOREGROUND));
                 let owners: Vec<String> = node.owners.iter().map(|o| o.uid.clone()).collect();
                 let being_deleted = node.being_deleted;
+                let old_owners = g.nodes.get(&uid).map(|n| n.owners.clone());
+                let references_changed = old_owners.as_ref().is_some_and(|o| *o != node.owners);
                 g.upsert(uid.clone(), node);
                 if interesting {
                     queue.add(uid.clone());
                 }
-                if being_deleted {
-                    // A dependent going away may unblock a foreground owner.
-                    for o in owners {
+                if being_deleted || references_changed {
+                    // A dependent going away, or dropping or unblocking its reference, may
+                    // unblock a foreground owner.
+                    let former = old_owners.into_iter().flatten().map(|o| o.uid);
+                    for o in owners.into_iter().chain(former) {
                         queue.add(o);
                     }
                 }
@@ -355,46 +361,61 @@ impl GarbageCollector {
         );
     }
 
-    /// A dependent with owners: deleted when none is left, cleaned of dangling references
-    /// when some are.
-    async fn attempt_to_delete(&self, node: &Node) -> Result<Action, Error> {
+    /// A dependent with owners, as upstream's attemptToDeleteItem: with a live owner it keeps
+    /// living and loses only its references to owners that are gone or waiting for their
+    /// dependents to go; an object some owner waits for and that has dependents of its own goes
+    /// in the foreground (its references unblocked first when one of those dependents waits as
+    /// well, which breaks a cycle); otherwise it is deleted, honouring its own finalizers.
+    async fn attempt_to_delete(&self, uid: &str, node: &Node) -> Result<Action, Error> {
+        if node.being_deleted && !deleting_dependents(node) {
+            return Ok(Action::Done);
+        }
+        if deleting_dependents(node) {
+            return self.process_deleting_dependents(uid, node).await;
+        }
         let mut solid = 0;
-        let mut waiting = 0;
+        let mut waiting = Vec::new();
         let mut dangling = Vec::new();
         for owner in &node.owners {
             match self.owner_state(node, owner).await? {
                 OwnerState::Solid => solid += 1,
-                OwnerState::Waiting => waiting += 1,
+                OwnerState::Waiting => waiting.push(owner.uid.clone()),
                 OwnerState::Dangling => dangling.push(owner.uid.clone()),
             }
         }
-        if solid > 0 || (waiting == 0 && dangling.is_empty()) {
-            if solid > 0 && !dangling.is_empty() {
-                // Keep the object; drop only the references to owners that are gone.
-                let kept: Vec<&OwnerReference> = node
+        if solid > 0 {
+            if dangling.is_empty() && waiting.is_empty() {
+                return Ok(Action::Done);
+            }
+            // Keep the object; drop only the references to owners that are gone, and to those
+            // waiting for their dependents (they would wait for ever).
+            let kept: Vec<&OwnerReference> = node
+                .owners
+                .iter()
+                .filter(|o| !dangling.contains(&o.uid) && !waiting.contains(&o.uid))
+                .collect();
+            self.patch_owners(node, &kept).await?;
+            return Ok(Action::Done);
+        }
+        let dependents = self.dependents(uid);
+        let params = if !waiting.is_empty() && !dependents.is_empty() {
+            if dependents.iter().any(|(_, d)| deleting_dependents(d)) {
+                // A possible cycle: this object's references stop blocking its owners.
+                let unblocked: Vec<OwnerReference> = node
                     .owners
                     .iter()
-                    .filter(|o| !dangling.contains(&o.uid))
+                    .map(|o| OwnerReference {
+                        block_owner_deletion: o.block_owner_deletion.map(|_| false),
+                        ..o.clone()
+                    })
                     .collect();
-                let patch =
-                    serde_json::json!({ "metadata": { "ownerReferences": list_or_null(&kept) } });
-                match self
-                    .api(node)
-                    .patch_metadata(&node.name, &PatchParams::default(), &Patch::Merge(&patch))
-                    .await
-                {
-                    Ok(_) => {}
-                    Err(e) if is_not_found(&e) => {}
-                    Err(e) => return Err(e.into()),
-                }
+                let refs: Vec<&OwnerReference> = unblocked.iter().collect();
+                self.patch_owners(node, &refs).await?;
             }
-            return Ok(Action::Done);
-        }
-        if node.being_deleted {
-            return Ok(Action::Done);
-        }
-        // Owners in the foreground wait for this one to go in the foreground too.
-        let params = if waiting > 0 {
+            DeleteParams::foreground()
+        } else if node.finalizers.iter().any(|f| f == ORPHAN) {
+            DeleteParams::orphan()
+        } else if node.finalizers.iter().any(|f| f == FOREGROUND) {
             DeleteParams::foreground()
         } else {
             DeleteParams::background()
@@ -402,6 +423,20 @@ impl GarbageCollector {
         match self.api(node).delete(&node.name, &params).await {
             Ok(_) => Ok(Action::Done),
             Err(e) if is_not_found(&e) => Ok(Action::Done),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Replaces an object's owner references (a merge patch; an empty list removes them).
+    async fn patch_owners(&self, node: &Node, owners: &[&OwnerReference]) -> Result<(), Error> {
+        let patch = serde_json::json!({ "metadata": { "ownerReferences": list_or_null(owners) } });
+        match self
+            .api(node)
+            .patch_metadata(&node.name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(e) if is_not_found(&e) => Ok(()),
             Err(e) => Err(e.into()),
         }
     }
@@ -440,39 +475,36 @@ impl GarbageCollector {
         Ok(Action::Done)
     }
 
-    async fn delete_dependents_first(&self, uid: &str, node: &Node) -> Result<Action, Error> {
-        let mut blocking = 0;
-        for (dep_uid, dep) in self.dependents(uid) {
-            let blocks = dep
-                .owners
-                .iter()
-                .any(|o| o.uid == uid && o.block_owner_deletion == Some(true));
-            if blocks {
-                blocking += 1;
-            }
-            if dep.being_deleted {
-                continue;
-            }
-            // A dependent with dependents of its own goes in the foreground too.
-            let has_own = !self.dependents(&dep_uid).is_empty();
-            let params = if has_own {
-                DeleteParams::foreground()
-            } else {
-                DeleteParams::background()
-            };
-            match self.api(&dep).delete(&dep.name, &params).await {
-                Ok(_) => {}
-                Err(e) if is_not_found(&e) => {}
-                Err(e) => return Err(e.into()),
-            }
-        }
-        if blocking > 0 {
-            // Woken again as each blocking dependent goes.
+    /// An owner deleted in the foreground, as upstream's processDeletingDependentsItem: its
+    /// finalizer goes once no dependent blocks it; until then each blocking dependent that is
+    /// not itself waiting for its own dependents is attempted.
+    async fn process_deleting_dependents(&self, uid: &str, node: &Node) -> Result<Action, Error> {
+        let blocking: Vec<(String, Node)> = self
+            .dependents(uid)
+            .into_iter()
+            .filter(|(_, dep)| {
+                dep.owners
+                    .iter()
+                    .any(|o| o.uid == uid && o.block_owner_deletion == Some(true))
+            })
+            .collect();
+        if blocking.is_empty() {
+            self.remove_finalizer(node, FOREGROUND).await?;
             return Ok(Action::Done);
         }
-        self.remove_finalizer(node, FOREGROUND).await?;
+        for (dep_uid, dep) in blocking {
+            if !deleting_dependents(&dep) {
+                Box::pin(self.attempt_to_delete(&dep_uid, &dep)).await?;
+            }
+        }
+        // Woken again as each blocking dependent goes or stops blocking.
         Ok(Action::Done)
     }
+}
+
+/// Being deleted in the foreground: waiting for its own dependents.
+fn deleting_dependents(node: &Node) -> bool {
+    node.being_deleted && node.finalizers.iter().any(|f| f == FOREGROUND)
 }
 
 /// A list for a merge patch; an empty one removes the field (as upstream leaves it unset).
@@ -489,17 +521,15 @@ impl Reconciler for GarbageCollector {
         let Some(node) = self.node(uid) else {
             return Ok(Action::Done);
         };
-        if node.being_deleted {
-            if node.finalizers.iter().any(|f| f == ORPHAN) {
-                return self.orphan_dependents(uid, &node).await;
-            }
-            if node.finalizers.iter().any(|f| f == FOREGROUND) {
-                return self.delete_dependents_first(uid, &node).await;
-            }
+        if node.being_deleted && node.finalizers.iter().any(|f| f == ORPHAN) {
+            return self.orphan_dependents(uid, &node).await;
+        }
+        if deleting_dependents(&node) {
+            return self.process_deleting_dependents(uid, &node).await;
         }
         if node.owners.is_empty() {
             return Ok(Action::Done);
         }
-        self.attempt_to_delete(&node).await
+        self.attempt_to_delete(uid, &node).await
     }
 }
