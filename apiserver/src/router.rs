@@ -274,14 +274,55 @@ fn v3_answer(path: &str, query: &Query, doc: Bytes, hash: &str) -> Response {
     bytes_response(doc, "application/json", query.contains_key("hash"))
 }
 
-/// `/healthz`, `/livez`, `/readyz` with `?verbose` and per-check paths, as upstream words them.
+/// kube-apiserver 1.33's post-start hooks, in its order. k1s does the work each stands for
+/// (admission, informers, CRDs, bootstrap objects, APF, aggregation, OpenAPI) while it starts:
+/// they pass once the start is complete.
+const POST_START_HOOKS: &[&str] = &[
+    "poststarthook/start-apiserver-admission-initializer",
+    "poststarthook/generic-apiserver-start-informers",
+    "poststarthook/priority-and-fairness-config-consumer",
+    "poststarthook/priority-and-fairness-filter",
+    "poststarthook/storage-object-count-tracker-hook",
+    "poststarthook/start-apiextensions-informers",
+    "poststarthook/start-apiextensions-controllers",
+    "poststarthook/crd-informer-synced",
+    "poststarthook/start-system-namespaces-controller",
+    "poststarthook/start-cluster-authentication-info-controller",
+    "poststarthook/start-kube-apiserver-identity-lease-controller",
+    "poststarthook/start-kube-apiserver-identity-lease-garbage-collector",
+    "poststarthook/start-legacy-token-tracking-controller",
+    "poststarthook/start-service-ip-repair-controllers",
+    "poststarthook/rbac/bootstrap-roles",
+    "poststarthook/scheduling/bootstrap-system-priority-classes",
+    "poststarthook/priority-and-fairness-config-producer",
+    "poststarthook/bootstrap-controller",
+    "poststarthook/start-kubernetes-service-cidr-controller",
+    "poststarthook/aggregator-reload-proxy-client-cert",
+    "poststarthook/start-kube-aggregator-informers",
+    "poststarthook/apiservice-status-local-available-controller",
+    "poststarthook/apiservice-status-remote-available-controller",
+    "poststarthook/apiservice-registration-controller",
+    "poststarthook/apiservice-discovery-controller",
+    "poststarthook/kube-apiserver-autoregistration",
+    "autoregister-completion",
+    "poststarthook/apiservice-openapi-controller",
+    "poststarthook/apiservice-openapiv3-controller",
+];
+
+/// `/healthz`, `/livez`, `/readyz` with `?verbose` and per-check paths, as upstream words them
+/// and in its order (readiness adds `etcd-readiness`, `informer-sync` and `shutdown`).
 fn health(state: &Router, path: &str, query: &Query) -> Response {
     let ready = state.ready.load(Ordering::Acquire);
     let store_ok = state.api.registry.store().current_revision().0 > 0;
-    let mut checks: Vec<(&str, bool)> = vec![("ping", true), ("etcd", store_ok)];
-    if path.starts_with("/readyz") {
-        checks.push(("shutdown", !*state.api.shutdown.borrow()));
+    let readyz = path.starts_with("/readyz");
+    let mut checks: Vec<(&str, bool)> = vec![("ping", true), ("log", true), ("etcd", store_ok)];
+    if readyz {
+        checks.push(("etcd-readiness", store_ok));
         checks.push(("informer-sync", ready));
+    }
+    checks.extend(POST_START_HOOKS.iter().map(|h| (*h, ready)));
+    if readyz {
+        checks.push(("shutdown", !*state.api.shutdown.borrow()));
     }
     let (base, single) = match path.split_once('/').map(|(_, rest)| rest.split_once('/')) {
         Some(Some((base, check))) => (base, Some(check)),
