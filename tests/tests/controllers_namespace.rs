@@ -144,3 +144,55 @@ fn an_object_held_by_a_finalizer_keeps_the_namespace_until_released() {
         (!c.kubectl(&["get", "namespace", "held"]).status.success()).then_some(())
     });
 }
+
+/// OrderedNamespaceDeletion (namespace.go "should delete pod first"): while a pod remains (here
+/// held by a finalizer), the namespace's other content is left alone.
+#[test]
+fn pods_are_deleted_before_the_rest_of_a_namespace() {
+    let c = TestCluster::start();
+    c.kubectl_ok(&["create", "namespace", "ordered"]);
+    c.apply(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: held, namespace: ordered, finalizers: [e2e.example.com/finalizer]}\n\
+         spec: {containers: [{name: c, image: nginx}]}\n",
+    );
+    c.kubectl_ok(&["-n", "ordered", "create", "configmap", "config"]);
+    c.kubectl_ok(&["delete", "namespace", "ordered", "--wait=false"]);
+    let text = wait_until(WAIT, "the pod to remain", || {
+        let t = conditions(&c, "ordered");
+        t.contains("NamespaceContentRemaining=True").then_some(t)
+    });
+    assert!(text.contains("pods has 1 resource instances"), "{text}");
+    let deleting = c.kubectl_ok(&[
+        "-n",
+        "ordered",
+        "get",
+        "pod",
+        "held",
+        "-o",
+        "jsonpath={.metadata.deletionTimestamp}",
+    ]);
+    assert!(!deleting.is_empty(), "the pod is being deleted");
+    let config = c.kubectl_ok(&[
+        "-n",
+        "ordered",
+        "get",
+        "configmap",
+        "config",
+        "-o",
+        "jsonpath={.metadata.name}|{.metadata.deletionTimestamp}",
+    ]);
+    assert_eq!(config, "config|", "the ConfigMap waits for the pods");
+    c.kubectl_ok(&[
+        "-n",
+        "ordered",
+        "patch",
+        "pod",
+        "held",
+        "--type=json",
+        "-p",
+        r#"[{"op":"remove","path":"/metadata/finalizers"}]"#,
+    ]);
+    wait_until(Duration::from_secs(90), "the namespace to go", || {
+        (!c.kubectl(&["get", "namespace", "ordered"]).status.success()).then_some(())
+    });
+}

@@ -127,7 +127,7 @@ impl NamespaceController {
                 return out;
             }
         };
-        let resources: Vec<(ApiResource, ApiCapabilities)> = discovery
+        let mut resources: Vec<(ApiResource, ApiCapabilities)> = discovery
             .groups()
             .flat_map(|g| g.recommended_resources())
             .filter(|(_, caps)| {
@@ -136,8 +136,15 @@ impl NamespaceController {
                     && caps.supports_operation(verbs::LIST)
             })
             .collect();
+        // OrderedNamespaceDeletion (on by default in 1.33): pods go first, and nothing else is
+        // touched while any remains, so no running pod loses its ConfigMaps or Secrets.
+        let is_pods = |ar: &ApiResource| ar.group.is_empty() && ar.plural == "pods";
+        resources.sort_by_key(|(ar, _)| !is_pods(ar));
         for (ar, caps) in resources {
-            if ar.group.is_empty() && ar.plural == "pods" {
+            if !is_pods(&ar) && out.remaining.contains_key("pods") {
+                break;
+            }
+            if is_pods(&ar) {
                 out.estimate = out
                     .estimate
                     .max(self.pod_grace_estimate(namespace, deleted_at).await);
