@@ -431,8 +431,9 @@ fn pod_matches_scope(r: &ScopeRequirement, pod: &Value) -> bool {
     }
 }
 
-/// `spec.activeDeadlineSeconds` set (and not negative).
-fn is_terminating(pod: &Value) -> bool {
+/// A pod with an active deadline (the Terminating scope): `spec.activeDeadlineSeconds` set
+/// and not negative.
+pub fn is_terminating(pod: &Value) -> bool {
     pod.pointer("/spec/activeDeadlineSeconds")
         .and_then(Value::as_i64)
         .is_some_and(|s| s >= 0)

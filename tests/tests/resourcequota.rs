@@ -257,6 +257,48 @@ fn quota_status_follows_usage() {
     assert_eq!(used(&c, "q3", "not-best-effort", "pods"), "1");
 }
 
+/// resource_quota.go "terminating scopes through scope selectors": a pod given an active
+/// deadline moves into the Terminating scope, is charged there in full at once (a second
+/// terminating pod is refused), and leaves the NotTerminating quota's count.
+#[test]
+fn a_pod_that_changes_scope_is_charged_and_recounted() {
+    let c = TestCluster::start();
+    namespace(&c, "scoped");
+    for (name, op) in [
+        ("quota-terminating", "Terminating"),
+        ("quota-not-terminating", "NotTerminating"),
+    ] {
+        c.apply(&format!(
+            "apiVersion: v1\nkind: ResourceQuota\nmetadata: {{name: {name}, namespace: scoped}}\n\
+             spec:\n  hard: {{pods: \"1\"}}\n  scopeSelector:\n    matchExpressions: [{{operator: Exists, scopeName: {op}}}]\n"
+        ));
+        wait_used(&c, "scoped", name, "pods", "0");
+    }
+    c.apply(&pod_yaml("scoped", "test-pod", None, ""));
+    wait_used(&c, "scoped", "quota-not-terminating", "pods", "1");
+    c.kubectl_ok(&[
+        "patch",
+        "pod",
+        "test-pod",
+        "-n",
+        "scoped",
+        "-p",
+        r#"{"spec":{"activeDeadlineSeconds":3600}}"#,
+    ]);
+    let second = pod_yaml("scoped", "terminating-pod", None, "").replace(
+        "restartPolicy: Never",
+        "restartPolicy: Never\n  activeDeadlineSeconds: 3600",
+    );
+    let out = c.kubectl_stdin(&["create", "-f", "-"], &second);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("exceeded quota: quota-terminating"),
+        "{err}"
+    );
+    wait_used(&c, "scoped", "quota-terminating", "pods", "1");
+    wait_used(&c, "scoped", "quota-not-terminating", "pods", "0");
+}
+
 fn mirrored(c: &TestCluster, service: &str, path: &str) -> String {
     c.kubectl_ok(&[
         "get",

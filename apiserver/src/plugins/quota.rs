@@ -103,8 +103,10 @@ async fn delta(
             let Some(old) = old else {
                 return Ok(ResourceList::new());
             };
-            if !matches!(info.resource, "services" | "persistentvolumeclaims")
-                || !info.group.is_empty()
+            if !matches!(
+                info.resource,
+                "services" | "persistentvolumeclaims" | "pods"
+            ) || !info.group.is_empty()
             {
                 return Ok(ResourceList::new());
             }
@@ -136,7 +138,8 @@ pub async fn admit(
         return Ok(Vec::new());
     }
     let delta = delta(req, obj, old).await?;
-    if delta.values().all(Quantity::is_zero) {
+    let may_change_scope = req.operation == Operation::Update && req.is("", "pods");
+    if delta.values().all(Quantity::is_zero) && !may_change_scope {
         return Ok(Vec::new());
     }
     let quotas = super::list_all(req.registry, quotas_info()?, Some(&ns)).await?;
@@ -161,7 +164,18 @@ pub async fn admit(
         {
             return Err(req.forbidden(Some(obj), format!("failed quota: {name}: {msg}")));
         }
-        let requested: ResourceList = delta
+        // An update that brings the object into this quota's scopes (a pod given an active
+        // deadline enters Terminating) is charged in full, as upstream since 1.33.
+        let entered = req.operation == Operation::Update
+            && old.is_some_and(|o| !arith::scopes_match(req.info.group, req.info.resource, q, o));
+        let full;
+        let charged = if entered {
+            full = arith::usage(req.info.group, req.info.resource, obj);
+            &full
+        } else {
+            &delta
+        };
+        let requested: ResourceList = charged
             .iter()
             .filter(|(k, _)| restricted.contains(k))
             .map(|(k, v)| (k.clone(), *v))

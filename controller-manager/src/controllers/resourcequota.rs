@@ -134,7 +134,11 @@ fn follow_typed<K>(
                     false
                 } else {
                     let (o, n) = (json(old.as_ref()), json(new.as_ref()));
-                    arith::usage(group, resource, &o) != arith::usage(group, resource, &n)
+                    // A pod moving between the Terminating scopes is recounted too.
+                    let rescoped = resource == "pods"
+                        && arith::is_terminating(&o) != arith::is_terminating(&n);
+                    rescoped
+                        || arith::usage(group, resource, &o) != arith::usage(group, resource, &n)
                 }
             }
         };
