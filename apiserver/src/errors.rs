@@ -1,5 +1,6 @@
 //! The one place where storage errors become API `Status` errors.
 
+use k1s_apimachinery::status::Reason;
 use k1s_apimachinery::{ApiError, GroupResource};
 use k1s_storage::Error as StoreError;
 
@@ -13,10 +14,19 @@ pub fn from_store(err: StoreError, gr: &GroupResource, name: &str) -> ApiError {
             requested,
             compacted,
         } => ApiError::too_old_resource_version(requested.0, compacted.0 + 1),
-        StoreError::ContinueExpired { .. } => ApiError::gone(
+        // Upstream's Expired with a token that goes on from the same key at the latest
+        // revision (handleCompactedErrorForPaging).
+        StoreError::ContinueExpired { resume, .. } => ApiError::new(
+            410,
+            Reason::Expired,
             "The provided continue parameter is too old to display a consistent list result. \
-             You can start a new list without the continue parameter.",
-        ),
+             You can start a new list without the continue parameter, or use the continue token \
+             in this response to retrieve the remainder of the results. Continuing with the \
+             provided token results in an inconsistent list - objects that were created, \
+             modified, or deleted between the time the first chunk was returned and now may \
+             show up in the list.",
+        )
+        .with_continue(resume),
         StoreError::InvalidContinue(msg) => {
             ApiError::bad_request(format!("continue key is not valid: {msg}"))
         }

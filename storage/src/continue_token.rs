@@ -14,14 +14,28 @@ const TOKEN_VERSION: &str = "k1s.storage/v1";
 #[derive(Serialize, Deserialize)]
 struct Token {
     v: String,
-    rv: u64,
+    /// The snapshot; -1 (upstream's marker) continues at the latest revision.
+    rv: i64,
     start: String,
 }
 
+/// The revision of a token that resumes a list at the latest revision.
+const LATEST: i64 = -1;
+
 pub(crate) fn encode(revision: Revision, start: &str) -> String {
+    encode_rv(i64::try_from(revision.0).unwrap_or(i64::MAX), start)
+}
+
+/// A token that continues from `start` at whatever revision is latest when it is used (what an
+/// expired token's error offers).
+pub(crate) fn encode_latest(start: &str) -> String {
+    encode_rv(LATEST, start)
+}
+
+fn encode_rv(rv: i64, start: &str) -> String {
     let token = Token {
         v: TOKEN_VERSION.into(),
-        rv: revision.0,
+        rv,
         start: start.into(),
     };
     // Serializing a struct of strings and integers cannot fail.
@@ -29,8 +43,9 @@ pub(crate) fn encode(revision: Revision, start: &str) -> String {
     URL_SAFE_NO_PAD.encode(json)
 }
 
-/// Returns the snapshot revision and the first key of the next page, checked against `prefix`.
-pub(crate) fn decode(token: &str, prefix: &str) -> Result<(Revision, String)> {
+/// Returns the snapshot revision (`None`: the latest) and the first key of the next page,
+/// checked against `prefix`.
+pub(crate) fn decode(token: &str, prefix: &str) -> Result<(Option<Revision>, String)> {
     let raw = URL_SAFE_NO_PAD
         .decode(token.trim_end_matches('='))
         .map_err(|_| Error::InvalidContinue("not base64".into()))?;
@@ -44,8 +59,18 @@ pub(crate) fn decode(token: &str, prefix: &str) -> Result<(Revision, String)> {
             "the token belongs to a different list".into(),
         ));
     }
-    if t.rv == 0 {
-        return Err(Error::InvalidContinue("missing revision".into()));
+    match t.rv {
+        LATEST => Ok((None, t.start)),
+        rv if rv > 0 => Ok((Some(Revision(rv as u64)), t.start)),
+        _ => Err(Error::InvalidContinue("missing revision".into())),
     }
-    Ok((Revision(t.rv), t.start))
+}
+
+/// The error for a token whose snapshot is compacted: it offers to go on from the same key at
+/// the latest revision.
+pub(crate) fn expired(requested: Revision, start: &str) -> Error {
+    Error::ContinueExpired {
+        requested,
+        resume: encode_latest(start),
+    }
 }

@@ -27,9 +27,10 @@ pub enum Error {
         requested: Revision,
         current: Revision,
     },
-    /// A continue token whose snapshot revision is no longer kept.
+    /// A continue token whose snapshot revision is no longer kept. `resume` continues from the
+    /// same key at the latest revision (an inconsistent list, as upstream offers one).
     #[error("the continue token refers to compacted revision {requested}; start the list again")]
-    ContinueExpired { requested: Revision },
+    ContinueExpired { requested: Revision, resume: String },
     #[error("invalid continue token: {0}")]
     InvalidContinue(String),
     /// A watcher fell too far behind and was cut off; resume with a new watch after `last_delivered`.

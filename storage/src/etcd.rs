@@ -371,10 +371,7 @@ impl Store for EtcdStore {
     async fn list(&self, prefix: &str, opts: ListOptions) -> Result<ListPage> {
         check_key(prefix)?;
         let (at, start) = match &opts.continue_token {
-            Some(token) => {
-                let (at, start) = continue_token::decode(token, prefix)?;
-                (Some(at), start)
-            }
+            Some(token) => continue_token::decode(token, prefix)?,
             None => (opts.revision.filter(|r| r.0 > 0), prefix.to_string()),
         };
         let mut end = self.inner.prefix.clone().into_bytes();
@@ -396,9 +393,7 @@ impl Store for EtcdStore {
         {
             Ok(resp) => resp,
             Err(Error::Compacted { .. }) if opts.continue_token.is_some() => {
-                return Err(Error::ContinueExpired {
-                    requested: at.unwrap_or_default(),
-                });
+                return Err(continue_token::expired(at.unwrap_or_default(), &start));
             }
             Err(Error::FutureRevision { .. }) if opts.continue_token.is_some() => {
                 return Err(Error::InvalidContinue("revision from the future".into()));

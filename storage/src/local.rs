@@ -509,11 +509,12 @@ impl Store for LocalStore {
             Some(token) => {
                 let (at, start) = continue_token::decode(token, prefix)?;
                 let current = self.current_revision();
+                let at = at.unwrap_or(current);
                 if at > current {
                     return Err(Error::InvalidContinue("revision from the future".into()));
                 }
                 if at < Revision(self.shared().compacted.load(Ordering::Acquire)) {
-                    return Err(Error::ContinueExpired { requested: at });
+                    return Err(continue_token::expired(at, &start));
                 }
                 (at, start)
             }
@@ -529,7 +530,7 @@ impl Store for LocalStore {
             .read_range(start.as_bytes(), &end, at, opts.limit)
         {
             Err(Error::Compacted { .. }) if opts.continue_token.is_some() => {
-                return Err(Error::ContinueExpired { requested: at });
+                return Err(continue_token::expired(at, &start));
             }
             other => other?,
         };

@@ -577,10 +577,44 @@ async fn compaction_bounds_history(backend: &str) {
         continue_token: Some(token),
         ..Default::default()
     };
-    assert!(matches!(
-        s.list("/c/", expired).await,
-        Err(Error::ContinueExpired { .. })
-    ));
+    let Err(Error::ContinueExpired { resume, .. }) = s.list("/c/", expired).await else {
+        panic!("an expired token");
+    };
+    // The offered token goes on after the first page's last key, at the latest revision, and
+    // its pages are consistent from there.
+    let resumed = s
+        .list(
+            "/c/",
+            ListOptions {
+                limit: 10,
+                continue_token: Some(resume),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(resumed.revision, s.current_revision());
+    let first_page: Vec<String> = page.items.iter().map(|kv| kv.key.clone()).collect();
+    assert!(
+        resumed
+            .items
+            .iter()
+            .all(|kv| kv.key > *first_page.last().unwrap())
+    );
+    assert_eq!(resumed.items.len(), 10);
+    let rest = s
+        .list(
+            "/c/",
+            ListOptions {
+                limit: 100,
+                continue_token: resumed.continue_token,
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(rest.revision, resumed.revision);
+    assert_eq!(rest.items.len(), 50 - 20);
     // History after the compaction point still works, and current data is untouched.
     let mut w = s.watch("/c/", f.r(55)).await.unwrap();
     assert_eq!(take(&mut w, 5).await.len(), 5);

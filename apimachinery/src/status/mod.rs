@@ -171,6 +171,8 @@ pub struct ApiError {
     pub reason: Reason,
     pub message: String,
     pub details: Option<StatusDetails>,
+    /// The Status's `metadata.continue` (an expired list's offer to go on inconsistently).
+    pub continue_token: Option<String>,
 }
 
 impl fmt::Display for ApiError {
@@ -207,7 +209,14 @@ impl ApiError {
             reason,
             message: message.into(),
             details: None,
+            continue_token: None,
         }
+    }
+
+    /// Sets the Status's `metadata.continue`.
+    pub fn with_continue(mut self, token: impl Into<String>) -> Self {
+        self.continue_token = Some(token.into());
+        self
     }
 
     pub fn with_details(mut self, details: StatusDetails) -> Self {
@@ -253,10 +262,14 @@ impl ApiError {
     }
 
     fn body(&self) -> StatusBody<'_> {
+        let mut metadata = serde_json::Map::new();
+        if let Some(token) = &self.continue_token {
+            metadata.insert("continue".into(), Value::String(token.clone()));
+        }
         StatusBody {
             kind: "Status",
             api_version: "v1",
-            metadata: serde_json::Map::new(),
+            metadata,
             status: "Failure",
             message: &self.message,
             reason: self.reason.as_str(),
@@ -300,11 +313,18 @@ impl ApiError {
             .get("details")
             .filter(|d| d.is_object())
             .and_then(|d| serde_json::from_value::<StatusDetails>(d.clone()).ok());
+        let continue_token = obj
+            .get("metadata")
+            .and_then(|m| m.get("continue"))
+            .and_then(Value::as_str)
+            .filter(|t| !t.is_empty())
+            .map(str::to_string);
         Some(Self {
             code,
             reason,
             message,
             details,
+            continue_token,
         })
     }
 }

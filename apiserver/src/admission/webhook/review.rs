@@ -309,10 +309,8 @@ pub fn webhook_denied_error(name: &str, status: Option<&Value>) -> ApiError {
         .filter(|d| d.is_object())
         .and_then(|d| serde_json::from_value::<StatusDetails>(d.clone()).ok());
     ApiError {
-        code,
-        reason: Reason::parse(reason),
-        message,
         details,
+        ..ApiError::new(code, Reason::parse(reason), message)
     }
 }
 
