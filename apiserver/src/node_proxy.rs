@@ -1,7 +1,9 @@
-//! Pod subresources that upstream proxies to the node's kubelet (`pods/log`, `pods/exec`,
-//! `pods/attach`, `pods/portforward`). k1s runs no kubelet: a pod on a simulated node
-//! (annotation `sim.k1s.io/node: "simulated"`) gets a short synthetic log, and the streaming
-//! subresources answer a Status saying nothing runs there; any other node is unreachable.
+//! What upstream proxies to a node's kubelet: the pod subresources `pods/log`, `pods/exec`,
+//! `pods/attach`, `pods/portforward`, and `nodes/<name>[:port]/proxy/<path>`. k1s runs no
+//! kubelet: a pod on a simulated node (annotation `sim.k1s.io/node: "simulated"`) gets a short
+//! synthetic log, the streaming subresources answer a Status saying nothing runs there, and a
+//! simulated node answers the kubelet's `healthz`, `logs/` (an empty listing) and `pods`; any
+//! other node is unreachable.
 
 use std::time::Duration;
 
@@ -25,22 +27,98 @@ pub const SIMULATED_ANNOTATION: &str = "sim.k1s.io/node";
 /// The subresources served here.
 pub const SUBRESOURCES: [&str; 4] = ["log", "exec", "attach", "portforward"];
 
-/// True when the request is for one of the kubelet-proxied pod subresources.
+/// True when the request is for one of the kubelet-proxied pod subresources, or a node's proxy.
 pub fn handles(r: &ResourceRequest) -> bool {
+    let sub = r.subresource.as_deref();
     r.group.is_empty()
-        && r.resource == "pods"
         && r.name.is_some()
-        && r.subresource
-            .as_deref()
-            .is_some_and(|s| SUBRESOURCES.contains(&s))
+        && match r.resource.as_str() {
+            "pods" => sub.is_some_and(|s| SUBRESOURCES.contains(&s)),
+            "nodes" => sub == Some("proxy"),
+            _ => false,
+        }
 }
 
-/// Serves a request [`handles`] accepts.
-pub async fn serve(ctx: &ApiContext, r: &ResourceRequest, query: &Query) -> Response {
-    match serve_inner(ctx, r, query).await {
+/// Serves a request [`handles`] accepts; `path` is the request's URL path.
+pub async fn serve(ctx: &ApiContext, r: &ResourceRequest, query: &Query, path: &str) -> Response {
+    let served = if r.resource == "nodes" {
+        serve_node(ctx, r, path).await
+    } else {
+        serve_inner(ctx, r, query).await
+    };
+    match served {
         Ok(resp) => resp,
         Err(e) => error_response(&e),
     }
+}
+
+/// `nodes/<name>[:port]/proxy/<path>`: a simulated node answers what a kubelet serves there
+/// that needs no process; other paths are the kubelet's 404.
+async fn serve_node(
+    ctx: &ApiContext,
+    r: &ResourceRequest,
+    path: &str,
+) -> Result<Response, ApiError> {
+    if !matches!(r.verb, Verb::Get) {
+        return Err(ApiError::method_not_allowed(
+            &GroupResource::new("", "nodes/proxy"),
+            r.verb.as_str(),
+        ));
+    }
+    let name = r.name.as_deref().unwrap_or_default();
+    // `name:port` names the kubelet's port; k1s answers for the node whatever the port.
+    let node = name.split_once(':').map_or(name, |(n, _)| n);
+    let kubelet_path = path
+        .split_once("/proxy")
+        .map_or("", |(_, rest)| rest.trim_start_matches('/'));
+    match node_kind(ctx, node).await? {
+        NodeKind::Real(node) => Err(unreachable_kubelet(&node)),
+        NodeKind::Simulated(node) => Ok(match kubelet_path.trim_end_matches('/') {
+            "healthz" => text_response(StatusCode::OK, "text/plain; charset=utf-8", "ok".into()),
+            // The kubelet lists /var/log; nothing writes there on a simulated node.
+            "logs" => text_response(
+                StatusCode::OK,
+                "text/html; charset=utf-8",
+                "<pre>\n</pre>\n".into(),
+            ),
+            "pods" => {
+                let pods = catalog::find("", "v1", "pods").ok_or_else(ApiError::not_found_path)?;
+                let list = ctx
+                    .registry
+                    .list(
+                        Target {
+                            info: pods,
+                            namespace: None,
+                        },
+                        &crate::registry::ListQuery::default(),
+                    )
+                    .await?;
+                let items: Vec<Value> = list
+                    .items
+                    .into_iter()
+                    .filter(|p| str_at(p, "/spec/nodeName") == node)
+                    .collect();
+                let body = serde_json::json!({"kind": "PodList", "apiVersion": "v1",
+                    "metadata": {}, "items": items});
+                text_response(StatusCode::OK, "application/json", body.to_string())
+            }
+            _ => text_response(
+                StatusCode::NOT_FOUND,
+                "text/plain; charset=utf-8",
+                "404 page not found\n".into(),
+            ),
+        }),
+    }
+}
+
+fn text_response(code: StatusCode, content_type: &'static str, body: String) -> Response {
+    let mut resp = Response::new(Body::from(body));
+    *resp.status_mut() = code;
+    resp.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static(content_type),
+    );
+    resp
 }
 
 async fn serve_inner(
@@ -276,6 +354,11 @@ async fn node_of(ctx: &ApiContext, pod: &Value) -> Result<Option<NodeKind>, ApiE
     if node_name.is_empty() {
         return Ok(None);
     }
+    node_kind(ctx, node_name).await.map(Some)
+}
+
+/// Whether the node is simulated (answered by k1s) or real (a kubelet k1s cannot reach).
+async fn node_kind(ctx: &ApiContext, node_name: &str) -> Result<NodeKind, ApiError> {
     let nodes = catalog::find("", "v1", "nodes").ok_or_else(ApiError::not_found_path)?;
     let node = match ctx
         .registry
@@ -303,11 +386,11 @@ async fn node_of(ctx: &ApiContext, pod: &Value) -> Result<Option<NodeKind>, ApiE
         .and_then(|a| a.get(SIMULATED_ANNOTATION))
         .and_then(Value::as_str)
         == Some("simulated");
-    Ok(Some(if simulated {
+    Ok(if simulated {
         NodeKind::Simulated(node_name.to_string())
     } else {
         NodeKind::Real(node_name.to_string())
-    }))
+    })
 }
 
 fn unreachable_kubelet(node: &str) -> ApiError {

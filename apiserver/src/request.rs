@@ -109,7 +109,9 @@ pub fn parse(method: &Method, path: &str, query_watch: bool) -> Route {
     let resource = rest[0].to_string();
     let name = rest.get(1).map(|s| s.to_string());
     let subresource = rest.get(2).map(|s| s.to_string());
-    if rest.len() > 3 || resource.is_empty() || name.as_deref() == Some("") {
+    // Only a proxy subresource has a path after it (`nodes/<name>/proxy/logs/`).
+    let proxy = subresource.as_deref() == Some("proxy");
+    if (rest.len() > 3 && !proxy) || resource.is_empty() || name.as_deref() == Some("") {
         return Route::NonResource;
     }
     let verb = match *method {

@@ -75,10 +75,10 @@ async fn route(state: &Router, user: &UserInfo, info: RequestInfo, req: Request)
         Route::NonResource if path == crate::snapshot::PATH => {
             crate::snapshot::serve(&state.api, user, &method).await
         }
-        // Served here rather than by the generic handler: the kubelet-proxied pod subresources
+        // Served here rather than by the generic handler: what upstream proxies to kubelets
         // and metrics.k8s.io (neither is stored).
         Route::Resource(r) if crate::node_proxy::handles(&r) => {
-            crate::node_proxy::serve(&state.api, &r, &query).await
+            crate::node_proxy::serve(&state.api, &r, &query, &path).await
         }
         Route::Resource(r) if crate::metrics_api::handles(&r) => {
             crate::metrics_api::serve(&state.api, &r, &query).await

@@ -398,3 +398,43 @@ spec:
         (s == "FailedGetScale").then_some(())
     });
 }
+
+/// proxy.go's "should proxy logs on node [with explicit kubelet port] using proxy subresource":
+/// a simulated node answers the kubelet's `logs/` listing (empty), `healthz` and `pods` through
+/// `nodes/<name>[:port]/proxy/`; other paths are the kubelet's 404, and a real node's kubelet
+/// is out of k1s's reach.
+#[test]
+fn a_simulated_node_answers_its_proxy() {
+    let c = TestCluster::start();
+    for path in [
+        "/api/v1/nodes/k1s-node-0/proxy/logs/",
+        "/api/v1/nodes/k1s-node-0:10250/proxy/logs/",
+    ] {
+        let listing = c.kubectl_ok(&["get", "--raw", path]);
+        assert_eq!(listing, "<pre>\n</pre>\n", "{path}");
+    }
+    assert_eq!(
+        c.kubectl_ok(&["get", "--raw", "/api/v1/nodes/k1s-node-0/proxy/healthz"]),
+        "ok"
+    );
+    c.kubectl_ok(&["run", "here", "--image=nginx"]);
+    let pods = wait_until(Duration::from_secs(30), "the pod on the node", || {
+        let list: serde_json::Value = serde_json::from_str(&c.kubectl_ok(&[
+            "get",
+            "--raw",
+            "/api/v1/nodes/k1s-node-0/proxy/pods",
+        ]))
+        .ok()?;
+        let names: Vec<String> = list["items"]
+            .as_array()?
+            .iter()
+            .filter_map(|p| p["metadata"]["name"].as_str().map(str::to_string))
+            .collect();
+        (!names.is_empty()).then_some(names)
+    });
+    assert_eq!(pods, ["here"]);
+    let out = c.kubectl(&["get", "--raw", "/api/v1/nodes/k1s-node-0/proxy/nope"]);
+    assert!(!out.status.success());
+    let resources = c.kubectl_ok(&["get", "--raw", "/api/v1"]);
+    assert!(resources.contains(r#""name":"nodes/proxy""#), "{resources}");
+}

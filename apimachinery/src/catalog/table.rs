@@ -22,6 +22,8 @@ const NO_DELETECOLLECTION: &[&str] = &[
 const GPU: &[&str] = &["get", "patch", "update"];
 /// Create-only resources (reviews) and action subresources (binding, eviction, token).
 const CREATE: &[&str] = &["create"];
+/// A proxy subresource's verbs, as upstream's discovery lists them.
+const PROXY: &[&str] = &["create", "delete", "get", "patch", "update"];
 /// Streaming (connect) subresources as discovery lists them: GET for websockets, POST for SPDY.
 const CONNECT: &[&str] = &["create", "get"];
 /// Read-only resources computed on each request (componentstatuses).
@@ -216,7 +218,17 @@ pub(super) static RESOURCES: &[ResourceInfo] = &[
         ]),
     res("", "v1", "nodes", "node", "Node", false)
         .short(&["no"])
-        .subs(&[status!("", "v1", "Node")]),
+        .subs(&[
+            // Served by `node_proxy` for simulated nodes (healthz, logs/, pods).
+            Subresource {
+                name: "proxy",
+                group: "",
+                version: "v1",
+                kind: "NodeProxyOptions",
+                verbs: PROXY,
+            },
+            status!("", "v1", "Node"),
+        ]),
     res(
         "",
         "v1",
