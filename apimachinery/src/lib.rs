@@ -10,6 +10,7 @@ pub mod meta;
 pub mod quantity;
 pub mod quota;
 pub mod selector;
+pub mod simulated_command;
 pub mod status;
 pub mod validation;
 

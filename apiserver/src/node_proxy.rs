@@ -1,7 +1,7 @@
 //! What upstream proxies to a node's kubelet: the pod subresources `pods/log`, `pods/exec`,
 //! `pods/attach`, `pods/portforward`, and `nodes/<name>[:port]/proxy/<path>`. k1s runs no
-//! kubelet: a pod on a simulated node (annotation `sim.k1s.io/node: "simulated"`) gets a short
-//! synthetic log, the streaming subresources answer a Status saying nothing runs there, and a
+//! kubelet: a pod on a simulated node (annotation `sim.k1s.io/node: "simulated"`) logs what its
+//! command writes when that is known (`echo`, `date`), else a short synthetic log; the streaming subresources answer a Status saying nothing runs there, and a
 //! simulated node answers the kubelet's `healthz`, `logs/` (an empty listing) and `pods`; any
 //! other node is unreachable.
 
@@ -12,6 +12,7 @@ use axum::response::Response;
 use bytes::Bytes;
 use http::{HeaderValue, StatusCode};
 use k1s_apimachinery::catalog;
+use k1s_apimachinery::simulated_command;
 use k1s_apimachinery::status::FieldError;
 use k1s_apimachinery::{ApiError, GroupResource};
 use serde_json::Value;
@@ -491,6 +492,20 @@ fn container_image(pod: &Value, container: &str) -> String {
         .to_string()
 }
 
+/// The container's command then args, as the runtime runs them.
+fn container_argv<'a>(pod: &'a Value, container: &str) -> impl Iterator<Item = &'a str> {
+    let spec = ["initContainers", "containers", "ephemeralContainers"]
+        .iter()
+        .filter_map(|f| pod["spec"][*f].as_array())
+        .flatten()
+        .find(|c| c["name"].as_str() == Some(container));
+    ["command", "args"]
+        .into_iter()
+        .filter_map(move |k| spec?.get(k)?.as_array())
+        .flatten()
+        .filter_map(Value::as_str)
+}
+
 /// One synthetic log line and when it was "written".
 #[derive(Debug, Clone, PartialEq)]
 pub struct LogLine {
@@ -505,6 +520,26 @@ pub fn synthetic_log(
     node: &str,
     started: jiff::Timestamp,
 ) -> Vec<LogLine> {
+    // A command whose run is known (`echo hi`, `date; echo done`) logs what it writes, when
+    // it writes it.
+    if let Some(run) = simulated_command::outcome(container_argv(pod, container)) {
+        let now = jiff::Timestamp::now();
+        return run
+            .output
+            .into_iter()
+            .filter_map(|o| {
+                let after = jiff::SignedDuration::from_secs_f64(o.after_seconds);
+                let at = started.checked_add(after).ok().filter(|at| *at <= now)?;
+                let text = match o.line {
+                    simulated_command::Line::Text(t) => t,
+                    simulated_command::Line::Date => {
+                        at.strftime("%a %b %e %H:%M:%S UTC %Y").to_string()
+                    }
+                };
+                Some(LogLine { at, text })
+            })
+            .collect();
+    }
     let ns = str_at(pod, "/metadata/namespace");
     let name = str_at(pod, "/metadata/name");
     let image = container_image(pod, container);

@@ -5,7 +5,6 @@
 //! (one field-selected watch per node, as its own identity) into one cache and one work queue.
 
 pub mod cidr;
-mod command;
 pub mod kubeletevents;
 pub mod node;
 pub mod podstatus;

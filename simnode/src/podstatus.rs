@@ -1,7 +1,7 @@
 //! The simulated kubelet's pod status, as a pure function of the pod, its IPs and the time:
 //! containers start at once (init containers first, exiting 0), run until `sim.k1s.io/run-seconds`
 //! passes (then exit with `sim.k1s.io/exit-code`) or, without it, as long as their command
-//! would (`crate::command`: `exit 1`, `sleep 5`, `echo hi`; else until stopped), restart as
+//! would (`k1s_apimachinery::simulated_command`: `exit 1`, `sleep 5`, `echo hi`; else until stopped), restart as
 //! the restart policy says (with the
 //! kubelet's crash-loop back-off), and the phase and conditions follow upstream's
 //! `pkg/kubelet/status/generate.go` and `getPhase`.
@@ -16,6 +16,8 @@ use k8s_openapi::api::core::v1::{
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+use k1s_apimachinery::simulated_command;
 
 use crate::probes;
 
@@ -285,10 +287,13 @@ fn end_of_run(
     // The annotations decide; else the command, when it is one whose end is known.
     let exit = match life.run {
         Some(run) => Some((start + SignedDuration::from_secs(run), life.code)),
-        None => crate::command::outcome(c).map(|o| {
-            let seconds = SignedDuration::from_secs(o.seconds.ceil() as i64);
-            (start + seconds, o.code)
-        }),
+        None => {
+            let argv = c.command.iter().flatten().chain(c.args.iter().flatten());
+            simulated_command::outcome(argv.map(String::as_str)).map(|o| {
+                let seconds = SignedDuration::from_secs(o.seconds.ceil() as i64);
+                (start + seconds, o.code)
+            })
+        }
     };
     let kill = probes::liveness_kill(pod, c, start);
     match (exit, kill) {

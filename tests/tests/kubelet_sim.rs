@@ -422,6 +422,7 @@ fn known_commands_end_and_active_deadlines_fail_pods() {
         "job/hello",
         "--timeout=30s",
     ]);
+    assert_eq!(c.kubectl_ok(&["logs", "job/hello"]), "Hello World\n");
     let failed = wait_until(WAIT, "the failing pod to end", || {
         let p = pod(&c, "fails");
         (p["status"]["phase"] == "Failed").then_some(p)

@@ -1,28 +1,36 @@
 //! What a simulated container's command would do, when it is simple enough to know without
-//! running it: `exit N`, `sleep N`, `true`, `false`, `echo ...` (`printf`, `:`), directly or in
-//! an `sh -c` script of such commands joined by `;`, `&&` or new lines. So `kubectl create job
-//! hello --image=busybox -- echo hi` completes and `sh -c "exit 1"` fails, as on a real node.
-//! Anything else (an image's own entrypoint, a loop, a pipe, a program) runs until it is
-//! stopped, as before; the `sim.k1s.io/run-seconds` and `exit-code` annotations override both.
+//! running it: `exit N`, `sleep N`, `true`, `false`, `echo ...`, `date` (`printf`, `:`),
+//! directly or in an `sh -c` script of such commands joined by `;`, `&&` or new lines. So
+//! `kubectl create job hello --image=busybox -- echo hi` completes and logs `hi`, and
+//! `sh -c "exit 1"` fails, as on a real node. Anything else (an image's own entrypoint, a loop, a
+//! pipe, a program) runs until it is stopped; the simulated node's `sim.k1s.io/run-seconds` and
+//! `exit-code` annotations override both. The simulated node and the log endpoint share it.
 
-use k8s_openapi::api::core::v1::Container;
-
-/// How a known command ends: after `seconds`, with `code`.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// How a known command ends: after `seconds`, with `code`, having written `output`.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
     pub seconds: f64,
     pub code: i32,
+    pub output: Vec<Output>,
 }
 
-/// The outcome of the container's command and args, `None` when it cannot be told.
-pub fn outcome(c: &Container) -> Option<Outcome> {
-    let argv: Vec<&str> = c
-        .command
-        .iter()
-        .flatten()
-        .chain(c.args.iter().flatten())
-        .map(String::as_str)
-        .collect();
+/// One line the command writes, `after_seconds` into its run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Output {
+    pub after_seconds: f64,
+    pub line: Line,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Line {
+    Text(String),
+    /// `date`: the time it ran, in busybox's format.
+    Date,
+}
+
+/// The outcome of a container's command and args (in that order), `None` when it cannot be told.
+pub fn outcome<'a>(argv: impl IntoIterator<Item = &'a str>) -> Option<Outcome> {
+    let argv: Vec<&str> = argv.into_iter().collect();
     let (program, rest) = argv.split_first()?;
     if is_shell(program) {
         // `sh -c SCRIPT [NAME ARGS...]`: only the script matters here.
@@ -48,6 +56,7 @@ struct State {
     status: i32,
     /// `exit` ran: nothing after it does.
     exited: bool,
+    output: Vec<Output>,
 }
 
 impl State {
@@ -70,17 +79,39 @@ impl State {
                 self.seconds += total;
                 self.status = 0;
             }
-            "true" | ":" | "echo" | "printf" => self.status = 0,
+            "echo" => {
+                // `-n` and `-e` change nothing a log line shows.
+                let words: Vec<&str> = args
+                    .iter()
+                    .map(String::as_str)
+                    .skip_while(|a| matches!(*a, "-n" | "-e" | "-ne" | "-en"))
+                    .collect();
+                self.write(Line::Text(words.join(" ")));
+                self.status = 0;
+            }
+            "date" if args.is_empty() => {
+                self.write(Line::Date);
+                self.status = 0;
+            }
+            "true" | ":" | "printf" => self.status = 0,
             "false" => self.status = 1,
             _ => return None,
         }
         Some(())
     }
 
-    fn finish(&self) -> Outcome {
+    fn write(&mut self, line: Line) {
+        self.output.push(Output {
+            after_seconds: self.seconds,
+            line,
+        });
+    }
+
+    fn finish(self) -> Outcome {
         Outcome {
             seconds: self.seconds,
             code: self.status.rem_euclid(256),
+            output: self.output,
         }
     }
 }
@@ -216,17 +247,38 @@ fn split(text: &str) -> Option<Vec<(Vec<String>, Sep)>> {
 mod tests {
     use super::*;
 
-    fn of(command: &[&str], args: &[&str]) -> Option<Outcome> {
-        let c = Container {
-            command: (!command.is_empty()).then(|| command.iter().map(|s| s.to_string()).collect()),
-            args: (!args.is_empty()).then(|| args.iter().map(|s| s.to_string()).collect()),
-            ..Default::default()
-        };
-        outcome(&c)
+    fn of(command: &[&str], args: &[&str]) -> Option<(f64, i32)> {
+        outcome(command.iter().chain(args).copied()).map(|o| (o.seconds, o.code))
     }
 
-    fn ends(seconds: f64, code: i32) -> Option<Outcome> {
-        Some(Outcome { seconds, code })
+    fn ends(seconds: f64, code: i32) -> Option<(f64, i32)> {
+        Some((seconds, code))
+    }
+
+    #[test]
+    fn echo_and_date_write_lines() {
+        // The CronJob docs' example.
+        let o = outcome([
+            "/bin/sh",
+            "-c",
+            "date; echo Hello from the Kubernetes cluster",
+        ])
+        .unwrap();
+        assert_eq!(
+            o.output.iter().map(|l| l.line.clone()).collect::<Vec<_>>(),
+            [
+                Line::Date,
+                Line::Text("Hello from the Kubernetes cluster".into())
+            ]
+        );
+        let o = outcome(["sh", "-c", "echo -n 'a  b'; sleep 2; echo c"]).unwrap();
+        assert_eq!(o.output[0].line, Line::Text("a  b".into()));
+        assert_eq!(o.output[1].after_seconds, 2.0);
+        assert_eq!(
+            outcome(["date", "+%s"]),
+            None,
+            "a format is beyond this module"
+        );
     }
 
     #[test]
