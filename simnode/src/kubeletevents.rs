@@ -228,6 +228,17 @@ pub fn sandbox_failed(pod: &Pod, cidr: &crate::cidr::Cidr) -> KubeletEvent {
     }
 }
 
+/// The kubelet refused the pod at admission (upstream's rejectPod: a Warning with the
+/// predicate's reason).
+pub fn rejected(reason: &'static str, message: &str) -> KubeletEvent {
+    KubeletEvent {
+        field_path: String::new(),
+        type_: WARNING,
+        reason,
+        message: message.to_string(),
+    }
+}
+
 /// Records the events about `pod` (a reference with the container's field path, if any).
 pub fn record(recorder: &EventRecorder, pod: &Pod, events: Vec<KubeletEvent>) {
     if events.is_empty() {

@@ -258,6 +258,49 @@ impl Kubelet {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    /// The kubelet's admission of a pod it has not started (GeneralPredicates' NodePorts): a
+    /// host port another started, unfinished pod of the node holds refuses it. The message, as
+    /// the kubelet words it; `None` admits the pod.
+    fn rejected(&self, key: &str, index: usize, pod: &Pod) -> Option<String> {
+        let started = |p: &Pod| {
+            p.status
+                .as_ref()
+                .is_some_and(|s| s.container_statuses.is_some())
+        };
+        if started(pod) {
+            return None;
+        }
+        let wanted = host_ports(pod);
+        if wanted.is_empty() {
+            return None;
+        }
+        let state = self.lock();
+        let taken = state
+            .pods
+            .iter()
+            .filter(|(k, (i, p))| {
+                *k != key
+                    && *i == index
+                    && started(p)
+                    && !matches!(
+                        p.status.as_ref().and_then(|s| s.phase.as_deref()),
+                        Some("Succeeded" | "Failed")
+                    )
+            })
+            .flat_map(|(_, (_, p))| host_ports(p));
+        let conflict = taken.into_iter().any(|(ip, port, protocol)| {
+            wanted.iter().any(|(wip, wport, wprotocol)| {
+                *wport == port
+                    && *wprotocol == protocol
+                    && (ip == "0.0.0.0" || *wip == "0.0.0.0" || *wip == ip)
+            })
+        });
+        conflict.then(|| {
+            "Predicate NodePorts failed: node(s) didn't have free ports for the requested pod ports"
+                .to_string()
+        })
+    }
+
     /// Caches the node's pods and queues each change.
     async fn watch_pods(
         &self,
@@ -448,6 +491,29 @@ impl Kubelet {
     }
 }
 
+/// The host ports a pod's containers ask for, as (host IP, port, protocol); an unset IP is
+/// every address.
+fn host_ports(pod: &Pod) -> Vec<(String, i32, String)> {
+    let spec = pod.spec.as_ref();
+    spec.into_iter()
+        .flat_map(|s| {
+            s.containers
+                .iter()
+                .chain(s.init_containers.iter().flatten())
+        })
+        .flat_map(|c| c.ports.iter().flatten())
+        .filter_map(|p| {
+            let port = p.host_port.filter(|h| *h > 0)?;
+            let ip = p.host_ip.clone().filter(|ip| !ip.is_empty());
+            Some((
+                ip.unwrap_or_else(|| "0.0.0.0".into()),
+                port,
+                p.protocol.clone().unwrap_or_else(|| "TCP".into()),
+            ))
+        })
+        .collect()
+}
+
 fn status_value(status: &Option<k8s_openapi::api::core::v1::PodStatus>) -> serde_json::Value {
     serde_json::to_value(status).unwrap_or_default()
 }
@@ -496,6 +562,21 @@ impl Reconciler for Kubelet {
             pod.status.as_ref().and_then(|s| s.phase.as_deref()),
             Some("Succeeded" | "Failed")
         ) {
+            return Ok(Action::Done);
+        }
+        if let Some(message) = self.rejected(k, index, &pod) {
+            // The kubelet's admission refused the pod (upstream's rejectPod).
+            let status = k8s_openapi::api::core::v1::PodStatus {
+                phase: Some("Failed".into()),
+                reason: Some("NodePorts".into()),
+                message: Some(format!("Pod was rejected: {message}")),
+                qos_class: Some(podstatus::qos_class(&pod).into()),
+                ..Default::default()
+            };
+            if self.write_status(&node, &pod, status).await? {
+                let event = kubeletevents::rejected("NodePorts", &message);
+                kubeletevents::record(&self.recorders[index], &pod, vec![event]);
+            }
             return Ok(Action::Done);
         }
         let Some(env) = self.env(k, index, &pod) else {

@@ -451,3 +451,32 @@ fn known_commands_end_and_active_deadlines_fail_pods() {
         "Pod was active on the node longer than the specified deadline"
     );
 }
+
+/// The kubelet's admission (statefulset.go's "Should recreate evicted statefulset"): a pod bound
+/// to a node whose running pod holds the host port it asks for is rejected, Failed with reason
+/// NodePorts.
+#[test]
+fn a_pod_whose_host_port_is_taken_is_rejected_by_the_node() {
+    let c = TestCluster::start();
+    let pod = |name: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, namespace: default}}\n\
+             spec:\n  nodeName: k1s-node-0\n  containers: [{{name: c, image: nginx, ports: [{{containerPort: 21017, hostPort: 21017}}]}}]\n"
+        )
+    };
+    c.apply(&pod("first"));
+    wait_until(WAIT, "the first pod to run", || {
+        (self::pod(&c, "first")["status"]["phase"] == "Running").then_some(())
+    });
+    c.apply(&pod("second"));
+    let rejected = wait_until(WAIT, "the second pod to be rejected", || {
+        let p = self::pod(&c, "second");
+        (p["status"]["phase"] == "Failed").then_some(p)
+    });
+    assert_eq!(rejected["status"]["reason"], "NodePorts", "{rejected}");
+    assert_eq!(
+        rejected["status"]["message"],
+        "Pod was rejected: Predicate NodePorts failed: node(s) didn't have free ports for the requested pod ports"
+    );
+    assert_eq!(self::pod(&c, "first")["status"]["phase"], "Running");
+}
