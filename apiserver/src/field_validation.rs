@@ -51,7 +51,11 @@ pub fn report(
     if mode == Mode::Ignore {
         return Ok(Vec::new());
     }
-    let keys = json_body.map(keys_in_order).unwrap_or_default();
+    // Every key's position is needed only to order unknown fields among duplicates.
+    let every_key = !unknown.is_empty();
+    let keys = json_body
+        .map(|b| keys_in_order(b, every_key))
+        .unwrap_or_default();
     // (position in the body, problem); a path the body does not have (a YAML body) goes last.
     let mut problems: Vec<(usize, String)> = keys
         .iter()
@@ -79,7 +83,7 @@ pub fn report(
 
 /// Paths of keys that appear twice in one JSON object (serde_json keeps only the last).
 pub fn duplicate_fields(body: &[u8]) -> Vec<String> {
-    keys_in_order(body)
+    keys_in_order(body, false)
         .into_iter()
         .filter(|k| k.duplicate)
         .map(|k| k.path)
@@ -93,12 +97,14 @@ struct Key {
     duplicate: bool,
 }
 
-fn keys_in_order(body: &[u8]) -> Vec<Key> {
+/// The body's keys in document order: every key, or (`every` false) the duplicates only.
+fn keys_in_order(body: &[u8], every: bool) -> Vec<Key> {
     let mut found = Vec::new();
     let mut de = serde_json::Deserializer::from_slice(body);
     let _ = PathSeed {
         path: String::new(),
         found: &mut found,
+        every,
     }
     .deserialize(&mut de);
     found
@@ -107,6 +113,7 @@ fn keys_in_order(body: &[u8]) -> Vec<Key> {
 struct PathSeed<'a> {
     path: String,
     found: &'a mut Vec<Key>,
+    every: bool,
 }
 
 impl<'de> DeserializeSeed<'de> for PathSeed<'_> {
@@ -130,13 +137,16 @@ impl<'de> Visitor<'de> for PathSeed<'_> {
                 format!("{}.{key}", self.path)
             };
             let duplicate = !seen.insert(key);
-            self.found.push(Key {
-                path: path.clone(),
-                duplicate,
-            });
+            if duplicate || self.every {
+                self.found.push(Key {
+                    path: path.clone(),
+                    duplicate,
+                });
+            }
             map.next_value_seed(PathSeed {
                 path,
                 found: self.found,
+                every: self.every,
             })?;
         }
         Ok(())
@@ -147,6 +157,7 @@ impl<'de> Visitor<'de> for PathSeed<'_> {
             .next_element_seed(PathSeed {
                 path: format!("{}[{i}]", self.path),
                 found: self.found,
+                every: self.every,
             })?
             .is_some()
         {
