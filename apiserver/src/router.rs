@@ -175,13 +175,21 @@ fn non_resource(state: &Router, path: &str, headers: &http::HeaderMap, query: &Q
         "/version" | "/version/" => json_response(StatusCode::OK, &discovery::version_info()),
         "/openapi/v2" => match crate::openapi::V2Format::negotiate(header(http::header::ACCEPT)) {
             Some(format) => {
-                let mut resp = bytes_response(
-                    state.api.aggregator.openapi_v2(format),
-                    format.content_type(),
-                    false,
-                );
+                let doc = state.api.aggregator.openapi_v2(format);
+                let etag = v2_etag(&doc);
+                // As kube-openapi's handler: an ETag, and 304 when the client has it already.
+                let mut resp = if header(http::header::IF_NONE_MATCH) == Some(etag.as_str()) {
+                    let mut r = Response::new(Body::empty());
+                    *r.status_mut() = StatusCode::NOT_MODIFIED;
+                    r
+                } else {
+                    bytes_response(doc, format.content_type(), false)
+                };
                 resp.headers_mut()
                     .insert(http::header::VARY, HeaderValue::from_static("Accept"));
+                if let Ok(v) = HeaderValue::from_str(&etag) {
+                    resp.headers_mut().insert(http::header::ETAG, v);
+                }
                 resp
             }
             None => error_response(&ApiError::not_acceptable(&[
@@ -262,6 +270,30 @@ fn non_resource(state: &Router, path: &str, headers: &http::HeaderMap, query: &Q
 
 /// An OpenAPI v3 document; a request with an outdated `?hash=` is redirected to the current
 /// one, as upstream does, and one with the current hash may be cached for good.
+/// The `/openapi/v2` ETag: upstream's quoted upper-case hex SHA-512 of the document, computed
+/// once per document (the documents are shared until the served kinds change).
+fn v2_etag(doc: &Bytes) -> String {
+    static LAST: std::sync::Mutex<Vec<(Bytes, String)>> = std::sync::Mutex::new(Vec::new());
+    let mut last = LAST
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((_, etag)) = last
+        .iter()
+        .find(|(d, _)| d.as_ptr() == doc.as_ptr() && d.len() == doc.len())
+    {
+        return etag.clone();
+    }
+    let digest = ring::digest::digest(&ring::digest::SHA512, doc);
+    let hex: String = digest.as_ref().iter().map(|b| format!("{b:02X}")).collect();
+    let etag = format!("\"{hex}\"");
+    // One JSON and one protobuf document are current at a time.
+    if last.len() >= 2 {
+        last.remove(0);
+    }
+    last.push((doc.clone(), etag.clone()));
+    etag
+}
+
 fn v3_answer(path: &str, query: &Query, doc: Bytes, hash: &str) -> Response {
     if query.get("hash").is_some_and(|h| h != hash) {
         let mut resp = Response::new(Body::empty());

@@ -537,3 +537,37 @@ async fn overload_gets_429_and_the_server_stays_responsive() {
         "server RSS {rss_kib} KiB after the burst"
     );
 }
+
+/// `/openapi/v2` carries an ETag (upstream's quoted SHA-512) and answers 304 to a client that
+/// already has it, as kube-openapi's handler does.
+#[tokio::test]
+async fn openapi_v2_has_an_etag_and_answers_not_modified() {
+    let c = TestCluster::start();
+    let client = c.client().await;
+    let get = |etag: Option<String>| {
+        let mut req = http::Request::builder()
+            .method("GET")
+            .uri("/openapi/v2")
+            .header("accept", "application/json");
+        if let Some(etag) = etag {
+            req = req.header("if-none-match", etag);
+        }
+        req.body(kube::client::Body::from(Vec::new()))
+            .expect("request")
+    };
+    let first = client.send(get(None)).await.expect("openapi");
+    assert_eq!(first.status().as_u16(), 200);
+    let etag = first
+        .headers()
+        .get("etag")
+        .and_then(|v| v.to_str().ok())
+        .expect("an ETag")
+        .to_string();
+    assert!(etag.starts_with('"') && etag.len() == 130, "{etag}");
+    let again = client.send(get(Some(etag.clone()))).await.expect("openapi");
+    assert_eq!(again.status().as_u16(), 304);
+    assert_eq!(
+        again.headers().get("etag").and_then(|v| v.to_str().ok()),
+        Some(etag.as_str())
+    );
+}
