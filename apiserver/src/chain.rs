@@ -127,6 +127,16 @@ impl Chain {
         async {
             let ctx = &self.ctx;
             let sec = &ctx.security;
+            // Upstream's WithRequestDeadline, before authentication: a `timeout` query
+            // parameter shortens a non-long-running request's deadline; a bad one is a 400.
+            let deadline = if info.long_running {
+                REQUEST_TIMEOUT
+            } else {
+                match requested_timeout(&req) {
+                    Ok(t) => t,
+                    Err(e) => return refuse(req, &e).await,
+                }
+            };
             let user = match authenticate(ctx, identity, req.headers()).await {
                 Ok(u) => u,
                 Err(e) => return refuse(req, &e).await,
@@ -178,8 +188,7 @@ impl Chain {
             let resp = if long_running {
                 self.inner.call(&user, info, req).await
             } else {
-                match tokio::time::timeout(REQUEST_TIMEOUT, self.inner.call(&user, info, req)).await
-                {
+                match tokio::time::timeout(deadline, self.inner.call(&user, info, req)).await {
                     Ok(resp) => resp,
                     Err(_) => error_response(&ApiError::timeout(
                         "request did not complete within the allotted timeout",
@@ -192,6 +201,26 @@ impl Chain {
         .instrument(span)
         .await
     }
+}
+
+/// The deadline a request asks for with `?timeout=` (a Go duration): the default when absent,
+/// not positive or longer than it, as upstream's parseTimeout and WithRequestDeadline.
+fn requested_timeout(req: &Request) -> Result<Duration, ApiError> {
+    let query = request::url_decode_pairs(req.uri().query().unwrap_or(""));
+    let Some(value) = query.get("timeout").filter(|v| !v.is_empty()) else {
+        return Ok(REQUEST_TIMEOUT);
+    };
+    let nanos = crate::protobuf::special::parse_duration(value).map_err(|e| {
+        ApiError::bad_request(format!(
+            "invalid timeout specified in the request URL - time: {e}"
+        ))
+    })?;
+    let asked = Duration::from_nanos(u64::try_from(nanos).unwrap_or(0));
+    Ok(if asked.is_zero() || asked > REQUEST_TIMEOUT {
+        REQUEST_TIMEOUT
+    } else {
+        asked
+    })
 }
 
 /// A refusal before the handler ran: the unread body is drained first, so that HTTP/2 clients

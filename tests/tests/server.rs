@@ -571,3 +571,23 @@ async fn openapi_v2_has_an_etag_and_answers_not_modified() {
         Some(etag.as_str())
     );
 }
+
+/// request_timeout.go: `?timeout=` must be a Go duration (400 with upstream's text otherwise);
+/// a valid one is accepted.
+#[tokio::test]
+async fn a_bad_request_timeout_is_refused() {
+    let c = TestCluster::start();
+    let client = c.client().await;
+    let (status, body) = raw(&client, "GET", "/version?timeout=invalid", Vec::new()).await;
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body.contains(
+            r#"invalid timeout specified in the request URL - time: invalid duration \"invalid\""#
+        ),
+        "{body}"
+    );
+    let (status, _) = raw(&client, "GET", "/version?timeout=3m", Vec::new()).await;
+    assert_eq!(status, 200);
+    let (status, _) = raw(&client, "GET", "/api/v1/namespaces?timeout=10s", Vec::new()).await;
+    assert_eq!(status, 200);
+}

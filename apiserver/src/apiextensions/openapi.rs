@@ -145,9 +145,9 @@ pub fn v3_document(path: &str) -> Option<(Vec<u8>, String)> {
                     {"name": "fieldValidation", "in": "query", "schema": {"type": "string", "uniqueItems": true}},
                 ])
             } else {
-                json!([])
+                Value::Null
             };
-            json!({
+            let mut operation = json!({
                 "parameters": parameters,
                 "responses": {"200": {"description": "OK", "content": {
                     "application/json": {"schema": {"$ref": format!("#/components/schemas/{schema}")}},
@@ -155,7 +155,15 @@ pub fn v3_document(path: &str) -> Option<(Vec<u8>, String)> {
                 }}},
                 "x-kubernetes-action": action,
                 "x-kubernetes-group-version-kind": {"group": g, "kind": kind, "version": ver},
-            })
+            });
+            // An empty list is left out, as Go's encoder leaves it (`omitempty`).
+            if let Some(o) = operation
+                .as_object_mut()
+                .filter(|o| o["parameters"].is_null())
+            {
+                o.remove("parameters");
+            }
+            operation
         };
         let list_name = format!("{name}List");
         paths.insert(

@@ -252,6 +252,12 @@ fn operation(op: &Op) -> Value {
         "parameters": params,
         "responses": responses,
     });
+    // Go's encoder leaves an empty list out (`omitempty`), as upstream's documents show.
+    if params.is_empty()
+        && let Some(o) = v.as_object_mut()
+    {
+        o.remove("parameters");
+    }
     if let Some(body) = &op.body {
         let consumes: &[&str] = if op.method == "patch" {
             PATCH_TYPES

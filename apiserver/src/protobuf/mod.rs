@@ -16,7 +16,7 @@
 mod decode;
 mod encode;
 mod schema;
-mod special;
+pub(crate) mod special;
 mod wire;
 
 #[cfg(test)]
