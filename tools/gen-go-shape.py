@@ -5,9 +5,10 @@ Upstream's API server keeps every object as a Go struct, so what it returns alwa
 fields Go's JSON encoder writes for zero values: a non-pointer struct field, `omitempty` or not,
 is written as `{}` (a Service's `status: {loadBalancer: {}}`), a zero `metav1.Time` as `null`
 (a template's `metadata: {creationTimestamp: null}`, a pod condition's `lastProbeTime: null`), a
-zero Quantity as "0" and a zero IntOrString as 0. The table lists, per message, only the fields
-that matter for that: the ones to fill when absent, and the message fields to walk into, pruned
-to messages where something can be filled. It is static data (no parsing at run time, so it
+zero Quantity as "0" and a zero IntOrString as 0, and an empty list or map under `omitempty`
+is left out. The table lists, per message, only the fields that matter for that: the ones to
+fill when absent, the lists and maps to drop when empty, and the message fields to walk into,
+pruned to messages where something can be filled or dropped. It is static data (no parsing at run time, so it
 costs no heap: the protobuf schema, parsed, takes several MiB).
 
 Usage: python3 tools/gen-go-shape.py [--check]
@@ -92,7 +93,9 @@ def build(schema, zeros):
             if name in matters or is_special(name):
                 continue
             for json_name, ty, flags in fields_of(name):
-                if fill_of(name, json_name, ty, flags) or (walks(ty) and ty in matters):
+                # An omitempty list or map matters too: Go leaves it out when empty.
+                dropped = flags in ("r", "m")
+                if fill_of(name, json_name, ty, flags) or dropped or (walks(ty) and ty in matters):
                     matters.add(name)
                     changed = True
                     break
@@ -114,6 +117,8 @@ def build(schema, zeros):
                     entries.append((json_name, f"{walk}({inner}, {null})"))
                 elif fill == "Null":
                     entries.append((json_name, "Null"))
+                else:
+                    entries.append((json_name, "DropEmpty"))
             elif fill == "struct":
                 entries.append((json_name, f"Struct({inner})" if inner is not None else "Struct(NONE)"))
             elif inner is not None:

@@ -6,15 +6,15 @@ use super::NONE;
 /// Per message: the fields Go writes when zero, and the message fields to walk into.
 pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.admission.v1.AdmissionRequest
-    &[("uid", ZeroString), ("kind", Struct(948)), ("resource", Struct(949)), ("operation", ZeroString), ("userInfo", Struct(NONE)), ("requestKind", Optional(948, false)), ("requestResource", Optional(949, false))],
+    &[("uid", ZeroString), ("kind", Struct(1027)), ("resource", Struct(1028)), ("operation", ZeroString), ("userInfo", Struct(164)), ("requestKind", Optional(1027, false)), ("requestResource", Optional(1028, false))],
     // k8s.io.api.admission.v1.AdmissionResponse
-    &[("uid", ZeroString), ("allowed", ZeroBool), ("status", Optional(959, false))],
+    &[("uid", ZeroString), ("allowed", ZeroBool), ("status", Optional(1039, false)), ("auditAnnotations", DropEmpty), ("warnings", DropEmpty)],
     // k8s.io.api.admission.v1.AdmissionReview
     &[("request", Optional(0, false)), ("response", Optional(1, false))],
     // k8s.io.api.admission.v1beta1.AdmissionRequest
-    &[("uid", ZeroString), ("kind", Struct(948)), ("resource", Struct(949)), ("operation", ZeroString), ("userInfo", Struct(NONE)), ("requestKind", Optional(948, false)), ("requestResource", Optional(949, false))],
+    &[("uid", ZeroString), ("kind", Struct(1027)), ("resource", Struct(1028)), ("operation", ZeroString), ("userInfo", Struct(164)), ("requestKind", Optional(1027, false)), ("requestResource", Optional(1028, false))],
     // k8s.io.api.admission.v1beta1.AdmissionResponse
-    &[("uid", ZeroString), ("allowed", ZeroBool), ("status", Optional(959, false))],
+    &[("uid", ZeroString), ("allowed", ZeroBool), ("status", Optional(1039, false)), ("auditAnnotations", DropEmpty), ("warnings", DropEmpty)],
     // k8s.io.api.admission.v1beta1.AdmissionReview
     &[("request", Optional(3, false)), ("response", Optional(4, false))],
     // k8s.io.api.admissionregistration.v1.AuditAnnotation
@@ -22,37 +22,43 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.admissionregistration.v1.ExpressionWarning
     &[("fieldRef", ZeroString), ("warning", ZeroString)],
     // k8s.io.api.admissionregistration.v1.MatchResources
-    &[("namespaceSelector", Optional(950, false)), ("objectSelector", Optional(950, false))],
+    &[("namespaceSelector", Optional(1029, false)), ("objectSelector", Optional(1029, false)), ("resourceRules", List(12, false)), ("excludeResourceRules", List(12, false))],
     // k8s.io.api.admissionregistration.v1.MutatingWebhook
-    &[("namespaceSelector", Optional(950, false)), ("objectSelector", Optional(950, false))],
+    &[("rules", List(15, false)), ("namespaceSelector", Optional(1029, false)), ("admissionReviewVersions", DropEmpty), ("objectSelector", Optional(1029, false)), ("matchConditions", DropEmpty)],
     // k8s.io.api.admissionregistration.v1.MutatingWebhookConfiguration
-    &[("metadata", Struct(953)), ("webhooks", List(9, false))],
+    &[("metadata", Struct(1032)), ("webhooks", List(9, false))],
     // k8s.io.api.admissionregistration.v1.MutatingWebhookConfigurationList
     &[("metadata", Struct(NONE)), ("items", List(10, false))],
+    // k8s.io.api.admissionregistration.v1.NamedRuleWithOperations
+    &[("resourceNames", DropEmpty), ("", Inline(15))],
     // k8s.io.api.admissionregistration.v1.ParamRef
-    &[("selector", Optional(950, false))],
+    &[("selector", Optional(1029, false))],
+    // k8s.io.api.admissionregistration.v1.Rule
+    &[("apiGroups", DropEmpty), ("apiVersions", DropEmpty), ("resources", DropEmpty)],
+    // k8s.io.api.admissionregistration.v1.RuleWithOperations
+    &[("operations", DropEmpty), ("", Inline(14))],
     // k8s.io.api.admissionregistration.v1.TypeChecking
     &[("expressionWarnings", List(7, false))],
     // k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicy
-    &[("metadata", Struct(953)), ("spec", Struct(19)), ("status", Struct(20))],
+    &[("metadata", Struct(1032)), ("spec", Struct(22)), ("status", Struct(23))],
     // k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicyBinding
-    &[("metadata", Struct(953)), ("spec", Struct(17))],
+    &[("metadata", Struct(1032)), ("spec", Struct(20))],
     // k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicyBindingList
-    &[("metadata", Struct(NONE)), ("items", List(15, true))],
+    &[("metadata", Struct(NONE)), ("items", List(18, true))],
     // k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicyBindingSpec
-    &[("paramRef", Optional(12, false)), ("matchResources", Optional(8, false))],
+    &[("paramRef", Optional(13, false)), ("matchResources", Optional(8, false)), ("validationActions", DropEmpty)],
     // k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicyList
-    &[("metadata", Struct(NONE)), ("items", List(14, true))],
+    &[("metadata", Struct(NONE)), ("items", List(17, true))],
     // k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicySpec
-    &[("matchConstraints", Optional(8, false)), ("validations", List(24, false)), ("auditAnnotations", List(6, false)), ("variables", List(25, false))],
+    &[("matchConstraints", Optional(8, false)), ("validations", List(27, false)), ("auditAnnotations", List(6, false)), ("matchConditions", DropEmpty), ("variables", List(28, false))],
     // k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicyStatus
-    &[("typeChecking", Optional(13, false)), ("conditions", List(942, false))],
+    &[("typeChecking", Optional(16, false)), ("conditions", List(1019, false))],
     // k8s.io.api.admissionregistration.v1.ValidatingWebhook
-    &[("namespaceSelector", Optional(950, false)), ("objectSelector", Optional(950, false))],
+    &[("rules", List(15, false)), ("namespaceSelector", Optional(1029, false)), ("admissionReviewVersions", DropEmpty), ("objectSelector", Optional(1029, false)), ("matchConditions", DropEmpty)],
     // k8s.io.api.admissionregistration.v1.ValidatingWebhookConfiguration
-    &[("metadata", Struct(953)), ("webhooks", List(21, false))],
+    &[("metadata", Struct(1032)), ("webhooks", List(24, false))],
     // k8s.io.api.admissionregistration.v1.ValidatingWebhookConfigurationList
-    &[("metadata", Struct(NONE)), ("items", List(22, false))],
+    &[("metadata", Struct(NONE)), ("items", List(25, false))],
     // k8s.io.api.admissionregistration.v1.Validation
     &[("expression", ZeroString)],
     // k8s.io.api.admissionregistration.v1.Variable
@@ -62,37 +68,39 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.admissionregistration.v1alpha1.ExpressionWarning
     &[("fieldRef", ZeroString), ("warning", ZeroString)],
     // k8s.io.api.admissionregistration.v1alpha1.MatchResources
-    &[("namespaceSelector", Optional(950, false)), ("objectSelector", Optional(950, false))],
+    &[("namespaceSelector", Optional(1029, false)), ("objectSelector", Optional(1029, false)), ("resourceRules", List(38, false)), ("excludeResourceRules", List(38, false))],
     // k8s.io.api.admissionregistration.v1alpha1.MutatingAdmissionPolicy
-    &[("metadata", Struct(953)), ("spec", Struct(34))],
+    &[("metadata", Struct(1032)), ("spec", Struct(37))],
     // k8s.io.api.admissionregistration.v1alpha1.MutatingAdmissionPolicyBinding
-    &[("metadata", Struct(953)), ("spec", Struct(32))],
+    &[("metadata", Struct(1032)), ("spec", Struct(35))],
     // k8s.io.api.admissionregistration.v1alpha1.MutatingAdmissionPolicyBindingList
-    &[("metadata", Struct(NONE)), ("items", List(30, false))],
+    &[("metadata", Struct(NONE)), ("items", List(33, false))],
     // k8s.io.api.admissionregistration.v1alpha1.MutatingAdmissionPolicyBindingSpec
-    &[("paramRef", Optional(35, false)), ("matchResources", Optional(28, false))],
+    &[("paramRef", Optional(39, false)), ("matchResources", Optional(31, false))],
     // k8s.io.api.admissionregistration.v1alpha1.MutatingAdmissionPolicyList
-    &[("metadata", Struct(NONE)), ("items", List(29, false))],
+    &[("metadata", Struct(NONE)), ("items", List(32, false))],
     // k8s.io.api.admissionregistration.v1alpha1.MutatingAdmissionPolicySpec
-    &[("matchConstraints", Optional(28, false)), ("variables", List(45, false))],
+    &[("matchConstraints", Optional(31, false)), ("variables", List(49, false)), ("mutations", DropEmpty), ("matchConditions", DropEmpty)],
+    // k8s.io.api.admissionregistration.v1alpha1.NamedRuleWithOperations
+    &[("resourceNames", DropEmpty), ("", Inline(15))],
     // k8s.io.api.admissionregistration.v1alpha1.ParamRef
-    &[("selector", Optional(950, false))],
+    &[("selector", Optional(1029, false))],
     // k8s.io.api.admissionregistration.v1alpha1.TypeChecking
-    &[("expressionWarnings", List(27, false))],
+    &[("expressionWarnings", List(30, false))],
     // k8s.io.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicy
-    &[("metadata", Struct(953)), ("spec", Struct(42)), ("status", Struct(43))],
+    &[("metadata", Struct(1032)), ("spec", Struct(46)), ("status", Struct(47))],
     // k8s.io.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicyBinding
-    &[("metadata", Struct(953)), ("spec", Struct(40))],
+    &[("metadata", Struct(1032)), ("spec", Struct(44))],
     // k8s.io.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicyBindingList
-    &[("metadata", Struct(NONE)), ("items", List(38, true))],
+    &[("metadata", Struct(NONE)), ("items", List(42, true))],
     // k8s.io.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicyBindingSpec
-    &[("paramRef", Optional(35, false)), ("matchResources", Optional(28, false))],
+    &[("paramRef", Optional(39, false)), ("matchResources", Optional(31, false)), ("validationActions", DropEmpty)],
     // k8s.io.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicyList
-    &[("metadata", Struct(NONE)), ("items", List(37, true))],
+    &[("metadata", Struct(NONE)), ("items", List(41, true))],
     // k8s.io.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicySpec
-    &[("matchConstraints", Optional(28, false)), ("validations", List(44, false)), ("auditAnnotations", List(26, false)), ("variables", List(45, false))],
+    &[("matchConstraints", Optional(31, false)), ("validations", List(48, false)), ("auditAnnotations", List(29, false)), ("matchConditions", DropEmpty), ("variables", List(49, false))],
     // k8s.io.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicyStatus
-    &[("typeChecking", Optional(36, false)), ("conditions", List(942, false))],
+    &[("typeChecking", Optional(40, false)), ("conditions", List(1019, false))],
     // k8s.io.api.admissionregistration.v1alpha1.Validation
     &[("expression", ZeroString)],
     // k8s.io.api.admissionregistration.v1alpha1.Variable
@@ -102,283 +110,295 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.admissionregistration.v1beta1.ExpressionWarning
     &[("fieldRef", ZeroString), ("warning", ZeroString)],
     // k8s.io.api.admissionregistration.v1beta1.MatchResources
-    &[("namespaceSelector", Optional(950, false)), ("objectSelector", Optional(950, false))],
+    &[("namespaceSelector", Optional(1029, false)), ("objectSelector", Optional(1029, false)), ("resourceRules", List(62, false)), ("excludeResourceRules", List(62, false))],
     // k8s.io.api.admissionregistration.v1beta1.MutatingAdmissionPolicy
-    &[("metadata", Struct(953)), ("spec", Struct(54))],
+    &[("metadata", Struct(1032)), ("spec", Struct(58))],
     // k8s.io.api.admissionregistration.v1beta1.MutatingAdmissionPolicyBinding
-    &[("metadata", Struct(953)), ("spec", Struct(52))],
+    &[("metadata", Struct(1032)), ("spec", Struct(56))],
     // k8s.io.api.admissionregistration.v1beta1.MutatingAdmissionPolicyBindingList
-    &[("metadata", Struct(NONE)), ("items", List(50, false))],
+    &[("metadata", Struct(NONE)), ("items", List(54, false))],
     // k8s.io.api.admissionregistration.v1beta1.MutatingAdmissionPolicyBindingSpec
-    &[("paramRef", Optional(58, false)), ("matchResources", Optional(48, false))],
+    &[("paramRef", Optional(63, false)), ("matchResources", Optional(52, false))],
     // k8s.io.api.admissionregistration.v1beta1.MutatingAdmissionPolicyList
-    &[("metadata", Struct(NONE)), ("items", List(49, false))],
+    &[("metadata", Struct(NONE)), ("items", List(53, false))],
     // k8s.io.api.admissionregistration.v1beta1.MutatingAdmissionPolicySpec
-    &[("matchConstraints", Optional(48, false)), ("variables", List(71, false))],
+    &[("matchConstraints", Optional(52, false)), ("variables", List(76, false)), ("mutations", DropEmpty), ("matchConditions", DropEmpty)],
     // k8s.io.api.admissionregistration.v1beta1.MutatingWebhook
-    &[("namespaceSelector", Optional(950, false)), ("objectSelector", Optional(950, false))],
+    &[("rules", List(15, false)), ("namespaceSelector", Optional(1029, false)), ("admissionReviewVersions", DropEmpty), ("objectSelector", Optional(1029, false)), ("matchConditions", DropEmpty)],
     // k8s.io.api.admissionregistration.v1beta1.MutatingWebhookConfiguration
-    &[("metadata", Struct(953)), ("webhooks", List(55, false))],
+    &[("metadata", Struct(1032)), ("webhooks", List(59, false))],
     // k8s.io.api.admissionregistration.v1beta1.MutatingWebhookConfigurationList
-    &[("metadata", Struct(NONE)), ("items", List(56, false))],
+    &[("metadata", Struct(NONE)), ("items", List(60, false))],
+    // k8s.io.api.admissionregistration.v1beta1.NamedRuleWithOperations
+    &[("resourceNames", DropEmpty), ("", Inline(15))],
     // k8s.io.api.admissionregistration.v1beta1.ParamRef
-    &[("selector", Optional(950, false))],
+    &[("selector", Optional(1029, false))],
     // k8s.io.api.admissionregistration.v1beta1.TypeChecking
-    &[("expressionWarnings", List(47, false))],
+    &[("expressionWarnings", List(51, false))],
     // k8s.io.api.admissionregistration.v1beta1.ValidatingAdmissionPolicy
-    &[("metadata", Struct(953)), ("spec", Struct(65)), ("status", Struct(66))],
+    &[("metadata", Struct(1032)), ("spec", Struct(70)), ("status", Struct(71))],
     // k8s.io.api.admissionregistration.v1beta1.ValidatingAdmissionPolicyBinding
-    &[("metadata", Struct(953)), ("spec", Struct(63))],
+    &[("metadata", Struct(1032)), ("spec", Struct(68))],
     // k8s.io.api.admissionregistration.v1beta1.ValidatingAdmissionPolicyBindingList
-    &[("metadata", Struct(NONE)), ("items", List(61, true))],
+    &[("metadata", Struct(NONE)), ("items", List(66, true))],
     // k8s.io.api.admissionregistration.v1beta1.ValidatingAdmissionPolicyBindingSpec
-    &[("paramRef", Optional(58, false)), ("matchResources", Optional(48, false))],
+    &[("paramRef", Optional(63, false)), ("matchResources", Optional(52, false)), ("validationActions", DropEmpty)],
     // k8s.io.api.admissionregistration.v1beta1.ValidatingAdmissionPolicyList
-    &[("metadata", Struct(NONE)), ("items", List(60, true))],
+    &[("metadata", Struct(NONE)), ("items", List(65, true))],
     // k8s.io.api.admissionregistration.v1beta1.ValidatingAdmissionPolicySpec
-    &[("matchConstraints", Optional(48, false)), ("validations", List(70, false)), ("auditAnnotations", List(46, false)), ("variables", List(71, false))],
+    &[("matchConstraints", Optional(52, false)), ("validations", List(75, false)), ("auditAnnotations", List(50, false)), ("matchConditions", DropEmpty), ("variables", List(76, false))],
     // k8s.io.api.admissionregistration.v1beta1.ValidatingAdmissionPolicyStatus
-    &[("typeChecking", Optional(59, false)), ("conditions", List(942, false))],
+    &[("typeChecking", Optional(64, false)), ("conditions", List(1019, false))],
     // k8s.io.api.admissionregistration.v1beta1.ValidatingWebhook
-    &[("namespaceSelector", Optional(950, false)), ("objectSelector", Optional(950, false))],
+    &[("rules", List(15, false)), ("namespaceSelector", Optional(1029, false)), ("admissionReviewVersions", DropEmpty), ("objectSelector", Optional(1029, false)), ("matchConditions", DropEmpty)],
     // k8s.io.api.admissionregistration.v1beta1.ValidatingWebhookConfiguration
-    &[("metadata", Struct(953)), ("webhooks", List(67, false))],
+    &[("metadata", Struct(1032)), ("webhooks", List(72, false))],
     // k8s.io.api.admissionregistration.v1beta1.ValidatingWebhookConfigurationList
-    &[("metadata", Struct(NONE)), ("items", List(68, false))],
+    &[("metadata", Struct(NONE)), ("items", List(73, false))],
     // k8s.io.api.admissionregistration.v1beta1.Validation
     &[("expression", ZeroString)],
     // k8s.io.api.admissionregistration.v1beta1.Variable
     &[("name", ZeroString), ("expression", ZeroString)],
     // k8s.io.api.apidiscovery.v2.APIGroupDiscovery
-    &[("metadata", Struct(953)), ("versions", List(76, false))],
+    &[("metadata", Struct(1032)), ("versions", List(81, false))],
     // k8s.io.api.apidiscovery.v2.APIGroupDiscoveryList
-    &[("metadata", Struct(NONE)), ("items", List(72, true))],
-    // k8s.io.api.apidiscovery.v2.APIResourceDiscovery
-    &[("resource", ZeroString), ("responseKind", Optional(948, false)), ("scope", ZeroString), ("singularResource", ZeroString), ("verbs", Null), ("subresources", List(75, false))],
-    // k8s.io.api.apidiscovery.v2.APISubresourceDiscovery
-    &[("subresource", ZeroString), ("responseKind", Optional(948, false)), ("acceptedTypes", List(948, false)), ("verbs", Null)],
-    // k8s.io.api.apidiscovery.v2.APIVersionDiscovery
-    &[("version", ZeroString), ("resources", List(74, false))],
-    // k8s.io.api.apidiscovery.v2beta1.APIGroupDiscovery
-    &[("metadata", Struct(953)), ("versions", List(81, false))],
-    // k8s.io.api.apidiscovery.v2beta1.APIGroupDiscoveryList
     &[("metadata", Struct(NONE)), ("items", List(77, true))],
-    // k8s.io.api.apidiscovery.v2beta1.APIResourceDiscovery
-    &[("resource", ZeroString), ("responseKind", Optional(948, false)), ("scope", ZeroString), ("singularResource", ZeroString), ("verbs", Null), ("subresources", List(80, false))],
-    // k8s.io.api.apidiscovery.v2beta1.APISubresourceDiscovery
-    &[("subresource", ZeroString), ("responseKind", Optional(948, false)), ("acceptedTypes", List(948, false)), ("verbs", Null)],
-    // k8s.io.api.apidiscovery.v2beta1.APIVersionDiscovery
+    // k8s.io.api.apidiscovery.v2.APIResourceDiscovery
+    &[("resource", ZeroString), ("responseKind", Optional(1027, false)), ("scope", ZeroString), ("singularResource", ZeroString), ("verbs", Null), ("shortNames", DropEmpty), ("categories", DropEmpty), ("subresources", List(80, false))],
+    // k8s.io.api.apidiscovery.v2.APISubresourceDiscovery
+    &[("subresource", ZeroString), ("responseKind", Optional(1027, false)), ("acceptedTypes", List(1027, false)), ("verbs", Null)],
+    // k8s.io.api.apidiscovery.v2.APIVersionDiscovery
     &[("version", ZeroString), ("resources", List(79, false))],
+    // k8s.io.api.apidiscovery.v2beta1.APIGroupDiscovery
+    &[("metadata", Struct(1032)), ("versions", List(86, false))],
+    // k8s.io.api.apidiscovery.v2beta1.APIGroupDiscoveryList
+    &[("metadata", Struct(NONE)), ("items", List(82, true))],
+    // k8s.io.api.apidiscovery.v2beta1.APIResourceDiscovery
+    &[("resource", ZeroString), ("responseKind", Optional(1027, false)), ("scope", ZeroString), ("singularResource", ZeroString), ("verbs", Null), ("shortNames", DropEmpty), ("categories", DropEmpty), ("subresources", List(85, false))],
+    // k8s.io.api.apidiscovery.v2beta1.APISubresourceDiscovery
+    &[("subresource", ZeroString), ("responseKind", Optional(1027, false)), ("acceptedTypes", List(1027, false)), ("verbs", Null)],
+    // k8s.io.api.apidiscovery.v2beta1.APIVersionDiscovery
+    &[("version", ZeroString), ("resources", List(84, false))],
+    // k8s.io.api.apiserverinternal.v1alpha1.ServerStorageVersion
+    &[("decodableVersions", DropEmpty), ("servedVersions", DropEmpty)],
     // k8s.io.api.apiserverinternal.v1alpha1.StorageVersion
-    &[("metadata", Struct(953)), ("status", Struct(85))],
+    &[("metadata", Struct(1032)), ("status", Struct(91))],
     // k8s.io.api.apiserverinternal.v1alpha1.StorageVersionCondition
     &[("type", ZeroString), ("status", ZeroString), ("lastTransitionTime", Null), ("reason", ZeroString)],
     // k8s.io.api.apiserverinternal.v1alpha1.StorageVersionList
-    &[("metadata", Struct(NONE)), ("items", List(82, true))],
+    &[("metadata", Struct(NONE)), ("items", List(88, true))],
     // k8s.io.api.apiserverinternal.v1alpha1.StorageVersionStatus
-    &[("conditions", List(83, false))],
+    &[("storageVersions", List(87, false)), ("conditions", List(89, false))],
     // k8s.io.api.apps.v1.ControllerRevision
-    &[("metadata", Struct(953)), ("revision", ZeroInt)],
+    &[("metadata", Struct(1032)), ("revision", ZeroInt)],
     // k8s.io.api.apps.v1.ControllerRevisionList
-    &[("metadata", Struct(NONE)), ("items", List(86, true))],
+    &[("metadata", Struct(NONE)), ("items", List(92, true))],
     // k8s.io.api.apps.v1.DaemonSet
-    &[("metadata", Struct(953)), ("spec", Struct(91)), ("status", Struct(92))],
+    &[("metadata", Struct(1032)), ("spec", Struct(97)), ("status", Struct(98))],
     // k8s.io.api.apps.v1.DaemonSetCondition
     &[("type", ZeroString), ("status", ZeroString), ("lastTransitionTime", Null)],
     // k8s.io.api.apps.v1.DaemonSetList
-    &[("metadata", Struct(NONE)), ("items", List(88, true))],
+    &[("metadata", Struct(NONE)), ("items", List(94, true))],
     // k8s.io.api.apps.v1.DaemonSetSpec
-    &[("selector", Optional(950, true)), ("template", Struct(445)), ("updateStrategy", Struct(NONE))],
+    &[("selector", Optional(1029, true)), ("template", Struct(472)), ("updateStrategy", Struct(NONE))],
     // k8s.io.api.apps.v1.DaemonSetStatus
-    &[("currentNumberScheduled", ZeroInt), ("numberMisscheduled", ZeroInt), ("desiredNumberScheduled", ZeroInt), ("numberReady", ZeroInt), ("conditions", List(89, false))],
+    &[("currentNumberScheduled", ZeroInt), ("numberMisscheduled", ZeroInt), ("desiredNumberScheduled", ZeroInt), ("numberReady", ZeroInt), ("conditions", List(95, false))],
     // k8s.io.api.apps.v1.Deployment
-    &[("metadata", Struct(953)), ("spec", Struct(96)), ("status", Struct(97))],
+    &[("metadata", Struct(1032)), ("spec", Struct(102)), ("status", Struct(103))],
     // k8s.io.api.apps.v1.DeploymentCondition
     &[("type", ZeroString), ("status", ZeroString), ("lastUpdateTime", Null), ("lastTransitionTime", Null)],
     // k8s.io.api.apps.v1.DeploymentList
-    &[("metadata", Struct(NONE)), ("items", List(93, true))],
+    &[("metadata", Struct(NONE)), ("items", List(99, true))],
     // k8s.io.api.apps.v1.DeploymentSpec
-    &[("selector", Optional(950, true)), ("template", Struct(445)), ("strategy", Struct(NONE))],
+    &[("selector", Optional(1029, true)), ("template", Struct(472)), ("strategy", Struct(NONE))],
     // k8s.io.api.apps.v1.DeploymentStatus
-    &[("conditions", List(94, false))],
+    &[("conditions", List(100, false))],
     // k8s.io.api.apps.v1.ReplicaSet
-    &[("metadata", Struct(953)), ("spec", Struct(101)), ("status", Struct(102))],
+    &[("metadata", Struct(1032)), ("spec", Struct(107)), ("status", Struct(108))],
     // k8s.io.api.apps.v1.ReplicaSetCondition
     &[("type", ZeroString), ("status", ZeroString), ("lastTransitionTime", Null)],
     // k8s.io.api.apps.v1.ReplicaSetList
-    &[("metadata", Struct(NONE)), ("items", List(98, true))],
+    &[("metadata", Struct(NONE)), ("items", List(104, true))],
     // k8s.io.api.apps.v1.ReplicaSetSpec
-    &[("selector", Optional(950, true)), ("template", Struct(445))],
+    &[("selector", Optional(1029, true)), ("template", Struct(472))],
     // k8s.io.api.apps.v1.ReplicaSetStatus
-    &[("replicas", ZeroInt), ("conditions", List(99, false))],
+    &[("replicas", ZeroInt), ("conditions", List(105, false))],
     // k8s.io.api.apps.v1.StatefulSet
-    &[("metadata", Struct(953)), ("spec", Struct(107)), ("status", Struct(108))],
+    &[("metadata", Struct(1032)), ("spec", Struct(113)), ("status", Struct(114))],
     // k8s.io.api.apps.v1.StatefulSetCondition
     &[("type", ZeroString), ("status", ZeroString), ("lastTransitionTime", Null)],
     // k8s.io.api.apps.v1.StatefulSetList
-    &[("metadata", Struct(NONE)), ("items", List(103, true))],
+    &[("metadata", Struct(NONE)), ("items", List(109, true))],
     // k8s.io.api.apps.v1.StatefulSetOrdinals
     &[("start", ZeroInt)],
     // k8s.io.api.apps.v1.StatefulSetSpec
-    &[("selector", Optional(950, true)), ("template", Struct(445)), ("volumeClaimTemplates", List(414, false)), ("serviceName", ZeroString), ("updateStrategy", Struct(NONE)), ("ordinals", Optional(106, false))],
+    &[("selector", Optional(1029, true)), ("template", Struct(472)), ("volumeClaimTemplates", List(437, false)), ("serviceName", ZeroString), ("updateStrategy", Struct(NONE)), ("ordinals", Optional(112, false))],
     // k8s.io.api.apps.v1.StatefulSetStatus
-    &[("replicas", ZeroInt), ("conditions", List(104, false)), ("availableReplicas", ZeroInt)],
+    &[("replicas", ZeroInt), ("conditions", List(110, false)), ("availableReplicas", ZeroInt)],
     // k8s.io.api.apps.v1beta1.ControllerRevision
-    &[("metadata", Struct(953)), ("revision", ZeroInt)],
+    &[("metadata", Struct(1032)), ("revision", ZeroInt)],
     // k8s.io.api.apps.v1beta1.ControllerRevisionList
-    &[("metadata", Struct(NONE)), ("items", List(109, true))],
+    &[("metadata", Struct(NONE)), ("items", List(115, true))],
     // k8s.io.api.apps.v1beta1.Deployment
-    &[("metadata", Struct(953)), ("spec", Struct(115)), ("status", Struct(116))],
+    &[("metadata", Struct(1032)), ("spec", Struct(121)), ("status", Struct(122))],
     // k8s.io.api.apps.v1beta1.DeploymentCondition
     &[("type", ZeroString), ("status", ZeroString), ("lastUpdateTime", Null), ("lastTransitionTime", Null)],
     // k8s.io.api.apps.v1beta1.DeploymentList
-    &[("metadata", Struct(NONE)), ("items", List(111, true))],
+    &[("metadata", Struct(NONE)), ("items", List(117, true))],
     // k8s.io.api.apps.v1beta1.DeploymentRollback
-    &[("name", ZeroString), ("rollbackTo", Struct(NONE))],
+    &[("name", ZeroString), ("updatedAnnotations", DropEmpty), ("rollbackTo", Struct(NONE))],
     // k8s.io.api.apps.v1beta1.DeploymentSpec
-    &[("selector", Optional(950, false)), ("template", Struct(445)), ("strategy", Struct(NONE))],
+    &[("selector", Optional(1029, false)), ("template", Struct(472)), ("strategy", Struct(NONE))],
     // k8s.io.api.apps.v1beta1.DeploymentStatus
-    &[("conditions", List(112, false))],
+    &[("conditions", List(118, false))],
     // k8s.io.api.apps.v1beta1.Scale
-    &[("metadata", Struct(953)), ("spec", Struct(NONE)), ("status", Struct(118))],
+    &[("metadata", Struct(1032)), ("spec", Struct(NONE)), ("status", Struct(124))],
     // k8s.io.api.apps.v1beta1.ScaleStatus
-    &[("replicas", ZeroInt)],
+    &[("replicas", ZeroInt), ("selector", DropEmpty)],
     // k8s.io.api.apps.v1beta1.StatefulSet
-    &[("metadata", Struct(953)), ("spec", Struct(123)), ("status", Struct(124))],
+    &[("metadata", Struct(1032)), ("spec", Struct(129)), ("status", Struct(130))],
     // k8s.io.api.apps.v1beta1.StatefulSetCondition
     &[("type", ZeroString), ("status", ZeroString), ("lastTransitionTime", Null)],
     // k8s.io.api.apps.v1beta1.StatefulSetList
-    &[("metadata", Struct(NONE)), ("items", List(119, true))],
+    &[("metadata", Struct(NONE)), ("items", List(125, true))],
     // k8s.io.api.apps.v1beta1.StatefulSetOrdinals
     &[("start", ZeroInt)],
     // k8s.io.api.apps.v1beta1.StatefulSetSpec
-    &[("selector", Optional(950, false)), ("template", Struct(445)), ("volumeClaimTemplates", List(414, false)), ("serviceName", ZeroString), ("updateStrategy", Struct(NONE)), ("ordinals", Optional(122, false))],
+    &[("selector", Optional(1029, false)), ("template", Struct(472)), ("volumeClaimTemplates", List(437, false)), ("serviceName", ZeroString), ("updateStrategy", Struct(NONE)), ("ordinals", Optional(128, false))],
     // k8s.io.api.apps.v1beta1.StatefulSetStatus
-    &[("replicas", ZeroInt), ("conditions", List(120, false)), ("availableReplicas", ZeroInt)],
+    &[("replicas", ZeroInt), ("conditions", List(126, false)), ("availableReplicas", ZeroInt)],
     // k8s.io.api.apps.v1beta2.ControllerRevision
-    &[("metadata", Struct(953)), ("revision", ZeroInt)],
+    &[("metadata", Struct(1032)), ("revision", ZeroInt)],
     // k8s.io.api.apps.v1beta2.ControllerRevisionList
-    &[("metadata", Struct(NONE)), ("items", List(125, true))],
+    &[("metadata", Struct(NONE)), ("items", List(131, true))],
     // k8s.io.api.apps.v1beta2.DaemonSet
-    &[("metadata", Struct(953)), ("spec", Struct(130)), ("status", Struct(131))],
+    &[("metadata", Struct(1032)), ("spec", Struct(136)), ("status", Struct(137))],
     // k8s.io.api.apps.v1beta2.DaemonSetCondition
     &[("type", ZeroString), ("status", ZeroString), ("lastTransitionTime", Null)],
     // k8s.io.api.apps.v1beta2.DaemonSetList
-    &[("metadata", Struct(NONE)), ("items", List(127, true))],
+    &[("metadata", Struct(NONE)), ("items", List(133, true))],
     // k8s.io.api.apps.v1beta2.DaemonSetSpec
-    &[("selector", Optional(950, true)), ("template", Struct(445)), ("updateStrategy", Struct(NONE))],
+    &[("selector", Optional(1029, true)), ("template", Struct(472)), ("updateStrategy", Struct(NONE))],
     // k8s.io.api.apps.v1beta2.DaemonSetStatus
-    &[("currentNumberScheduled", ZeroInt), ("numberMisscheduled", ZeroInt), ("desiredNumberScheduled", ZeroInt), ("numberReady", ZeroInt), ("conditions", List(128, false))],
+    &[("currentNumberScheduled", ZeroInt), ("numberMisscheduled", ZeroInt), ("desiredNumberScheduled", ZeroInt), ("numberReady", ZeroInt), ("conditions", List(134, false))],
     // k8s.io.api.apps.v1beta2.Deployment
-    &[("metadata", Struct(953)), ("spec", Struct(135)), ("status", Struct(136))],
+    &[("metadata", Struct(1032)), ("spec", Struct(141)), ("status", Struct(142))],
     // k8s.io.api.apps.v1beta2.DeploymentCondition
     &[("type", ZeroString), ("status", ZeroString), ("lastUpdateTime", Null), ("lastTransitionTime", Null)],
     // k8s.io.api.apps.v1beta2.DeploymentList
-    &[("metadata", Struct(NONE)), ("items", List(132, true))],
+    &[("metadata", Struct(NONE)), ("items", List(138, true))],
     // k8s.io.api.apps.v1beta2.DeploymentSpec
-    &[("selector", Optional(950, true)), ("template", Struct(445)), ("strategy", Struct(NONE))],
+    &[("selector", Optional(1029, true)), ("template", Struct(472)), ("strategy", Struct(NONE))],
     // k8s.io.api.apps.v1beta2.DeploymentStatus
-    &[("conditions", List(133, false))],
+    &[("conditions", List(139, false))],
     // k8s.io.api.apps.v1beta2.ReplicaSet
-    &[("metadata", Struct(953)), ("spec", Struct(140)), ("status", Struct(141))],
+    &[("metadata", Struct(1032)), ("spec", Struct(146)), ("status", Struct(147))],
     // k8s.io.api.apps.v1beta2.ReplicaSetCondition
     &[("type", ZeroString), ("status", ZeroString), ("lastTransitionTime", Null)],
     // k8s.io.api.apps.v1beta2.ReplicaSetList
-    &[("metadata", Struct(NONE)), ("items", List(137, true))],
+    &[("metadata", Struct(NONE)), ("items", List(143, true))],
     // k8s.io.api.apps.v1beta2.ReplicaSetSpec
-    &[("selector", Optional(950, true)), ("template", Struct(445))],
+    &[("selector", Optional(1029, true)), ("template", Struct(472))],
     // k8s.io.api.apps.v1beta2.ReplicaSetStatus
-    &[("replicas", ZeroInt), ("conditions", List(138, false))],
+    &[("replicas", ZeroInt), ("conditions", List(144, false))],
     // k8s.io.api.apps.v1beta2.Scale
-    &[("metadata", Struct(953)), ("spec", Struct(NONE)), ("status", Struct(143))],
+    &[("metadata", Struct(1032)), ("spec", Struct(NONE)), ("status", Struct(149))],
     // k8s.io.api.apps.v1beta2.ScaleStatus
-    &[("replicas", ZeroInt)],
+    &[("replicas", ZeroInt), ("selector", DropEmpty)],
     // k8s.io.api.apps.v1beta2.StatefulSet
-    &[("metadata", Struct(953)), ("spec", Struct(148)), ("status", Struct(149))],
+    &[("metadata", Struct(1032)), ("spec", Struct(154)), ("status", Struct(155))],
     // k8s.io.api.apps.v1beta2.StatefulSetCondition
     &[("type", ZeroString), ("status", ZeroString), ("lastTransitionTime", Null)],
     // k8s.io.api.apps.v1beta2.StatefulSetList
-    &[("metadata", Struct(NONE)), ("items", List(144, true))],
+    &[("metadata", Struct(NONE)), ("items", List(150, true))],
     // k8s.io.api.apps.v1beta2.StatefulSetOrdinals
     &[("start", ZeroInt)],
     // k8s.io.api.apps.v1beta2.StatefulSetSpec
-    &[("selector", Optional(950, true)), ("template", Struct(445)), ("volumeClaimTemplates", List(414, false)), ("serviceName", ZeroString), ("updateStrategy", Struct(NONE)), ("ordinals", Optional(147, false))],
+    &[("selector", Optional(1029, true)), ("template", Struct(472)), ("volumeClaimTemplates", List(437, false)), ("serviceName", ZeroString), ("updateStrategy", Struct(NONE)), ("ordinals", Optional(153, false))],
     // k8s.io.api.apps.v1beta2.StatefulSetStatus
-    &[("replicas", ZeroInt), ("conditions", List(145, false)), ("availableReplicas", ZeroInt)],
+    &[("replicas", ZeroInt), ("conditions", List(151, false)), ("availableReplicas", ZeroInt)],
     // k8s.io.api.authentication.v1.SelfSubjectReview
-    &[("metadata", Struct(953)), ("status", Struct(151))],
+    &[("metadata", Struct(1032)), ("status", Struct(157))],
     // k8s.io.api.authentication.v1.SelfSubjectReviewStatus
-    &[("userInfo", Struct(NONE))],
+    &[("userInfo", Struct(164))],
     // k8s.io.api.authentication.v1.TokenRequest
-    &[("metadata", Struct(953)), ("spec", Struct(153)), ("status", Struct(154))],
+    &[("metadata", Struct(1032)), ("spec", Struct(159)), ("status", Struct(160))],
     // k8s.io.api.authentication.v1.TokenRequestSpec
     &[("audiences", Null), ("boundObjectRef", Null), ("expirationSeconds", Null)],
     // k8s.io.api.authentication.v1.TokenRequestStatus
     &[("token", ZeroString), ("expirationTimestamp", Null)],
     // k8s.io.api.authentication.v1.TokenReview
-    &[("metadata", Struct(953)), ("spec", Struct(NONE)), ("status", Struct(156))],
+    &[("metadata", Struct(1032)), ("spec", Struct(162)), ("status", Struct(163))],
+    // k8s.io.api.authentication.v1.TokenReviewSpec
+    &[("audiences", DropEmpty)],
     // k8s.io.api.authentication.v1.TokenReviewStatus
-    &[("user", Struct(NONE))],
+    &[("user", Struct(164)), ("audiences", DropEmpty)],
+    // k8s.io.api.authentication.v1.UserInfo
+    &[("groups", DropEmpty), ("extra", DropEmpty)],
     // k8s.io.api.authentication.v1alpha1.SelfSubjectReview
-    &[("metadata", Struct(953)), ("status", Struct(158))],
+    &[("metadata", Struct(1032)), ("status", Struct(166))],
     // k8s.io.api.authentication.v1alpha1.SelfSubjectReviewStatus
-    &[("userInfo", Struct(NONE))],
+    &[("userInfo", Struct(164))],
     // k8s.io.api.authentication.v1beta1.SelfSubjectReview
-    &[("metadata", Struct(953)), ("status", Struct(160))],
+    &[("metadata", Struct(1032)), ("status", Struct(168))],
     // k8s.io.api.authentication.v1beta1.SelfSubjectReviewStatus
-    &[("userInfo", Struct(NONE))],
+    &[("userInfo", Struct(164))],
     // k8s.io.api.authentication.v1beta1.TokenReview
-    &[("metadata", Struct(953)), ("spec", Struct(NONE)), ("status", Struct(162))],
+    &[("metadata", Struct(1032)), ("spec", Struct(170)), ("status", Struct(171))],
+    // k8s.io.api.authentication.v1beta1.TokenReviewSpec
+    &[("audiences", DropEmpty)],
     // k8s.io.api.authentication.v1beta1.TokenReviewStatus
-    &[("user", Struct(NONE))],
+    &[("user", Struct(172)), ("audiences", DropEmpty)],
+    // k8s.io.api.authentication.v1beta1.UserInfo
+    &[("groups", DropEmpty), ("extra", DropEmpty)],
     // k8s.io.api.authorization.v1.FieldSelectorAttributes
-    &[("requirements", List(943, false))],
+    &[("requirements", List(1022, false))],
     // k8s.io.api.authorization.v1.LabelSelectorAttributes
-    &[("requirements", List(951, false))],
+    &[("requirements", List(1030, false))],
     // k8s.io.api.authorization.v1.LocalSubjectAccessReview
-    &[("metadata", Struct(953)), ("spec", Struct(173)), ("status", Struct(174))],
+    &[("metadata", Struct(1032)), ("spec", Struct(183)), ("status", Struct(184))],
     // k8s.io.api.authorization.v1.NonResourceRule
-    &[("verbs", Null)],
+    &[("verbs", Null), ("nonResourceURLs", DropEmpty)],
     // k8s.io.api.authorization.v1.ResourceAttributes
-    &[("fieldSelector", Optional(163, false)), ("labelSelector", Optional(164, false))],
+    &[("fieldSelector", Optional(173, false)), ("labelSelector", Optional(174, false))],
     // k8s.io.api.authorization.v1.ResourceRule
-    &[("verbs", Null)],
+    &[("verbs", Null), ("apiGroups", DropEmpty), ("resources", DropEmpty), ("resourceNames", DropEmpty)],
     // k8s.io.api.authorization.v1.SelfSubjectAccessReview
-    &[("metadata", Struct(953)), ("spec", Struct(170)), ("status", Struct(174))],
+    &[("metadata", Struct(1032)), ("spec", Struct(180)), ("status", Struct(184))],
     // k8s.io.api.authorization.v1.SelfSubjectAccessReviewSpec
-    &[("resourceAttributes", Optional(167, false))],
+    &[("resourceAttributes", Optional(177, false))],
     // k8s.io.api.authorization.v1.SelfSubjectRulesReview
-    &[("metadata", Struct(953)), ("spec", Struct(NONE)), ("status", Struct(175))],
+    &[("metadata", Struct(1032)), ("spec", Struct(NONE)), ("status", Struct(185))],
     // k8s.io.api.authorization.v1.SubjectAccessReview
-    &[("metadata", Struct(953)), ("spec", Struct(173)), ("status", Struct(174))],
+    &[("metadata", Struct(1032)), ("spec", Struct(183)), ("status", Struct(184))],
     // k8s.io.api.authorization.v1.SubjectAccessReviewSpec
-    &[("resourceAttributes", Optional(167, false))],
+    &[("resourceAttributes", Optional(177, false)), ("groups", DropEmpty), ("extra", DropEmpty)],
     // k8s.io.api.authorization.v1.SubjectAccessReviewStatus
     &[("allowed", ZeroBool)],
     // k8s.io.api.authorization.v1.SubjectRulesReviewStatus
-    &[("resourceRules", List(168, true)), ("nonResourceRules", List(166, true)), ("incomplete", ZeroBool)],
+    &[("resourceRules", List(178, true)), ("nonResourceRules", List(176, true)), ("incomplete", ZeroBool)],
     // k8s.io.api.authorization.v1beta1.LocalSubjectAccessReview
-    &[("metadata", Struct(953)), ("spec", Struct(184)), ("status", Struct(185))],
+    &[("metadata", Struct(1032)), ("spec", Struct(194)), ("status", Struct(195))],
     // k8s.io.api.authorization.v1beta1.NonResourceRule
-    &[("verbs", Null)],
+    &[("verbs", Null), ("nonResourceURLs", DropEmpty)],
     // k8s.io.api.authorization.v1beta1.ResourceAttributes
-    &[("fieldSelector", Optional(163, false)), ("labelSelector", Optional(164, false))],
+    &[("fieldSelector", Optional(173, false)), ("labelSelector", Optional(174, false))],
     // k8s.io.api.authorization.v1beta1.ResourceRule
-    &[("verbs", Null)],
+    &[("verbs", Null), ("apiGroups", DropEmpty), ("resources", DropEmpty), ("resourceNames", DropEmpty)],
     // k8s.io.api.authorization.v1beta1.SelfSubjectAccessReview
-    &[("metadata", Struct(953)), ("spec", Struct(181)), ("status", Struct(185))],
+    &[("metadata", Struct(1032)), ("spec", Struct(191)), ("status", Struct(195))],
     // k8s.io.api.authorization.v1beta1.SelfSubjectAccessReviewSpec
-    &[("resourceAttributes", Optional(178, false))],
+    &[("resourceAttributes", Optional(188, false))],
     // k8s.io.api.authorization.v1beta1.SelfSubjectRulesReview
-    &[("metadata", Struct(953)), ("spec", Struct(NONE)), ("status", Struct(186))],
+    &[("metadata", Struct(1032)), ("spec", Struct(NONE)), ("status", Struct(196))],
     // k8s.io.api.authorization.v1beta1.SubjectAccessReview
-    &[("metadata", Struct(953)), ("spec", Struct(184)), ("status", Struct(185))],
+    &[("metadata", Struct(1032)), ("spec", Struct(194)), ("status", Struct(195))],
     // k8s.io.api.authorization.v1beta1.SubjectAccessReviewSpec
-    &[("resourceAttributes", Optional(178, false))],
+    &[("resourceAttributes", Optional(188, false)), ("group", DropEmpty), ("extra", DropEmpty)],
     // k8s.io.api.authorization.v1beta1.SubjectAccessReviewStatus
     &[("allowed", ZeroBool)],
     // k8s.io.api.authorization.v1beta1.SubjectRulesReviewStatus
-    &[("resourceRules", List(179, true)), ("nonResourceRules", List(177, true)), ("incomplete", ZeroBool)],
+    &[("resourceRules", List(189, true)), ("nonResourceRules", List(187, true)), ("incomplete", ZeroBool)],
     // k8s.io.api.autoscaling.v1.ContainerResourceMetricSource
     &[("name", ZeroString), ("container", ZeroString)],
     // k8s.io.api.autoscaling.v1.ContainerResourceMetricStatus
@@ -386,83 +406,83 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.autoscaling.v1.CrossVersionObjectReference
     &[("kind", ZeroString), ("name", ZeroString)],
     // k8s.io.api.autoscaling.v1.ExternalMetricSource
-    &[("metricName", ZeroString), ("metricSelector", Optional(950, false))],
+    &[("metricName", ZeroString), ("metricSelector", Optional(1029, false))],
     // k8s.io.api.autoscaling.v1.ExternalMetricStatus
-    &[("metricName", ZeroString), ("metricSelector", Optional(950, false)), ("currentValue", ZeroQuantity)],
+    &[("metricName", ZeroString), ("metricSelector", Optional(1029, false)), ("currentValue", ZeroQuantity)],
     // k8s.io.api.autoscaling.v1.HorizontalPodAutoscaler
-    &[("metadata", Struct(953)), ("spec", Struct(195)), ("status", Struct(196))],
+    &[("metadata", Struct(1032)), ("spec", Struct(205)), ("status", Struct(206))],
     // k8s.io.api.autoscaling.v1.HorizontalPodAutoscalerCondition
     &[("type", ZeroString), ("status", ZeroString), ("lastTransitionTime", Null)],
     // k8s.io.api.autoscaling.v1.HorizontalPodAutoscalerList
-    &[("metadata", Struct(NONE)), ("items", List(192, true))],
+    &[("metadata", Struct(NONE)), ("items", List(202, true))],
     // k8s.io.api.autoscaling.v1.HorizontalPodAutoscalerSpec
-    &[("scaleTargetRef", Struct(189)), ("maxReplicas", ZeroInt)],
+    &[("scaleTargetRef", Struct(199)), ("maxReplicas", ZeroInt)],
     // k8s.io.api.autoscaling.v1.HorizontalPodAutoscalerStatus
     &[("currentReplicas", ZeroInt), ("desiredReplicas", ZeroInt)],
     // k8s.io.api.autoscaling.v1.MetricSpec
-    &[("type", ZeroString), ("object", Optional(199, false)), ("pods", Optional(201, false)), ("resource", Optional(203, false)), ("external", Optional(190, false)), ("containerResource", Optional(187, false))],
+    &[("type", ZeroString), ("object", Optional(209, false)), ("pods", Optional(211, false)), ("resource", Optional(213, false)), ("external", Optional(200, false)), ("containerResource", Optional(197, false))],
     // k8s.io.api.autoscaling.v1.MetricStatus
-    &[("type", ZeroString), ("object", Optional(200, false)), ("pods", Optional(202, false)), ("resource", Optional(204, false)), ("external", Optional(191, false)), ("containerResource", Optional(188, false))],
+    &[("type", ZeroString), ("object", Optional(210, false)), ("pods", Optional(212, false)), ("resource", Optional(214, false)), ("external", Optional(201, false)), ("containerResource", Optional(198, false))],
     // k8s.io.api.autoscaling.v1.ObjectMetricSource
-    &[("target", Struct(189)), ("metricName", ZeroString), ("targetValue", ZeroQuantity), ("selector", Optional(950, false))],
+    &[("target", Struct(199)), ("metricName", ZeroString), ("targetValue", ZeroQuantity), ("selector", Optional(1029, false))],
     // k8s.io.api.autoscaling.v1.ObjectMetricStatus
-    &[("target", Struct(189)), ("metricName", ZeroString), ("currentValue", ZeroQuantity), ("selector", Optional(950, false))],
+    &[("target", Struct(199)), ("metricName", ZeroString), ("currentValue", ZeroQuantity), ("selector", Optional(1029, false))],
     // k8s.io.api.autoscaling.v1.PodsMetricSource
-    &[("metricName", ZeroString), ("targetAverageValue", ZeroQuantity), ("selector", Optional(950, false))],
+    &[("metricName", ZeroString), ("targetAverageValue", ZeroQuantity), ("selector", Optional(1029, false))],
     // k8s.io.api.autoscaling.v1.PodsMetricStatus
-    &[("metricName", ZeroString), ("currentAverageValue", ZeroQuantity), ("selector", Optional(950, false))],
+    &[("metricName", ZeroString), ("currentAverageValue", ZeroQuantity), ("selector", Optional(1029, false))],
     // k8s.io.api.autoscaling.v1.ResourceMetricSource
     &[("name", ZeroString)],
     // k8s.io.api.autoscaling.v1.ResourceMetricStatus
     &[("name", ZeroString), ("currentAverageValue", ZeroQuantity)],
     // k8s.io.api.autoscaling.v1.Scale
-    &[("metadata", Struct(953)), ("spec", Struct(NONE)), ("status", Struct(206))],
+    &[("metadata", Struct(1032)), ("spec", Struct(NONE)), ("status", Struct(216))],
     // k8s.io.api.autoscaling.v1.ScaleStatus
     &[("replicas", ZeroInt)],
     // k8s.io.api.autoscaling.v2.ContainerResourceMetricSource
-    &[("name", ZeroString), ("target", Struct(223)), ("container", ZeroString)],
+    &[("name", ZeroString), ("target", Struct(233)), ("container", ZeroString)],
     // k8s.io.api.autoscaling.v2.ContainerResourceMetricStatus
     &[("name", ZeroString), ("current", Struct(NONE)), ("container", ZeroString)],
     // k8s.io.api.autoscaling.v2.CrossVersionObjectReference
     &[("kind", ZeroString), ("name", ZeroString)],
     // k8s.io.api.autoscaling.v2.ExternalMetricSource
-    &[("metric", Struct(220)), ("target", Struct(223))],
+    &[("metric", Struct(230)), ("target", Struct(233))],
     // k8s.io.api.autoscaling.v2.ExternalMetricStatus
-    &[("metric", Struct(220)), ("current", Struct(NONE))],
+    &[("metric", Struct(230)), ("current", Struct(NONE))],
     // k8s.io.api.autoscaling.v2.HPAScalingPolicy
     &[("type", ZeroString), ("value", ZeroInt), ("periodSeconds", ZeroInt)],
     // k8s.io.api.autoscaling.v2.HPAScalingRules
-    &[("policies", List(212, false))],
+    &[("policies", List(222, false))],
     // k8s.io.api.autoscaling.v2.HorizontalPodAutoscaler
-    &[("metadata", Struct(953)), ("spec", Struct(218)), ("status", Struct(219))],
+    &[("metadata", Struct(1032)), ("spec", Struct(228)), ("status", Struct(229))],
     // k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerBehavior
-    &[("scaleUp", Optional(213, false)), ("scaleDown", Optional(213, false))],
+    &[("scaleUp", Optional(223, false)), ("scaleDown", Optional(223, false))],
     // k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerCondition
     &[("type", ZeroString), ("status", ZeroString), ("lastTransitionTime", Null)],
     // k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerList
-    &[("metadata", Struct(NONE)), ("items", List(214, true))],
+    &[("metadata", Struct(NONE)), ("items", List(224, true))],
     // k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerSpec
-    &[("scaleTargetRef", Struct(209)), ("maxReplicas", ZeroInt), ("metrics", List(221, false)), ("behavior", Optional(215, false))],
+    &[("scaleTargetRef", Struct(219)), ("maxReplicas", ZeroInt), ("metrics", List(231, false)), ("behavior", Optional(225, false))],
     // k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerStatus
-    &[("desiredReplicas", ZeroInt), ("currentMetrics", List(222, true)), ("conditions", List(216, false))],
+    &[("desiredReplicas", ZeroInt), ("currentMetrics", List(232, true)), ("conditions", List(226, false))],
     // k8s.io.api.autoscaling.v2.MetricIdentifier
-    &[("name", ZeroString), ("selector", Optional(950, false))],
+    &[("name", ZeroString), ("selector", Optional(1029, false))],
     // k8s.io.api.autoscaling.v2.MetricSpec
-    &[("type", ZeroString), ("object", Optional(224, false)), ("pods", Optional(226, false)), ("resource", Optional(228, false)), ("external", Optional(210, false)), ("containerResource", Optional(207, false))],
+    &[("type", ZeroString), ("object", Optional(234, false)), ("pods", Optional(236, false)), ("resource", Optional(238, false)), ("external", Optional(220, false)), ("containerResource", Optional(217, false))],
     // k8s.io.api.autoscaling.v2.MetricStatus
-    &[("type", ZeroString), ("object", Optional(225, false)), ("pods", Optional(227, false)), ("resource", Optional(229, false)), ("external", Optional(211, false)), ("containerResource", Optional(208, false))],
+    &[("type", ZeroString), ("object", Optional(235, false)), ("pods", Optional(237, false)), ("resource", Optional(239, false)), ("external", Optional(221, false)), ("containerResource", Optional(218, false))],
     // k8s.io.api.autoscaling.v2.MetricTarget
     &[("type", ZeroString)],
     // k8s.io.api.autoscaling.v2.ObjectMetricSource
-    &[("describedObject", Struct(209)), ("target", Struct(223)), ("metric", Struct(220))],
+    &[("describedObject", Struct(219)), ("target", Struct(233)), ("metric", Struct(230))],
     // k8s.io.api.autoscaling.v2.ObjectMetricStatus
-    &[("metric", Struct(220)), ("current", Struct(NONE)), ("describedObject", Struct(209))],
+    &[("metric", Struct(230)), ("current", Struct(NONE)), ("describedObject", Struct(219))],
     // k8s.io.api.autoscaling.v2.PodsMetricSource
-    &[("metric", Struct(220)), ("target", Struct(223))],
+    &[("metric", Struct(230)), ("target", Struct(233))],
     // k8s.io.api.autoscaling.v2.PodsMetricStatus
-    &[("metric", Struct(220)), ("current", Struct(NONE))],
+    &[("metric", Struct(230)), ("current", Struct(NONE))],
     // k8s.io.api.autoscaling.v2.ResourceMetricSource
-    &[("name", ZeroString), ("target", Struct(223))],
+    &[("name", ZeroString), ("target", Struct(233))],
     // k8s.io.api.autoscaling.v2.ResourceMetricStatus
     &[("name", ZeroString), ("current", Struct(NONE))],
     // k8s.io.api.autoscaling.v2beta1.ContainerResourceMetricSource
@@ -472,179 +492,191 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.autoscaling.v2beta1.CrossVersionObjectReference
     &[("kind", ZeroString), ("name", ZeroString)],
     // k8s.io.api.autoscaling.v2beta1.ExternalMetricSource
-    &[("metricName", ZeroString), ("metricSelector", Optional(950, false))],
+    &[("metricName", ZeroString), ("metricSelector", Optional(1029, false))],
     // k8s.io.api.autoscaling.v2beta1.ExternalMetricStatus
-    &[("metricName", ZeroString), ("metricSelector", Optional(950, false)), ("currentValue", ZeroQuantity)],
+    &[("metricName", ZeroString), ("metricSelector", Optional(1029, false)), ("currentValue", ZeroQuantity)],
     // k8s.io.api.autoscaling.v2beta1.HorizontalPodAutoscaler
-    &[("metadata", Optional(953, false)), ("spec", Optional(238, false)), ("status", Optional(239, false))],
+    &[("metadata", Optional(1032, false)), ("spec", Optional(248, false)), ("status", Optional(249, false))],
     // k8s.io.api.autoscaling.v2beta1.HorizontalPodAutoscalerCondition
     &[("type", ZeroString), ("status", ZeroString)],
     // k8s.io.api.autoscaling.v2beta1.HorizontalPodAutoscalerList
-    &[("items", List(235, true))],
+    &[("items", List(245, true))],
     // k8s.io.api.autoscaling.v2beta1.HorizontalPodAutoscalerSpec
-    &[("scaleTargetRef", Struct(232)), ("maxReplicas", ZeroInt), ("metrics", List(240, false))],
+    &[("scaleTargetRef", Struct(242)), ("maxReplicas", ZeroInt), ("metrics", List(250, false))],
     // k8s.io.api.autoscaling.v2beta1.HorizontalPodAutoscalerStatus
-    &[("currentReplicas", ZeroInt), ("desiredReplicas", ZeroInt), ("currentMetrics", List(241, true)), ("conditions", List(236, true))],
+    &[("currentReplicas", ZeroInt), ("desiredReplicas", ZeroInt), ("currentMetrics", List(251, true)), ("conditions", List(246, true))],
     // k8s.io.api.autoscaling.v2beta1.MetricSpec
-    &[("type", ZeroString), ("object", Optional(242, false)), ("pods", Optional(244, false)), ("resource", Optional(246, false)), ("external", Optional(233, false)), ("containerResource", Optional(230, false))],
+    &[("type", ZeroString), ("object", Optional(252, false)), ("pods", Optional(254, false)), ("resource", Optional(256, false)), ("external", Optional(243, false)), ("containerResource", Optional(240, false))],
     // k8s.io.api.autoscaling.v2beta1.MetricStatus
-    &[("type", ZeroString), ("object", Optional(243, false)), ("pods", Optional(245, false)), ("resource", Optional(247, false)), ("external", Optional(234, false)), ("containerResource", Optional(231, false))],
+    &[("type", ZeroString), ("object", Optional(253, false)), ("pods", Optional(255, false)), ("resource", Optional(257, false)), ("external", Optional(244, false)), ("containerResource", Optional(241, false))],
     // k8s.io.api.autoscaling.v2beta1.ObjectMetricSource
-    &[("target", Struct(232)), ("metricName", ZeroString), ("targetValue", ZeroQuantity), ("selector", Optional(950, false))],
+    &[("target", Struct(242)), ("metricName", ZeroString), ("targetValue", ZeroQuantity), ("selector", Optional(1029, false))],
     // k8s.io.api.autoscaling.v2beta1.ObjectMetricStatus
-    &[("target", Struct(232)), ("metricName", ZeroString), ("currentValue", ZeroQuantity), ("selector", Optional(950, false))],
+    &[("target", Struct(242)), ("metricName", ZeroString), ("currentValue", ZeroQuantity), ("selector", Optional(1029, false))],
     // k8s.io.api.autoscaling.v2beta1.PodsMetricSource
-    &[("metricName", ZeroString), ("targetAverageValue", ZeroQuantity), ("selector", Optional(950, false))],
+    &[("metricName", ZeroString), ("targetAverageValue", ZeroQuantity), ("selector", Optional(1029, false))],
     // k8s.io.api.autoscaling.v2beta1.PodsMetricStatus
-    &[("metricName", ZeroString), ("currentAverageValue", ZeroQuantity), ("selector", Optional(950, false))],
+    &[("metricName", ZeroString), ("currentAverageValue", ZeroQuantity), ("selector", Optional(1029, false))],
     // k8s.io.api.autoscaling.v2beta1.ResourceMetricSource
     &[("name", ZeroString)],
     // k8s.io.api.autoscaling.v2beta1.ResourceMetricStatus
     &[("name", ZeroString), ("currentAverageValue", ZeroQuantity)],
     // k8s.io.api.autoscaling.v2beta2.ContainerResourceMetricSource
-    &[("name", ZeroString), ("target", Struct(261)), ("container", ZeroString)],
+    &[("name", ZeroString), ("target", Struct(273)), ("container", ZeroString)],
     // k8s.io.api.autoscaling.v2beta2.ContainerResourceMetricStatus
     &[("name", ZeroString), ("current", Struct(NONE)), ("container", ZeroString)],
     // k8s.io.api.autoscaling.v2beta2.CrossVersionObjectReference
     &[("kind", ZeroString), ("name", ZeroString)],
     // k8s.io.api.autoscaling.v2beta2.ExternalMetricSource
-    &[("metric", Struct(258)), ("target", Struct(261))],
+    &[("metric", Struct(270)), ("target", Struct(273))],
     // k8s.io.api.autoscaling.v2beta2.ExternalMetricStatus
-    &[("metric", Struct(258)), ("current", Struct(NONE))],
+    &[("metric", Struct(270)), ("current", Struct(NONE))],
     // k8s.io.api.autoscaling.v2beta2.HorizontalPodAutoscaler
-    &[("metadata", Optional(953, false)), ("spec", Optional(256, false)), ("status", Optional(257, false))],
+    &[("metadata", Optional(1032, false)), ("spec", Optional(267, false)), ("status", Optional(268, false))],
+    // k8s.io.api.autoscaling.v2beta2.HorizontalPodAutoscalerBehavior
+    &[("scaleUp", Optional(269, false)), ("scaleDown", Optional(269, false))],
     // k8s.io.api.autoscaling.v2beta2.HorizontalPodAutoscalerCondition
     &[("type", ZeroString), ("status", ZeroString)],
     // k8s.io.api.autoscaling.v2beta2.HorizontalPodAutoscalerList
-    &[("items", List(253, true))],
+    &[("items", List(263, true))],
     // k8s.io.api.autoscaling.v2beta2.HorizontalPodAutoscalerSpec
-    &[("scaleTargetRef", Struct(250)), ("maxReplicas", ZeroInt), ("metrics", List(259, false))],
+    &[("scaleTargetRef", Struct(260)), ("maxReplicas", ZeroInt), ("metrics", List(271, false)), ("behavior", Optional(264, false))],
     // k8s.io.api.autoscaling.v2beta2.HorizontalPodAutoscalerStatus
-    &[("currentReplicas", ZeroInt), ("desiredReplicas", ZeroInt), ("currentMetrics", List(260, true)), ("conditions", List(254, true))],
+    &[("currentReplicas", ZeroInt), ("desiredReplicas", ZeroInt), ("currentMetrics", List(272, true)), ("conditions", List(265, true))],
+    // k8s.io.api.autoscaling.v2beta2.HpaScalingRules
+    &[("policies", DropEmpty)],
     // k8s.io.api.autoscaling.v2beta2.MetricIdentifier
-    &[("name", ZeroString), ("selector", Optional(950, false))],
+    &[("name", ZeroString), ("selector", Optional(1029, false))],
     // k8s.io.api.autoscaling.v2beta2.MetricSpec
-    &[("type", ZeroString), ("object", Optional(262, false)), ("pods", Optional(264, false)), ("resource", Optional(266, false)), ("external", Optional(251, false)), ("containerResource", Optional(248, false))],
+    &[("type", ZeroString), ("object", Optional(274, false)), ("pods", Optional(276, false)), ("resource", Optional(278, false)), ("external", Optional(261, false)), ("containerResource", Optional(258, false))],
     // k8s.io.api.autoscaling.v2beta2.MetricStatus
-    &[("type", ZeroString), ("object", Optional(263, false)), ("pods", Optional(265, false)), ("resource", Optional(267, false)), ("external", Optional(252, false)), ("containerResource", Optional(249, false))],
+    &[("type", ZeroString), ("object", Optional(275, false)), ("pods", Optional(277, false)), ("resource", Optional(279, false)), ("external", Optional(262, false)), ("containerResource", Optional(259, false))],
     // k8s.io.api.autoscaling.v2beta2.MetricTarget
     &[("type", ZeroString)],
     // k8s.io.api.autoscaling.v2beta2.ObjectMetricSource
-    &[("describedObject", Struct(250)), ("target", Struct(261)), ("metric", Struct(258))],
+    &[("describedObject", Struct(260)), ("target", Struct(273)), ("metric", Struct(270))],
     // k8s.io.api.autoscaling.v2beta2.ObjectMetricStatus
-    &[("metric", Struct(258)), ("current", Struct(NONE)), ("describedObject", Struct(250))],
+    &[("metric", Struct(270)), ("current", Struct(NONE)), ("describedObject", Struct(260))],
     // k8s.io.api.autoscaling.v2beta2.PodsMetricSource
-    &[("metric", Struct(258)), ("target", Struct(261))],
+    &[("metric", Struct(270)), ("target", Struct(273))],
     // k8s.io.api.autoscaling.v2beta2.PodsMetricStatus
-    &[("metric", Struct(258)), ("current", Struct(NONE))],
+    &[("metric", Struct(270)), ("current", Struct(NONE))],
     // k8s.io.api.autoscaling.v2beta2.ResourceMetricSource
-    &[("name", ZeroString), ("target", Struct(261))],
+    &[("name", ZeroString), ("target", Struct(273))],
     // k8s.io.api.autoscaling.v2beta2.ResourceMetricStatus
     &[("name", ZeroString), ("current", Struct(NONE))],
     // k8s.io.api.batch.v1.CronJob
-    &[("metadata", Struct(953)), ("spec", Struct(270)), ("status", Struct(NONE))],
+    &[("metadata", Struct(1032)), ("spec", Struct(282)), ("status", Struct(283))],
     // k8s.io.api.batch.v1.CronJobList
-    &[("metadata", Struct(NONE)), ("items", List(268, true))],
+    &[("metadata", Struct(NONE)), ("items", List(280, true))],
     // k8s.io.api.batch.v1.CronJobSpec
-    &[("schedule", ZeroString), ("jobTemplate", Struct(276))],
+    &[("schedule", ZeroString), ("jobTemplate", Struct(289))],
+    // k8s.io.api.batch.v1.CronJobStatus
+    &[("active", DropEmpty)],
     // k8s.io.api.batch.v1.Job
-    &[("metadata", Struct(953)), ("spec", Struct(274)), ("status", Struct(275))],
+    &[("metadata", Struct(1032)), ("spec", Struct(287)), ("status", Struct(288))],
     // k8s.io.api.batch.v1.JobCondition
     &[("type", ZeroString), ("status", ZeroString), ("lastProbeTime", Null), ("lastTransitionTime", Null)],
     // k8s.io.api.batch.v1.JobList
-    &[("metadata", Struct(NONE)), ("items", List(271, true))],
+    &[("metadata", Struct(NONE)), ("items", List(284, true))],
     // k8s.io.api.batch.v1.JobSpec
-    &[("selector", Optional(950, false)), ("template", Struct(445)), ("podFailurePolicy", Optional(277, false)), ("successPolicy", Optional(281, false))],
+    &[("selector", Optional(1029, false)), ("template", Struct(472)), ("podFailurePolicy", Optional(290, false)), ("successPolicy", Optional(294, false))],
     // k8s.io.api.batch.v1.JobStatus
-    &[("conditions", List(272, false))],
+    &[("conditions", List(285, false)), ("uncountedTerminatedPods", Optional(295, false))],
     // k8s.io.api.batch.v1.JobTemplateSpec
-    &[("metadata", Struct(953)), ("spec", Struct(274))],
+    &[("metadata", Struct(1032)), ("spec", Struct(287))],
     // k8s.io.api.batch.v1.PodFailurePolicy
-    &[("rules", List(280, true))],
+    &[("rules", List(293, true))],
     // k8s.io.api.batch.v1.PodFailurePolicyOnExitCodesRequirement
     &[("operator", ZeroString), ("values", Null)],
     // k8s.io.api.batch.v1.PodFailurePolicyOnPodConditionsPattern
     &[("type", ZeroString), ("status", ZeroString)],
     // k8s.io.api.batch.v1.PodFailurePolicyRule
-    &[("action", ZeroString), ("onExitCodes", Optional(278, false)), ("onPodConditions", List(279, false))],
+    &[("action", ZeroString), ("onExitCodes", Optional(291, false)), ("onPodConditions", List(292, false))],
     // k8s.io.api.batch.v1.SuccessPolicy
     &[("rules", Null)],
+    // k8s.io.api.batch.v1.UncountedTerminatedPods
+    &[("succeeded", DropEmpty), ("failed", DropEmpty)],
     // k8s.io.api.batch.v1beta1.CronJob
-    &[("metadata", Struct(953)), ("spec", Struct(284)), ("status", Struct(NONE))],
+    &[("metadata", Struct(1032)), ("spec", Struct(298)), ("status", Struct(299))],
     // k8s.io.api.batch.v1beta1.CronJobList
-    &[("metadata", Struct(NONE)), ("items", List(282, true))],
+    &[("metadata", Struct(NONE)), ("items", List(296, true))],
     // k8s.io.api.batch.v1beta1.CronJobSpec
-    &[("schedule", ZeroString), ("jobTemplate", Struct(285))],
+    &[("schedule", ZeroString), ("jobTemplate", Struct(300))],
+    // k8s.io.api.batch.v1beta1.CronJobStatus
+    &[("active", DropEmpty)],
     // k8s.io.api.batch.v1beta1.JobTemplateSpec
-    &[("metadata", Struct(953)), ("spec", Struct(274))],
+    &[("metadata", Struct(1032)), ("spec", Struct(287))],
     // k8s.io.api.certificates.v1.CertificateSigningRequest
-    &[("metadata", Struct(953)), ("spec", Struct(289)), ("status", Struct(290))],
+    &[("metadata", Struct(1032)), ("spec", Struct(304)), ("status", Struct(305))],
     // k8s.io.api.certificates.v1.CertificateSigningRequestCondition
     &[("type", ZeroString), ("lastUpdateTime", Null), ("lastTransitionTime", Null), ("status", ZeroString)],
     // k8s.io.api.certificates.v1.CertificateSigningRequestList
-    &[("metadata", Struct(NONE)), ("items", List(286, true))],
+    &[("metadata", Struct(NONE)), ("items", List(301, true))],
     // k8s.io.api.certificates.v1.CertificateSigningRequestSpec
-    &[("request", Null), ("signerName", ZeroString)],
+    &[("request", Null), ("groups", DropEmpty), ("usages", DropEmpty), ("extra", DropEmpty), ("signerName", ZeroString)],
     // k8s.io.api.certificates.v1.CertificateSigningRequestStatus
-    &[("conditions", List(287, false))],
+    &[("conditions", List(302, false))],
     // k8s.io.api.certificates.v1alpha1.ClusterTrustBundle
-    &[("metadata", Struct(953)), ("spec", Struct(293))],
+    &[("metadata", Struct(1032)), ("spec", Struct(308))],
     // k8s.io.api.certificates.v1alpha1.ClusterTrustBundleList
-    &[("metadata", Struct(NONE)), ("items", List(291, true))],
+    &[("metadata", Struct(NONE)), ("items", List(306, true))],
     // k8s.io.api.certificates.v1alpha1.ClusterTrustBundleSpec
     &[("trustBundle", ZeroString)],
     // k8s.io.api.certificates.v1beta1.CertificateSigningRequest
-    &[("metadata", Struct(953)), ("spec", Struct(297)), ("status", Struct(298))],
+    &[("metadata", Struct(1032)), ("spec", Struct(312)), ("status", Struct(313))],
     // k8s.io.api.certificates.v1beta1.CertificateSigningRequestCondition
     &[("type", ZeroString), ("lastUpdateTime", Null), ("lastTransitionTime", Null), ("status", ZeroString)],
     // k8s.io.api.certificates.v1beta1.CertificateSigningRequestList
-    &[("metadata", Struct(NONE)), ("items", List(294, true))],
+    &[("metadata", Struct(NONE)), ("items", List(309, true))],
     // k8s.io.api.certificates.v1beta1.CertificateSigningRequestSpec
-    &[("request", Null)],
+    &[("request", Null), ("groups", DropEmpty), ("usages", DropEmpty), ("extra", DropEmpty)],
     // k8s.io.api.certificates.v1beta1.CertificateSigningRequestStatus
-    &[("conditions", List(295, false))],
+    &[("conditions", List(310, false))],
     // k8s.io.api.certificates.v1beta1.ClusterTrustBundle
-    &[("metadata", Struct(953)), ("spec", Struct(301))],
+    &[("metadata", Struct(1032)), ("spec", Struct(316))],
     // k8s.io.api.certificates.v1beta1.ClusterTrustBundleList
-    &[("metadata", Struct(NONE)), ("items", List(299, true))],
+    &[("metadata", Struct(NONE)), ("items", List(314, true))],
     // k8s.io.api.certificates.v1beta1.ClusterTrustBundleSpec
     &[("trustBundle", ZeroString)],
     // k8s.io.api.certificates.v1beta1.PodCertificateRequest
-    &[("metadata", Struct(953)), ("status", Struct(304))],
+    &[("metadata", Struct(1032)), ("spec", Optional(319, false)), ("status", Struct(320))],
     // k8s.io.api.certificates.v1beta1.PodCertificateRequestList
-    &[("metadata", Struct(NONE)), ("items", List(302, false))],
+    &[("metadata", Struct(NONE)), ("items", List(317, false))],
+    // k8s.io.api.certificates.v1beta1.PodCertificateRequestSpec
+    &[("unverifiedUserAnnotations", DropEmpty)],
     // k8s.io.api.certificates.v1beta1.PodCertificateRequestStatus
-    &[("conditions", List(942, false))],
+    &[("conditions", List(1019, false))],
     // k8s.io.api.coordination.v1.Lease
-    &[("metadata", Struct(953)), ("spec", Struct(NONE))],
+    &[("metadata", Struct(1032)), ("spec", Struct(NONE))],
     // k8s.io.api.coordination.v1.LeaseList
-    &[("metadata", Struct(NONE)), ("items", List(305, true))],
+    &[("metadata", Struct(NONE)), ("items", List(321, true))],
     // k8s.io.api.coordination.v1alpha2.LeaseCandidate
-    &[("metadata", Struct(953)), ("spec", Struct(309))],
+    &[("metadata", Struct(1032)), ("spec", Struct(325))],
     // k8s.io.api.coordination.v1alpha2.LeaseCandidateList
-    &[("metadata", Struct(NONE)), ("items", List(307, true))],
+    &[("metadata", Struct(NONE)), ("items", List(323, true))],
     // k8s.io.api.coordination.v1alpha2.LeaseCandidateSpec
     &[("leaseName", ZeroString), ("binaryVersion", ZeroString)],
     // k8s.io.api.coordination.v1beta1.Lease
-    &[("metadata", Struct(953)), ("spec", Struct(NONE))],
+    &[("metadata", Struct(1032)), ("spec", Struct(NONE))],
     // k8s.io.api.coordination.v1beta1.LeaseCandidate
-    &[("metadata", Struct(953)), ("spec", Struct(313))],
+    &[("metadata", Struct(1032)), ("spec", Struct(329))],
     // k8s.io.api.coordination.v1beta1.LeaseCandidateList
-    &[("metadata", Struct(NONE)), ("items", List(311, true))],
+    &[("metadata", Struct(NONE)), ("items", List(327, true))],
     // k8s.io.api.coordination.v1beta1.LeaseCandidateSpec
     &[("leaseName", ZeroString), ("binaryVersion", ZeroString)],
     // k8s.io.api.coordination.v1beta1.LeaseList
-    &[("metadata", Struct(NONE)), ("items", List(310, true))],
+    &[("metadata", Struct(NONE)), ("items", List(326, true))],
     // k8s.io.api.core.v1.AWSElasticBlockStoreVolumeSource
     &[("volumeID", ZeroString)],
     // k8s.io.api.core.v1.Affinity
-    &[("nodeAffinity", Optional(399, false)), ("podAffinity", Optional(426, false)), ("podAntiAffinity", Optional(428, false))],
+    &[("nodeAffinity", Optional(422, false)), ("podAffinity", Optional(449, false)), ("podAntiAffinity", Optional(451, false))],
     // k8s.io.api.core.v1.AppArmorProfile
     &[("type", ZeroString)],
     // k8s.io.api.core.v1.AttachedVolume
     &[("name", ZeroString), ("devicePath", ZeroString)],
     // k8s.io.api.core.v1.AvoidPods
-    &[("preferAvoidPods", List(448, false))],
+    &[("preferAvoidPods", List(475, false))],
     // k8s.io.api.core.v1.AzureDiskVolumeSource
     &[("diskName", ZeroString), ("diskURI", ZeroString)],
     // k8s.io.api.core.v1.AzureFilePersistentVolumeSource
@@ -652,11 +684,13 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.core.v1.AzureFileVolumeSource
     &[("secretName", ZeroString), ("shareName", ZeroString)],
     // k8s.io.api.core.v1.Binding
-    &[("metadata", Struct(953)), ("target", Struct(NONE))],
+    &[("metadata", Struct(1032)), ("target", Struct(NONE))],
     // k8s.io.api.core.v1.CSIPersistentVolumeSource
-    &[("driver", ZeroString), ("volumeHandle", ZeroString)],
+    &[("driver", ZeroString), ("volumeHandle", ZeroString), ("volumeAttributes", DropEmpty)],
     // k8s.io.api.core.v1.CSIVolumeSource
-    &[("driver", ZeroString)],
+    &[("driver", ZeroString), ("volumeAttributes", DropEmpty)],
+    // k8s.io.api.core.v1.Capabilities
+    &[("add", DropEmpty), ("drop", DropEmpty)],
     // k8s.io.api.core.v1.CephFSPersistentVolumeSource
     &[("monitors", Null)],
     // k8s.io.api.core.v1.CephFSVolumeSource
@@ -666,81 +700,89 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.core.v1.CinderVolumeSource
     &[("volumeID", ZeroString)],
     // k8s.io.api.core.v1.ClusterTrustBundleProjection
-    &[("labelSelector", Optional(950, false)), ("path", ZeroString)],
+    &[("labelSelector", Optional(1029, false)), ("path", ZeroString)],
     // k8s.io.api.core.v1.ComponentCondition
     &[("type", ZeroString), ("status", ZeroString)],
     // k8s.io.api.core.v1.ComponentStatus
-    &[("metadata", Struct(953)), ("conditions", List(331, false))],
+    &[("metadata", Struct(1032)), ("conditions", List(348, false))],
     // k8s.io.api.core.v1.ComponentStatusList
-    &[("metadata", Struct(NONE)), ("items", List(332, true))],
+    &[("metadata", Struct(NONE)), ("items", List(349, true))],
     // k8s.io.api.core.v1.ConfigMap
-    &[("metadata", Struct(953))],
+    &[("metadata", Struct(1032)), ("data", DropEmpty), ("binaryData", DropEmpty)],
     // k8s.io.api.core.v1.ConfigMapKeySelector
     &[("key", ZeroString)],
     // k8s.io.api.core.v1.ConfigMapList
-    &[("metadata", Struct(NONE)), ("items", List(334, true))],
+    &[("metadata", Struct(NONE)), ("items", List(351, true))],
     // k8s.io.api.core.v1.ConfigMapNodeConfigSource
     &[("namespace", ZeroString), ("name", ZeroString), ("kubeletConfigKey", ZeroString)],
     // k8s.io.api.core.v1.ConfigMapProjection
-    &[("items", List(380, false))],
+    &[("items", List(401, false))],
     // k8s.io.api.core.v1.ConfigMapVolumeSource
-    &[("items", List(380, false))],
+    &[("items", List(401, false))],
     // k8s.io.api.core.v1.Container
-    &[("name", ZeroString), ("ports", List(342, false)), ("env", List(358, false)), ("resources", Struct(468)), ("volumeMounts", List(501, false)), ("livenessProbe", Optional(450, false)), ("readinessProbe", Optional(450, false)), ("lifecycle", Optional(381, false)), ("securityContext", Optional(480, false)), ("volumeDevices", List(500, false)), ("startupProbe", Optional(450, false)), ("resizePolicy", List(343, false))],
+    &[("name", ZeroString), ("command", DropEmpty), ("args", DropEmpty), ("ports", List(359, false)), ("env", List(377, false)), ("resources", Struct(496)), ("volumeMounts", List(529, false)), ("livenessProbe", Optional(477, false)), ("readinessProbe", Optional(477, false)), ("lifecycle", Optional(402, false)), ("securityContext", Optional(508, false)), ("envFrom", DropEmpty), ("volumeDevices", List(528, false)), ("startupProbe", Optional(477, false)), ("resizePolicy", List(360, false)), ("restartPolicyRules", List(361, false))],
     // k8s.io.api.core.v1.ContainerImage
     &[("names", Null)],
     // k8s.io.api.core.v1.ContainerPort
     &[("containerPort", ZeroInt)],
     // k8s.io.api.core.v1.ContainerResizePolicy
     &[("resourceName", ZeroString), ("restartPolicy", ZeroString)],
+    // k8s.io.api.core.v1.ContainerRestartRule
+    &[("exitCodes", Optional(362, false))],
+    // k8s.io.api.core.v1.ContainerRestartRuleOnExitCodes
+    &[("values", DropEmpty)],
     // k8s.io.api.core.v1.ContainerState
-    &[("running", Optional(345, false)), ("terminated", Optional(346, false))],
+    &[("running", Optional(364, false)), ("terminated", Optional(365, false))],
     // k8s.io.api.core.v1.ContainerStateRunning
     &[("startedAt", Null)],
     // k8s.io.api.core.v1.ContainerStateTerminated
     &[("exitCode", ZeroInt), ("startedAt", Null), ("finishedAt", Null)],
     // k8s.io.api.core.v1.ContainerStatus
-    &[("name", ZeroString), ("state", Struct(344)), ("lastState", Struct(344)), ("ready", ZeroBool), ("restartCount", ZeroInt), ("image", ZeroString), ("imageID", ZeroString), ("resources", Optional(468, false)), ("volumeMounts", List(502, false)), ("user", Optional(348, false)), ("allocatedResourcesStatus", List(469, false))],
+    &[("name", ZeroString), ("state", Struct(363)), ("lastState", Struct(363)), ("ready", ZeroBool), ("restartCount", ZeroInt), ("image", ZeroString), ("imageID", ZeroString), ("allocatedResources", DropEmpty), ("resources", Optional(496, false)), ("volumeMounts", List(530, false)), ("user", Optional(367, false)), ("allocatedResourcesStatus", List(497, false))],
     // k8s.io.api.core.v1.ContainerUser
-    &[("linux", Optional(387, false))],
+    &[("linux", Optional(408, false))],
     // k8s.io.api.core.v1.DaemonEndpoint
     &[("Port", ZeroInt)],
     // k8s.io.api.core.v1.DownwardAPIProjection
-    &[("items", List(351, false))],
+    &[("items", List(370, false))],
     // k8s.io.api.core.v1.DownwardAPIVolumeFile
-    &[("path", ZeroString), ("fieldRef", Optional(412, false)), ("resourceFieldRef", Optional(463, false))],
+    &[("path", ZeroString), ("fieldRef", Optional(435, false)), ("resourceFieldRef", Optional(490, false))],
     // k8s.io.api.core.v1.DownwardAPIVolumeSource
-    &[("items", List(351, false))],
+    &[("items", List(370, false))],
     // k8s.io.api.core.v1.EndpointAddress
     &[("ip", ZeroString)],
     // k8s.io.api.core.v1.EndpointPort
     &[("port", ZeroInt)],
     // k8s.io.api.core.v1.EndpointSubset
-    &[("addresses", List(353, false)), ("notReadyAddresses", List(353, false)), ("ports", List(354, false))],
+    &[("addresses", List(372, false)), ("notReadyAddresses", List(372, false)), ("ports", List(373, false))],
     // k8s.io.api.core.v1.Endpoints
-    &[("metadata", Struct(953)), ("subsets", List(355, false))],
+    &[("metadata", Struct(1032)), ("subsets", List(374, false))],
     // k8s.io.api.core.v1.EndpointsList
-    &[("metadata", Struct(NONE)), ("items", List(356, true))],
+    &[("metadata", Struct(NONE)), ("items", List(375, true))],
     // k8s.io.api.core.v1.EnvVar
-    &[("name", ZeroString), ("valueFrom", Optional(359, false))],
+    &[("name", ZeroString), ("valueFrom", Optional(378, false))],
     // k8s.io.api.core.v1.EnvVarSource
-    &[("fieldRef", Optional(412, false)), ("resourceFieldRef", Optional(463, false)), ("configMapKeyRef", Optional(335, false)), ("secretKeyRef", Optional(476, false))],
+    &[("fieldRef", Optional(435, false)), ("resourceFieldRef", Optional(490, false)), ("configMapKeyRef", Optional(352, false)), ("secretKeyRef", Optional(504, false))],
     // k8s.io.api.core.v1.EphemeralContainer
-    &[("", Inline(361))],
+    &[("", Inline(380))],
     // k8s.io.api.core.v1.EphemeralContainerCommon
-    &[("name", ZeroString), ("ports", List(342, false)), ("env", List(358, false)), ("resources", Struct(468)), ("volumeMounts", List(501, false)), ("livenessProbe", Optional(450, false)), ("readinessProbe", Optional(450, false)), ("lifecycle", Optional(381, false)), ("securityContext", Optional(480, false)), ("volumeDevices", List(500, false)), ("startupProbe", Optional(450, false)), ("resizePolicy", List(343, false))],
+    &[("name", ZeroString), ("command", DropEmpty), ("args", DropEmpty), ("ports", List(359, false)), ("env", List(377, false)), ("resources", Struct(496)), ("volumeMounts", List(529, false)), ("livenessProbe", Optional(477, false)), ("readinessProbe", Optional(477, false)), ("lifecycle", Optional(402, false)), ("securityContext", Optional(508, false)), ("envFrom", DropEmpty), ("volumeDevices", List(528, false)), ("startupProbe", Optional(477, false)), ("resizePolicy", List(360, false)), ("restartPolicyRules", List(361, false))],
     // k8s.io.api.core.v1.EphemeralVolumeSource
-    &[("volumeClaimTemplate", Optional(419, false))],
+    &[("volumeClaimTemplate", Optional(442, false))],
     // k8s.io.api.core.v1.Event
-    &[("metadata", Optional(953, false)), ("involvedObject", Struct(NONE)), ("source", Struct(NONE)), ("firstTimestamp", Null), ("lastTimestamp", Null), ("eventTime", Null), ("series", Optional(365, false)), ("reportingComponent", ZeroString), ("reportingInstance", ZeroString)],
+    &[("metadata", Optional(1032, false)), ("involvedObject", Struct(NONE)), ("source", Struct(NONE)), ("firstTimestamp", Null), ("lastTimestamp", Null), ("eventTime", Null), ("series", Optional(384, false)), ("reportingComponent", ZeroString), ("reportingInstance", ZeroString)],
     // k8s.io.api.core.v1.EventList
-    &[("metadata", Struct(NONE)), ("items", List(363, true))],
+    &[("metadata", Struct(NONE)), ("items", List(382, true))],
     // k8s.io.api.core.v1.EventSeries
     &[("lastObservedTime", Null)],
+    // k8s.io.api.core.v1.ExecAction
+    &[("command", DropEmpty)],
+    // k8s.io.api.core.v1.FCVolumeSource
+    &[("targetWWNs", DropEmpty), ("wwids", DropEmpty)],
     // k8s.io.api.core.v1.FlexPersistentVolumeSource
-    &[("driver", ZeroString)],
+    &[("driver", ZeroString), ("options", DropEmpty)],
     // k8s.io.api.core.v1.FlexVolumeSource
-    &[("driver", ZeroString)],
+    &[("driver", ZeroString), ("options", DropEmpty)],
     // k8s.io.api.core.v1.GCEPersistentDiskVolumeSource
     &[("pdName", ZeroString)],
     // k8s.io.api.core.v1.GRPCAction
@@ -752,39 +794,41 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.core.v1.GlusterfsVolumeSource
     &[("endpoints", ZeroString), ("path", ZeroString)],
     // k8s.io.api.core.v1.HTTPGetAction
-    &[("port", ZeroInt), ("httpHeaders", List(374, false))],
+    &[("port", ZeroInt), ("httpHeaders", List(395, false))],
     // k8s.io.api.core.v1.HTTPHeader
     &[("name", ZeroString), ("value", ZeroString)],
     // k8s.io.api.core.v1.HostAlias
-    &[("ip", ZeroString)],
+    &[("ip", ZeroString), ("hostnames", DropEmpty)],
     // k8s.io.api.core.v1.HostIP
     &[("ip", ZeroString)],
     // k8s.io.api.core.v1.HostPathVolumeSource
     &[("path", ZeroString)],
     // k8s.io.api.core.v1.ISCSIPersistentVolumeSource
-    &[("targetPortal", ZeroString), ("iqn", ZeroString), ("lun", ZeroInt)],
+    &[("targetPortal", ZeroString), ("iqn", ZeroString), ("lun", ZeroInt), ("portals", DropEmpty)],
     // k8s.io.api.core.v1.ISCSIVolumeSource
-    &[("targetPortal", ZeroString), ("iqn", ZeroString), ("lun", ZeroInt)],
+    &[("targetPortal", ZeroString), ("iqn", ZeroString), ("lun", ZeroInt), ("portals", DropEmpty)],
     // k8s.io.api.core.v1.KeyToPath
     &[("key", ZeroString), ("path", ZeroString)],
     // k8s.io.api.core.v1.Lifecycle
-    &[("postStart", Optional(382, false)), ("preStop", Optional(382, false))],
+    &[("postStart", Optional(403, false)), ("preStop", Optional(403, false))],
     // k8s.io.api.core.v1.LifecycleHandler
-    &[("httpGet", Optional(373, false)), ("tcpSocket", Optional(492, false)), ("sleep", Optional(490, false))],
+    &[("exec", Optional(385, false)), ("httpGet", Optional(394, false)), ("tcpSocket", Optional(520, false)), ("sleep", Optional(518, false))],
     // k8s.io.api.core.v1.LimitRange
-    &[("metadata", Struct(953)), ("spec", Struct(386))],
+    &[("metadata", Struct(1032)), ("spec", Struct(407))],
     // k8s.io.api.core.v1.LimitRangeItem
-    &[("type", ZeroString)],
+    &[("type", ZeroString), ("max", DropEmpty), ("min", DropEmpty), ("default", DropEmpty), ("defaultRequest", DropEmpty), ("maxLimitRequestRatio", DropEmpty)],
     // k8s.io.api.core.v1.LimitRangeList
-    &[("metadata", Struct(NONE)), ("items", List(383, true))],
+    &[("metadata", Struct(NONE)), ("items", List(404, true))],
     // k8s.io.api.core.v1.LimitRangeSpec
-    &[("limits", List(384, true))],
+    &[("limits", List(405, true))],
     // k8s.io.api.core.v1.LinuxContainerUser
-    &[("uid", ZeroInt), ("gid", ZeroInt)],
+    &[("uid", ZeroInt), ("gid", ZeroInt), ("supplementalGroups", DropEmpty)],
+    // k8s.io.api.core.v1.List
+    &[("items", DropEmpty)],
     // k8s.io.api.core.v1.LoadBalancerIngress
-    &[("ports", List(446, false))],
+    &[("ports", List(473, false))],
     // k8s.io.api.core.v1.LoadBalancerStatus
-    &[("ingress", List(388, false))],
+    &[("ingress", List(410, false))],
     // k8s.io.api.core.v1.LocalVolumeSource
     &[("path", ZeroString)],
     // k8s.io.api.core.v1.ModifyVolumeStatus
@@ -792,87 +836,97 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.core.v1.NFSVolumeSource
     &[("server", ZeroString), ("path", ZeroString)],
     // k8s.io.api.core.v1.Namespace
-    &[("metadata", Struct(953)), ("spec", Struct(NONE)), ("status", Struct(396))],
+    &[("metadata", Struct(1032)), ("spec", Struct(418)), ("status", Struct(419))],
     // k8s.io.api.core.v1.NamespaceCondition
     &[("type", ZeroString), ("status", ZeroString), ("lastTransitionTime", Null)],
     // k8s.io.api.core.v1.NamespaceList
-    &[("metadata", Struct(NONE)), ("items", List(393, true))],
+    &[("metadata", Struct(NONE)), ("items", List(415, true))],
+    // k8s.io.api.core.v1.NamespaceSpec
+    &[("finalizers", DropEmpty)],
     // k8s.io.api.core.v1.NamespaceStatus
-    &[("conditions", List(394, false))],
+    &[("conditions", List(416, false))],
     // k8s.io.api.core.v1.Node
-    &[("metadata", Struct(953)), ("spec", Struct(409)), ("status", Struct(410))],
+    &[("metadata", Struct(1032)), ("spec", Struct(432)), ("status", Struct(433))],
     // k8s.io.api.core.v1.NodeAddress
     &[("type", ZeroString), ("address", ZeroString)],
     // k8s.io.api.core.v1.NodeAffinity
-    &[("requiredDuringSchedulingIgnoredDuringExecution", Optional(406, false)), ("preferredDuringSchedulingIgnoredDuringExecution", List(449, false))],
+    &[("requiredDuringSchedulingIgnoredDuringExecution", Optional(429, false)), ("preferredDuringSchedulingIgnoredDuringExecution", List(476, false))],
     // k8s.io.api.core.v1.NodeCondition
     &[("type", ZeroString), ("status", ZeroString), ("lastHeartbeatTime", Null), ("lastTransitionTime", Null)],
     // k8s.io.api.core.v1.NodeConfigSource
-    &[("configMap", Optional(337, false))],
+    &[("configMap", Optional(354, false))],
     // k8s.io.api.core.v1.NodeConfigStatus
-    &[("assigned", Optional(401, false)), ("active", Optional(401, false)), ("lastKnownGood", Optional(401, false))],
+    &[("assigned", Optional(424, false)), ("active", Optional(424, false)), ("lastKnownGood", Optional(424, false))],
     // k8s.io.api.core.v1.NodeDaemonEndpoints
-    &[("kubeletEndpoint", Struct(349))],
+    &[("kubeletEndpoint", Struct(368))],
     // k8s.io.api.core.v1.NodeList
-    &[("metadata", Struct(NONE)), ("items", List(397, true))],
+    &[("metadata", Struct(NONE)), ("items", List(420, true))],
     // k8s.io.api.core.v1.NodeRuntimeHandler
     &[("name", ZeroString)],
     // k8s.io.api.core.v1.NodeSelector
-    &[("nodeSelectorTerms", List(408, true))],
+    &[("nodeSelectorTerms", List(431, true))],
     // k8s.io.api.core.v1.NodeSelectorRequirement
-    &[("key", ZeroString), ("operator", ZeroString)],
+    &[("key", ZeroString), ("operator", ZeroString), ("values", DropEmpty)],
     // k8s.io.api.core.v1.NodeSelectorTerm
-    &[("matchExpressions", List(407, false)), ("matchFields", List(407, false))],
+    &[("matchExpressions", List(430, false)), ("matchFields", List(430, false))],
     // k8s.io.api.core.v1.NodeSpec
-    &[("taints", List(493, false)), ("configSource", Optional(401, false))],
+    &[("taints", List(521, false)), ("configSource", Optional(424, false)), ("podCIDRs", DropEmpty)],
     // k8s.io.api.core.v1.NodeStatus
-    &[("conditions", List(400, false)), ("addresses", List(398, false)), ("daemonEndpoints", Struct(403)), ("nodeInfo", Struct(411)), ("images", List(341, false)), ("volumesAttached", List(318, false)), ("config", Optional(402, false)), ("runtimeHandlers", List(405, false))],
+    &[("capacity", DropEmpty), ("allocatable", DropEmpty), ("conditions", List(423, false)), ("addresses", List(421, false)), ("daemonEndpoints", Struct(426)), ("nodeInfo", Struct(434)), ("images", List(358, false)), ("volumesInUse", DropEmpty), ("volumesAttached", List(334, false)), ("config", Optional(425, false)), ("runtimeHandlers", List(428, false)), ("declaredFeatures", DropEmpty)],
     // k8s.io.api.core.v1.NodeSystemInfo
     &[("machineID", ZeroString), ("systemUUID", ZeroString), ("bootID", ZeroString), ("kernelVersion", ZeroString), ("osImage", ZeroString), ("containerRuntimeVersion", ZeroString), ("kubeletVersion", ZeroString), ("kubeProxyVersion", ZeroString), ("operatingSystem", ZeroString), ("architecture", ZeroString)],
     // k8s.io.api.core.v1.ObjectFieldSelector
     &[("fieldPath", ZeroString)],
     // k8s.io.api.core.v1.PersistentVolume
-    &[("metadata", Struct(953)), ("spec", Struct(423)), ("status", Struct(NONE))],
+    &[("metadata", Struct(1032)), ("spec", Struct(446)), ("status", Struct(NONE))],
     // k8s.io.api.core.v1.PersistentVolumeClaim
-    &[("metadata", Struct(953)), ("spec", Struct(417)), ("status", Struct(418))],
+    &[("metadata", Struct(1032)), ("spec", Struct(440)), ("status", Struct(441))],
     // k8s.io.api.core.v1.PersistentVolumeClaimCondition
     &[("type", ZeroString), ("status", ZeroString), ("lastProbeTime", Null), ("lastTransitionTime", Null)],
     // k8s.io.api.core.v1.PersistentVolumeClaimList
-    &[("metadata", Struct(NONE)), ("items", List(414, true))],
+    &[("metadata", Struct(NONE)), ("items", List(437, true))],
     // k8s.io.api.core.v1.PersistentVolumeClaimSpec
-    &[("resources", Struct(NONE)), ("selector", Optional(950, false)), ("dataSource", Optional(497, false)), ("dataSourceRef", Optional(498, false))],
+    &[("accessModes", DropEmpty), ("resources", Struct(533)), ("selector", Optional(1029, false)), ("dataSource", Optional(525, false)), ("dataSourceRef", Optional(526, false))],
     // k8s.io.api.core.v1.PersistentVolumeClaimStatus
-    &[("conditions", List(415, false)), ("modifyVolumeStatus", Optional(391, false))],
+    &[("accessModes", DropEmpty), ("capacity", DropEmpty), ("conditions", List(438, false)), ("allocatedResources", DropEmpty), ("allocatedResourceStatuses", DropEmpty), ("modifyVolumeStatus", Optional(413, false))],
     // k8s.io.api.core.v1.PersistentVolumeClaimTemplate
-    &[("metadata", Struct(953)), ("spec", Struct(417))],
+    &[("metadata", Struct(1032)), ("spec", Struct(440))],
     // k8s.io.api.core.v1.PersistentVolumeClaimVolumeSource
     &[("claimName", ZeroString)],
     // k8s.io.api.core.v1.PersistentVolumeList
-    &[("metadata", Struct(NONE)), ("items", List(413, true))],
+    &[("metadata", Struct(NONE)), ("items", List(436, true))],
     // k8s.io.api.core.v1.PersistentVolumeSource
-    &[("gcePersistentDisk", Optional(368, false)), ("awsElasticBlockStore", Optional(315, false)), ("hostPath", Optional(377, false)), ("glusterfs", Optional(371, false)), ("nfs", Optional(392, false)), ("rbd", Optional(454, false)), ("iscsi", Optional(378, false)), ("cinder", Optional(328, false)), ("cephfs", Optional(326, false)), ("flexVolume", Optional(366, false)), ("azureFile", Optional(321, false)), ("vsphereVolume", Optional(506, false)), ("quobyte", Optional(453, false)), ("azureDisk", Optional(320, false)), ("photonPersistentDisk", Optional(424, false)), ("portworxVolume", Optional(447, false)), ("scaleIO", Optional(470, false)), ("local", Optional(390, false)), ("csi", Optional(324, false))],
+    &[("gcePersistentDisk", Optional(389, false)), ("awsElasticBlockStore", Optional(331, false)), ("hostPath", Optional(398, false)), ("glusterfs", Optional(392, false)), ("nfs", Optional(414, false)), ("rbd", Optional(481, false)), ("iscsi", Optional(399, false)), ("cinder", Optional(345, false)), ("cephfs", Optional(343, false)), ("fc", Optional(386, false)), ("flexVolume", Optional(387, false)), ("azureFile", Optional(337, false)), ("vsphereVolume", Optional(535, false)), ("quobyte", Optional(480, false)), ("azureDisk", Optional(336, false)), ("photonPersistentDisk", Optional(447, false)), ("portworxVolume", Optional(474, false)), ("scaleIO", Optional(498, false)), ("local", Optional(412, false)), ("csi", Optional(340, false))],
     // k8s.io.api.core.v1.PersistentVolumeSpec
-    &[("", Inline(422)), ("nodeAffinity", Optional(503, false))],
+    &[("capacity", DropEmpty), ("", Inline(445)), ("accessModes", DropEmpty), ("mountOptions", DropEmpty), ("nodeAffinity", Optional(531, false))],
     // k8s.io.api.core.v1.PhotonPersistentDiskVolumeSource
     &[("pdID", ZeroString)],
     // k8s.io.api.core.v1.Pod
-    &[("metadata", Struct(953)), ("spec", Struct(440)), ("status", Struct(441))],
+    &[("metadata", Struct(1032)), ("spec", Struct(467)), ("status", Struct(468))],
     // k8s.io.api.core.v1.PodAffinity
-    &[("requiredDuringSchedulingIgnoredDuringExecution", List(427, false)), ("preferredDuringSchedulingIgnoredDuringExecution", List(507, false))],
+    &[("requiredDuringSchedulingIgnoredDuringExecution", List(450, false)), ("preferredDuringSchedulingIgnoredDuringExecution", List(536, false))],
     // k8s.io.api.core.v1.PodAffinityTerm
-    &[("labelSelector", Optional(950, false)), ("topologyKey", ZeroString), ("namespaceSelector", Optional(950, false))],
+    &[("labelSelector", Optional(1029, false)), ("namespaces", DropEmpty), ("topologyKey", ZeroString), ("namespaceSelector", Optional(1029, false)), ("matchLabelKeys", DropEmpty), ("mismatchLabelKeys", DropEmpty)],
     // k8s.io.api.core.v1.PodAntiAffinity
-    &[("requiredDuringSchedulingIgnoredDuringExecution", List(427, false)), ("preferredDuringSchedulingIgnoredDuringExecution", List(507, false))],
+    &[("requiredDuringSchedulingIgnoredDuringExecution", List(450, false)), ("preferredDuringSchedulingIgnoredDuringExecution", List(536, false))],
+    // k8s.io.api.core.v1.PodCertificateProjection
+    &[("userAnnotations", DropEmpty)],
     // k8s.io.api.core.v1.PodCondition
     &[("type", ZeroString), ("status", ZeroString), ("lastProbeTime", Null), ("lastTransitionTime", Null)],
+    // k8s.io.api.core.v1.PodDNSConfig
+    &[("nameservers", DropEmpty), ("searches", DropEmpty), ("options", DropEmpty)],
     // k8s.io.api.core.v1.PodExecOptions
     &[("command", Null)],
+    // k8s.io.api.core.v1.PodExtendedResourceClaimStatus
+    &[("requestMappings", DropEmpty)],
     // k8s.io.api.core.v1.PodIP
     &[("ip", ZeroString)],
     // k8s.io.api.core.v1.PodList
-    &[("metadata", Struct(NONE)), ("items", List(425, true))],
+    &[("metadata", Struct(NONE)), ("items", List(448, true))],
     // k8s.io.api.core.v1.PodOS
     &[("name", ZeroString)],
+    // k8s.io.api.core.v1.PodPortForwardOptions
+    &[("ports", DropEmpty)],
     // k8s.io.api.core.v1.PodReadinessGate
     &[("conditionType", ZeroString)],
     // k8s.io.api.core.v1.PodResourceClaim
@@ -882,35 +936,35 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.core.v1.PodSchedulingGate
     &[("name", ZeroString)],
     // k8s.io.api.core.v1.PodSecurityContext
-    &[("sysctls", List(491, false)), ("seccompProfile", Optional(474, false)), ("appArmorProfile", Optional(317, false))],
+    &[("supplementalGroups", DropEmpty), ("sysctls", List(519, false)), ("seccompProfile", Optional(502, false)), ("appArmorProfile", Optional(333, false))],
     // k8s.io.api.core.v1.PodSignature
-    &[("podController", Optional(954, false))],
+    &[("podController", Optional(1033, false))],
     // k8s.io.api.core.v1.PodSpec
-    &[("volumes", List(499, false)), ("containers", List(340, true)), ("securityContext", Optional(438, false)), ("affinity", Optional(316, false)), ("initContainers", List(340, false)), ("hostAliases", List(375, false)), ("readinessGates", List(434, false)), ("topologySpreadConstraints", List(496, false)), ("ephemeralContainers", List(360, false)), ("os", Optional(433, false)), ("schedulingGates", List(437, false)), ("resourceClaims", List(435, false)), ("resources", Optional(468, false))],
+    &[("volumes", List(527, false)), ("containers", List(357, true)), ("nodeSelector", DropEmpty), ("securityContext", Optional(465, false)), ("imagePullSecrets", DropEmpty), ("affinity", Optional(332, false)), ("initContainers", List(357, false)), ("tolerations", DropEmpty), ("hostAliases", List(396, false)), ("dnsConfig", Optional(454, false)), ("readinessGates", List(461, false)), ("overhead", DropEmpty), ("topologySpreadConstraints", List(524, false)), ("ephemeralContainers", List(379, false)), ("os", Optional(459, false)), ("schedulingGates", List(464, false)), ("resourceClaims", List(462, false)), ("resources", Optional(496, false))],
     // k8s.io.api.core.v1.PodStatus
-    &[("conditions", List(429, false)), ("containerStatuses", List(347, false)), ("initContainerStatuses", List(347, false)), ("podIPs", List(431, false)), ("ephemeralContainerStatuses", List(347, false)), ("resourceClaimStatuses", List(436, false)), ("hostIPs", List(376, false)), ("resources", Optional(468, false))],
+    &[("conditions", List(453, false)), ("containerStatuses", List(366, false)), ("initContainerStatuses", List(366, false)), ("podIPs", List(457, false)), ("ephemeralContainerStatuses", List(366, false)), ("resourceClaimStatuses", List(463, false)), ("hostIPs", List(397, false)), ("extendedResourceClaimStatus", Optional(456, false)), ("allocatedResources", DropEmpty), ("resources", Optional(496, false))],
     // k8s.io.api.core.v1.PodStatusResult
-    &[("metadata", Optional(953, false)), ("status", Optional(441, false))],
+    &[("metadata", Optional(1032, false)), ("status", Optional(468, false))],
     // k8s.io.api.core.v1.PodTemplate
-    &[("metadata", Struct(953)), ("template", Struct(445))],
+    &[("metadata", Struct(1032)), ("template", Struct(472))],
     // k8s.io.api.core.v1.PodTemplateList
-    &[("metadata", Struct(NONE)), ("items", List(443, true))],
+    &[("metadata", Struct(NONE)), ("items", List(470, true))],
     // k8s.io.api.core.v1.PodTemplateSpec
-    &[("metadata", Struct(953)), ("spec", Struct(440))],
+    &[("metadata", Struct(1032)), ("spec", Struct(467))],
     // k8s.io.api.core.v1.PortStatus
     &[("port", ZeroInt), ("protocol", ZeroString)],
     // k8s.io.api.core.v1.PortworxVolumeSource
     &[("volumeID", ZeroString)],
     // k8s.io.api.core.v1.PreferAvoidPodsEntry
-    &[("podSignature", Struct(439)), ("evictionTime", Null)],
+    &[("podSignature", Struct(466)), ("evictionTime", Null)],
     // k8s.io.api.core.v1.PreferredSchedulingTerm
-    &[("weight", ZeroInt), ("preference", Struct(408))],
+    &[("weight", ZeroInt), ("preference", Struct(431))],
     // k8s.io.api.core.v1.Probe
-    &[("", Inline(451))],
+    &[("", Inline(478))],
     // k8s.io.api.core.v1.ProbeHandler
-    &[("httpGet", Optional(373, false)), ("tcpSocket", Optional(492, false)), ("grpc", Optional(369, false))],
+    &[("exec", Optional(385, false)), ("httpGet", Optional(394, false)), ("tcpSocket", Optional(520, false)), ("grpc", Optional(390, false))],
     // k8s.io.api.core.v1.ProjectedVolumeSource
-    &[("sources", List(504, true))],
+    &[("sources", List(532, true))],
     // k8s.io.api.core.v1.QuobyteVolumeSource
     &[("registry", ZeroString), ("volume", ZeroString)],
     // k8s.io.api.core.v1.RBDPersistentVolumeSource
@@ -918,17 +972,17 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.core.v1.RBDVolumeSource
     &[("monitors", Null), ("image", ZeroString)],
     // k8s.io.api.core.v1.RangeAllocation
-    &[("metadata", Struct(953)), ("range", ZeroString), ("data", Null)],
+    &[("metadata", Struct(1032)), ("range", ZeroString), ("data", Null)],
     // k8s.io.api.core.v1.ReplicationController
-    &[("metadata", Struct(953)), ("spec", Struct(460)), ("status", Struct(461))],
+    &[("metadata", Struct(1032)), ("spec", Struct(487)), ("status", Struct(488))],
     // k8s.io.api.core.v1.ReplicationControllerCondition
     &[("type", ZeroString), ("status", ZeroString), ("lastTransitionTime", Null)],
     // k8s.io.api.core.v1.ReplicationControllerList
-    &[("metadata", Struct(NONE)), ("items", List(457, true))],
+    &[("metadata", Struct(NONE)), ("items", List(484, true))],
     // k8s.io.api.core.v1.ReplicationControllerSpec
-    &[("template", Optional(445, false))],
+    &[("selector", DropEmpty), ("template", Optional(472, false))],
     // k8s.io.api.core.v1.ReplicationControllerStatus
-    &[("replicas", ZeroInt), ("conditions", List(458, false))],
+    &[("replicas", ZeroInt), ("conditions", List(485, false))],
     // k8s.io.api.core.v1.ResourceClaim
     &[("name", ZeroString)],
     // k8s.io.api.core.v1.ResourceFieldSelector
@@ -936,55 +990,57 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.core.v1.ResourceHealth
     &[("resourceID", ZeroString)],
     // k8s.io.api.core.v1.ResourceQuota
-    &[("metadata", Struct(953)), ("spec", Struct(467)), ("status", Struct(NONE))],
+    &[("metadata", Struct(1032)), ("spec", Struct(494)), ("status", Struct(495))],
     // k8s.io.api.core.v1.ResourceQuotaList
-    &[("metadata", Struct(NONE)), ("items", List(465, true))],
+    &[("metadata", Struct(NONE)), ("items", List(492, true))],
     // k8s.io.api.core.v1.ResourceQuotaSpec
-    &[("scopeSelector", Optional(472, false))],
+    &[("hard", DropEmpty), ("scopes", DropEmpty), ("scopeSelector", Optional(500, false))],
+    // k8s.io.api.core.v1.ResourceQuotaStatus
+    &[("hard", DropEmpty), ("used", DropEmpty)],
     // k8s.io.api.core.v1.ResourceRequirements
-    &[("claims", List(462, false))],
+    &[("limits", DropEmpty), ("requests", DropEmpty), ("claims", List(489, false))],
     // k8s.io.api.core.v1.ResourceStatus
-    &[("name", ZeroString), ("resources", List(464, false))],
+    &[("name", ZeroString), ("resources", List(491, false))],
     // k8s.io.api.core.v1.ScaleIOPersistentVolumeSource
     &[("gateway", ZeroString), ("system", ZeroString), ("secretRef", Null)],
     // k8s.io.api.core.v1.ScaleIOVolumeSource
     &[("gateway", ZeroString), ("system", ZeroString), ("secretRef", Null)],
     // k8s.io.api.core.v1.ScopeSelector
-    &[("matchExpressions", List(473, false))],
+    &[("matchExpressions", List(501, false))],
     // k8s.io.api.core.v1.ScopedResourceSelectorRequirement
-    &[("scopeName", ZeroString), ("operator", ZeroString)],
+    &[("scopeName", ZeroString), ("operator", ZeroString), ("values", DropEmpty)],
     // k8s.io.api.core.v1.SeccompProfile
     &[("type", ZeroString)],
     // k8s.io.api.core.v1.Secret
-    &[("metadata", Struct(953))],
+    &[("metadata", Struct(1032)), ("data", DropEmpty), ("stringData", DropEmpty)],
     // k8s.io.api.core.v1.SecretKeySelector
     &[("key", ZeroString)],
     // k8s.io.api.core.v1.SecretList
-    &[("metadata", Struct(NONE)), ("items", List(475, true))],
+    &[("metadata", Struct(NONE)), ("items", List(503, true))],
     // k8s.io.api.core.v1.SecretProjection
-    &[("items", List(380, false))],
+    &[("items", List(401, false))],
     // k8s.io.api.core.v1.SecretVolumeSource
-    &[("items", List(380, false))],
+    &[("items", List(401, false))],
     // k8s.io.api.core.v1.SecurityContext
-    &[("seccompProfile", Optional(474, false)), ("appArmorProfile", Optional(317, false))],
+    &[("capabilities", Optional(342, false)), ("seccompProfile", Optional(502, false)), ("appArmorProfile", Optional(333, false))],
     // k8s.io.api.core.v1.SerializedReference
     &[("reference", Struct(NONE))],
     // k8s.io.api.core.v1.Service
-    &[("metadata", Struct(953)), ("spec", Struct(488)), ("status", Struct(489))],
+    &[("metadata", Struct(1032)), ("spec", Struct(516)), ("status", Struct(517))],
     // k8s.io.api.core.v1.ServiceAccount
-    &[("metadata", Struct(953))],
+    &[("metadata", Struct(1032)), ("secrets", DropEmpty), ("imagePullSecrets", DropEmpty)],
     // k8s.io.api.core.v1.ServiceAccountList
-    &[("metadata", Struct(NONE)), ("items", List(483, true))],
+    &[("metadata", Struct(NONE)), ("items", List(511, true))],
     // k8s.io.api.core.v1.ServiceAccountTokenProjection
     &[("path", ZeroString)],
     // k8s.io.api.core.v1.ServiceList
-    &[("metadata", Struct(NONE)), ("items", List(482, true))],
+    &[("metadata", Struct(NONE)), ("items", List(510, true))],
     // k8s.io.api.core.v1.ServicePort
     &[("port", ZeroInt), ("targetPort", ZeroInt)],
     // k8s.io.api.core.v1.ServiceSpec
-    &[("ports", List(487, false))],
+    &[("ports", List(515, false)), ("selector", DropEmpty), ("externalIPs", DropEmpty), ("loadBalancerSourceRanges", DropEmpty), ("clusterIPs", DropEmpty), ("ipFamilies", DropEmpty)],
     // k8s.io.api.core.v1.ServiceStatus
-    &[("loadBalancer", Struct(389)), ("conditions", List(942, false))],
+    &[("loadBalancer", Struct(411)), ("conditions", List(1019, false))],
     // k8s.io.api.core.v1.SleepAction
     &[("seconds", ZeroInt)],
     // k8s.io.api.core.v1.Sysctl
@@ -996,15 +1052,15 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.core.v1.TopologySelectorLabelRequirement
     &[("key", ZeroString), ("values", Null)],
     // k8s.io.api.core.v1.TopologySelectorTerm
-    &[("matchLabelExpressions", List(494, false))],
+    &[("matchLabelExpressions", List(522, false))],
     // k8s.io.api.core.v1.TopologySpreadConstraint
-    &[("maxSkew", ZeroInt), ("topologyKey", ZeroString), ("whenUnsatisfiable", ZeroString), ("labelSelector", Optional(950, false))],
+    &[("maxSkew", ZeroInt), ("topologyKey", ZeroString), ("whenUnsatisfiable", ZeroString), ("labelSelector", Optional(1029, false)), ("matchLabelKeys", DropEmpty)],
     // k8s.io.api.core.v1.TypedLocalObjectReference
     &[("apiGroup", Null), ("kind", ZeroString), ("name", ZeroString)],
     // k8s.io.api.core.v1.TypedObjectReference
     &[("apiGroup", Null), ("kind", ZeroString), ("name", ZeroString)],
     // k8s.io.api.core.v1.Volume
-    &[("name", ZeroString), ("", Inline(505))],
+    &[("name", ZeroString), ("", Inline(534))],
     // k8s.io.api.core.v1.VolumeDevice
     &[("name", ZeroString), ("devicePath", ZeroString)],
     // k8s.io.api.core.v1.VolumeMount
@@ -1012,159 +1068,163 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.core.v1.VolumeMountStatus
     &[("name", ZeroString), ("mountPath", ZeroString)],
     // k8s.io.api.core.v1.VolumeNodeAffinity
-    &[("required", Optional(406, false))],
+    &[("required", Optional(429, false))],
     // k8s.io.api.core.v1.VolumeProjection
-    &[("secret", Optional(478, false)), ("downwardAPI", Optional(350, false)), ("configMap", Optional(338, false)), ("serviceAccountToken", Optional(485, false)), ("clusterTrustBundle", Optional(330, false))],
+    &[("secret", Optional(506, false)), ("downwardAPI", Optional(369, false)), ("configMap", Optional(355, false)), ("serviceAccountToken", Optional(513, false)), ("clusterTrustBundle", Optional(347, false)), ("podCertificate", Optional(452, false))],
+    // k8s.io.api.core.v1.VolumeResourceRequirements
+    &[("limits", DropEmpty), ("requests", DropEmpty)],
     // k8s.io.api.core.v1.VolumeSource
-    &[("hostPath", Optional(377, false)), ("gcePersistentDisk", Optional(368, false)), ("awsElasticBlockStore", Optional(315, false)), ("gitRepo", Optional(370, false)), ("secret", Optional(479, false)), ("nfs", Optional(392, false)), ("iscsi", Optional(379, false)), ("glusterfs", Optional(372, false)), ("persistentVolumeClaim", Optional(420, false)), ("rbd", Optional(455, false)), ("flexVolume", Optional(367, false)), ("cinder", Optional(329, false)), ("cephfs", Optional(327, false)), ("downwardAPI", Optional(352, false)), ("azureFile", Optional(322, false)), ("configMap", Optional(339, false)), ("vsphereVolume", Optional(506, false)), ("quobyte", Optional(453, false)), ("azureDisk", Optional(320, false)), ("photonPersistentDisk", Optional(424, false)), ("portworxVolume", Optional(447, false)), ("scaleIO", Optional(471, false)), ("projected", Optional(452, false)), ("csi", Optional(325, false)), ("ephemeral", Optional(362, false))],
+    &[("hostPath", Optional(398, false)), ("gcePersistentDisk", Optional(389, false)), ("awsElasticBlockStore", Optional(331, false)), ("gitRepo", Optional(391, false)), ("secret", Optional(507, false)), ("nfs", Optional(414, false)), ("iscsi", Optional(400, false)), ("glusterfs", Optional(393, false)), ("persistentVolumeClaim", Optional(443, false)), ("rbd", Optional(482, false)), ("flexVolume", Optional(388, false)), ("cinder", Optional(346, false)), ("cephfs", Optional(344, false)), ("downwardAPI", Optional(371, false)), ("fc", Optional(386, false)), ("azureFile", Optional(338, false)), ("configMap", Optional(356, false)), ("vsphereVolume", Optional(535, false)), ("quobyte", Optional(480, false)), ("azureDisk", Optional(336, false)), ("photonPersistentDisk", Optional(447, false)), ("portworxVolume", Optional(474, false)), ("scaleIO", Optional(499, false)), ("projected", Optional(479, false)), ("csi", Optional(341, false)), ("ephemeral", Optional(381, false))],
     // k8s.io.api.core.v1.VsphereVirtualDiskVolumeSource
     &[("volumePath", ZeroString)],
     // k8s.io.api.core.v1.WeightedPodAffinityTerm
-    &[("weight", ZeroInt), ("podAffinityTerm", Struct(427))],
+    &[("weight", ZeroInt), ("podAffinityTerm", Struct(450))],
     // k8s.io.api.discovery.v1.Endpoint
-    &[("addresses", Null), ("conditions", Struct(NONE)), ("hints", Optional(509, false))],
+    &[("addresses", Null), ("conditions", Struct(NONE)), ("deprecatedTopology", DropEmpty), ("hints", Optional(538, false))],
     // k8s.io.api.discovery.v1.EndpointHints
-    &[("forZones", List(513, false)), ("forNodes", List(512, false))],
+    &[("forZones", List(542, false)), ("forNodes", List(541, false))],
     // k8s.io.api.discovery.v1.EndpointSlice
-    &[("metadata", Struct(953)), ("endpoints", List(508, true)), ("ports", Null), ("addressType", ZeroString)],
+    &[("metadata", Struct(1032)), ("endpoints", List(537, true)), ("ports", Null), ("addressType", ZeroString)],
     // k8s.io.api.discovery.v1.EndpointSliceList
-    &[("metadata", Struct(NONE)), ("items", List(510, true))],
+    &[("metadata", Struct(NONE)), ("items", List(539, true))],
     // k8s.io.api.discovery.v1.ForNode
     &[("name", ZeroString)],
     // k8s.io.api.discovery.v1.ForZone
     &[("name", ZeroString)],
     // k8s.io.api.discovery.v1beta1.Endpoint
-    &[("addresses", Null), ("conditions", Struct(NONE)), ("hints", Optional(515, false))],
+    &[("addresses", Null), ("conditions", Struct(NONE)), ("topology", DropEmpty), ("hints", Optional(544, false))],
     // k8s.io.api.discovery.v1beta1.EndpointHints
-    &[("forZones", List(519, false)), ("forNodes", List(518, false))],
+    &[("forZones", List(548, false)), ("forNodes", List(547, false))],
     // k8s.io.api.discovery.v1beta1.EndpointSlice
-    &[("metadata", Struct(953)), ("endpoints", List(514, true)), ("ports", Null), ("addressType", ZeroString)],
+    &[("metadata", Struct(1032)), ("endpoints", List(543, true)), ("ports", Null), ("addressType", ZeroString)],
     // k8s.io.api.discovery.v1beta1.EndpointSliceList
-    &[("metadata", Struct(NONE)), ("items", List(516, true))],
+    &[("metadata", Struct(NONE)), ("items", List(545, true))],
     // k8s.io.api.discovery.v1beta1.ForNode
     &[("name", ZeroString)],
     // k8s.io.api.discovery.v1beta1.ForZone
     &[("name", ZeroString)],
     // k8s.io.api.events.v1.Event
-    &[("metadata", Optional(953, false)), ("eventTime", Null), ("series", Optional(522, false)), ("regarding", Struct(NONE)), ("deprecatedSource", Struct(NONE)), ("deprecatedFirstTimestamp", Null), ("deprecatedLastTimestamp", Null)],
+    &[("metadata", Optional(1032, false)), ("eventTime", Null), ("series", Optional(551, false)), ("regarding", Struct(NONE)), ("deprecatedSource", Struct(NONE)), ("deprecatedFirstTimestamp", Null), ("deprecatedLastTimestamp", Null)],
     // k8s.io.api.events.v1.EventList
-    &[("metadata", Struct(NONE)), ("items", List(520, true))],
+    &[("metadata", Struct(NONE)), ("items", List(549, true))],
     // k8s.io.api.events.v1.EventSeries
     &[("count", ZeroInt), ("lastObservedTime", Null)],
     // k8s.io.api.events.v1beta1.Event
-    &[("metadata", Optional(953, false)), ("eventTime", Null), ("series", Optional(525, false)), ("regarding", Struct(NONE)), ("deprecatedSource", Struct(NONE)), ("deprecatedFirstTimestamp", Null), ("deprecatedLastTimestamp", Null)],
+    &[("metadata", Optional(1032, false)), ("eventTime", Null), ("series", Optional(554, false)), ("regarding", Struct(NONE)), ("deprecatedSource", Struct(NONE)), ("deprecatedFirstTimestamp", Null), ("deprecatedLastTimestamp", Null)],
     // k8s.io.api.events.v1beta1.EventList
-    &[("metadata", Struct(NONE)), ("items", List(523, true))],
+    &[("metadata", Struct(NONE)), ("items", List(552, true))],
     // k8s.io.api.events.v1beta1.EventSeries
     &[("count", ZeroInt), ("lastObservedTime", Null)],
     // k8s.io.api.extensions.v1beta1.DaemonSet
-    &[("metadata", Struct(953)), ("spec", Struct(529)), ("status", Struct(530))],
+    &[("metadata", Struct(1032)), ("spec", Struct(558)), ("status", Struct(559))],
     // k8s.io.api.extensions.v1beta1.DaemonSetCondition
     &[("type", ZeroString), ("status", ZeroString), ("lastTransitionTime", Null)],
     // k8s.io.api.extensions.v1beta1.DaemonSetList
-    &[("metadata", Struct(NONE)), ("items", List(526, true))],
+    &[("metadata", Struct(NONE)), ("items", List(555, true))],
     // k8s.io.api.extensions.v1beta1.DaemonSetSpec
-    &[("selector", Optional(950, false)), ("template", Struct(445)), ("updateStrategy", Struct(NONE))],
+    &[("selector", Optional(1029, false)), ("template", Struct(472)), ("updateStrategy", Struct(NONE))],
     // k8s.io.api.extensions.v1beta1.DaemonSetStatus
-    &[("currentNumberScheduled", ZeroInt), ("numberMisscheduled", ZeroInt), ("desiredNumberScheduled", ZeroInt), ("numberReady", ZeroInt), ("conditions", List(527, false))],
+    &[("currentNumberScheduled", ZeroInt), ("numberMisscheduled", ZeroInt), ("desiredNumberScheduled", ZeroInt), ("numberReady", ZeroInt), ("conditions", List(556, false))],
     // k8s.io.api.extensions.v1beta1.Deployment
-    &[("metadata", Struct(953)), ("spec", Struct(535)), ("status", Struct(536))],
+    &[("metadata", Struct(1032)), ("spec", Struct(564)), ("status", Struct(565))],
     // k8s.io.api.extensions.v1beta1.DeploymentCondition
     &[("type", ZeroString), ("status", ZeroString), ("lastUpdateTime", Null), ("lastTransitionTime", Null)],
     // k8s.io.api.extensions.v1beta1.DeploymentList
-    &[("metadata", Struct(NONE)), ("items", List(531, true))],
+    &[("metadata", Struct(NONE)), ("items", List(560, true))],
     // k8s.io.api.extensions.v1beta1.DeploymentRollback
-    &[("name", ZeroString), ("rollbackTo", Struct(NONE))],
+    &[("name", ZeroString), ("updatedAnnotations", DropEmpty), ("rollbackTo", Struct(NONE))],
     // k8s.io.api.extensions.v1beta1.DeploymentSpec
-    &[("selector", Optional(950, false)), ("template", Struct(445)), ("strategy", Struct(NONE))],
+    &[("selector", Optional(1029, false)), ("template", Struct(472)), ("strategy", Struct(NONE))],
     // k8s.io.api.extensions.v1beta1.DeploymentStatus
-    &[("conditions", List(532, false))],
+    &[("conditions", List(561, false))],
     // k8s.io.api.extensions.v1beta1.HTTPIngressPath
-    &[("backend", Struct(541))],
+    &[("backend", Struct(570))],
     // k8s.io.api.extensions.v1beta1.HTTPIngressRuleValue
-    &[("paths", List(537, true))],
+    &[("paths", List(566, true))],
     // k8s.io.api.extensions.v1beta1.IPBlock
-    &[("cidr", ZeroString)],
+    &[("cidr", ZeroString), ("except", DropEmpty)],
     // k8s.io.api.extensions.v1beta1.Ingress
-    &[("metadata", Struct(953)), ("spec", Struct(548)), ("status", Struct(549))],
+    &[("metadata", Struct(1032)), ("spec", Struct(577)), ("status", Struct(578))],
     // k8s.io.api.extensions.v1beta1.IngressBackend
-    &[("servicePort", ZeroInt), ("resource", Optional(497, false))],
+    &[("servicePort", ZeroInt), ("resource", Optional(525, false))],
     // k8s.io.api.extensions.v1beta1.IngressList
-    &[("metadata", Struct(NONE)), ("items", List(540, true))],
+    &[("metadata", Struct(NONE)), ("items", List(569, true))],
     // k8s.io.api.extensions.v1beta1.IngressLoadBalancerIngress
-    &[("ports", List(545, false))],
+    &[("ports", List(574, false))],
     // k8s.io.api.extensions.v1beta1.IngressLoadBalancerStatus
-    &[("ingress", List(543, false))],
+    &[("ingress", List(572, false))],
     // k8s.io.api.extensions.v1beta1.IngressPortStatus
     &[("port", ZeroInt), ("protocol", ZeroString)],
     // k8s.io.api.extensions.v1beta1.IngressRule
-    &[("", Inline(547))],
+    &[("", Inline(576))],
     // k8s.io.api.extensions.v1beta1.IngressRuleValue
-    &[("http", Optional(538, false))],
+    &[("http", Optional(567, false))],
     // k8s.io.api.extensions.v1beta1.IngressSpec
-    &[("backend", Optional(541, false)), ("rules", List(546, false))],
+    &[("backend", Optional(570, false)), ("tls", List(579, false)), ("rules", List(575, false))],
     // k8s.io.api.extensions.v1beta1.IngressStatus
-    &[("loadBalancer", Struct(544))],
+    &[("loadBalancer", Struct(573))],
+    // k8s.io.api.extensions.v1beta1.IngressTLS
+    &[("hosts", DropEmpty)],
     // k8s.io.api.extensions.v1beta1.NetworkPolicy
-    &[("metadata", Struct(953)), ("spec", Struct(555))],
+    &[("metadata", Struct(1032)), ("spec", Struct(585))],
     // k8s.io.api.extensions.v1beta1.NetworkPolicyEgressRule
-    &[("to", List(554, false))],
+    &[("ports", DropEmpty), ("to", List(584, false))],
     // k8s.io.api.extensions.v1beta1.NetworkPolicyIngressRule
-    &[("from", List(554, false))],
+    &[("ports", DropEmpty), ("from", List(584, false))],
     // k8s.io.api.extensions.v1beta1.NetworkPolicyList
-    &[("metadata", Struct(NONE)), ("items", List(550, true))],
+    &[("metadata", Struct(NONE)), ("items", List(580, true))],
     // k8s.io.api.extensions.v1beta1.NetworkPolicyPeer
-    &[("podSelector", Optional(950, false)), ("namespaceSelector", Optional(950, false)), ("ipBlock", Optional(539, false))],
+    &[("podSelector", Optional(1029, false)), ("namespaceSelector", Optional(1029, false)), ("ipBlock", Optional(568, false))],
     // k8s.io.api.extensions.v1beta1.NetworkPolicySpec
-    &[("podSelector", Struct(950)), ("ingress", List(552, false)), ("egress", List(551, false))],
+    &[("podSelector", Struct(1029)), ("ingress", List(582, false)), ("egress", List(581, false)), ("policyTypes", DropEmpty)],
     // k8s.io.api.extensions.v1beta1.ReplicaSet
-    &[("metadata", Struct(953)), ("spec", Struct(559)), ("status", Struct(560))],
+    &[("metadata", Struct(1032)), ("spec", Struct(589)), ("status", Struct(590))],
     // k8s.io.api.extensions.v1beta1.ReplicaSetCondition
     &[("type", ZeroString), ("status", ZeroString), ("lastTransitionTime", Null)],
     // k8s.io.api.extensions.v1beta1.ReplicaSetList
-    &[("metadata", Struct(NONE)), ("items", List(556, true))],
+    &[("metadata", Struct(NONE)), ("items", List(586, true))],
     // k8s.io.api.extensions.v1beta1.ReplicaSetSpec
-    &[("selector", Optional(950, false)), ("template", Struct(445))],
+    &[("selector", Optional(1029, false)), ("template", Struct(472))],
     // k8s.io.api.extensions.v1beta1.ReplicaSetStatus
-    &[("replicas", ZeroInt), ("conditions", List(557, false))],
+    &[("replicas", ZeroInt), ("conditions", List(587, false))],
     // k8s.io.api.extensions.v1beta1.Scale
-    &[("metadata", Struct(953)), ("spec", Struct(NONE)), ("status", Struct(562))],
+    &[("metadata", Struct(1032)), ("spec", Struct(NONE)), ("status", Struct(592))],
     // k8s.io.api.extensions.v1beta1.ScaleStatus
-    &[("replicas", ZeroInt)],
+    &[("replicas", ZeroInt), ("selector", DropEmpty)],
     // k8s.io.api.flowcontrol.v1.FlowDistinguisherMethod
     &[("type", ZeroString)],
     // k8s.io.api.flowcontrol.v1.FlowSchema
-    &[("metadata", Struct(953)), ("spec", Struct(567)), ("status", Struct(568))],
+    &[("metadata", Struct(1032)), ("spec", Struct(597)), ("status", Struct(598))],
     // k8s.io.api.flowcontrol.v1.FlowSchemaCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.api.flowcontrol.v1.FlowSchemaList
-    &[("metadata", Struct(NONE)), ("items", List(564, true))],
+    &[("metadata", Struct(NONE)), ("items", List(594, true))],
     // k8s.io.api.flowcontrol.v1.FlowSchemaSpec
-    &[("priorityLevelConfiguration", Struct(577)), ("matchingPrecedence", ZeroInt), ("distinguisherMethod", Optional(563, false)), ("rules", List(573, false))],
+    &[("priorityLevelConfiguration", Struct(607)), ("matchingPrecedence", ZeroInt), ("distinguisherMethod", Optional(593, false)), ("rules", List(603, false))],
     // k8s.io.api.flowcontrol.v1.FlowSchemaStatus
-    &[("conditions", List(565, false))],
+    &[("conditions", List(595, false))],
     // k8s.io.api.flowcontrol.v1.GroupSubject
     &[("name", ZeroString)],
     // k8s.io.api.flowcontrol.v1.LimitResponse
-    &[("type", ZeroString), ("queuing", Optional(580, false))],
+    &[("type", ZeroString), ("queuing", Optional(610, false))],
     // k8s.io.api.flowcontrol.v1.LimitedPriorityLevelConfiguration
-    &[("nominalConcurrencyShares", Null), ("limitResponse", Struct(570))],
+    &[("nominalConcurrencyShares", Null), ("limitResponse", Struct(600))],
     // k8s.io.api.flowcontrol.v1.NonResourcePolicyRule
     &[("verbs", Null), ("nonResourceURLs", Null)],
     // k8s.io.api.flowcontrol.v1.PolicyRulesWithSubjects
-    &[("subjects", List(583, true)), ("resourceRules", List(581, false)), ("nonResourceRules", List(572, false))],
+    &[("subjects", List(613, true)), ("resourceRules", List(611, false)), ("nonResourceRules", List(602, false))],
     // k8s.io.api.flowcontrol.v1.PriorityLevelConfiguration
-    &[("metadata", Struct(953)), ("spec", Struct(578)), ("status", Struct(579))],
+    &[("metadata", Struct(1032)), ("spec", Struct(608)), ("status", Struct(609))],
     // k8s.io.api.flowcontrol.v1.PriorityLevelConfigurationCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.api.flowcontrol.v1.PriorityLevelConfigurationList
-    &[("metadata", Struct(NONE)), ("items", List(574, true))],
+    &[("metadata", Struct(NONE)), ("items", List(604, true))],
     // k8s.io.api.flowcontrol.v1.PriorityLevelConfigurationReference
     &[("name", ZeroString)],
     // k8s.io.api.flowcontrol.v1.PriorityLevelConfigurationSpec
-    &[("type", ZeroString), ("limited", Optional(571, false))],
+    &[("type", ZeroString), ("limited", Optional(601, false))],
     // k8s.io.api.flowcontrol.v1.PriorityLevelConfigurationStatus
-    &[("conditions", List(575, false))],
+    &[("conditions", List(605, false))],
     // k8s.io.api.flowcontrol.v1.QueuingConfiguration
     &[("queues", ZeroInt), ("handSize", ZeroInt), ("queueLengthLimit", ZeroInt)],
     // k8s.io.api.flowcontrol.v1.ResourcePolicyRule
@@ -1172,43 +1232,43 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.flowcontrol.v1.ServiceAccountSubject
     &[("namespace", ZeroString), ("name", ZeroString)],
     // k8s.io.api.flowcontrol.v1.Subject
-    &[("kind", ZeroString), ("user", Optional(584, false)), ("group", Optional(569, false)), ("serviceAccount", Optional(582, false))],
+    &[("kind", ZeroString), ("user", Optional(614, false)), ("group", Optional(599, false)), ("serviceAccount", Optional(612, false))],
     // k8s.io.api.flowcontrol.v1.UserSubject
     &[("name", ZeroString)],
     // k8s.io.api.flowcontrol.v1beta1.FlowDistinguisherMethod
     &[("type", ZeroString)],
     // k8s.io.api.flowcontrol.v1beta1.FlowSchema
-    &[("metadata", Struct(953)), ("spec", Struct(589)), ("status", Struct(590))],
+    &[("metadata", Struct(1032)), ("spec", Struct(619)), ("status", Struct(620))],
     // k8s.io.api.flowcontrol.v1beta1.FlowSchemaCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.api.flowcontrol.v1beta1.FlowSchemaList
-    &[("metadata", Struct(NONE)), ("items", List(586, true))],
+    &[("metadata", Struct(NONE)), ("items", List(616, true))],
     // k8s.io.api.flowcontrol.v1beta1.FlowSchemaSpec
-    &[("priorityLevelConfiguration", Struct(599)), ("matchingPrecedence", ZeroInt), ("distinguisherMethod", Optional(585, false)), ("rules", List(595, false))],
+    &[("priorityLevelConfiguration", Struct(629)), ("matchingPrecedence", ZeroInt), ("distinguisherMethod", Optional(615, false)), ("rules", List(625, false))],
     // k8s.io.api.flowcontrol.v1beta1.FlowSchemaStatus
-    &[("conditions", List(587, false))],
+    &[("conditions", List(617, false))],
     // k8s.io.api.flowcontrol.v1beta1.GroupSubject
     &[("name", ZeroString)],
     // k8s.io.api.flowcontrol.v1beta1.LimitResponse
-    &[("type", ZeroString), ("queuing", Optional(602, false))],
+    &[("type", ZeroString), ("queuing", Optional(632, false))],
     // k8s.io.api.flowcontrol.v1beta1.LimitedPriorityLevelConfiguration
-    &[("assuredConcurrencyShares", ZeroInt), ("limitResponse", Struct(592))],
+    &[("assuredConcurrencyShares", ZeroInt), ("limitResponse", Struct(622))],
     // k8s.io.api.flowcontrol.v1beta1.NonResourcePolicyRule
     &[("verbs", Null), ("nonResourceURLs", Null)],
     // k8s.io.api.flowcontrol.v1beta1.PolicyRulesWithSubjects
-    &[("subjects", List(605, true)), ("resourceRules", List(603, false)), ("nonResourceRules", List(594, false))],
+    &[("subjects", List(635, true)), ("resourceRules", List(633, false)), ("nonResourceRules", List(624, false))],
     // k8s.io.api.flowcontrol.v1beta1.PriorityLevelConfiguration
-    &[("metadata", Struct(953)), ("spec", Struct(600)), ("status", Struct(601))],
+    &[("metadata", Struct(1032)), ("spec", Struct(630)), ("status", Struct(631))],
     // k8s.io.api.flowcontrol.v1beta1.PriorityLevelConfigurationCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.api.flowcontrol.v1beta1.PriorityLevelConfigurationList
-    &[("metadata", Struct(NONE)), ("items", List(596, true))],
+    &[("metadata", Struct(NONE)), ("items", List(626, true))],
     // k8s.io.api.flowcontrol.v1beta1.PriorityLevelConfigurationReference
     &[("name", ZeroString)],
     // k8s.io.api.flowcontrol.v1beta1.PriorityLevelConfigurationSpec
-    &[("type", ZeroString), ("limited", Optional(593, false))],
+    &[("type", ZeroString), ("limited", Optional(623, false))],
     // k8s.io.api.flowcontrol.v1beta1.PriorityLevelConfigurationStatus
-    &[("conditions", List(597, false))],
+    &[("conditions", List(627, false))],
     // k8s.io.api.flowcontrol.v1beta1.QueuingConfiguration
     &[("queues", ZeroInt), ("handSize", ZeroInt), ("queueLengthLimit", ZeroInt)],
     // k8s.io.api.flowcontrol.v1beta1.ResourcePolicyRule
@@ -1216,43 +1276,43 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.flowcontrol.v1beta1.ServiceAccountSubject
     &[("namespace", ZeroString), ("name", ZeroString)],
     // k8s.io.api.flowcontrol.v1beta1.Subject
-    &[("kind", ZeroString), ("user", Optional(606, false)), ("group", Optional(591, false)), ("serviceAccount", Optional(604, false))],
+    &[("kind", ZeroString), ("user", Optional(636, false)), ("group", Optional(621, false)), ("serviceAccount", Optional(634, false))],
     // k8s.io.api.flowcontrol.v1beta1.UserSubject
     &[("name", ZeroString)],
     // k8s.io.api.flowcontrol.v1beta2.FlowDistinguisherMethod
     &[("type", ZeroString)],
     // k8s.io.api.flowcontrol.v1beta2.FlowSchema
-    &[("metadata", Struct(953)), ("spec", Struct(611)), ("status", Struct(612))],
+    &[("metadata", Struct(1032)), ("spec", Struct(641)), ("status", Struct(642))],
     // k8s.io.api.flowcontrol.v1beta2.FlowSchemaCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.api.flowcontrol.v1beta2.FlowSchemaList
-    &[("metadata", Struct(NONE)), ("items", List(608, true))],
+    &[("metadata", Struct(NONE)), ("items", List(638, true))],
     // k8s.io.api.flowcontrol.v1beta2.FlowSchemaSpec
-    &[("priorityLevelConfiguration", Struct(621)), ("matchingPrecedence", ZeroInt), ("distinguisherMethod", Optional(607, false)), ("rules", List(617, false))],
+    &[("priorityLevelConfiguration", Struct(651)), ("matchingPrecedence", ZeroInt), ("distinguisherMethod", Optional(637, false)), ("rules", List(647, false))],
     // k8s.io.api.flowcontrol.v1beta2.FlowSchemaStatus
-    &[("conditions", List(609, false))],
+    &[("conditions", List(639, false))],
     // k8s.io.api.flowcontrol.v1beta2.GroupSubject
     &[("name", ZeroString)],
     // k8s.io.api.flowcontrol.v1beta2.LimitResponse
-    &[("type", ZeroString), ("queuing", Optional(624, false))],
+    &[("type", ZeroString), ("queuing", Optional(654, false))],
     // k8s.io.api.flowcontrol.v1beta2.LimitedPriorityLevelConfiguration
-    &[("assuredConcurrencyShares", ZeroInt), ("limitResponse", Struct(614))],
+    &[("assuredConcurrencyShares", ZeroInt), ("limitResponse", Struct(644))],
     // k8s.io.api.flowcontrol.v1beta2.NonResourcePolicyRule
     &[("verbs", Null), ("nonResourceURLs", Null)],
     // k8s.io.api.flowcontrol.v1beta2.PolicyRulesWithSubjects
-    &[("subjects", List(627, true)), ("resourceRules", List(625, false)), ("nonResourceRules", List(616, false))],
+    &[("subjects", List(657, true)), ("resourceRules", List(655, false)), ("nonResourceRules", List(646, false))],
     // k8s.io.api.flowcontrol.v1beta2.PriorityLevelConfiguration
-    &[("metadata", Struct(953)), ("spec", Struct(622)), ("status", Struct(623))],
+    &[("metadata", Struct(1032)), ("spec", Struct(652)), ("status", Struct(653))],
     // k8s.io.api.flowcontrol.v1beta2.PriorityLevelConfigurationCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.api.flowcontrol.v1beta2.PriorityLevelConfigurationList
-    &[("metadata", Struct(NONE)), ("items", List(618, true))],
+    &[("metadata", Struct(NONE)), ("items", List(648, true))],
     // k8s.io.api.flowcontrol.v1beta2.PriorityLevelConfigurationReference
     &[("name", ZeroString)],
     // k8s.io.api.flowcontrol.v1beta2.PriorityLevelConfigurationSpec
-    &[("type", ZeroString), ("limited", Optional(615, false))],
+    &[("type", ZeroString), ("limited", Optional(645, false))],
     // k8s.io.api.flowcontrol.v1beta2.PriorityLevelConfigurationStatus
-    &[("conditions", List(619, false))],
+    &[("conditions", List(649, false))],
     // k8s.io.api.flowcontrol.v1beta2.QueuingConfiguration
     &[("queues", ZeroInt), ("handSize", ZeroInt), ("queueLengthLimit", ZeroInt)],
     // k8s.io.api.flowcontrol.v1beta2.ResourcePolicyRule
@@ -1260,43 +1320,43 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.flowcontrol.v1beta2.ServiceAccountSubject
     &[("namespace", ZeroString), ("name", ZeroString)],
     // k8s.io.api.flowcontrol.v1beta2.Subject
-    &[("kind", ZeroString), ("user", Optional(628, false)), ("group", Optional(613, false)), ("serviceAccount", Optional(626, false))],
+    &[("kind", ZeroString), ("user", Optional(658, false)), ("group", Optional(643, false)), ("serviceAccount", Optional(656, false))],
     // k8s.io.api.flowcontrol.v1beta2.UserSubject
     &[("name", ZeroString)],
     // k8s.io.api.flowcontrol.v1beta3.FlowDistinguisherMethod
     &[("type", ZeroString)],
     // k8s.io.api.flowcontrol.v1beta3.FlowSchema
-    &[("metadata", Struct(953)), ("spec", Struct(633)), ("status", Struct(634))],
+    &[("metadata", Struct(1032)), ("spec", Struct(663)), ("status", Struct(664))],
     // k8s.io.api.flowcontrol.v1beta3.FlowSchemaCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.api.flowcontrol.v1beta3.FlowSchemaList
-    &[("metadata", Struct(NONE)), ("items", List(630, true))],
+    &[("metadata", Struct(NONE)), ("items", List(660, true))],
     // k8s.io.api.flowcontrol.v1beta3.FlowSchemaSpec
-    &[("priorityLevelConfiguration", Struct(643)), ("matchingPrecedence", ZeroInt), ("distinguisherMethod", Optional(629, false)), ("rules", List(639, false))],
+    &[("priorityLevelConfiguration", Struct(673)), ("matchingPrecedence", ZeroInt), ("distinguisherMethod", Optional(659, false)), ("rules", List(669, false))],
     // k8s.io.api.flowcontrol.v1beta3.FlowSchemaStatus
-    &[("conditions", List(631, false))],
+    &[("conditions", List(661, false))],
     // k8s.io.api.flowcontrol.v1beta3.GroupSubject
     &[("name", ZeroString)],
     // k8s.io.api.flowcontrol.v1beta3.LimitResponse
-    &[("type", ZeroString), ("queuing", Optional(646, false))],
+    &[("type", ZeroString), ("queuing", Optional(676, false))],
     // k8s.io.api.flowcontrol.v1beta3.LimitedPriorityLevelConfiguration
-    &[("nominalConcurrencyShares", ZeroInt), ("limitResponse", Struct(636))],
+    &[("nominalConcurrencyShares", ZeroInt), ("limitResponse", Struct(666))],
     // k8s.io.api.flowcontrol.v1beta3.NonResourcePolicyRule
     &[("verbs", Null), ("nonResourceURLs", Null)],
     // k8s.io.api.flowcontrol.v1beta3.PolicyRulesWithSubjects
-    &[("subjects", List(649, true)), ("resourceRules", List(647, false)), ("nonResourceRules", List(638, false))],
+    &[("subjects", List(679, true)), ("resourceRules", List(677, false)), ("nonResourceRules", List(668, false))],
     // k8s.io.api.flowcontrol.v1beta3.PriorityLevelConfiguration
-    &[("metadata", Struct(953)), ("spec", Struct(644)), ("status", Struct(645))],
+    &[("metadata", Struct(1032)), ("spec", Struct(674)), ("status", Struct(675))],
     // k8s.io.api.flowcontrol.v1beta3.PriorityLevelConfigurationCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.api.flowcontrol.v1beta3.PriorityLevelConfigurationList
-    &[("metadata", Struct(NONE)), ("items", List(640, true))],
+    &[("metadata", Struct(NONE)), ("items", List(670, true))],
     // k8s.io.api.flowcontrol.v1beta3.PriorityLevelConfigurationReference
     &[("name", ZeroString)],
     // k8s.io.api.flowcontrol.v1beta3.PriorityLevelConfigurationSpec
-    &[("type", ZeroString), ("limited", Optional(637, false))],
+    &[("type", ZeroString), ("limited", Optional(667, false))],
     // k8s.io.api.flowcontrol.v1beta3.PriorityLevelConfigurationStatus
-    &[("conditions", List(641, false))],
+    &[("conditions", List(671, false))],
     // k8s.io.api.flowcontrol.v1beta3.QueuingConfiguration
     &[("queues", ZeroInt), ("handSize", ZeroInt), ("queueLengthLimit", ZeroInt)],
     // k8s.io.api.flowcontrol.v1beta3.ResourcePolicyRule
@@ -1304,557 +1364,631 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.api.flowcontrol.v1beta3.ServiceAccountSubject
     &[("namespace", ZeroString), ("name", ZeroString)],
     // k8s.io.api.flowcontrol.v1beta3.Subject
-    &[("kind", ZeroString), ("user", Optional(650, false)), ("group", Optional(635, false)), ("serviceAccount", Optional(648, false))],
+    &[("kind", ZeroString), ("user", Optional(680, false)), ("group", Optional(665, false)), ("serviceAccount", Optional(678, false))],
     // k8s.io.api.flowcontrol.v1beta3.UserSubject
     &[("name", ZeroString)],
     // k8s.io.api.imagepolicy.v1alpha1.ImageReview
-    &[("metadata", Struct(953)), ("spec", Struct(NONE)), ("status", Struct(652))],
+    &[("metadata", Struct(1032)), ("spec", Struct(682)), ("status", Struct(683))],
+    // k8s.io.api.imagepolicy.v1alpha1.ImageReviewSpec
+    &[("containers", DropEmpty), ("annotations", DropEmpty)],
     // k8s.io.api.imagepolicy.v1alpha1.ImageReviewStatus
-    &[("allowed", ZeroBool)],
+    &[("allowed", ZeroBool), ("auditAnnotations", DropEmpty)],
     // k8s.io.api.networking.v1.HTTPIngressPath
-    &[("backend", Struct(659)), ("pathType", Null)],
+    &[("backend", Struct(690)), ("pathType", Null)],
     // k8s.io.api.networking.v1.HTTPIngressRuleValue
-    &[("paths", List(653, true))],
+    &[("paths", List(684, true))],
     // k8s.io.api.networking.v1.IPAddress
-    &[("metadata", Struct(953)), ("spec", Struct(NONE))],
+    &[("metadata", Struct(1032)), ("spec", Struct(NONE))],
     // k8s.io.api.networking.v1.IPAddressList
-    &[("metadata", Struct(NONE)), ("items", List(655, true))],
+    &[("metadata", Struct(NONE)), ("items", List(686, true))],
     // k8s.io.api.networking.v1.IPBlock
-    &[("cidr", ZeroString)],
+    &[("cidr", ZeroString), ("except", DropEmpty)],
     // k8s.io.api.networking.v1.Ingress
-    &[("metadata", Struct(953)), ("spec", Struct(671)), ("status", Struct(672))],
+    &[("metadata", Struct(1032)), ("spec", Struct(702)), ("status", Struct(703))],
     // k8s.io.api.networking.v1.IngressBackend
-    &[("resource", Optional(497, false)), ("service", Optional(670, false))],
+    &[("resource", Optional(525, false)), ("service", Optional(701, false))],
     // k8s.io.api.networking.v1.IngressClass
-    &[("metadata", Struct(953)), ("spec", Struct(663))],
+    &[("metadata", Struct(1032)), ("spec", Struct(694))],
     // k8s.io.api.networking.v1.IngressClassList
-    &[("metadata", Struct(NONE)), ("items", List(660, true))],
+    &[("metadata", Struct(NONE)), ("items", List(691, true))],
     // k8s.io.api.networking.v1.IngressClassParametersReference
     &[("kind", ZeroString), ("name", ZeroString), ("scope", Null)],
     // k8s.io.api.networking.v1.IngressClassSpec
-    &[("parameters", Optional(662, false))],
+    &[("parameters", Optional(693, false))],
     // k8s.io.api.networking.v1.IngressList
-    &[("metadata", Struct(NONE)), ("items", List(658, true))],
+    &[("metadata", Struct(NONE)), ("items", List(689, true))],
     // k8s.io.api.networking.v1.IngressLoadBalancerIngress
-    &[("ports", List(667, false))],
+    &[("ports", List(698, false))],
     // k8s.io.api.networking.v1.IngressLoadBalancerStatus
-    &[("ingress", List(665, false))],
+    &[("ingress", List(696, false))],
     // k8s.io.api.networking.v1.IngressPortStatus
     &[("port", ZeroInt), ("protocol", ZeroString)],
     // k8s.io.api.networking.v1.IngressRule
-    &[("", Inline(669))],
+    &[("", Inline(700))],
     // k8s.io.api.networking.v1.IngressRuleValue
-    &[("http", Optional(654, false))],
+    &[("http", Optional(685, false))],
     // k8s.io.api.networking.v1.IngressServiceBackend
     &[("name", ZeroString), ("port", Struct(NONE))],
     // k8s.io.api.networking.v1.IngressSpec
-    &[("defaultBackend", Optional(659, false)), ("rules", List(668, false))],
+    &[("defaultBackend", Optional(690, false)), ("tls", List(704, false)), ("rules", List(699, false))],
     // k8s.io.api.networking.v1.IngressStatus
-    &[("loadBalancer", Struct(666))],
+    &[("loadBalancer", Struct(697))],
+    // k8s.io.api.networking.v1.IngressTLS
+    &[("hosts", DropEmpty)],
     // k8s.io.api.networking.v1.NetworkPolicy
-    &[("metadata", Struct(953)), ("spec", Struct(678))],
+    &[("metadata", Struct(1032)), ("spec", Struct(710))],
     // k8s.io.api.networking.v1.NetworkPolicyEgressRule
-    &[("to", List(677, false))],
+    &[("ports", DropEmpty), ("to", List(709, false))],
     // k8s.io.api.networking.v1.NetworkPolicyIngressRule
-    &[("from", List(677, false))],
+    &[("ports", DropEmpty), ("from", List(709, false))],
     // k8s.io.api.networking.v1.NetworkPolicyList
-    &[("metadata", Struct(NONE)), ("items", List(673, true))],
+    &[("metadata", Struct(NONE)), ("items", List(705, true))],
     // k8s.io.api.networking.v1.NetworkPolicyPeer
-    &[("podSelector", Optional(950, false)), ("namespaceSelector", Optional(950, false)), ("ipBlock", Optional(657, false))],
+    &[("podSelector", Optional(1029, false)), ("namespaceSelector", Optional(1029, false)), ("ipBlock", Optional(688, false))],
     // k8s.io.api.networking.v1.NetworkPolicySpec
-    &[("podSelector", Struct(950)), ("ingress", List(675, false)), ("egress", List(674, false))],
+    &[("podSelector", Struct(1029)), ("ingress", List(707, false)), ("egress", List(706, false)), ("policyTypes", DropEmpty)],
     // k8s.io.api.networking.v1.ServiceCIDR
-    &[("metadata", Struct(953)), ("spec", Struct(NONE)), ("status", Struct(681))],
+    &[("metadata", Struct(1032)), ("spec", Struct(713)), ("status", Struct(714))],
     // k8s.io.api.networking.v1.ServiceCIDRList
-    &[("metadata", Struct(NONE)), ("items", List(679, true))],
+    &[("metadata", Struct(NONE)), ("items", List(711, true))],
+    // k8s.io.api.networking.v1.ServiceCIDRSpec
+    &[("cidrs", DropEmpty)],
     // k8s.io.api.networking.v1.ServiceCIDRStatus
-    &[("conditions", List(942, false))],
+    &[("conditions", List(1019, false))],
     // k8s.io.api.networking.v1beta1.HTTPIngressPath
-    &[("backend", Struct(687))],
+    &[("backend", Struct(720))],
     // k8s.io.api.networking.v1beta1.HTTPIngressRuleValue
-    &[("paths", List(682, true))],
+    &[("paths", List(715, true))],
     // k8s.io.api.networking.v1beta1.IPAddress
-    &[("metadata", Struct(953)), ("spec", Struct(NONE))],
+    &[("metadata", Struct(1032)), ("spec", Struct(NONE))],
     // k8s.io.api.networking.v1beta1.IPAddressList
-    &[("metadata", Struct(NONE)), ("items", List(684, true))],
+    &[("metadata", Struct(NONE)), ("items", List(717, true))],
     // k8s.io.api.networking.v1beta1.Ingress
-    &[("metadata", Struct(953)), ("spec", Struct(698)), ("status", Struct(699))],
+    &[("metadata", Struct(1032)), ("spec", Struct(731)), ("status", Struct(732))],
     // k8s.io.api.networking.v1beta1.IngressBackend
-    &[("servicePort", ZeroInt), ("resource", Optional(497, false))],
+    &[("servicePort", ZeroInt), ("resource", Optional(525, false))],
     // k8s.io.api.networking.v1beta1.IngressClass
-    &[("metadata", Struct(953)), ("spec", Struct(691))],
+    &[("metadata", Struct(1032)), ("spec", Struct(724))],
     // k8s.io.api.networking.v1beta1.IngressClassList
-    &[("metadata", Struct(NONE)), ("items", List(688, true))],
+    &[("metadata", Struct(NONE)), ("items", List(721, true))],
     // k8s.io.api.networking.v1beta1.IngressClassParametersReference
     &[("kind", ZeroString), ("name", ZeroString), ("scope", Null)],
     // k8s.io.api.networking.v1beta1.IngressClassSpec
-    &[("parameters", Optional(690, false))],
+    &[("parameters", Optional(723, false))],
     // k8s.io.api.networking.v1beta1.IngressList
-    &[("metadata", Struct(NONE)), ("items", List(686, true))],
+    &[("metadata", Struct(NONE)), ("items", List(719, true))],
     // k8s.io.api.networking.v1beta1.IngressLoadBalancerIngress
-    &[("ports", List(695, false))],
+    &[("ports", List(728, false))],
     // k8s.io.api.networking.v1beta1.IngressLoadBalancerStatus
-    &[("ingress", List(693, false))],
+    &[("ingress", List(726, false))],
     // k8s.io.api.networking.v1beta1.IngressPortStatus
     &[("port", ZeroInt), ("protocol", ZeroString)],
     // k8s.io.api.networking.v1beta1.IngressRule
-    &[("", Inline(697))],
+    &[("", Inline(730))],
     // k8s.io.api.networking.v1beta1.IngressRuleValue
-    &[("http", Optional(683, false))],
+    &[("http", Optional(716, false))],
     // k8s.io.api.networking.v1beta1.IngressSpec
-    &[("backend", Optional(687, false)), ("rules", List(696, false))],
+    &[("backend", Optional(720, false)), ("tls", List(733, false)), ("rules", List(729, false))],
     // k8s.io.api.networking.v1beta1.IngressStatus
-    &[("loadBalancer", Struct(694))],
+    &[("loadBalancer", Struct(727))],
+    // k8s.io.api.networking.v1beta1.IngressTLS
+    &[("hosts", DropEmpty)],
     // k8s.io.api.networking.v1beta1.ServiceCIDR
-    &[("metadata", Struct(953)), ("spec", Struct(NONE)), ("status", Struct(702))],
+    &[("metadata", Struct(1032)), ("spec", Struct(736)), ("status", Struct(737))],
     // k8s.io.api.networking.v1beta1.ServiceCIDRList
-    &[("metadata", Struct(NONE)), ("items", List(700, true))],
+    &[("metadata", Struct(NONE)), ("items", List(734, true))],
+    // k8s.io.api.networking.v1beta1.ServiceCIDRSpec
+    &[("cidrs", DropEmpty)],
     // k8s.io.api.networking.v1beta1.ServiceCIDRStatus
-    &[("conditions", List(942, false))],
+    &[("conditions", List(1019, false))],
+    // k8s.io.api.node.v1.Overhead
+    &[("podFixed", DropEmpty)],
     // k8s.io.api.node.v1.RuntimeClass
-    &[("metadata", Struct(953)), ("handler", ZeroString)],
+    &[("metadata", Struct(1032)), ("handler", ZeroString), ("overhead", Optional(738, false)), ("scheduling", Optional(741, false))],
     // k8s.io.api.node.v1.RuntimeClassList
-    &[("metadata", Struct(NONE)), ("items", List(703, true))],
+    &[("metadata", Struct(NONE)), ("items", List(739, true))],
+    // k8s.io.api.node.v1.Scheduling
+    &[("nodeSelector", DropEmpty), ("tolerations", DropEmpty)],
+    // k8s.io.api.node.v1alpha1.Overhead
+    &[("podFixed", DropEmpty)],
     // k8s.io.api.node.v1alpha1.RuntimeClass
-    &[("metadata", Struct(953)), ("spec", Struct(707))],
+    &[("metadata", Struct(1032)), ("spec", Struct(745))],
     // k8s.io.api.node.v1alpha1.RuntimeClassList
-    &[("metadata", Struct(NONE)), ("items", List(705, true))],
+    &[("metadata", Struct(NONE)), ("items", List(743, true))],
     // k8s.io.api.node.v1alpha1.RuntimeClassSpec
-    &[("runtimeHandler", ZeroString)],
+    &[("runtimeHandler", ZeroString), ("overhead", Optional(742, false)), ("scheduling", Optional(746, false))],
+    // k8s.io.api.node.v1alpha1.Scheduling
+    &[("nodeSelector", DropEmpty), ("tolerations", DropEmpty)],
+    // k8s.io.api.node.v1beta1.Overhead
+    &[("podFixed", DropEmpty)],
     // k8s.io.api.node.v1beta1.RuntimeClass
-    &[("metadata", Struct(953)), ("handler", ZeroString)],
+    &[("metadata", Struct(1032)), ("handler", ZeroString), ("overhead", Optional(747, false)), ("scheduling", Optional(750, false))],
     // k8s.io.api.node.v1beta1.RuntimeClassList
-    &[("metadata", Struct(NONE)), ("items", List(708, true))],
+    &[("metadata", Struct(NONE)), ("items", List(748, true))],
+    // k8s.io.api.node.v1beta1.Scheduling
+    &[("nodeSelector", DropEmpty), ("tolerations", DropEmpty)],
     // k8s.io.api.policy.v1.Eviction
-    &[("metadata", Struct(953))],
+    &[("metadata", Struct(1032)), ("deleteOptions", Optional(1021, false))],
     // k8s.io.api.policy.v1.PodDisruptionBudget
-    &[("metadata", Struct(953)), ("spec", Struct(713)), ("status", Struct(714))],
+    &[("metadata", Struct(1032)), ("spec", Struct(754)), ("status", Struct(755))],
     // k8s.io.api.policy.v1.PodDisruptionBudgetList
-    &[("metadata", Struct(NONE)), ("items", List(711, true))],
+    &[("metadata", Struct(NONE)), ("items", List(752, true))],
     // k8s.io.api.policy.v1.PodDisruptionBudgetSpec
-    &[("selector", Optional(950, false))],
+    &[("selector", Optional(1029, false))],
     // k8s.io.api.policy.v1.PodDisruptionBudgetStatus
-    &[("disruptionsAllowed", ZeroInt), ("currentHealthy", ZeroInt), ("desiredHealthy", ZeroInt), ("expectedPods", ZeroInt), ("conditions", List(942, false))],
+    &[("disruptedPods", DropEmpty), ("disruptionsAllowed", ZeroInt), ("currentHealthy", ZeroInt), ("desiredHealthy", ZeroInt), ("expectedPods", ZeroInt), ("conditions", List(1019, false))],
     // k8s.io.api.policy.v1beta1.Eviction
-    &[("metadata", Struct(953))],
+    &[("metadata", Struct(1032)), ("deleteOptions", Optional(1021, false))],
     // k8s.io.api.policy.v1beta1.PodDisruptionBudget
-    &[("metadata", Struct(953)), ("spec", Struct(718)), ("status", Struct(719))],
+    &[("metadata", Struct(1032)), ("spec", Struct(759)), ("status", Struct(760))],
     // k8s.io.api.policy.v1beta1.PodDisruptionBudgetList
-    &[("metadata", Struct(NONE)), ("items", List(716, true))],
+    &[("metadata", Struct(NONE)), ("items", List(757, true))],
     // k8s.io.api.policy.v1beta1.PodDisruptionBudgetSpec
-    &[("selector", Optional(950, false))],
+    &[("selector", Optional(1029, false))],
     // k8s.io.api.policy.v1beta1.PodDisruptionBudgetStatus
-    &[("disruptionsAllowed", ZeroInt), ("currentHealthy", ZeroInt), ("desiredHealthy", ZeroInt), ("expectedPods", ZeroInt), ("conditions", List(942, false))],
+    &[("disruptedPods", DropEmpty), ("disruptionsAllowed", ZeroInt), ("currentHealthy", ZeroInt), ("desiredHealthy", ZeroInt), ("expectedPods", ZeroInt), ("conditions", List(1019, false))],
     // k8s.io.api.rbac.v1.AggregationRule
-    &[("clusterRoleSelectors", List(950, false))],
+    &[("clusterRoleSelectors", List(1029, false))],
     // k8s.io.api.rbac.v1.ClusterRole
-    &[("metadata", Struct(953)), ("rules", List(725, true)), ("aggregationRule", Optional(720, false))],
+    &[("metadata", Struct(1032)), ("rules", List(766, true)), ("aggregationRule", Optional(761, false))],
     // k8s.io.api.rbac.v1.ClusterRoleBinding
-    &[("metadata", Struct(953)), ("subjects", List(731, false)), ("roleRef", Struct(730))],
+    &[("metadata", Struct(1032)), ("subjects", List(772, false)), ("roleRef", Struct(771))],
     // k8s.io.api.rbac.v1.ClusterRoleBindingList
-    &[("metadata", Struct(NONE)), ("items", List(722, true))],
+    &[("metadata", Struct(NONE)), ("items", List(763, true))],
     // k8s.io.api.rbac.v1.ClusterRoleList
-    &[("metadata", Struct(NONE)), ("items", List(721, true))],
+    &[("metadata", Struct(NONE)), ("items", List(762, true))],
     // k8s.io.api.rbac.v1.PolicyRule
-    &[("verbs", Null)],
+    &[("verbs", Null), ("apiGroups", DropEmpty), ("resources", DropEmpty), ("resourceNames", DropEmpty), ("nonResourceURLs", DropEmpty)],
     // k8s.io.api.rbac.v1.Role
-    &[("metadata", Struct(953)), ("rules", List(725, true))],
+    &[("metadata", Struct(1032)), ("rules", List(766, true))],
     // k8s.io.api.rbac.v1.RoleBinding
-    &[("metadata", Struct(953)), ("subjects", List(731, false)), ("roleRef", Struct(730))],
+    &[("metadata", Struct(1032)), ("subjects", List(772, false)), ("roleRef", Struct(771))],
     // k8s.io.api.rbac.v1.RoleBindingList
-    &[("metadata", Struct(NONE)), ("items", List(727, true))],
+    &[("metadata", Struct(NONE)), ("items", List(768, true))],
     // k8s.io.api.rbac.v1.RoleList
-    &[("metadata", Struct(NONE)), ("items", List(726, true))],
+    &[("metadata", Struct(NONE)), ("items", List(767, true))],
     // k8s.io.api.rbac.v1.RoleRef
     &[("apiGroup", ZeroString), ("kind", ZeroString), ("name", ZeroString)],
     // k8s.io.api.rbac.v1.Subject
     &[("kind", ZeroString), ("name", ZeroString)],
     // k8s.io.api.rbac.v1alpha1.AggregationRule
-    &[("clusterRoleSelectors", List(950, false))],
+    &[("clusterRoleSelectors", List(1029, false))],
     // k8s.io.api.rbac.v1alpha1.ClusterRole
-    &[("metadata", Struct(953)), ("rules", List(737, true)), ("aggregationRule", Optional(732, false))],
+    &[("metadata", Struct(1032)), ("rules", List(778, true)), ("aggregationRule", Optional(773, false))],
     // k8s.io.api.rbac.v1alpha1.ClusterRoleBinding
-    &[("metadata", Struct(953)), ("subjects", List(743, false)), ("roleRef", Struct(742))],
+    &[("metadata", Struct(1032)), ("subjects", List(784, false)), ("roleRef", Struct(783))],
     // k8s.io.api.rbac.v1alpha1.ClusterRoleBindingList
-    &[("metadata", Struct(NONE)), ("items", List(734, true))],
+    &[("metadata", Struct(NONE)), ("items", List(775, true))],
     // k8s.io.api.rbac.v1alpha1.ClusterRoleList
-    &[("metadata", Struct(NONE)), ("items", List(733, true))],
+    &[("metadata", Struct(NONE)), ("items", List(774, true))],
     // k8s.io.api.rbac.v1alpha1.PolicyRule
-    &[("verbs", Null)],
+    &[("verbs", Null), ("apiGroups", DropEmpty), ("resources", DropEmpty), ("resourceNames", DropEmpty), ("nonResourceURLs", DropEmpty)],
     // k8s.io.api.rbac.v1alpha1.Role
-    &[("metadata", Struct(953)), ("rules", List(737, true))],
+    &[("metadata", Struct(1032)), ("rules", List(778, true))],
     // k8s.io.api.rbac.v1alpha1.RoleBinding
-    &[("metadata", Struct(953)), ("subjects", List(743, false)), ("roleRef", Struct(742))],
+    &[("metadata", Struct(1032)), ("subjects", List(784, false)), ("roleRef", Struct(783))],
     // k8s.io.api.rbac.v1alpha1.RoleBindingList
-    &[("metadata", Struct(NONE)), ("items", List(739, true))],
+    &[("metadata", Struct(NONE)), ("items", List(780, true))],
     // k8s.io.api.rbac.v1alpha1.RoleList
-    &[("metadata", Struct(NONE)), ("items", List(738, true))],
+    &[("metadata", Struct(NONE)), ("items", List(779, true))],
     // k8s.io.api.rbac.v1alpha1.RoleRef
     &[("apiGroup", ZeroString), ("kind", ZeroString), ("name", ZeroString)],
     // k8s.io.api.rbac.v1alpha1.Subject
     &[("kind", ZeroString), ("name", ZeroString)],
     // k8s.io.api.rbac.v1beta1.AggregationRule
-    &[("clusterRoleSelectors", List(950, false))],
+    &[("clusterRoleSelectors", List(1029, false))],
     // k8s.io.api.rbac.v1beta1.ClusterRole
-    &[("metadata", Struct(953)), ("rules", List(749, true)), ("aggregationRule", Optional(744, false))],
+    &[("metadata", Struct(1032)), ("rules", List(790, true)), ("aggregationRule", Optional(785, false))],
     // k8s.io.api.rbac.v1beta1.ClusterRoleBinding
-    &[("metadata", Struct(953)), ("subjects", List(755, false)), ("roleRef", Struct(754))],
+    &[("metadata", Struct(1032)), ("subjects", List(796, false)), ("roleRef", Struct(795))],
     // k8s.io.api.rbac.v1beta1.ClusterRoleBindingList
-    &[("metadata", Struct(NONE)), ("items", List(746, true))],
+    &[("metadata", Struct(NONE)), ("items", List(787, true))],
     // k8s.io.api.rbac.v1beta1.ClusterRoleList
-    &[("metadata", Struct(NONE)), ("items", List(745, true))],
+    &[("metadata", Struct(NONE)), ("items", List(786, true))],
     // k8s.io.api.rbac.v1beta1.PolicyRule
-    &[("verbs", Null)],
+    &[("verbs", Null), ("apiGroups", DropEmpty), ("resources", DropEmpty), ("resourceNames", DropEmpty), ("nonResourceURLs", DropEmpty)],
     // k8s.io.api.rbac.v1beta1.Role
-    &[("metadata", Struct(953)), ("rules", List(749, true))],
+    &[("metadata", Struct(1032)), ("rules", List(790, true))],
     // k8s.io.api.rbac.v1beta1.RoleBinding
-    &[("metadata", Struct(953)), ("subjects", List(755, false)), ("roleRef", Struct(754))],
+    &[("metadata", Struct(1032)), ("subjects", List(796, false)), ("roleRef", Struct(795))],
     // k8s.io.api.rbac.v1beta1.RoleBindingList
-    &[("metadata", Struct(NONE)), ("items", List(751, true))],
+    &[("metadata", Struct(NONE)), ("items", List(792, true))],
     // k8s.io.api.rbac.v1beta1.RoleList
-    &[("metadata", Struct(NONE)), ("items", List(750, true))],
+    &[("metadata", Struct(NONE)), ("items", List(791, true))],
     // k8s.io.api.rbac.v1beta1.RoleRef
     &[("apiGroup", ZeroString), ("kind", ZeroString), ("name", ZeroString)],
     // k8s.io.api.rbac.v1beta1.Subject
     &[("kind", ZeroString), ("name", ZeroString)],
     // k8s.io.api.resource.v1.AllocatedDeviceStatus
-    &[("conditions", List(942, false))],
+    &[("conditions", List(1019, false)), ("networkData", Optional(817, false))],
     // k8s.io.api.resource.v1.AllocationResult
-    &[("devices", Struct(NONE)), ("nodeSelector", Optional(406, false))],
+    &[("devices", Struct(804)), ("nodeSelector", Optional(429, false))],
+    // k8s.io.api.resource.v1.CapacityRequestPolicy
+    &[("validValues", DropEmpty)],
+    // k8s.io.api.resource.v1.CapacityRequirements
+    &[("requests", DropEmpty)],
+    // k8s.io.api.resource.v1.CounterSet
+    &[("counters", DropEmpty)],
     // k8s.io.api.resource.v1.Device
-    &[("nodeSelector", Optional(406, false))],
+    &[("attributes", DropEmpty), ("capacity", Map(805, false)), ("consumesCounters", List(812, false)), ("nodeSelector", Optional(429, false)), ("taints", DropEmpty), ("bindingConditions", DropEmpty), ("bindingFailureConditions", DropEmpty)],
+    // k8s.io.api.resource.v1.DeviceAllocationConfiguration
+    &[("requests", DropEmpty)],
+    // k8s.io.api.resource.v1.DeviceAllocationResult
+    &[("results", List(814, false)), ("config", List(803, false))],
+    // k8s.io.api.resource.v1.DeviceCapacity
+    &[("requestPolicy", Optional(799, false))],
+    // k8s.io.api.resource.v1.DeviceClaim
+    &[("requests", List(813, false)), ("constraints", List(811, false)), ("config", List(807, false))],
+    // k8s.io.api.resource.v1.DeviceClaimConfiguration
+    &[("requests", DropEmpty)],
     // k8s.io.api.resource.v1.DeviceClass
-    &[("metadata", Struct(953))],
+    &[("metadata", Struct(1032)), ("spec", Optional(810, false))],
     // k8s.io.api.resource.v1.DeviceClassList
-    &[("metadata", Struct(NONE)), ("items", List(759, false))],
+    &[("metadata", Struct(NONE)), ("items", List(808, false))],
+    // k8s.io.api.resource.v1.DeviceClassSpec
+    &[("selectors", DropEmpty), ("config", DropEmpty)],
+    // k8s.io.api.resource.v1.DeviceConstraint
+    &[("requests", DropEmpty)],
+    // k8s.io.api.resource.v1.DeviceCounterConsumption
+    &[("counters", DropEmpty)],
+    // k8s.io.api.resource.v1.DeviceRequest
+    &[("exactly", Optional(816, false)), ("firstAvailable", List(815, false))],
+    // k8s.io.api.resource.v1.DeviceRequestAllocationResult
+    &[("tolerations", DropEmpty), ("bindingConditions", DropEmpty), ("bindingFailureConditions", DropEmpty), ("consumedCapacity", DropEmpty)],
+    // k8s.io.api.resource.v1.DeviceSubRequest
+    &[("selectors", DropEmpty), ("tolerations", DropEmpty), ("capacity", Optional(800, false))],
+    // k8s.io.api.resource.v1.ExactDeviceRequest
+    &[("selectors", DropEmpty), ("tolerations", DropEmpty), ("capacity", Optional(800, false))],
+    // k8s.io.api.resource.v1.NetworkDeviceData
+    &[("ips", DropEmpty)],
     // k8s.io.api.resource.v1.ResourceClaim
-    &[("metadata", Struct(953)), ("status", Struct(763))],
+    &[("metadata", Struct(1032)), ("spec", Optional(820, false)), ("status", Struct(821))],
     // k8s.io.api.resource.v1.ResourceClaimList
-    &[("metadata", Struct(NONE)), ("items", List(761, false))],
+    &[("metadata", Struct(NONE)), ("items", List(818, false))],
+    // k8s.io.api.resource.v1.ResourceClaimSpec
+    &[("devices", Optional(806, false))],
     // k8s.io.api.resource.v1.ResourceClaimStatus
-    &[("allocation", Optional(757, false)), ("devices", List(756, false))],
+    &[("allocation", Optional(798, false)), ("reservedFor", DropEmpty), ("devices", List(797, false))],
     // k8s.io.api.resource.v1.ResourceClaimTemplate
-    &[("metadata", Struct(953)), ("spec", Optional(766, false))],
+    &[("metadata", Struct(1032)), ("spec", Optional(824, false))],
     // k8s.io.api.resource.v1.ResourceClaimTemplateList
-    &[("metadata", Struct(NONE)), ("items", List(764, false))],
+    &[("metadata", Struct(NONE)), ("items", List(822, false))],
     // k8s.io.api.resource.v1.ResourceClaimTemplateSpec
-    &[("metadata", Struct(953))],
+    &[("metadata", Struct(1032)), ("spec", Optional(820, false))],
     // k8s.io.api.resource.v1.ResourceSlice
-    &[("metadata", Struct(953)), ("spec", Optional(769, false))],
+    &[("metadata", Struct(1032)), ("spec", Optional(827, false))],
     // k8s.io.api.resource.v1.ResourceSliceList
-    &[("metadata", Struct(NONE)), ("items", List(767, false))],
+    &[("metadata", Struct(NONE)), ("items", List(825, false))],
     // k8s.io.api.resource.v1.ResourceSliceSpec
-    &[("nodeSelector", Optional(406, false)), ("devices", List(758, false))],
+    &[("nodeSelector", Optional(429, false)), ("devices", List(802, false)), ("sharedCounters", List(801, false))],
     // k8s.io.api.resource.v1alpha3.CELDeviceSelector
     &[("expression", ZeroString)],
     // k8s.io.api.resource.v1alpha3.DeviceSelector
-    &[("cel", Optional(770, false))],
+    &[("cel", Optional(828, false))],
     // k8s.io.api.resource.v1alpha3.DeviceTaint
     &[("key", ZeroString), ("effect", ZeroString)],
     // k8s.io.api.resource.v1alpha3.DeviceTaintRule
-    &[("metadata", Struct(953)), ("spec", Struct(775)), ("status", Struct(776))],
+    &[("metadata", Struct(1032)), ("spec", Struct(833)), ("status", Struct(834))],
     // k8s.io.api.resource.v1alpha3.DeviceTaintRuleList
-    &[("metadata", Struct(NONE)), ("items", List(773, true))],
+    &[("metadata", Struct(NONE)), ("items", List(831, true))],
     // k8s.io.api.resource.v1alpha3.DeviceTaintRuleSpec
-    &[("taint", Struct(772))],
+    &[("taint", Struct(830))],
     // k8s.io.api.resource.v1alpha3.DeviceTaintRuleStatus
-    &[("conditions", List(942, false))],
+    &[("conditions", List(1019, false))],
     // k8s.io.api.resource.v1beta1.AllocatedDeviceStatus
-    &[("driver", ZeroString), ("pool", ZeroString), ("device", ZeroString), ("conditions", List(942, true))],
+    &[("driver", ZeroString), ("pool", ZeroString), ("device", ZeroString), ("conditions", List(1019, true)), ("networkData", Optional(861, false))],
     // k8s.io.api.resource.v1beta1.AllocationResult
-    &[("devices", Struct(785)), ("nodeSelector", Optional(406, false))],
+    &[("devices", Struct(845)), ("nodeSelector", Optional(429, false))],
     // k8s.io.api.resource.v1beta1.BasicDevice
-    &[("capacity", Map(786, false)), ("consumesCounters", List(794, false)), ("nodeSelector", Optional(406, false)), ("taints", List(799, false))],
+    &[("attributes", DropEmpty), ("capacity", Map(846, false)), ("consumesCounters", List(855, false)), ("nodeSelector", Optional(429, false)), ("taints", List(860, false)), ("bindingConditions", DropEmpty), ("bindingFailureConditions", DropEmpty)],
     // k8s.io.api.resource.v1beta1.CELDeviceSelector
     &[("expression", ZeroString)],
+    // k8s.io.api.resource.v1beta1.CapacityRequestPolicy
+    &[("validValues", DropEmpty)],
+    // k8s.io.api.resource.v1beta1.CapacityRequirements
+    &[("requests", DropEmpty)],
     // k8s.io.api.resource.v1beta1.Counter
     &[("value", ZeroQuantity)],
     // k8s.io.api.resource.v1beta1.CounterSet
-    &[("name", ZeroString), ("counters", Map(781, false))],
+    &[("name", ZeroString), ("counters", Map(841, false))],
     // k8s.io.api.resource.v1beta1.Device
-    &[("name", ZeroString), ("basic", Optional(779, false))],
+    &[("name", ZeroString), ("basic", Optional(837, false))],
     // k8s.io.api.resource.v1beta1.DeviceAllocationConfiguration
-    &[("source", ZeroString), ("", Inline(793))],
+    &[("source", ZeroString), ("requests", DropEmpty), ("", Inline(853))],
     // k8s.io.api.resource.v1beta1.DeviceAllocationResult
-    &[("results", List(796, false)), ("config", List(784, false))],
+    &[("results", List(857, false)), ("config", List(844, false))],
     // k8s.io.api.resource.v1beta1.DeviceCapacity
-    &[("value", ZeroQuantity)],
+    &[("value", ZeroQuantity), ("requestPolicy", Optional(839, false))],
     // k8s.io.api.resource.v1beta1.DeviceClaim
-    &[("requests", List(795, true)), ("config", List(788, false))],
+    &[("requests", List(856, true)), ("constraints", List(854, false)), ("config", List(848, false))],
     // k8s.io.api.resource.v1beta1.DeviceClaimConfiguration
-    &[("", Inline(793))],
+    &[("requests", DropEmpty), ("", Inline(853))],
     // k8s.io.api.resource.v1beta1.DeviceClass
-    &[("metadata", Struct(953)), ("spec", Struct(792))],
+    &[("metadata", Struct(1032)), ("spec", Struct(852))],
     // k8s.io.api.resource.v1beta1.DeviceClassConfiguration
-    &[("", Inline(793))],
+    &[("", Inline(853))],
     // k8s.io.api.resource.v1beta1.DeviceClassList
-    &[("metadata", Struct(NONE)), ("items", List(789, true))],
+    &[("metadata", Struct(NONE)), ("items", List(849, true))],
     // k8s.io.api.resource.v1beta1.DeviceClassSpec
-    &[("selectors", List(797, false)), ("config", List(790, false))],
+    &[("selectors", List(858, false)), ("config", List(850, false))],
     // k8s.io.api.resource.v1beta1.DeviceConfiguration
-    &[("opaque", Optional(800, false))],
+    &[("opaque", Optional(862, false))],
+    // k8s.io.api.resource.v1beta1.DeviceConstraint
+    &[("requests", DropEmpty)],
     // k8s.io.api.resource.v1beta1.DeviceCounterConsumption
-    &[("counterSet", ZeroString), ("counters", Map(781, false))],
+    &[("counterSet", ZeroString), ("counters", Map(841, false))],
     // k8s.io.api.resource.v1beta1.DeviceRequest
-    &[("name", ZeroString), ("deviceClassName", ZeroString), ("selectors", List(797, false)), ("firstAvailable", List(798, false))],
+    &[("name", ZeroString), ("deviceClassName", ZeroString), ("selectors", List(858, false)), ("firstAvailable", List(859, false)), ("tolerations", DropEmpty), ("capacity", Optional(840, false))],
     // k8s.io.api.resource.v1beta1.DeviceRequestAllocationResult
-    &[("request", ZeroString), ("driver", ZeroString), ("pool", ZeroString), ("device", ZeroString), ("adminAccess", Null)],
+    &[("request", ZeroString), ("driver", ZeroString), ("pool", ZeroString), ("device", ZeroString), ("adminAccess", Null), ("tolerations", DropEmpty), ("bindingConditions", DropEmpty), ("bindingFailureConditions", DropEmpty), ("consumedCapacity", DropEmpty)],
     // k8s.io.api.resource.v1beta1.DeviceSelector
-    &[("cel", Optional(780, false))],
+    &[("cel", Optional(838, false))],
     // k8s.io.api.resource.v1beta1.DeviceSubRequest
-    &[("name", ZeroString), ("deviceClassName", ZeroString), ("selectors", List(797, false))],
+    &[("name", ZeroString), ("deviceClassName", ZeroString), ("selectors", List(858, false)), ("tolerations", DropEmpty), ("capacity", Optional(840, false))],
     // k8s.io.api.resource.v1beta1.DeviceTaint
     &[("key", ZeroString), ("effect", ZeroString)],
+    // k8s.io.api.resource.v1beta1.NetworkDeviceData
+    &[("ips", DropEmpty)],
     // k8s.io.api.resource.v1beta1.OpaqueDeviceConfiguration
     &[("driver", ZeroString)],
     // k8s.io.api.resource.v1beta1.ResourceClaim
-    &[("metadata", Struct(953)), ("spec", Struct(804)), ("status", Struct(805))],
+    &[("metadata", Struct(1032)), ("spec", Struct(866)), ("status", Struct(867))],
     // k8s.io.api.resource.v1beta1.ResourceClaimConsumerReference
     &[("resource", ZeroString), ("name", ZeroString), ("uid", ZeroString)],
     // k8s.io.api.resource.v1beta1.ResourceClaimList
-    &[("metadata", Struct(NONE)), ("items", List(801, true))],
+    &[("metadata", Struct(NONE)), ("items", List(863, true))],
     // k8s.io.api.resource.v1beta1.ResourceClaimSpec
-    &[("devices", Struct(787))],
+    &[("devices", Struct(847))],
     // k8s.io.api.resource.v1beta1.ResourceClaimStatus
-    &[("allocation", Optional(778, false)), ("reservedFor", List(802, false)), ("devices", List(777, false))],
+    &[("allocation", Optional(836, false)), ("reservedFor", List(864, false)), ("devices", List(835, false))],
     // k8s.io.api.resource.v1beta1.ResourceClaimTemplate
-    &[("metadata", Struct(953)), ("spec", Struct(808))],
+    &[("metadata", Struct(1032)), ("spec", Struct(870))],
     // k8s.io.api.resource.v1beta1.ResourceClaimTemplateList
-    &[("metadata", Struct(NONE)), ("items", List(806, true))],
+    &[("metadata", Struct(NONE)), ("items", List(868, true))],
     // k8s.io.api.resource.v1beta1.ResourceClaimTemplateSpec
-    &[("metadata", Struct(953)), ("spec", Struct(804))],
+    &[("metadata", Struct(1032)), ("spec", Struct(866))],
     // k8s.io.api.resource.v1beta1.ResourcePool
     &[("name", ZeroString), ("generation", ZeroInt), ("resourceSliceCount", ZeroInt)],
     // k8s.io.api.resource.v1beta1.ResourceSlice
-    &[("metadata", Struct(953)), ("spec", Struct(812))],
+    &[("metadata", Struct(1032)), ("spec", Struct(874))],
     // k8s.io.api.resource.v1beta1.ResourceSliceList
-    &[("metadata", Struct(NONE)), ("items", List(810, true))],
+    &[("metadata", Struct(NONE)), ("items", List(872, true))],
     // k8s.io.api.resource.v1beta1.ResourceSliceSpec
-    &[("driver", ZeroString), ("pool", Struct(809)), ("nodeSelector", Optional(406, false)), ("devices", List(783, true)), ("sharedCounters", List(782, false))],
+    &[("driver", ZeroString), ("pool", Struct(871)), ("nodeSelector", Optional(429, false)), ("devices", List(843, true)), ("sharedCounters", List(842, false))],
     // k8s.io.api.resource.v1beta2.AllocatedDeviceStatus
-    &[("driver", ZeroString), ("pool", ZeroString), ("device", ZeroString), ("conditions", List(942, true))],
+    &[("driver", ZeroString), ("pool", ZeroString), ("device", ZeroString), ("conditions", List(1019, true)), ("networkData", Optional(901, false))],
     // k8s.io.api.resource.v1beta2.AllocationResult
-    &[("devices", Struct(820)), ("nodeSelector", Optional(406, false))],
+    &[("devices", Struct(884)), ("nodeSelector", Optional(429, false))],
     // k8s.io.api.resource.v1beta2.CELDeviceSelector
     &[("expression", ZeroString)],
+    // k8s.io.api.resource.v1beta2.CapacityRequestPolicy
+    &[("validValues", DropEmpty)],
+    // k8s.io.api.resource.v1beta2.CapacityRequirements
+    &[("requests", DropEmpty)],
     // k8s.io.api.resource.v1beta2.Counter
     &[("value", ZeroQuantity)],
     // k8s.io.api.resource.v1beta2.CounterSet
-    &[("name", ZeroString), ("counters", Map(816, false))],
+    &[("name", ZeroString), ("counters", Map(880, false))],
     // k8s.io.api.resource.v1beta2.Device
-    &[("name", ZeroString), ("capacity", Map(821, false)), ("consumesCounters", List(829, false)), ("nodeSelector", Optional(406, false)), ("taints", List(834, false))],
+    &[("name", ZeroString), ("attributes", DropEmpty), ("capacity", Map(885, false)), ("consumesCounters", List(894, false)), ("nodeSelector", Optional(429, false)), ("taints", List(899, false)), ("bindingConditions", DropEmpty), ("bindingFailureConditions", DropEmpty)],
     // k8s.io.api.resource.v1beta2.DeviceAllocationConfiguration
-    &[("source", ZeroString), ("", Inline(828))],
+    &[("source", ZeroString), ("requests", DropEmpty), ("", Inline(892))],
     // k8s.io.api.resource.v1beta2.DeviceAllocationResult
-    &[("results", List(831, false)), ("config", List(819, false))],
+    &[("results", List(896, false)), ("config", List(883, false))],
     // k8s.io.api.resource.v1beta2.DeviceCapacity
-    &[("value", ZeroQuantity)],
+    &[("value", ZeroQuantity), ("requestPolicy", Optional(878, false))],
     // k8s.io.api.resource.v1beta2.DeviceClaim
-    &[("requests", List(830, true)), ("config", List(823, false))],
+    &[("requests", List(895, true)), ("constraints", List(893, false)), ("config", List(887, false))],
     // k8s.io.api.resource.v1beta2.DeviceClaimConfiguration
-    &[("", Inline(828))],
+    &[("requests", DropEmpty), ("", Inline(892))],
     // k8s.io.api.resource.v1beta2.DeviceClass
-    &[("metadata", Struct(953)), ("spec", Struct(827))],
+    &[("metadata", Struct(1032)), ("spec", Struct(891))],
     // k8s.io.api.resource.v1beta2.DeviceClassConfiguration
-    &[("", Inline(828))],
+    &[("", Inline(892))],
     // k8s.io.api.resource.v1beta2.DeviceClassList
-    &[("metadata", Struct(NONE)), ("items", List(824, true))],
+    &[("metadata", Struct(NONE)), ("items", List(888, true))],
     // k8s.io.api.resource.v1beta2.DeviceClassSpec
-    &[("selectors", List(832, false)), ("config", List(825, false))],
+    &[("selectors", List(897, false)), ("config", List(889, false))],
     // k8s.io.api.resource.v1beta2.DeviceConfiguration
-    &[("opaque", Optional(836, false))],
+    &[("opaque", Optional(902, false))],
+    // k8s.io.api.resource.v1beta2.DeviceConstraint
+    &[("requests", DropEmpty)],
     // k8s.io.api.resource.v1beta2.DeviceCounterConsumption
-    &[("counterSet", ZeroString), ("counters", Map(816, false))],
+    &[("counterSet", ZeroString), ("counters", Map(880, false))],
     // k8s.io.api.resource.v1beta2.DeviceRequest
-    &[("name", ZeroString), ("exactly", Optional(835, false)), ("firstAvailable", List(833, false))],
+    &[("name", ZeroString), ("exactly", Optional(900, false)), ("firstAvailable", List(898, false))],
     // k8s.io.api.resource.v1beta2.DeviceRequestAllocationResult
-    &[("request", ZeroString), ("driver", ZeroString), ("pool", ZeroString), ("device", ZeroString), ("adminAccess", Null)],
+    &[("request", ZeroString), ("driver", ZeroString), ("pool", ZeroString), ("device", ZeroString), ("adminAccess", Null), ("tolerations", DropEmpty), ("bindingConditions", DropEmpty), ("bindingFailureConditions", DropEmpty), ("consumedCapacity", DropEmpty)],
     // k8s.io.api.resource.v1beta2.DeviceSelector
-    &[("cel", Optional(815, false))],
+    &[("cel", Optional(877, false))],
     // k8s.io.api.resource.v1beta2.DeviceSubRequest
-    &[("name", ZeroString), ("deviceClassName", ZeroString), ("selectors", List(832, false))],
+    &[("name", ZeroString), ("deviceClassName", ZeroString), ("selectors", List(897, false)), ("tolerations", DropEmpty), ("capacity", Optional(879, false))],
     // k8s.io.api.resource.v1beta2.DeviceTaint
     &[("key", ZeroString), ("effect", ZeroString)],
     // k8s.io.api.resource.v1beta2.ExactDeviceRequest
-    &[("deviceClassName", ZeroString), ("selectors", List(832, false))],
+    &[("deviceClassName", ZeroString), ("selectors", List(897, false)), ("tolerations", DropEmpty), ("capacity", Optional(879, false))],
+    // k8s.io.api.resource.v1beta2.NetworkDeviceData
+    &[("ips", DropEmpty)],
     // k8s.io.api.resource.v1beta2.OpaqueDeviceConfiguration
     &[("driver", ZeroString)],
     // k8s.io.api.resource.v1beta2.ResourceClaim
-    &[("metadata", Struct(953)), ("spec", Struct(840)), ("status", Struct(841))],
+    &[("metadata", Struct(1032)), ("spec", Struct(906)), ("status", Struct(907))],
     // k8s.io.api.resource.v1beta2.ResourceClaimConsumerReference
     &[("resource", ZeroString), ("name", ZeroString), ("uid", ZeroString)],
     // k8s.io.api.resource.v1beta2.ResourceClaimList
-    &[("metadata", Struct(NONE)), ("items", List(837, true))],
+    &[("metadata", Struct(NONE)), ("items", List(903, true))],
     // k8s.io.api.resource.v1beta2.ResourceClaimSpec
-    &[("devices", Struct(822))],
+    &[("devices", Struct(886))],
     // k8s.io.api.resource.v1beta2.ResourceClaimStatus
-    &[("allocation", Optional(814, false)), ("reservedFor", List(838, false)), ("devices", List(813, false))],
+    &[("allocation", Optional(876, false)), ("reservedFor", List(904, false)), ("devices", List(875, false))],
     // k8s.io.api.resource.v1beta2.ResourceClaimTemplate
-    &[("metadata", Struct(953)), ("spec", Struct(844))],
+    &[("metadata", Struct(1032)), ("spec", Struct(910))],
     // k8s.io.api.resource.v1beta2.ResourceClaimTemplateList
-    &[("metadata", Struct(NONE)), ("items", List(842, true))],
+    &[("metadata", Struct(NONE)), ("items", List(908, true))],
     // k8s.io.api.resource.v1beta2.ResourceClaimTemplateSpec
-    &[("metadata", Struct(953)), ("spec", Struct(840))],
+    &[("metadata", Struct(1032)), ("spec", Struct(906))],
     // k8s.io.api.resource.v1beta2.ResourcePool
     &[("name", ZeroString), ("generation", ZeroInt), ("resourceSliceCount", ZeroInt)],
     // k8s.io.api.resource.v1beta2.ResourceSlice
-    &[("metadata", Struct(953)), ("spec", Struct(848))],
+    &[("metadata", Struct(1032)), ("spec", Struct(914))],
     // k8s.io.api.resource.v1beta2.ResourceSliceList
-    &[("metadata", Struct(NONE)), ("items", List(846, true))],
+    &[("metadata", Struct(NONE)), ("items", List(912, true))],
     // k8s.io.api.resource.v1beta2.ResourceSliceSpec
-    &[("driver", ZeroString), ("pool", Struct(845)), ("nodeSelector", Optional(406, false)), ("devices", List(818, true)), ("sharedCounters", List(817, false))],
+    &[("driver", ZeroString), ("pool", Struct(911)), ("nodeSelector", Optional(429, false)), ("devices", List(882, true)), ("sharedCounters", List(881, false))],
     // k8s.io.api.scheduling.v1.PriorityClass
-    &[("metadata", Struct(953)), ("value", ZeroInt)],
+    &[("metadata", Struct(1032)), ("value", ZeroInt)],
     // k8s.io.api.scheduling.v1.PriorityClassList
-    &[("metadata", Struct(NONE)), ("items", List(849, true))],
+    &[("metadata", Struct(NONE)), ("items", List(915, true))],
     // k8s.io.api.scheduling.v1alpha1.PriorityClass
-    &[("metadata", Optional(953, false)), ("value", ZeroInt)],
+    &[("metadata", Optional(1032, false)), ("value", ZeroInt)],
     // k8s.io.api.scheduling.v1alpha1.PriorityClassList
-    &[("items", List(851, true))],
+    &[("items", List(917, true))],
     // k8s.io.api.scheduling.v1alpha1.Workload
-    &[("metadata", Optional(953, false))],
+    &[("metadata", Optional(1032, false)), ("spec", Optional(921, false))],
     // k8s.io.api.scheduling.v1alpha1.WorkloadList
-    &[("items", List(853, false))],
+    &[("items", List(919, false))],
+    // k8s.io.api.scheduling.v1alpha1.WorkloadSpec
+    &[("podGroups", DropEmpty)],
     // k8s.io.api.scheduling.v1beta1.PriorityClass
-    &[("metadata", Struct(953)), ("value", ZeroInt)],
+    &[("metadata", Struct(1032)), ("value", ZeroInt)],
     // k8s.io.api.scheduling.v1beta1.PriorityClassList
-    &[("metadata", Struct(NONE)), ("items", List(855, true))],
+    &[("metadata", Struct(NONE)), ("items", List(922, true))],
     // k8s.io.api.storage.v1.CSIDriver
-    &[("metadata", Struct(953)), ("spec", Struct(859))],
+    &[("metadata", Struct(1032)), ("spec", Struct(926))],
     // k8s.io.api.storage.v1.CSIDriverList
-    &[("metadata", Struct(NONE)), ("items", List(857, true))],
+    &[("metadata", Struct(NONE)), ("items", List(924, true))],
     // k8s.io.api.storage.v1.CSIDriverSpec
-    &[("tokenRequests", List(868, false))],
+    &[("volumeLifecycleModes", DropEmpty), ("tokenRequests", List(935, false))],
     // k8s.io.api.storage.v1.CSINode
-    &[("metadata", Struct(953)), ("spec", Struct(863))],
+    &[("metadata", Struct(1032)), ("spec", Struct(930))],
     // k8s.io.api.storage.v1.CSINodeDriver
     &[("name", ZeroString), ("nodeID", ZeroString), ("topologyKeys", Null)],
     // k8s.io.api.storage.v1.CSINodeList
-    &[("metadata", Struct(NONE)), ("items", List(860, true))],
+    &[("metadata", Struct(NONE)), ("items", List(927, true))],
     // k8s.io.api.storage.v1.CSINodeSpec
-    &[("drivers", List(861, true))],
+    &[("drivers", List(928, true))],
     // k8s.io.api.storage.v1.CSIStorageCapacity
-    &[("metadata", Struct(953)), ("nodeTopology", Optional(950, false)), ("storageClassName", ZeroString)],
+    &[("metadata", Struct(1032)), ("nodeTopology", Optional(1029, false)), ("storageClassName", ZeroString)],
     // k8s.io.api.storage.v1.CSIStorageCapacityList
-    &[("metadata", Struct(NONE)), ("items", List(864, true))],
+    &[("metadata", Struct(NONE)), ("items", List(931, true))],
     // k8s.io.api.storage.v1.StorageClass
-    &[("metadata", Struct(953)), ("provisioner", ZeroString), ("allowedTopologies", List(495, false))],
+    &[("metadata", Struct(1032)), ("provisioner", ZeroString), ("parameters", DropEmpty), ("mountOptions", DropEmpty), ("allowedTopologies", List(523, false))],
     // k8s.io.api.storage.v1.StorageClassList
-    &[("metadata", Struct(NONE)), ("items", List(866, true))],
+    &[("metadata", Struct(NONE)), ("items", List(933, true))],
     // k8s.io.api.storage.v1.TokenRequest
     &[("audience", ZeroString)],
     // k8s.io.api.storage.v1.VolumeAttachment
-    &[("metadata", Struct(953)), ("spec", Struct(872)), ("status", Struct(873))],
+    &[("metadata", Struct(1032)), ("spec", Struct(939)), ("status", Struct(940))],
     // k8s.io.api.storage.v1.VolumeAttachmentList
-    &[("metadata", Struct(NONE)), ("items", List(869, true))],
+    &[("metadata", Struct(NONE)), ("items", List(936, true))],
     // k8s.io.api.storage.v1.VolumeAttachmentSource
-    &[("inlineVolumeSpec", Optional(423, false))],
+    &[("inlineVolumeSpec", Optional(446, false))],
     // k8s.io.api.storage.v1.VolumeAttachmentSpec
-    &[("attacher", ZeroString), ("source", Struct(871)), ("nodeName", ZeroString)],
+    &[("attacher", ZeroString), ("source", Struct(938)), ("nodeName", ZeroString)],
     // k8s.io.api.storage.v1.VolumeAttachmentStatus
-    &[("attached", ZeroBool), ("attachError", Optional(876, false)), ("detachError", Optional(876, false))],
+    &[("attached", ZeroBool), ("attachmentMetadata", DropEmpty), ("attachError", Optional(943, false)), ("detachError", Optional(943, false))],
     // k8s.io.api.storage.v1.VolumeAttributesClass
-    &[("metadata", Struct(953))],
+    &[("metadata", Struct(1032)), ("parameters", DropEmpty)],
     // k8s.io.api.storage.v1.VolumeAttributesClassList
-    &[("metadata", Struct(NONE)), ("items", List(874, false))],
+    &[("metadata", Struct(NONE)), ("items", List(941, false))],
     // k8s.io.api.storage.v1.VolumeError
     &[("time", Null)],
     // k8s.io.api.storage.v1alpha1.CSIStorageCapacity
-    &[("metadata", Struct(953)), ("nodeTopology", Optional(950, false)), ("storageClassName", ZeroString)],
+    &[("metadata", Struct(1032)), ("nodeTopology", Optional(1029, false)), ("storageClassName", ZeroString)],
     // k8s.io.api.storage.v1alpha1.CSIStorageCapacityList
-    &[("metadata", Struct(NONE)), ("items", List(877, true))],
+    &[("metadata", Struct(NONE)), ("items", List(944, true))],
     // k8s.io.api.storage.v1alpha1.VolumeAttachment
-    &[("metadata", Struct(953)), ("spec", Struct(882)), ("status", Struct(883))],
+    &[("metadata", Struct(1032)), ("spec", Struct(949)), ("status", Struct(950))],
     // k8s.io.api.storage.v1alpha1.VolumeAttachmentList
-    &[("metadata", Struct(NONE)), ("items", List(879, true))],
+    &[("metadata", Struct(NONE)), ("items", List(946, true))],
     // k8s.io.api.storage.v1alpha1.VolumeAttachmentSource
-    &[("inlineVolumeSpec", Optional(423, false))],
+    &[("inlineVolumeSpec", Optional(446, false))],
     // k8s.io.api.storage.v1alpha1.VolumeAttachmentSpec
-    &[("attacher", ZeroString), ("source", Struct(881)), ("nodeName", ZeroString)],
+    &[("attacher", ZeroString), ("source", Struct(948)), ("nodeName", ZeroString)],
     // k8s.io.api.storage.v1alpha1.VolumeAttachmentStatus
-    &[("attached", ZeroBool), ("attachError", Optional(886, false)), ("detachError", Optional(886, false))],
+    &[("attached", ZeroBool), ("attachmentMetadata", DropEmpty), ("attachError", Optional(953, false)), ("detachError", Optional(953, false))],
     // k8s.io.api.storage.v1alpha1.VolumeAttributesClass
-    &[("metadata", Struct(953)), ("driverName", ZeroString)],
+    &[("metadata", Struct(1032)), ("driverName", ZeroString), ("parameters", DropEmpty)],
     // k8s.io.api.storage.v1alpha1.VolumeAttributesClassList
-    &[("metadata", Struct(NONE)), ("items", List(884, true))],
+    &[("metadata", Struct(NONE)), ("items", List(951, true))],
     // k8s.io.api.storage.v1alpha1.VolumeError
     &[("time", Null)],
     // k8s.io.api.storage.v1beta1.CSIDriver
-    &[("metadata", Struct(953)), ("spec", Struct(889))],
+    &[("metadata", Struct(1032)), ("spec", Struct(956))],
     // k8s.io.api.storage.v1beta1.CSIDriverList
-    &[("metadata", Struct(NONE)), ("items", List(887, true))],
+    &[("metadata", Struct(NONE)), ("items", List(954, true))],
     // k8s.io.api.storage.v1beta1.CSIDriverSpec
-    &[("tokenRequests", List(898, false))],
+    &[("volumeLifecycleModes", DropEmpty), ("tokenRequests", List(965, false))],
     // k8s.io.api.storage.v1beta1.CSINode
-    &[("metadata", Struct(953)), ("spec", Struct(893))],
+    &[("metadata", Struct(1032)), ("spec", Struct(960))],
     // k8s.io.api.storage.v1beta1.CSINodeDriver
     &[("name", ZeroString), ("nodeID", ZeroString), ("topologyKeys", Null)],
     // k8s.io.api.storage.v1beta1.CSINodeList
-    &[("metadata", Struct(NONE)), ("items", List(890, true))],
+    &[("metadata", Struct(NONE)), ("items", List(957, true))],
     // k8s.io.api.storage.v1beta1.CSINodeSpec
-    &[("drivers", List(891, true))],
+    &[("drivers", List(958, true))],
     // k8s.io.api.storage.v1beta1.CSIStorageCapacity
-    &[("metadata", Struct(953)), ("nodeTopology", Optional(950, false)), ("storageClassName", ZeroString)],
+    &[("metadata", Struct(1032)), ("nodeTopology", Optional(1029, false)), ("storageClassName", ZeroString)],
     // k8s.io.api.storage.v1beta1.CSIStorageCapacityList
-    &[("metadata", Struct(NONE)), ("items", List(894, true))],
+    &[("metadata", Struct(NONE)), ("items", List(961, true))],
     // k8s.io.api.storage.v1beta1.StorageClass
-    &[("metadata", Struct(953)), ("provisioner", ZeroString), ("allowedTopologies", List(495, false))],
+    &[("metadata", Struct(1032)), ("provisioner", ZeroString), ("parameters", DropEmpty), ("mountOptions", DropEmpty), ("allowedTopologies", List(523, false))],
     // k8s.io.api.storage.v1beta1.StorageClassList
-    &[("metadata", Struct(NONE)), ("items", List(896, true))],
+    &[("metadata", Struct(NONE)), ("items", List(963, true))],
     // k8s.io.api.storage.v1beta1.TokenRequest
     &[("audience", ZeroString)],
     // k8s.io.api.storage.v1beta1.VolumeAttachment
-    &[("metadata", Struct(953)), ("spec", Struct(902)), ("status", Struct(903))],
+    &[("metadata", Struct(1032)), ("spec", Struct(969)), ("status", Struct(970))],
     // k8s.io.api.storage.v1beta1.VolumeAttachmentList
-    &[("metadata", Struct(NONE)), ("items", List(899, true))],
+    &[("metadata", Struct(NONE)), ("items", List(966, true))],
     // k8s.io.api.storage.v1beta1.VolumeAttachmentSource
-    &[("inlineVolumeSpec", Optional(423, false))],
+    &[("inlineVolumeSpec", Optional(446, false))],
     // k8s.io.api.storage.v1beta1.VolumeAttachmentSpec
-    &[("attacher", ZeroString), ("source", Struct(901)), ("nodeName", ZeroString)],
+    &[("attacher", ZeroString), ("source", Struct(968)), ("nodeName", ZeroString)],
     // k8s.io.api.storage.v1beta1.VolumeAttachmentStatus
-    &[("attached", ZeroBool), ("attachError", Optional(906, false)), ("detachError", Optional(906, false))],
+    &[("attached", ZeroBool), ("attachmentMetadata", DropEmpty), ("attachError", Optional(973, false)), ("detachError", Optional(973, false))],
     // k8s.io.api.storage.v1beta1.VolumeAttributesClass
-    &[("metadata", Struct(953)), ("driverName", ZeroString)],
+    &[("metadata", Struct(1032)), ("driverName", ZeroString), ("parameters", DropEmpty)],
     // k8s.io.api.storage.v1beta1.VolumeAttributesClassList
-    &[("metadata", Struct(NONE)), ("items", List(904, true))],
+    &[("metadata", Struct(NONE)), ("items", List(971, true))],
     // k8s.io.api.storage.v1beta1.VolumeError
     &[("time", Null)],
     // k8s.io.api.storagemigration.v1beta1.StorageVersionMigration
-    &[("metadata", Struct(953)), ("spec", Struct(909)), ("status", Struct(910))],
+    &[("metadata", Struct(1032)), ("spec", Struct(976)), ("status", Struct(977))],
     // k8s.io.api.storagemigration.v1beta1.StorageVersionMigrationList
-    &[("metadata", Struct(NONE)), ("items", List(907, false))],
+    &[("metadata", Struct(NONE)), ("items", List(974, false))],
     // k8s.io.api.storagemigration.v1beta1.StorageVersionMigrationSpec
-    &[("resource", Optional(945, false))],
+    &[("resource", Optional(1024, false))],
     // k8s.io.api.storagemigration.v1beta1.StorageVersionMigrationStatus
-    &[("conditions", List(942, false))],
+    &[("conditions", List(1019, false))],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.ConversionRequest
     &[("uid", ZeroString), ("desiredAPIVersion", ZeroString), ("objects", Null)],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.ConversionResponse
-    &[("uid", ZeroString), ("convertedObjects", Null), ("result", Struct(959))],
+    &[("uid", ZeroString), ("convertedObjects", Null), ("result", Struct(1039))],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.ConversionReview
-    &[("request", Optional(911, false)), ("response", Optional(912, false))],
+    &[("request", Optional(978, false)), ("response", Optional(979, false))],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceColumnDefinition
     &[("name", ZeroString), ("type", ZeroString), ("jsonPath", ZeroString)],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceConversion
-    &[("strategy", ZeroString), ("webhook", Optional(929, false))],
+    &[("strategy", ZeroString), ("webhook", Optional(996, false))],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition
-    &[("metadata", Struct(953)), ("spec", Struct(920)), ("status", Struct(921))],
+    &[("metadata", Struct(1032)), ("spec", Struct(987)), ("status", Struct(988))],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionCondition
     &[("type", ZeroString), ("status", ZeroString), ("lastTransitionTime", Null)],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionList
-    &[("metadata", Struct(NONE)), ("items", List(916, true))],
+    &[("metadata", Struct(NONE)), ("items", List(983, true))],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionNames
-    &[("plural", ZeroString), ("kind", ZeroString)],
+    &[("plural", ZeroString), ("shortNames", DropEmpty), ("kind", ZeroString), ("categories", DropEmpty)],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionSpec
-    &[("group", ZeroString), ("names", Struct(919)), ("scope", ZeroString), ("versions", List(922, true)), ("conversion", Optional(915, false))],
+    &[("group", ZeroString), ("names", Struct(986)), ("scope", ZeroString), ("versions", List(989, true)), ("conversion", Optional(982, false))],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionStatus
-    &[("conditions", List(917, true)), ("acceptedNames", Struct(919)), ("storedVersions", Null)],
+    &[("conditions", List(984, true)), ("acceptedNames", Struct(986)), ("storedVersions", Null)],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionVersion
-    &[("name", ZeroString), ("served", ZeroBool), ("storage", ZeroBool), ("subresources", Optional(924, false)), ("additionalPrinterColumns", List(914, false)), ("selectableFields", List(925, false))],
+    &[("name", ZeroString), ("served", ZeroBool), ("storage", ZeroBool), ("subresources", Optional(991, false)), ("additionalPrinterColumns", List(981, false)), ("selectableFields", List(992, false))],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceSubresourceScale
     &[("specReplicasPath", ZeroString), ("statusReplicasPath", ZeroString)],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceSubresources
-    &[("scale", Optional(923, false))],
+    &[("scale", Optional(990, false))],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.SelectableField
     &[("jsonPath", ZeroString)],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.ServiceReference
@@ -1862,37 +1996,61 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.ValidationRule
     &[("rule", ZeroString)],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.WebhookClientConfig
-    &[("service", Optional(926, false))],
+    &[("service", Optional(993, false))],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.WebhookConversion
-    &[("clientConfig", Optional(928, false)), ("conversionReviewVersions", Null)],
+    &[("clientConfig", Optional(995, false)), ("conversionReviewVersions", Null)],
+    // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.ConversionRequest
+    &[("objects", DropEmpty)],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.ConversionResponse
-    &[("result", Optional(959, false))],
+    &[("convertedObjects", DropEmpty), ("result", Optional(1039, false))],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.ConversionReview
-    &[("response", Optional(930, false))],
+    &[("request", Optional(997, false)), ("response", Optional(998, false))],
+    // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceConversion
+    &[("conversionReviewVersions", DropEmpty)],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceDefinition
-    &[("metadata", Struct(953)), ("status", Struct(935))],
+    &[("metadata", Struct(1032)), ("spec", Optional(1005, false)), ("status", Struct(1006))],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceDefinitionCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceDefinitionList
-    &[("metadata", Struct(NONE)), ("items", List(932, false))],
+    &[("metadata", Struct(NONE)), ("items", List(1001, false))],
+    // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceDefinitionNames
+    &[("shortNames", DropEmpty), ("categories", DropEmpty)],
+    // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceDefinitionSpec
+    &[("names", Optional(1004, false)), ("validation", Optional(1008, false)), ("versions", List(1007, false)), ("additionalPrinterColumns", DropEmpty), ("conversion", Optional(1000, false)), ("selectableFields", DropEmpty)],
     // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceDefinitionStatus
-    &[("conditions", List(933, false))],
+    &[("conditions", List(1002, false)), ("acceptedNames", Optional(1004, false)), ("storedVersions", DropEmpty)],
+    // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceDefinitionVersion
+    &[("schema", Optional(1008, false)), ("additionalPrinterColumns", DropEmpty), ("selectableFields", DropEmpty)],
+    // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceValidation
+    &[("openAPIV3Schema", Optional(1009, false))],
+    // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.JSONSchemaProps
+    &[("enum", DropEmpty), ("required", DropEmpty), ("items", Optional(1010, false)), ("allOf", List(1009, false)), ("oneOf", List(1009, false)), ("anyOf", List(1009, false)), ("not", Optional(1009, false)), ("properties", Map(1009, false)), ("additionalProperties", Optional(1011, false)), ("patternProperties", Map(1009, false)), ("dependencies", Map(1012, false)), ("additionalItems", Optional(1011, false)), ("definitions", Map(1009, false)), ("x-kubernetes-list-map-keys", DropEmpty), ("x-kubernetes-validations", DropEmpty)],
+    // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.JSONSchemaPropsOrArray
+    &[("Schema", Optional(1009, false)), ("JSONSchemas", List(1009, false))],
+    // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.JSONSchemaPropsOrBool
+    &[("Schema", Optional(1009, false))],
+    // k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.JSONSchemaPropsOrStringArray
+    &[("Schema", Optional(1009, false)), ("Property", DropEmpty)],
     // k8s.io.apimachinery.pkg.apis.meta.v1.APIGroup
-    &[("name", ZeroString), ("versions", List(947, true)), ("preferredVersion", Struct(947)), ("serverAddressByClientCIDRs", List(958, false))],
+    &[("name", ZeroString), ("versions", List(1026, true)), ("preferredVersion", Struct(1026)), ("serverAddressByClientCIDRs", List(1038, false))],
     // k8s.io.apimachinery.pkg.apis.meta.v1.APIGroupList
-    &[("groups", List(936, true))],
+    &[("groups", List(1013, true))],
     // k8s.io.apimachinery.pkg.apis.meta.v1.APIResource
-    &[("name", ZeroString), ("namespaced", ZeroBool), ("kind", ZeroString), ("verbs", Null), ("singularName", ZeroString)],
+    &[("name", ZeroString), ("namespaced", ZeroBool), ("kind", ZeroString), ("verbs", Null), ("shortNames", DropEmpty), ("singularName", ZeroString), ("categories", DropEmpty)],
     // k8s.io.apimachinery.pkg.apis.meta.v1.APIResourceList
-    &[("groupVersion", ZeroString), ("resources", List(938, true))],
+    &[("groupVersion", ZeroString), ("resources", List(1015, true))],
     // k8s.io.apimachinery.pkg.apis.meta.v1.APIVersions
-    &[("versions", Null), ("serverAddressByClientCIDRs", List(958, true))],
+    &[("versions", Null), ("serverAddressByClientCIDRs", List(1038, true))],
     // k8s.io.apimachinery.pkg.apis.meta.v1.ApplyOptions
-    &[("force", ZeroBool), ("fieldManager", ZeroString)],
+    &[("dryRun", DropEmpty), ("force", ZeroBool), ("fieldManager", ZeroString)],
     // k8s.io.apimachinery.pkg.apis.meta.v1.Condition
     &[("type", ZeroString), ("status", ZeroString), ("lastTransitionTime", Null), ("reason", ZeroString), ("message", ZeroString)],
+    // k8s.io.apimachinery.pkg.apis.meta.v1.CreateOptions
+    &[("dryRun", DropEmpty)],
+    // k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions
+    &[("dryRun", DropEmpty)],
     // k8s.io.apimachinery.pkg.apis.meta.v1.FieldSelectorRequirement
-    &[("key", ZeroString), ("operator", ZeroString)],
+    &[("key", ZeroString), ("operator", ZeroString), ("values", DropEmpty)],
     // k8s.io.apimachinery.pkg.apis.meta.v1.GroupKind
     &[("group", ZeroString), ("kind", ZeroString)],
     // k8s.io.apimachinery.pkg.apis.meta.v1.GroupResource
@@ -1906,175 +2064,185 @@ pub(super) static MESSAGES: &[&[(&str, Fill)]] = &[
     // k8s.io.apimachinery.pkg.apis.meta.v1.GroupVersionResource
     &[("group", ZeroString), ("version", ZeroString), ("resource", ZeroString)],
     // k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector
-    &[("matchExpressions", List(951, false))],
+    &[("matchLabels", DropEmpty), ("matchExpressions", List(1030, false))],
     // k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement
-    &[("key", ZeroString), ("operator", ZeroString)],
+    &[("key", ZeroString), ("operator", ZeroString), ("values", DropEmpty)],
     // k8s.io.apimachinery.pkg.apis.meta.v1.List
     &[("metadata", Struct(NONE)), ("items", Null)],
     // k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta
-    &[("creationTimestamp", Null), ("ownerReferences", List(954, false))],
+    &[("creationTimestamp", Null), ("labels", DropEmpty), ("annotations", DropEmpty), ("ownerReferences", List(1033, false)), ("finalizers", DropEmpty), ("managedFields", DropEmpty)],
     // k8s.io.apimachinery.pkg.apis.meta.v1.OwnerReference
     &[("kind", ZeroString), ("name", ZeroString), ("uid", ZeroString), ("apiVersion", ZeroString)],
     // k8s.io.apimachinery.pkg.apis.meta.v1.PartialObjectMetadata
-    &[("metadata", Struct(953))],
+    &[("metadata", Struct(1032))],
     // k8s.io.apimachinery.pkg.apis.meta.v1.PartialObjectMetadataList
-    &[("metadata", Struct(NONE)), ("items", List(955, true))],
+    &[("metadata", Struct(NONE)), ("items", List(1034, true))],
+    // k8s.io.apimachinery.pkg.apis.meta.v1.PatchOptions
+    &[("dryRun", DropEmpty)],
     // k8s.io.apimachinery.pkg.apis.meta.v1.RootPaths
     &[("paths", Null)],
     // k8s.io.apimachinery.pkg.apis.meta.v1.ServerAddressByClientCIDR
     &[("clientCIDR", ZeroString), ("serverAddress", ZeroString)],
     // k8s.io.apimachinery.pkg.apis.meta.v1.Status
-    &[("metadata", Struct(NONE))],
+    &[("metadata", Struct(NONE)), ("details", Optional(1040, false))],
+    // k8s.io.apimachinery.pkg.apis.meta.v1.StatusDetails
+    &[("causes", DropEmpty)],
     // k8s.io.apimachinery.pkg.apis.meta.v1.Timestamp
     &[("seconds", ZeroInt), ("nanos", ZeroInt)],
+    // k8s.io.apimachinery.pkg.apis.meta.v1.UpdateOptions
+    &[("dryRun", DropEmpty)],
     // k8s.io.apimachinery.pkg.apis.meta.v1.WatchEvent
     &[("type", ZeroString)],
     // k8s.io.apimachinery.pkg.apis.meta.v1beta1.PartialObjectMetadataList
-    &[("items", List(955, false)), ("metadata", Struct(NONE))],
+    &[("items", List(1034, false)), ("metadata", Struct(NONE))],
     // k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.APIService
-    &[("metadata", Struct(953)), ("spec", Struct(966)), ("status", Struct(967))],
+    &[("metadata", Struct(1032)), ("spec", Struct(1048)), ("status", Struct(1049))],
     // k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.APIServiceCondition
     &[("type", ZeroString), ("status", ZeroString), ("lastTransitionTime", Null)],
     // k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.APIServiceList
-    &[("metadata", Struct(NONE)), ("items", List(963, true))],
+    &[("metadata", Struct(NONE)), ("items", List(1045, true))],
     // k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.APIServiceSpec
     &[("groupPriorityMinimum", ZeroInt), ("versionPriority", ZeroInt)],
     // k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.APIServiceStatus
-    &[("conditions", List(964, false))],
+    &[("conditions", List(1046, false))],
     // k8s.io.kube_aggregator.pkg.apis.apiregistration.v1beta1.APIService
-    &[("metadata", Struct(953)), ("spec", Struct(NONE)), ("status", Struct(971))],
+    &[("metadata", Struct(1032)), ("spec", Struct(NONE)), ("status", Struct(1053))],
     // k8s.io.kube_aggregator.pkg.apis.apiregistration.v1beta1.APIServiceCondition
     &[("lastTransitionTime", Null)],
     // k8s.io.kube_aggregator.pkg.apis.apiregistration.v1beta1.APIServiceList
-    &[("metadata", Struct(NONE)), ("items", List(968, false))],
+    &[("metadata", Struct(NONE)), ("items", List(1050, false))],
     // k8s.io.kube_aggregator.pkg.apis.apiregistration.v1beta1.APIServiceStatus
-    &[("conditions", List(969, false))],
+    &[("conditions", List(1051, false))],
 ];
 
 /// (apiVersion, kind, message), sorted.
 pub(super) static KINDS: &[(&str, &str, u16)] = &[
     ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration", 10),
-    ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", 14),
-    ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", 15),
-    ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration", 22),
-    ("admissionregistration.k8s.io/v1alpha1", "MutatingAdmissionPolicy", 29),
-    ("admissionregistration.k8s.io/v1alpha1", "MutatingAdmissionPolicyBinding", 30),
-    ("admissionregistration.k8s.io/v1alpha1", "ValidatingAdmissionPolicy", 37),
-    ("admissionregistration.k8s.io/v1alpha1", "ValidatingAdmissionPolicyBinding", 38),
-    ("admissionregistration.k8s.io/v1beta1", "MutatingAdmissionPolicy", 49),
-    ("admissionregistration.k8s.io/v1beta1", "MutatingAdmissionPolicyBinding", 50),
-    ("admissionregistration.k8s.io/v1beta1", "MutatingWebhookConfiguration", 56),
-    ("admissionregistration.k8s.io/v1beta1", "ValidatingAdmissionPolicy", 60),
-    ("admissionregistration.k8s.io/v1beta1", "ValidatingAdmissionPolicyBinding", 61),
-    ("admissionregistration.k8s.io/v1beta1", "ValidatingWebhookConfiguration", 68),
-    ("apidiscovery.k8s.io/v2", "APIGroupDiscovery", 72),
-    ("apidiscovery.k8s.io/v2beta1", "APIGroupDiscovery", 77),
-    ("apiextensions.k8s.io/v1", "CustomResourceDefinition", 916),
-    ("apiregistration.k8s.io/v1", "APIService", 963),
-    ("apps/v1", "ControllerRevision", 86),
-    ("apps/v1", "DaemonSet", 88),
-    ("apps/v1", "Deployment", 93),
-    ("apps/v1", "ReplicaSet", 98),
-    ("apps/v1", "StatefulSet", 103),
-    ("authentication.k8s.io/v1", "SelfSubjectReview", 150),
-    ("authentication.k8s.io/v1", "TokenRequest", 152),
-    ("authentication.k8s.io/v1", "TokenReview", 155),
-    ("authorization.k8s.io/v1", "LocalSubjectAccessReview", 165),
-    ("authorization.k8s.io/v1", "SelfSubjectAccessReview", 169),
-    ("authorization.k8s.io/v1", "SelfSubjectRulesReview", 171),
-    ("authorization.k8s.io/v1", "SubjectAccessReview", 172),
-    ("autoscaling/v1", "HorizontalPodAutoscaler", 192),
-    ("autoscaling/v1", "Scale", 205),
-    ("autoscaling/v2", "HorizontalPodAutoscaler", 214),
-    ("batch/v1", "CronJob", 268),
-    ("batch/v1", "Job", 271),
-    ("batch/v1", "JobTemplateSpec", 276),
-    ("certificates.k8s.io/v1", "CertificateSigningRequest", 286),
-    ("certificates.k8s.io/v1alpha1", "ClusterTrustBundle", 291),
-    ("certificates.k8s.io/v1beta1", "CertificateSigningRequest", 294),
-    ("certificates.k8s.io/v1beta1", "ClusterTrustBundle", 299),
-    ("certificates.k8s.io/v1beta1", "PodCertificateRequest", 302),
-    ("coordination.k8s.io/v1", "Lease", 305),
-    ("coordination.k8s.io/v1alpha2", "LeaseCandidate", 307),
-    ("coordination.k8s.io/v1beta1", "Lease", 310),
-    ("coordination.k8s.io/v1beta1", "LeaseCandidate", 311),
-    ("discovery.k8s.io/v1", "EndpointSlice", 510),
-    ("events.k8s.io/v1", "Event", 520),
-    ("flowcontrol.apiserver.k8s.io/v1", "FlowSchema", 564),
-    ("flowcontrol.apiserver.k8s.io/v1", "PriorityLevelConfiguration", 574),
-    ("internal.apiserver.k8s.io/v1alpha1", "StorageVersion", 82),
-    ("meta.k8s.io/v1", "APIGroup", 936),
-    ("meta.k8s.io/v1", "APIVersions", 940),
-    ("meta.k8s.io/v1", "PartialObjectMetadata", 955),
-    ("meta.k8s.io/v1", "Status", 959),
-    ("meta.k8s.io/v1", "WatchEvent", 961),
-    ("networking.k8s.io/v1", "IPAddress", 655),
-    ("networking.k8s.io/v1", "Ingress", 658),
-    ("networking.k8s.io/v1", "IngressClass", 660),
-    ("networking.k8s.io/v1", "NetworkPolicy", 673),
-    ("networking.k8s.io/v1", "ServiceCIDR", 679),
-    ("networking.k8s.io/v1beta1", "IPAddress", 684),
-    ("networking.k8s.io/v1beta1", "Ingress", 686),
-    ("networking.k8s.io/v1beta1", "IngressClass", 688),
-    ("networking.k8s.io/v1beta1", "ServiceCIDR", 700),
-    ("node.k8s.io/v1", "RuntimeClass", 703),
-    ("policy/v1", "Eviction", 710),
-    ("policy/v1", "PodDisruptionBudget", 711),
-    ("rbac.authorization.k8s.io/v1", "ClusterRole", 721),
-    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", 722),
-    ("rbac.authorization.k8s.io/v1", "Role", 726),
-    ("rbac.authorization.k8s.io/v1", "RoleBinding", 727),
-    ("resource.k8s.io/v1", "DeviceClass", 759),
-    ("resource.k8s.io/v1", "ResourceClaim", 761),
-    ("resource.k8s.io/v1", "ResourceClaimTemplate", 764),
-    ("resource.k8s.io/v1", "ResourceClaimTemplateSpec", 766),
-    ("resource.k8s.io/v1", "ResourceSlice", 767),
-    ("resource.k8s.io/v1alpha3", "DeviceTaintRule", 773),
-    ("resource.k8s.io/v1beta1", "DeviceClass", 789),
-    ("resource.k8s.io/v1beta1", "ResourceClaim", 801),
-    ("resource.k8s.io/v1beta1", "ResourceClaimTemplate", 806),
-    ("resource.k8s.io/v1beta1", "ResourceClaimTemplateSpec", 808),
-    ("resource.k8s.io/v1beta1", "ResourceSlice", 810),
-    ("resource.k8s.io/v1beta2", "DeviceClass", 824),
-    ("resource.k8s.io/v1beta2", "ResourceClaim", 837),
-    ("resource.k8s.io/v1beta2", "ResourceClaimTemplate", 842),
-    ("resource.k8s.io/v1beta2", "ResourceClaimTemplateSpec", 844),
-    ("resource.k8s.io/v1beta2", "ResourceSlice", 846),
-    ("scheduling.k8s.io/v1", "PriorityClass", 849),
-    ("scheduling.k8s.io/v1alpha1", "PriorityClass", 851),
-    ("scheduling.k8s.io/v1alpha1", "Workload", 853),
-    ("storage.k8s.io/v1", "CSIDriver", 857),
-    ("storage.k8s.io/v1", "CSINode", 860),
-    ("storage.k8s.io/v1", "CSIStorageCapacity", 864),
-    ("storage.k8s.io/v1", "StorageClass", 866),
-    ("storage.k8s.io/v1", "VolumeAttachment", 869),
-    ("storage.k8s.io/v1", "VolumeAttributesClass", 874),
-    ("storage.k8s.io/v1beta1", "CSIDriver", 887),
-    ("storage.k8s.io/v1beta1", "CSINode", 890),
-    ("storage.k8s.io/v1beta1", "CSIStorageCapacity", 894),
-    ("storage.k8s.io/v1beta1", "StorageClass", 896),
-    ("storage.k8s.io/v1beta1", "VolumeAttachment", 899),
-    ("storage.k8s.io/v1beta1", "VolumeAttributesClass", 904),
-    ("storagemigration.k8s.io/v1beta1", "StorageVersionMigration", 907),
-    ("v1", "Binding", 323),
-    ("v1", "ComponentStatus", 332),
-    ("v1", "ConfigMap", 334),
-    ("v1", "Endpoints", 356),
-    ("v1", "Event", 363),
-    ("v1", "LimitRange", 383),
-    ("v1", "Namespace", 393),
-    ("v1", "Node", 397),
-    ("v1", "PersistentVolume", 413),
-    ("v1", "PersistentVolumeClaim", 414),
-    ("v1", "PersistentVolumeClaimTemplate", 419),
-    ("v1", "Pod", 425),
-    ("v1", "PodStatusResult", 442),
-    ("v1", "PodTemplate", 443),
-    ("v1", "PodTemplateSpec", 445),
-    ("v1", "RangeAllocation", 456),
-    ("v1", "ReplicationController", 457),
-    ("v1", "ResourceQuota", 465),
-    ("v1", "Secret", 475),
-    ("v1", "Service", 482),
-    ("v1", "ServiceAccount", 483),
+    ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", 17),
+    ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", 18),
+    ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration", 25),
+    ("admissionregistration.k8s.io/v1alpha1", "MutatingAdmissionPolicy", 32),
+    ("admissionregistration.k8s.io/v1alpha1", "MutatingAdmissionPolicyBinding", 33),
+    ("admissionregistration.k8s.io/v1alpha1", "ValidatingAdmissionPolicy", 41),
+    ("admissionregistration.k8s.io/v1alpha1", "ValidatingAdmissionPolicyBinding", 42),
+    ("admissionregistration.k8s.io/v1beta1", "MutatingAdmissionPolicy", 53),
+    ("admissionregistration.k8s.io/v1beta1", "MutatingAdmissionPolicyBinding", 54),
+    ("admissionregistration.k8s.io/v1beta1", "MutatingWebhookConfiguration", 60),
+    ("admissionregistration.k8s.io/v1beta1", "ValidatingAdmissionPolicy", 65),
+    ("admissionregistration.k8s.io/v1beta1", "ValidatingAdmissionPolicyBinding", 66),
+    ("admissionregistration.k8s.io/v1beta1", "ValidatingWebhookConfiguration", 73),
+    ("apidiscovery.k8s.io/v2", "APIGroupDiscovery", 77),
+    ("apidiscovery.k8s.io/v2beta1", "APIGroupDiscovery", 82),
+    ("apiextensions.k8s.io/v1", "CustomResourceDefinition", 983),
+    ("apiregistration.k8s.io/v1", "APIService", 1045),
+    ("apps/v1", "ControllerRevision", 92),
+    ("apps/v1", "DaemonSet", 94),
+    ("apps/v1", "Deployment", 99),
+    ("apps/v1", "ReplicaSet", 104),
+    ("apps/v1", "StatefulSet", 109),
+    ("authentication.k8s.io/v1", "SelfSubjectReview", 156),
+    ("authentication.k8s.io/v1", "TokenRequest", 158),
+    ("authentication.k8s.io/v1", "TokenReview", 161),
+    ("authorization.k8s.io/v1", "LocalSubjectAccessReview", 175),
+    ("authorization.k8s.io/v1", "SelfSubjectAccessReview", 179),
+    ("authorization.k8s.io/v1", "SelfSubjectRulesReview", 181),
+    ("authorization.k8s.io/v1", "SubjectAccessReview", 182),
+    ("autoscaling/v1", "HorizontalPodAutoscaler", 202),
+    ("autoscaling/v1", "Scale", 215),
+    ("autoscaling/v2", "HorizontalPodAutoscaler", 224),
+    ("batch/v1", "CronJob", 280),
+    ("batch/v1", "Job", 284),
+    ("batch/v1", "JobTemplateSpec", 289),
+    ("certificates.k8s.io/v1", "CertificateSigningRequest", 301),
+    ("certificates.k8s.io/v1alpha1", "ClusterTrustBundle", 306),
+    ("certificates.k8s.io/v1beta1", "CertificateSigningRequest", 309),
+    ("certificates.k8s.io/v1beta1", "ClusterTrustBundle", 314),
+    ("certificates.k8s.io/v1beta1", "PodCertificateRequest", 317),
+    ("coordination.k8s.io/v1", "Lease", 321),
+    ("coordination.k8s.io/v1alpha2", "LeaseCandidate", 323),
+    ("coordination.k8s.io/v1beta1", "Lease", 326),
+    ("coordination.k8s.io/v1beta1", "LeaseCandidate", 327),
+    ("discovery.k8s.io/v1", "EndpointSlice", 539),
+    ("events.k8s.io/v1", "Event", 549),
+    ("flowcontrol.apiserver.k8s.io/v1", "FlowSchema", 594),
+    ("flowcontrol.apiserver.k8s.io/v1", "PriorityLevelConfiguration", 604),
+    ("internal.apiserver.k8s.io/v1alpha1", "StorageVersion", 88),
+    ("meta.k8s.io/v1", "APIGroup", 1013),
+    ("meta.k8s.io/v1", "APIVersions", 1017),
+    ("meta.k8s.io/v1", "CreateOptions", 1020),
+    ("meta.k8s.io/v1", "DeleteOptions", 1021),
+    ("meta.k8s.io/v1", "PartialObjectMetadata", 1034),
+    ("meta.k8s.io/v1", "PatchOptions", 1036),
+    ("meta.k8s.io/v1", "Status", 1039),
+    ("meta.k8s.io/v1", "UpdateOptions", 1042),
+    ("meta.k8s.io/v1", "WatchEvent", 1043),
+    ("networking.k8s.io/v1", "IPAddress", 686),
+    ("networking.k8s.io/v1", "Ingress", 689),
+    ("networking.k8s.io/v1", "IngressClass", 691),
+    ("networking.k8s.io/v1", "NetworkPolicy", 705),
+    ("networking.k8s.io/v1", "ServiceCIDR", 711),
+    ("networking.k8s.io/v1beta1", "IPAddress", 717),
+    ("networking.k8s.io/v1beta1", "Ingress", 719),
+    ("networking.k8s.io/v1beta1", "IngressClass", 721),
+    ("networking.k8s.io/v1beta1", "ServiceCIDR", 734),
+    ("node.k8s.io/v1", "RuntimeClass", 739),
+    ("policy/v1", "Eviction", 751),
+    ("policy/v1", "PodDisruptionBudget", 752),
+    ("rbac.authorization.k8s.io/v1", "ClusterRole", 762),
+    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", 763),
+    ("rbac.authorization.k8s.io/v1", "Role", 767),
+    ("rbac.authorization.k8s.io/v1", "RoleBinding", 768),
+    ("resource.k8s.io/v1", "DeviceClass", 808),
+    ("resource.k8s.io/v1", "ResourceClaim", 818),
+    ("resource.k8s.io/v1", "ResourceClaimTemplate", 822),
+    ("resource.k8s.io/v1", "ResourceClaimTemplateSpec", 824),
+    ("resource.k8s.io/v1", "ResourceSlice", 825),
+    ("resource.k8s.io/v1alpha3", "DeviceTaintRule", 831),
+    ("resource.k8s.io/v1beta1", "DeviceClass", 849),
+    ("resource.k8s.io/v1beta1", "ResourceClaim", 863),
+    ("resource.k8s.io/v1beta1", "ResourceClaimTemplate", 868),
+    ("resource.k8s.io/v1beta1", "ResourceClaimTemplateSpec", 870),
+    ("resource.k8s.io/v1beta1", "ResourceSlice", 872),
+    ("resource.k8s.io/v1beta2", "DeviceClass", 888),
+    ("resource.k8s.io/v1beta2", "ResourceClaim", 903),
+    ("resource.k8s.io/v1beta2", "ResourceClaimTemplate", 908),
+    ("resource.k8s.io/v1beta2", "ResourceClaimTemplateSpec", 910),
+    ("resource.k8s.io/v1beta2", "ResourceSlice", 912),
+    ("scheduling.k8s.io/v1", "PriorityClass", 915),
+    ("scheduling.k8s.io/v1alpha1", "PriorityClass", 917),
+    ("scheduling.k8s.io/v1alpha1", "Workload", 919),
+    ("storage.k8s.io/v1", "CSIDriver", 924),
+    ("storage.k8s.io/v1", "CSINode", 927),
+    ("storage.k8s.io/v1", "CSIStorageCapacity", 931),
+    ("storage.k8s.io/v1", "StorageClass", 933),
+    ("storage.k8s.io/v1", "VolumeAttachment", 936),
+    ("storage.k8s.io/v1", "VolumeAttributesClass", 941),
+    ("storage.k8s.io/v1beta1", "CSIDriver", 954),
+    ("storage.k8s.io/v1beta1", "CSINode", 957),
+    ("storage.k8s.io/v1beta1", "CSIStorageCapacity", 961),
+    ("storage.k8s.io/v1beta1", "StorageClass", 963),
+    ("storage.k8s.io/v1beta1", "VolumeAttachment", 966),
+    ("storage.k8s.io/v1beta1", "VolumeAttributesClass", 971),
+    ("storagemigration.k8s.io/v1beta1", "StorageVersionMigration", 974),
+    ("v1", "Binding", 339),
+    ("v1", "ComponentStatus", 349),
+    ("v1", "ConfigMap", 351),
+    ("v1", "Endpoints", 375),
+    ("v1", "Event", 382),
+    ("v1", "LimitRange", 404),
+    ("v1", "Namespace", 415),
+    ("v1", "Node", 420),
+    ("v1", "PersistentVolume", 436),
+    ("v1", "PersistentVolumeClaim", 437),
+    ("v1", "PersistentVolumeClaimTemplate", 442),
+    ("v1", "Pod", 448),
+    ("v1", "PodStatusResult", 469),
+    ("v1", "PodTemplate", 470),
+    ("v1", "PodTemplateSpec", 472),
+    ("v1", "RangeAllocation", 483),
+    ("v1", "ReplicationController", 484),
+    ("v1", "ResourceQuota", 492),
+    ("v1", "Secret", 503),
+    ("v1", "Service", 510),
+    ("v1", "ServiceAccount", 511),
 ];

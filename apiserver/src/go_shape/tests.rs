@@ -178,3 +178,28 @@ fn fields_without_omitempty_get_gos_zero_values() {
         json!({ "kind": "User", "name": "u" })
     );
 }
+
+#[test]
+fn empty_lists_and_maps_under_omitempty_are_left_out() {
+    // A finished Job's pod once its tracking finalizer is removed; an emptied env and labels.
+    let pod = filled(json!({ "apiVersion": "v1", "kind": "Pod",
+        "metadata": { "name": "p", "finalizers": [], "labels": {}, "annotations": { "a": "b" },
+            "creationTimestamp": "2026-01-01T00:00:00Z" },
+        "spec": { "containers": [{ "name": "c", "image": "i", "env": [], "ports": [] }],
+            "volumes": [] } }));
+    let meta = pod["metadata"].as_object().unwrap();
+    assert!(
+        !meta.contains_key("finalizers") && !meta.contains_key("labels"),
+        "{pod}"
+    );
+    assert_eq!(pod["metadata"]["annotations"], json!({ "a": "b" }));
+    let c = pod["spec"]["containers"][0].as_object().unwrap();
+    assert!(!c.contains_key("env") && !c.contains_key("ports"), "{pod}");
+    assert!(pod["spec"].get("volumes").is_none(), "{pod}");
+    // Without omitempty an empty list stays what it is.
+    let role = filled(
+        json!({ "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": { "name": "r", "creationTimestamp": "2026-01-01T00:00:00Z" }, "rules": [] }),
+    );
+    assert_eq!(role["rules"], json!([]));
+}
