@@ -100,14 +100,17 @@ pub fn parse(method: &Method, path: &str, query_watch: bool) -> Route {
         };
     }
     let mut namespace = None;
+    // Names are matched decoded, as upstream reads the URL's decoded path (`kubectl logs 'a-*'`
+    // asks for `a-%2A`).
+    let decoded = |seg: &str| percent_decode(seg, false);
     if rest[0] == "namespaces" && rest.len() > 1 {
-        namespace = Some(rest[1].to_string());
+        namespace = Some(decoded(rest[1]));
         if rest.len() > 2 && !NAMESPACE_SUBRESOURCES.contains(&rest[2]) {
             rest = &rest[2..];
         }
     }
     let resource = rest[0].to_string();
-    let name = rest.get(1).map(|s| s.to_string());
+    let name = rest.get(1).map(|s| decoded(s));
     let subresource = rest.get(2).map(|s| s.to_string());
     // Only a proxy subresource has a path after it (`nodes/<name>/proxy/logs/`).
     let proxy = subresource.as_deref() == Some("proxy");
@@ -144,31 +147,7 @@ pub fn parse(method: &Method, path: &str, query_watch: bool) -> Route {
 
 /// Decodes `a=b&c=d` (percent-encoding and `+`), last value of a repeated key winning.
 pub fn url_decode_pairs(q: &str) -> Query {
-    fn decode(s: &str) -> String {
-        let bytes = s.as_bytes();
-        let mut out = Vec::with_capacity(bytes.len());
-        let mut i = 0;
-        while i < bytes.len() {
-            match bytes[i] {
-                b'+' => out.push(b' '),
-                b'%' if i + 2 < bytes.len() => {
-                    match u8::from_str_radix(
-                        std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("zz"),
-                        16,
-                    ) {
-                        Ok(b) => {
-                            out.push(b);
-                            i += 2;
-                        }
-                        Err(_) => out.push(b'%'),
-                    }
-                }
-                b => out.push(b),
-            }
-            i += 1;
-        }
-        String::from_utf8_lossy(&out).into_owned()
-    }
+    let decode = |s: &str| percent_decode(s, true);
     q.split('&')
         .filter(|p| !p.is_empty())
         .map(|p| match p.split_once('=') {
@@ -305,4 +284,34 @@ mod tests {
             Route::NonResource
         );
     }
+}
+
+/// `%XX` escapes decoded (and `+` as a space in a query); a malformed escape is kept as is.
+fn percent_decode(s: &str, plus_is_space: bool) -> String {
+    if !s.contains(['%', '+']) {
+        return s.to_string();
+    }
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' if plus_is_space => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => {
+                match u8::from_str_radix(
+                    std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("zz"),
+                    16,
+                ) {
+                    Ok(b) => {
+                        out.push(b);
+                        i += 2;
+                    }
+                    Err(_) => out.push(b'%'),
+                }
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }

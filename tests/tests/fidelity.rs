@@ -1725,3 +1725,12 @@ fn paged_lists_count_what_remains() {
         "{selected}"
     );
 }
+
+/// A name is read decoded from the path, as upstream does: `kubectl get pod 'a-*'` asks for
+/// `a-%2A` and is told `pods "a-*" not found`.
+#[test]
+fn names_in_paths_are_decoded() {
+    let c = TestCluster::start();
+    let err = fails(&["get", "pod"], c.kubectl(&["get", "pod", "a-*"]));
+    assert!(err.contains(r#"pods "a-*" not found"#), "{err}");
+}
