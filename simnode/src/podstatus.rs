@@ -12,7 +12,7 @@ use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::core::v1::{
     Container, ContainerState, ContainerStateRunning, ContainerStateTerminated,
     ContainerStateWaiting, ContainerStatus, HostIP, Pod, PodCondition, PodIP, PodStatus,
-    ResourceRequirements,
+    ResourceRequirements, VolumeMountStatus,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -222,7 +222,30 @@ fn terminated(code: i32, started: Timestamp, finished: Timestamp, id: &str) -> C
 
 fn fresh_status(pod: &Pod, c: &Container, restarts: i32, state: ContainerState) -> ContainerStatus {
     let is_running = state.running.is_some();
+    // The mounts the runtime reports (RecursiveReadOnlyMounts, on in 1.33): a read-only one
+    // says its recursive read-only mode, Disabled unless asked for.
+    let mounts: Vec<VolumeMountStatus> = c
+        .volume_mounts
+        .iter()
+        .flatten()
+        .map(|m| {
+            let read_only = m.read_only.unwrap_or(false);
+            VolumeMountStatus {
+                name: m.name.clone(),
+                mount_path: m.mount_path.clone(),
+                read_only: read_only.then_some(true),
+                recursive_read_only: read_only.then(|| {
+                    match m.recursive_read_only.as_deref() {
+                        Some("Enabled" | "IfPossible") => "Enabled",
+                        _ => "Disabled",
+                    }
+                    .to_string()
+                }),
+            }
+        })
+        .collect();
     ContainerStatus {
+        volume_mounts: (!mounts.is_empty()).then_some(mounts),
         name: c.name.clone(),
         image: normalize_image(c.image.as_deref().unwrap_or_default()),
         image_id: image_id(c.image.as_deref().unwrap_or_default()),

@@ -431,9 +431,18 @@ fn known_commands_end_and_active_deadlines_fail_pods() {
         failed["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"], 3,
         "{failed}"
     );
-    wait_until(WAIT, "forever to run", || {
-        (pod(&c, "forever")["status"]["phase"] == "Running").then_some(())
+    let running = wait_until(WAIT, "forever to run", || {
+        let p = pod(&c, "forever");
+        (p["status"]["phase"] == "Running").then_some(p)
     });
+    // The kubelet reports the container's mounts (RecursiveReadOnlyMounts, on in 1.33).
+    let mounts = &running["status"]["containerStatuses"][0]["volumeMounts"];
+    assert_eq!(
+        mounts[0]["mountPath"], "/var/run/secrets/kubernetes.io/serviceaccount",
+        "{running}"
+    );
+    assert_eq!(mounts[0]["readOnly"], true);
+    assert_eq!(mounts[0]["recursiveReadOnly"], "Disabled");
     c.kubectl_ok(&[
         "patch",
         "pod",
