@@ -286,11 +286,27 @@ impl Reconciler for CronJobController {
 
         let children: HashSet<String> =
             jobs.iter().filter_map(|j| j.metadata.uid.clone()).collect();
+        // The CronJob as the API has it now, read once when the cache may be behind.
+        let mut live: Option<Option<CronJob>> = None;
         for j in &jobs {
             let juid = j.metadata.uid.clone();
             let found = active.iter().any(|r| r.uid == juid);
             match is_finished(j) {
                 None if !found => {
+                    // Our cached status may predate the write that recorded this job: look at
+                    // the CronJob itself before warning, as upstream does.
+                    if live.is_none() {
+                        let api: Api<CronJob> = Api::namespaced(self.client.clone(), ns);
+                        live = Some(api.get_opt(name).await?);
+                    }
+                    let recorded = live
+                        .as_ref()
+                        .and_then(|c| c.as_ref()?.status.as_ref()?.active.as_ref())
+                        .and_then(|a| a.iter().find(|r| r.uid == juid).cloned());
+                    if let Some(reference) = recorded {
+                        active.push(reference);
+                        continue;
+                    }
                     self.recorder.event(
                         &cj_ref,
                         "Warning",
