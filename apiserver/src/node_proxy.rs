@@ -492,18 +492,167 @@ fn container_image(pod: &Value, container: &str) -> String {
         .to_string()
 }
 
-/// The container's command then args, as the runtime runs them.
-fn container_argv<'a>(pod: &'a Value, container: &str) -> impl Iterator<Item = &'a str> {
-    let spec = ["initContainers", "containers", "ephemeralContainers"]
+fn container_spec<'a>(pod: &'a Value, container: &str) -> Option<&'a Value> {
+    ["initContainers", "containers", "ephemeralContainers"]
         .iter()
         .filter_map(|f| pod["spec"][*f].as_array())
         .flatten()
-        .find(|c| c["name"].as_str() == Some(container));
-    ["command", "args"]
+        .find(|c| c["name"].as_str() == Some(container))
+}
+
+/// The container's command then args as the runtime runs them: `$(VAR)` references expanded
+/// from its environment, as the kubelet expands them.
+async fn container_argv(ctx: &ApiContext, pod: &Value, container: &str) -> Vec<String> {
+    let Some(spec) = container_spec(pod, container) else {
+        return Vec::new();
+    };
+    let words = ["command", "args"]
         .into_iter()
-        .filter_map(move |k| spec?.get(k)?.as_array())
+        .filter_map(|k| spec.get(k)?.as_array())
         .flatten()
-        .filter_map(Value::as_str)
+        .filter_map(Value::as_str);
+    let words: Vec<&str> = words.collect();
+    if !words.iter().any(|w| w.contains("$(")) {
+        return words.into_iter().map(str::to_string).collect();
+    }
+    let env = container_env(ctx, pod, spec).await;
+    words.into_iter().map(|w| expand(w, &env)).collect()
+}
+
+/// The container's environment, as far as the API holds it: `envFrom` then `env` (literal
+/// values, expanded; the pod's fields; ConfigMap and Secret keys).
+async fn container_env(
+    ctx: &ApiContext,
+    pod: &Value,
+    spec: &Value,
+) -> std::collections::HashMap<String, String> {
+    let ns = str_at(pod, "/metadata/namespace");
+    let mut env = std::collections::HashMap::new();
+    for from in spec["envFrom"].as_array().into_iter().flatten() {
+        let prefix = from["prefix"].as_str().unwrap_or("");
+        let (kind, source) = if from["configMapRef"].is_object() {
+            ("configmaps", &from["configMapRef"])
+        } else {
+            ("secrets", &from["secretRef"])
+        };
+        let Some(data) = object_data(ctx, ns, kind, source["name"].as_str().unwrap_or("")).await
+        else {
+            continue;
+        };
+        for (k, v) in data {
+            env.insert(format!("{prefix}{k}"), v);
+        }
+    }
+    for e in spec["env"].as_array().into_iter().flatten() {
+        let Some(name) = e["name"].as_str() else {
+            continue;
+        };
+        let value = if let Some(v) = e["value"].as_str() {
+            Some(expand(v, &env))
+        } else if let Some(path) = e
+            .pointer("/valueFrom/fieldRef/fieldPath")
+            .and_then(Value::as_str)
+        {
+            pod_field(pod, path)
+        } else if let Some(r) = e.pointer("/valueFrom/configMapKeyRef") {
+            let data = object_data(ctx, ns, "configmaps", r["name"].as_str().unwrap_or("")).await;
+            data.and_then(|mut d| d.remove(r["key"].as_str().unwrap_or("")))
+        } else if let Some(r) = e.pointer("/valueFrom/secretKeyRef") {
+            let data = object_data(ctx, ns, "secrets", r["name"].as_str().unwrap_or("")).await;
+            data.and_then(|mut d| d.remove(r["key"].as_str().unwrap_or("")))
+        } else {
+            None
+        };
+        if let Some(v) = value {
+            env.insert(name.to_string(), v);
+        }
+    }
+    env
+}
+
+/// A ConfigMap's data or a Secret's data (decoded), `None` when it cannot be read.
+async fn object_data(
+    ctx: &ApiContext,
+    ns: &str,
+    resource: &str,
+    name: &str,
+) -> Option<std::collections::HashMap<String, String>> {
+    use base64::Engine as _;
+    let info = catalog::find("", "v1", resource)?;
+    let target = Target {
+        info,
+        namespace: Some(ns),
+    };
+    let obj = ctx.registry.get(target, name).await.ok()?;
+    let data = obj["data"].as_object()?;
+    Some(
+        data.iter()
+            .filter_map(|(k, v)| {
+                let v = v.as_str()?;
+                let text = if resource == "secrets" {
+                    let bytes = base64::engine::general_purpose::STANDARD.decode(v).ok()?;
+                    String::from_utf8(bytes).ok()?
+                } else {
+                    v.to_string()
+                };
+                Some((k.clone(), text))
+            })
+            .collect(),
+    )
+}
+
+/// A downward-API `fieldRef` of the pod.
+fn pod_field(pod: &Value, path: &str) -> Option<String> {
+    let keyed = |prefix: &str, map: &str| {
+        let key = path.strip_prefix(prefix)?.strip_suffix("']")?;
+        pod["metadata"][map][key].as_str().map(str::to_string)
+    };
+    let pointer = match path {
+        "metadata.name" => "/metadata/name",
+        "metadata.namespace" => "/metadata/namespace",
+        "metadata.uid" => "/metadata/uid",
+        "spec.nodeName" => "/spec/nodeName",
+        "spec.serviceAccountName" => "/spec/serviceAccountName",
+        "status.hostIP" => "/status/hostIP",
+        "status.podIP" => "/status/podIP",
+        _ => {
+            return keyed("metadata.labels['", "labels")
+                .or_else(|| keyed("metadata.annotations['", "annotations"));
+        }
+    };
+    pod.pointer(pointer)
+        .and_then(Value::as_str)
+        .map(str::to_string)
+}
+
+/// The kubelet's `$(VAR)` expansion: a defined variable is replaced, `$$` is a `$`, anything
+/// else is kept as written.
+fn expand(text: &str, env: &std::collections::HashMap<String, String>) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        if let Some(tail) = after.strip_prefix('$') {
+            out.push('$');
+            rest = tail;
+        } else if let Some((name, tail)) = after.strip_prefix('(').and_then(|r| r.split_once(')')) {
+            match env.get(name) {
+                Some(v) => out.push_str(v),
+                None => {
+                    out.push_str("$(");
+                    out.push_str(name);
+                    out.push(')');
+                }
+            }
+            rest = tail;
+        } else {
+            out.push('$');
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// One synthetic log line and when it was "written".
@@ -517,12 +666,13 @@ pub struct LogLine {
 pub fn synthetic_log(
     pod: &Value,
     container: &str,
+    argv: &[String],
     node: &str,
     started: jiff::Timestamp,
 ) -> Vec<LogLine> {
     // A command whose run is known (`echo hi`, `date; echo done`) logs what it writes, when
     // it writes it.
-    if let Some(run) = simulated_command::outcome(container_argv(pod, container)) {
+    if let Some(run) = simulated_command::outcome(argv.iter().map(String::as_str)) {
         let now = jiff::Timestamp::now();
         return run
             .output
@@ -610,7 +760,8 @@ async fn serve_log(ctx: &ApiContext, pod: &Value, opts: LogOptions) -> Result<Re
                 .ok()
         })
         .unwrap_or_else(jiff::Timestamp::now);
-    let lines = synthetic_log(pod, &container, &node, started);
+    let argv = container_argv(ctx, pod, &container).await;
+    let lines = synthetic_log(pod, &container, &argv, &node, started);
     let body = render_log(&lines, &opts, jiff::Timestamp::now());
     if !opts.follow || opts.previous {
         return Ok(text_stream(Body::from(body)));

@@ -489,3 +489,26 @@ fn a_pod_whose_host_port_is_taken_is_rejected_by_the_node() {
     );
     assert_eq!(self::pod(&c, "first")["status"]["phase"], "Running");
 }
+
+/// The docs' "Define a Command and Arguments for a Container" and ConfigMap-to-env examples:
+/// `$(VAR)` in command and args is expanded from the container's environment before it runs.
+#[test]
+fn arguments_expand_environment_references() {
+    let c = TestCluster::start();
+    c.kubectl_ok(&[
+        "create",
+        "configmap",
+        "special-config",
+        "--from-literal=SPECIAL_LEVEL=very",
+    ]);
+    c.apply(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: print-greeting, namespace: default}\nspec:\n  restartPolicy: Never\n  containers:\n  - name: env-print-demo\n    image: bash\n    env:\n    - {name: GREETING, value: Warm greetings to}\n    - {name: HONORIFIC, value: The Most Honorable}\n    - {name: NAME, value: Kubernetes}\n    - name: LEVEL\n      valueFrom: {configMapKeyRef: {name: special-config, key: SPECIAL_LEVEL}}\n    command: [echo]\n    args: [\"$(GREETING) $(HONORIFIC) $(NAME), $(LEVEL) $(UNSET)\"]\n",
+    );
+    wait_until(WAIT, "the pod to finish", || {
+        (pod(&c, "print-greeting")["status"]["phase"] == "Succeeded").then_some(())
+    });
+    assert_eq!(
+        c.kubectl_ok(&["logs", "print-greeting"]),
+        "Warm greetings to The Most Honorable Kubernetes, very $(UNSET)\n"
+    );
+}
