@@ -611,3 +611,53 @@ webhooks:
     );
     c.kubectl_ok(&["create", "configmap", "by-admin", "-n", "hooked"]);
 }
+
+/// validatingadmissionpolicy.go "should type check a CRD": a policy matching a custom resource
+/// is type-checked against the CRD's schema (with ObjectMeta), warnings prefixed by its kind.
+#[test]
+fn policies_on_custom_resources_are_type_checked() {
+    let c = TestCluster::start();
+    c.apply(
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: crontabs.stable.example.com}\n\
+         spec:\n  group: stable.example.com\n  scope: Namespaced\n  names: {plural: crontabs, singular: crontab, kind: CronTab}\n\
+         \x20 versions:\n  - name: v1\n    served: true\n    storage: true\n\
+         \x20   schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object, properties: {replicas: {type: integer}}}}}}\n",
+    );
+    c.kubectl_ok(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/crontabs.stable.example.com",
+        "--timeout=30s",
+    ]);
+    c.apply(
+        "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: typecheck}\n\
+         spec:\n  matchConstraints:\n    resourceRules: [{apiGroups: [stable.example.com], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [crontabs]}]\n\
+         \x20 validations:\n  - expression: \"object.spec.replicas > '1'\"\n  - expression: \"object.spec.maxRetries < 10\"\n\
+         \x20 - expression: \"object.metadata.name != ''\"\n",
+    );
+    let warnings = wait_until(Duration::from_secs(30), "the type check", || {
+        let out = c.kubectl_ok(&[
+            "get",
+            "validatingadmissionpolicy",
+            "typecheck",
+            "-o",
+            "jsonpath={range .status.typeChecking.expressionWarnings[*]}{.fieldRef}|{.warning}{\"\\n---\\n\"}{end}",
+        ]);
+        (!out.is_empty()).then_some(out)
+    });
+    let found: Vec<&str> = warnings
+        .split("\n---\n")
+        .filter(|w| !w.is_empty())
+        .collect();
+    assert_eq!(found.len(), 2, "{warnings}");
+    assert!(
+        found[0].starts_with("spec.validations[0].expression|stable.example.com/v1, Kind=CronTab:")
+            && found[0].contains("found no matching overload for '_>_' applied to '(int, string)'"),
+        "{warnings}"
+    );
+    assert!(
+        found[1].starts_with("spec.validations[1].expression|")
+            && found[1].contains("undefined field 'maxRetries'"),
+        "{warnings}"
+    );
+}

@@ -45,7 +45,9 @@ impl CustomResource {
 
 const OBJECT_META_REF: &str = "#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
 
-fn add_kube_native_fields(node: &mut Value, root: bool) {
+/// Gives a CRD schema's root and embedded resources `apiVersion`, `kind` and an ObjectMeta
+/// `metadata`, as upstream's builder does for apply and type checks.
+pub(crate) fn add_kube_native_fields(node: &mut Value, root: bool) {
     let Some(obj) = node.as_object_mut() else {
         return;
     };

@@ -28,10 +28,14 @@ pub fn check(policy_json: &Value) -> Vec<(String, String)> {
                     let Some(info) = catalog::find(g, v, res) else {
                         continue;
                     };
-                    let Some(def) = schemas
-                        .definition_for(info.group, info.version, info.kind)
-                        .and_then(|d| schemas.definition(d))
-                    else {
+                    let def = if catalog::is_custom(info) {
+                        custom_resource_schema(info)
+                    } else {
+                        schemas
+                            .definition_for(info.group, info.version, info.kind)
+                            .and_then(|d| schemas.definition(d))
+                    };
+                    let Some(def) = def else {
                         continue;
                     };
                     let gvk = format!("{}/{}, Kind={}", info.group, info.version, info.kind);
@@ -83,6 +87,26 @@ pub fn check(policy_json: &Value) -> Vec<(String, String)> {
         }
     }
     out
+}
+
+/// A served custom resource version's schema, as upstream types it (with TypeMeta and
+/// ObjectMeta). The type checker reads schemas for the life of the process, so each distinct
+/// schema is kept once: a CRD's schema changes rarely, and a changed one is a new entry.
+fn custom_resource_schema(info: &catalog::ResourceInfo) -> Option<&'static Value> {
+    use std::collections::HashMap;
+    use std::sync::{LazyLock, Mutex};
+    static KEPT: LazyLock<Mutex<HashMap<String, &'static Value>>> = LazyLock::new(Default::default);
+    let mut schema = crate::apiextensions::schema_for_gvk(&info.gvk())?;
+    crate::apply::schema::add_kube_native_fields(&mut schema, true);
+    let key = format!("{}/{}/{}\n{schema}", info.group, info.version, info.kind);
+    let mut kept = KEPT
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    Some(
+        *kept
+            .entry(key)
+            .or_insert_with(|| Box::leak(Box::new(schema))),
+    )
 }
 
 /// The status a policy gets for its current generation.
