@@ -263,7 +263,7 @@ mod tests {
             "-c",
             "date; echo Hello from the Kubernetes cluster",
         ])
-        .unwrap();
+        .expect("a known script");
         assert_eq!(
             o.output.iter().map(|l| l.line.clone()).collect::<Vec<_>>(),
             [
@@ -271,7 +271,7 @@ mod tests {
                 Line::Text("Hello from the Kubernetes cluster".into())
             ]
         );
-        let o = outcome(["sh", "-c", "echo -n 'a  b'; sleep 2; echo c"]).unwrap();
+        let o = outcome(["sh", "-c", "echo -n 'a  b'; sleep 2; echo c"]).expect("a known script");
         assert_eq!(o.output[0].line, Line::Text("a  b".into()));
         assert_eq!(o.output[1].after_seconds, 2.0);
         assert_eq!(

@@ -187,13 +187,15 @@ fn empty_lists_and_maps_under_omitempty_are_left_out() {
             "creationTimestamp": "2026-01-01T00:00:00Z" },
         "spec": { "containers": [{ "name": "c", "image": "i", "env": [], "ports": [] }],
             "volumes": [] } }));
-    let meta = pod["metadata"].as_object().unwrap();
+    let meta = pod["metadata"].as_object().expect("metadata");
     assert!(
         !meta.contains_key("finalizers") && !meta.contains_key("labels"),
         "{pod}"
     );
     assert_eq!(pod["metadata"]["annotations"], json!({ "a": "b" }));
-    let c = pod["spec"]["containers"][0].as_object().unwrap();
+    let c = pod["spec"]["containers"][0]
+        .as_object()
+        .expect("a container");
     assert!(!c.contains_key("env") && !c.contains_key("ports"), "{pod}");
     assert!(pod["spec"].get("volumes").is_none(), "{pod}");
     // Without omitempty an empty list stays what it is.
