@@ -341,6 +341,20 @@ spec:
                 items: {type: string}
 "#;
 
+/// A cluster with the namespace and the Gadget CRD, established.
+fn gadgets_cluster() -> TestCluster {
+    let c = TestCluster::start();
+    c.apply(&namespace_yaml(NS));
+    c.apply(GADGETS);
+    c.kubectl_ok(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/gadgets.example.com",
+        "--timeout=30s",
+    ]);
+    c
+}
+
 /// A Gadget with these ports and, when `tags` is not empty, these tags.
 fn gadget(ports: &str, tags: &str) -> String {
     let tags = if tags.is_empty() {
@@ -357,15 +371,7 @@ fn gadget(ports: &str, tags: &str) -> String {
 /// an untyped list (atomic) is one manager's, and conflicts name the CR's fields.
 #[test]
 fn custom_resources_apply_by_their_schema() {
-    let c = TestCluster::start();
-    c.apply(&namespace_yaml(NS));
-    c.apply(GADGETS);
-    c.kubectl_ok(&[
-        "wait",
-        "--for=condition=Established",
-        "crd/gadgets.example.com",
-        "--timeout=30s",
-    ]);
+    let c = gadgets_cluster();
     let apply = ["apply", "--server-side"];
     ok(
         &apply,
@@ -430,15 +436,7 @@ fn custom_resources_apply_by_their_schema() {
 /// set; duplicate YAML keys let the last win and are refused only with Strict.
 #[tokio::test]
 async fn apply_checks_the_configuration_against_the_schema() {
-    let c = TestCluster::start();
-    c.apply(&namespace_yaml(NS));
-    c.apply(GADGETS);
-    c.kubectl_ok(&[
-        "wait",
-        "--for=condition=Established",
-        "crd/gadgets.example.com",
-        "--timeout=30s",
-    ]);
+    let c = gadgets_cluster();
     let apply = ["apply", "--server-side"];
     let bogus = format!("{}  bogus: 1\n", gadget("{name: a, port: 1}", ""));
     let err = fails(&apply, apply_ss(&c, &bogus, &["--validate=false"]));

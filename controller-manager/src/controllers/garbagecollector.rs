@@ -427,24 +427,27 @@ impl GarbageCollector {
         }
     }
 
-    /// Replaces an object's owner references (a merge patch; an empty list removes them).
+    /// Replaces an object's owner references (an empty list removes them).
     async fn patch_owners(&self, node: &Node, owners: &[&OwnerReference]) -> Result<(), Error> {
-        let patch = serde_json::json!({ "metadata": { "ownerReferences": list_or_null(owners) } });
-        match self
-            .api(node)
-            .patch_metadata(&node.name, &PatchParams::default(), &Patch::Merge(&patch))
+        self.merge_metadata(node, "ownerReferences", list_or_null(owners))
             .await
-        {
-            Ok(_) => Ok(()),
-            Err(e) if is_not_found(&e) => Ok(()),
-            Err(e) => Err(e.into()),
-        }
     }
 
-    /// Removes `finalizer` from an object (a patch; a conflict retries).
+    /// Removes `finalizer` from an object (a conflict retries).
     async fn remove_finalizer(&self, node: &Node, finalizer: &str) -> Result<(), Error> {
         let left: Vec<&String> = node.finalizers.iter().filter(|f| *f != finalizer).collect();
-        let patch = serde_json::json!({ "metadata": { "finalizers": list_or_null(&left) } });
+        self.merge_metadata(node, "finalizers", list_or_null(&left))
+            .await
+    }
+
+    /// Sets one metadata field with a merge patch; an object already gone needs nothing.
+    async fn merge_metadata(
+        &self,
+        node: &Node,
+        field: &str,
+        value: serde_json::Value,
+    ) -> Result<(), Error> {
+        let patch = serde_json::json!({ "metadata": { field: value } });
         match self
             .api(node)
             .patch_metadata(&node.name, &PatchParams::default(), &Patch::Merge(&patch))
@@ -459,17 +462,7 @@ impl GarbageCollector {
     async fn orphan_dependents(&self, uid: &str, node: &Node) -> Result<Action, Error> {
         for (_, dep) in self.dependents(uid) {
             let kept: Vec<&OwnerReference> = dep.owners.iter().filter(|o| o.uid != uid).collect();
-            let patch =
-                serde_json::json!({ "metadata": { "ownerReferences": list_or_null(&kept) } });
-            match self
-                .api(&dep)
-                .patch_metadata(&dep.name, &PatchParams::default(), &Patch::Merge(&patch))
-                .await
-            {
-                Ok(_) => {}
-                Err(e) if is_not_found(&e) => {}
-                Err(e) => return Err(e.into()),
-            }
+            self.patch_owners(&dep, &kept).await?;
         }
         self.remove_finalizer(node, ORPHAN).await?;
         Ok(Action::Done)
