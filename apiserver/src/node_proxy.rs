@@ -12,13 +12,15 @@ use axum::response::Response;
 use bytes::Bytes;
 use http::{HeaderValue, StatusCode};
 use k1s_apimachinery::catalog;
+use k1s_apimachinery::quantity::Quantity;
 use k1s_apimachinery::simulated_command;
+use k1s_apimachinery::simulated_command::pod::{self as pod_sandbox, PodFacts, PodSandbox};
 use k1s_apimachinery::status::FieldError;
 use k1s_apimachinery::{ApiError, GroupResource};
 use serde_json::Value;
 
 use crate::context::ApiContext;
-use crate::registry::Target;
+use crate::registry::{ListQuery, Target};
 use crate::request::{Query, ResourceRequest, Verb};
 use crate::response::error_response;
 
@@ -492,91 +494,92 @@ fn container_image(pod: &Value, container: &str) -> String {
         .to_string()
 }
 
-fn container_spec<'a>(pod: &'a Value, container: &str) -> Option<&'a Value> {
-    ["initContainers", "containers", "ephemeralContainers"]
-        .iter()
-        .filter_map(|f| pod["spec"][*f].as_array())
-        .flatten()
-        .find(|c| c["name"].as_str() == Some(container))
-}
-
-/// The container's command then args as the runtime runs them: `$(VAR)` references expanded
-/// from its environment, as the kubelet expands them.
-async fn container_argv(ctx: &ApiContext, pod: &Value, container: &str) -> Vec<String> {
-    let Some(spec) = container_spec(pod, container) else {
-        return Vec::new();
-    };
-    let words = ["command", "args"]
-        .into_iter()
-        .filter_map(|k| spec.get(k)?.as_array())
-        .flatten()
-        .filter_map(Value::as_str);
-    let words: Vec<&str> = words.collect();
-    if !words.iter().any(|w| w.contains("$(")) {
-        return words.into_iter().map(str::to_string).collect();
-    }
-    let env = container_env(ctx, pod, spec).await;
-    words.into_iter().map(|w| expand(w, &env)).collect()
-}
-
-/// The container's environment, as far as the API holds it: `envFrom` then `env` (literal
-/// values, expanded; the pod's fields; ConfigMap and Secret keys).
-async fn container_env(
-    ctx: &ApiContext,
-    pod: &Value,
-    spec: &Value,
-) -> std::collections::HashMap<String, String> {
+/// What the node knows of a pod beyond the pod, looked up as the kubelet would: the
+/// ConfigMaps and Secrets it references, the services whose links go into its environment and
+/// its node's allocatable resources.
+async fn pod_facts(ctx: &ApiContext, pod: &Value) -> PodFacts {
     let ns = str_at(pod, "/metadata/namespace");
-    let mut env = std::collections::HashMap::new();
-    for from in spec["envFrom"].as_array().into_iter().flatten() {
-        let prefix = from["prefix"].as_str().unwrap_or("");
-        let (kind, source) = if from["configMapRef"].is_object() {
-            ("configmaps", &from["configMapRef"])
-        } else {
-            ("secrets", &from["secretRef"])
-        };
-        let Some(data) = object_data(ctx, ns, kind, source["name"].as_str().unwrap_or("")).await
-        else {
-            continue;
-        };
-        for (k, v) in data {
-            env.insert(format!("{prefix}{k}"), v);
+    let (config_maps, secrets) = pod_sandbox::referenced_objects(pod);
+    let mut objects = pod_sandbox::Objects::default();
+    for name in config_maps {
+        if let Some(data) = object_data(ctx, ns, "configmaps", &name).await {
+            objects.config_maps.insert(name, data);
         }
     }
-    for e in spec["env"].as_array().into_iter().flatten() {
-        let Some(name) = e["name"].as_str() else {
-            continue;
-        };
-        let value = if let Some(v) = e["value"].as_str() {
-            Some(expand(v, &env))
-        } else if let Some(path) = e
-            .pointer("/valueFrom/fieldRef/fieldPath")
-            .and_then(Value::as_str)
-        {
-            pod_field(pod, path)
-        } else if let Some(r) = e.pointer("/valueFrom/configMapKeyRef") {
-            let data = object_data(ctx, ns, "configmaps", r["name"].as_str().unwrap_or("")).await;
-            data.and_then(|mut d| d.remove(r["key"].as_str().unwrap_or("")))
-        } else if let Some(r) = e.pointer("/valueFrom/secretKeyRef") {
-            let data = object_data(ctx, ns, "secrets", r["name"].as_str().unwrap_or("")).await;
-            data.and_then(|mut d| d.remove(r["key"].as_str().unwrap_or("")))
-        } else {
-            None
-        };
-        if let Some(v) = value {
-            env.insert(name.to_string(), v);
+    for name in secrets {
+        if let Some(data) = object_data(ctx, ns, "secrets", &name).await {
+            objects.secrets.insert(name, data);
         }
     }
-    env
+    let mut services = Vec::new();
+    if let Some(info) = catalog::find("", "v1", "services") {
+        for namespace in [ns, "default"] {
+            let target = Target {
+                info,
+                namespace: Some(namespace),
+            };
+            let Ok(list) = ctx.registry.list(target, &ListQuery::default()).await else {
+                continue;
+            };
+            services.extend(list.items.iter().map(service_link));
+        }
+    }
+    let mut allocatable = std::collections::BTreeMap::new();
+    let node = str_at(pod, "/spec/nodeName");
+    if let Some(info) = catalog::find("", "v1", "nodes")
+        && !node.is_empty()
+        && let Ok(n) = ctx
+            .registry
+            .get(
+                Target {
+                    info,
+                    namespace: None,
+                },
+                node,
+            )
+            .await
+    {
+        for (k, v) in n["status"]["allocatable"].as_object().into_iter().flatten() {
+            if let Some(q) = v.as_str().and_then(Quantity::parse) {
+                allocatable.insert(k.clone(), q);
+            }
+        }
+    }
+    PodFacts {
+        objects: Some(objects),
+        services,
+        allocatable,
+    }
 }
 
-/// A ConfigMap's data or a Secret's data (decoded), `None` when it cannot be read.
+fn service_link(svc: &Value) -> pod_sandbox::ServiceLink {
+    pod_sandbox::ServiceLink {
+        namespace: str_at(svc, "/metadata/namespace").to_string(),
+        name: str_at(svc, "/metadata/name").to_string(),
+        cluster_ip: str_at(svc, "/spec/clusterIP").to_string(),
+        ports: svc["spec"]["ports"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|p| {
+                (
+                    p["name"].as_str().unwrap_or_default().to_string(),
+                    p["port"].as_i64().unwrap_or_default(),
+                    p["protocol"].as_str().unwrap_or("TCP").to_string(),
+                )
+            })
+            .collect(),
+    }
+}
+
+/// A ConfigMap's data and binaryData, or a Secret's data, as text; `None` when it cannot be
+/// read.
 async fn object_data(
     ctx: &ApiContext,
     ns: &str,
     resource: &str,
     name: &str,
-) -> Option<std::collections::HashMap<String, String>> {
+) -> Option<std::collections::BTreeMap<String, String>> {
     use base64::Engine as _;
     let info = catalog::find("", "v1", resource)?;
     let target = Target {
@@ -584,75 +587,27 @@ async fn object_data(
         namespace: Some(ns),
     };
     let obj = ctx.registry.get(target, name).await.ok()?;
-    let data = obj["data"].as_object()?;
-    Some(
-        data.iter()
-            .filter_map(|(k, v)| {
-                let v = v.as_str()?;
-                let text = if resource == "secrets" {
-                    let bytes = base64::engine::general_purpose::STANDARD.decode(v).ok()?;
-                    String::from_utf8(bytes).ok()?
-                } else {
-                    v.to_string()
-                };
-                Some((k.clone(), text))
-            })
-            .collect(),
-    )
-}
-
-/// A downward-API `fieldRef` of the pod.
-fn pod_field(pod: &Value, path: &str) -> Option<String> {
-    let keyed = |prefix: &str, map: &str| {
-        let key = path.strip_prefix(prefix)?.strip_suffix("']")?;
-        pod["metadata"][map][key].as_str().map(str::to_string)
+    let decode = |v: &str| {
+        let bytes = base64::engine::general_purpose::STANDARD.decode(v).ok()?;
+        Some(String::from_utf8_lossy(&bytes).into_owned())
     };
-    let pointer = match path {
-        "metadata.name" => "/metadata/name",
-        "metadata.namespace" => "/metadata/namespace",
-        "metadata.uid" => "/metadata/uid",
-        "spec.nodeName" => "/spec/nodeName",
-        "spec.serviceAccountName" => "/spec/serviceAccountName",
-        "status.hostIP" => "/status/hostIP",
-        "status.podIP" => "/status/podIP",
-        _ => {
-            return keyed("metadata.labels['", "labels")
-                .or_else(|| keyed("metadata.annotations['", "annotations"));
-        }
+    let mut out = std::collections::BTreeMap::new();
+    let encoded = if resource == "secrets" {
+        "data"
+    } else {
+        "binaryData"
     };
-    pod.pointer(pointer)
-        .and_then(Value::as_str)
-        .map(str::to_string)
-}
-
-/// The kubelet's `$(VAR)` expansion: a defined variable is replaced, `$$` is a `$`, anything
-/// else is kept as written.
-fn expand(text: &str, env: &std::collections::HashMap<String, String>) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find('$') {
-        out.push_str(&rest[..at]);
-        let after = &rest[at + 1..];
-        if let Some(tail) = after.strip_prefix('$') {
-            out.push('$');
-            rest = tail;
-        } else if let Some((name, tail)) = after.strip_prefix('(').and_then(|r| r.split_once(')')) {
-            match env.get(name) {
-                Some(v) => out.push_str(v),
-                None => {
-                    out.push_str("$(");
-                    out.push_str(name);
-                    out.push(')');
-                }
-            }
-            rest = tail;
-        } else {
-            out.push('$');
-            rest = after;
+    for (k, v) in obj[encoded].as_object().into_iter().flatten() {
+        if let Some(text) = v.as_str().and_then(decode) {
+            out.insert(k.clone(), text);
         }
     }
-    out.push_str(rest);
-    out
+    if resource == "configmaps" {
+        for (k, v) in obj["data"].as_object().into_iter().flatten() {
+            out.insert(k.clone(), v.as_str().unwrap_or_default().to_string());
+        }
+    }
+    Some(out)
 }
 
 /// One synthetic log line and when it was "written".
@@ -666,13 +621,17 @@ pub struct LogLine {
 pub fn synthetic_log(
     pod: &Value,
     container: &str,
-    argv: &[String],
+    facts: &PodFacts,
     node: &str,
     started: jiff::Timestamp,
 ) -> Vec<LogLine> {
-    // A command whose run is known (`echo hi`, `date; echo done`) logs what it writes, when
-    // it writes it.
-    if let Some(run) = simulated_command::outcome(argv.iter().map(String::as_str)) {
+    // A command whose run is known (`echo hi`, `date; echo done`, `env`, agnhost's `mounttest`)
+    // logs what it writes, when it writes it.
+    let run = PodSandbox::new(pod, container, facts).and_then(|sandbox| {
+        let argv = sandbox.argv();
+        simulated_command::outcome(argv.iter().map(String::as_str), &sandbox)
+    });
+    if let Some(run) = run {
         let now = jiff::Timestamp::now();
         return run
             .output
@@ -760,8 +719,8 @@ async fn serve_log(ctx: &ApiContext, pod: &Value, opts: LogOptions) -> Result<Re
                 .ok()
         })
         .unwrap_or_else(jiff::Timestamp::now);
-    let argv = container_argv(ctx, pod, &container).await;
-    let lines = synthetic_log(pod, &container, &argv, &node, started);
+    let facts = pod_facts(ctx, pod).await;
+    let lines = synthetic_log(pod, &container, &facts, &node, started);
     let body = render_log(&lines, &opts, jiff::Timestamp::now());
     if !opts.follow || opts.previous {
         return Ok(text_stream(Body::from(body)));

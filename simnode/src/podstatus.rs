@@ -18,6 +18,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use k1s_apimachinery::simulated_command;
+use k1s_apimachinery::simulated_command::pod::{PodFacts, PodSandbox};
 
 use crate::probes;
 
@@ -310,13 +311,7 @@ fn end_of_run(
     // The annotations decide; else the command, when it is one whose end is known.
     let exit = match life.run {
         Some(run) => Some((start + SignedDuration::from_secs(run), life.code)),
-        None => {
-            let argv = c.command.iter().flatten().chain(c.args.iter().flatten());
-            simulated_command::outcome(argv.map(String::as_str)).map(|o| {
-                let seconds = SignedDuration::from_secs(o.seconds.ceil() as i64);
-                (start + seconds, o.code)
-            })
-        }
+        None => command_end(pod, c, start),
     };
     let kill = probes::liveness_kill(pod, c, start);
     match (exit, kill) {
@@ -325,6 +320,18 @@ fn end_of_run(
         (Some((at, code)), None) => Some((at, code, None)),
         (None, None) => None,
     }
+}
+
+/// When a container's command ends by itself and how, when that is known. The node sees the
+/// pod only: every file its volumes reference is taken to exist.
+fn command_end(pod: &Pod, c: &Container, start: Timestamp) -> Option<(Timestamp, i32)> {
+    let json = serde_json::to_value(pod).ok()?;
+    let facts = PodFacts::default();
+    let sandbox = PodSandbox::new(&json, &c.name, &facts)?;
+    let argv = sandbox.argv();
+    let run = simulated_command::outcome(argv.iter().map(String::as_str), &sandbox)?;
+    let seconds = SignedDuration::from_secs(run.ends_after?.ceil() as i64);
+    Some((start + seconds, run.code))
 }
 
 /// One container's status now; `wake` is lowered to its next change and `happened` learns

@@ -145,7 +145,13 @@ fn waiting_and_previous_containers_have_no_logs() {
 #[test]
 fn the_synthetic_log_renders_with_the_kubelet_options() {
     let started: jiff::Timestamp = "2026-01-01T00:00:00Z".parse().expect("ts");
-    let lines = synthetic_log(&pod(&["a"], &[]), "a", &[], "k1s-node-0", started);
+    let lines = synthetic_log(
+        &pod(&["a"], &[]),
+        "a",
+        &PodFacts::default(),
+        "k1s-node-0",
+        started,
+    );
     assert_eq!(lines.len(), 2);
     assert!(
         lines[0]
@@ -213,21 +219,4 @@ fn only_pod_proxy_subresources_are_handled() {
     assert!(!handles(&req(Some("status"), "pods")));
     assert!(!handles(&req(None, "pods")));
     assert!(!handles(&req(Some("log"), "services")));
-}
-
-#[test]
-fn references_expand_as_the_kubelet_expands_them() {
-    let env: std::collections::HashMap<String, String> =
-        [("GREETING", "Warm greetings to"), ("NAME", "Kubernetes")]
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-    assert_eq!(
-        expand("$(GREETING) The Most Honorable $(NAME)", &env),
-        "Warm greetings to The Most Honorable Kubernetes"
-    );
-    assert_eq!(
-        expand("$(MISSING) $$(NAME) $5 $(", &env),
-        "$(MISSING) $(NAME) $5 $("
-    );
 }
