@@ -639,12 +639,7 @@ pub fn synthetic_log(
             .filter_map(|o| {
                 let after = jiff::SignedDuration::from_secs_f64(o.after_seconds);
                 let at = started.checked_add(after).ok().filter(|at| *at <= now)?;
-                let text = match o.line {
-                    simulated_command::Line::Text(t) => t,
-                    simulated_command::Line::Date => {
-                        at.strftime("%a %b %e %H:%M:%S UTC %Y").to_string()
-                    }
-                };
+                let text = simulated_command::line_text(&o.line, started, o.after_seconds);
                 Some(LogLine { at, text })
             })
             .collect();

@@ -153,6 +153,13 @@ pub fn events_for(pod: &Pod, happening: &Happening, images: &Images) -> Vec<Kube
                 format_pod(pod)
             ),
         )],
+        Happening::ConfigError { container, message } => vec![ev(
+            container,
+            false,
+            WARNING,
+            "Failed",
+            format!("Error: {message}"),
+        )],
         Happening::LivenessFailed {
             container,
             failures,

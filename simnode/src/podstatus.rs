@@ -18,7 +18,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use k1s_apimachinery::simulated_command;
-use k1s_apimachinery::simulated_command::pod::{PodFacts, PodSandbox};
+use k1s_apimachinery::simulated_command::pod::{self as pod_sandbox, PodFacts, PodSandbox};
 
 use crate::probes;
 
@@ -80,6 +80,8 @@ pub enum Happening {
     },
     /// A container exited and waits in crash-loop back-off before its restart.
     BackOff { container: String, init: bool },
+    /// A container cannot be created from its configuration (`CreateContainerConfigError`).
+    ConfigError { container: String, message: String },
     /// The liveness probe failed `failures` times in a row: the container is killed.
     LivenessFailed {
         container: String,
@@ -211,6 +213,7 @@ fn terminated(code: i32, started: Timestamp, finished: Timestamp, id: &str) -> C
     ContainerState {
         terminated: Some(ContainerStateTerminated {
             exit_code: code,
+            message: None,
             reason: Some(if code == 0 { "Completed" } else { "Error" }.into()),
             started_at: Some(Time(started)),
             finished_at: Some(Time(finished)),
@@ -299,39 +302,161 @@ fn probed(
     }
 }
 
+/// The waiting reason of a container the kubelet cannot create from its configuration.
+const CONFIG_ERROR: &str = "CreateContainerConfigError";
+
+/// Why the kubelet cannot create a container from its configuration, as it words it: a
+/// `subPathExpr` naming a variable without a value, an absolute subPath, or one with `..`
+/// (kubelet_pods.go makeMounts).
+fn config_error(pod: &Pod, c: &Container) -> Option<String> {
+    let mounts = c.volume_mounts.as_ref()?;
+    if mounts
+        .iter()
+        .all(|m| m.sub_path_expr.is_none() && m.sub_path.is_none())
+    {
+        return None;
+    }
+    let json = serde_json::to_value(pod).ok()?;
+    let facts = PodFacts::default();
+    let sandbox = PodSandbox::new(&json, &c.name, &facts)?;
+    let env = simulated_command::Sandbox::env(&sandbox);
+    for m in mounts {
+        let sub = match &m.sub_path_expr {
+            Some(expr) => match pod_sandbox::expand_sub_path(expr, &env) {
+                Ok(sub) => sub,
+                Err(missing) => return Some(format!("missing value for {missing}")),
+            },
+            None => m.sub_path.clone().unwrap_or_default(),
+        };
+        if sub.starts_with('/') {
+            return Some(format!(
+                "error SubPath `{sub}` must not be an absolute path"
+            ));
+        }
+        if sub.split('/').any(|part| part == "..") {
+            return Some(format!(
+                "unable to provision SubPath `{sub}`: must not contain '..'"
+            ));
+        }
+    }
+    None
+}
+
 /// When a container started at `start` stops by itself, with its exit code: its run time
 /// passes (`sim.k1s.io/run-seconds`, else its command's) or its failing liveness probe kills
 /// it, whichever is first.
-fn end_of_run(
-    pod: &Pod,
-    c: &Container,
-    life: &Life,
-    start: Timestamp,
-) -> Option<(Timestamp, i32, Option<probes::LivenessKill>)> {
+fn end_of_run(pod: &Pod, c: &Container, life: &Life, start: Timestamp) -> Option<RunEnd> {
     // The annotations decide; else the command, when it is one whose end is known.
     let exit = match life.run {
-        Some(run) => Some((start + SignedDuration::from_secs(run), life.code)),
+        Some(run) => Some((start + SignedDuration::from_secs(run), life.code, None)),
         None => command_end(pod, c, start),
     };
     let kill = probes::liveness_kill(pod, c, start);
     match (exit, kill) {
-        (Some((at, code)), Some(k)) if at <= k.at => Some((at, code, None)),
-        (_, Some(k)) => Some((k.at, probes::KILLED_EXIT_CODE, Some(k))),
-        (Some((at, code)), None) => Some((at, code, None)),
+        (Some((at, code, message)), Some(k)) if at <= k.at => Some(RunEnd {
+            at,
+            code,
+            kill: None,
+            message,
+        }),
+        (_, Some(k)) => Some(RunEnd {
+            at: k.at,
+            code: probes::KILLED_EXIT_CODE,
+            kill: Some(k),
+            message: None,
+        }),
+        (Some((at, code, message)), None) => Some(RunEnd {
+            at,
+            code,
+            kill: None,
+            message,
+        }),
         (None, None) => None,
     }
 }
 
-/// When a container's command ends by itself and how, when that is known. The node sees the
-/// pod only: every file its volumes reference is taken to exist.
-fn command_end(pod: &Pod, c: &Container, start: Timestamp) -> Option<(Timestamp, i32)> {
+/// How a container's run ends: when, its exit code, the liveness kill that ended it and its
+/// termination message.
+struct RunEnd {
+    at: Timestamp,
+    code: i32,
+    kill: Option<probes::LivenessKill>,
+    message: Option<String>,
+}
+
+/// How a container's command ends by itself, when that is known: when, its exit code and the
+/// termination message the kubelet reports. The node sees the pod only: every file its volumes
+/// reference is taken to exist.
+fn command_end(
+    pod: &Pod,
+    c: &Container,
+    start: Timestamp,
+) -> Option<(Timestamp, i32, Option<String>)> {
     let json = serde_json::to_value(pod).ok()?;
     let facts = PodFacts::default();
     let sandbox = PodSandbox::new(&json, &c.name, &facts)?;
     let argv = sandbox.argv();
     let run = simulated_command::outcome(argv.iter().map(String::as_str), &sandbox)?;
     let seconds = SignedDuration::from_secs(run.ends_after?.ceil() as i64);
-    Some((start + seconds, run.code))
+    let message = termination_message(c, &run, start);
+    Some((start + seconds, run.code, message))
+}
+
+/// The kubelet's termination message: the file at `terminationMessagePath` (4 KiB at most),
+/// else, with `FallbackToLogsOnError` and a failure, the log's last 80 lines (2 KiB at most).
+fn termination_message(
+    c: &Container,
+    run: &simulated_command::Outcome,
+    start: Timestamp,
+) -> Option<String> {
+    let path = c
+        .termination_message_path
+        .as_deref()
+        .unwrap_or("/dev/termination-log");
+    let path = simulated_command::clean_path(path);
+    let file = run
+        .written
+        .iter()
+        .find(|(p, _)| *p == path)
+        .map(|(_, content)| truncate(content, 4096, false));
+    if let Some(text) = file.filter(|t| !t.is_empty()) {
+        return Some(text);
+    }
+    let fallback = c.termination_message_policy.as_deref() == Some("FallbackToLogsOnError");
+    if !fallback || run.code == 0 {
+        return None;
+    }
+    let lines: Vec<String> = run
+        .output
+        .iter()
+        .map(|o| simulated_command::line_text(&o.line, start, o.after_seconds))
+        .collect();
+    let tail = &lines[lines.len().saturating_sub(80)..];
+    let mut log = tail.join("\n");
+    if !run.open_last_line && !log.is_empty() {
+        log.push('\n');
+    }
+    Some(truncate(&log, 2048, true)).filter(|t| !t.is_empty())
+}
+
+/// At most `max` bytes of `text` on a character boundary: its start, or with `keep_end` its end.
+fn truncate(text: &str, max: usize, keep_end: bool) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    if keep_end {
+        let mut at = text.len() - max;
+        while !text.is_char_boundary(at) {
+            at += 1;
+        }
+        text[at..].to_string()
+    } else {
+        let mut at = max;
+        while !text.is_char_boundary(at) {
+            at -= 1;
+        }
+        text[..at].to_string()
+    }
 }
 
 /// One container's status now; `wake` is lowered to its next change and `happened` learns
@@ -350,10 +475,42 @@ fn step(
             *wake = Some(t);
         }
     };
+    let never_ran =
+        old.is_none_or(|o| o.last_state.as_ref().is_none_or(|l| l.terminated.is_none()));
+    let running_now = old.is_some_and(|o| {
+        o.state
+            .as_ref()
+            .is_some_and(|s| s.running.is_some() || s.terminated.is_some())
+    });
+    if never_ran
+        && !running_now
+        && let Some(message) = config_error(pod, c)
+    {
+        let already = old
+            .and_then(|o| o.state.as_ref()?.waiting.as_ref()?.message.clone())
+            .is_some_and(|m| m == message);
+        if !already {
+            happened.push(Happening::ConfigError {
+                container: c.name.clone(),
+                message: message.clone(),
+            });
+        }
+        let waiting = ContainerState {
+            waiting: Some(ContainerStateWaiting {
+                reason: Some(CONFIG_ERROR.into()),
+                message: Some(message),
+            }),
+            ..Default::default()
+        };
+        let mut s = fresh_status(pod, c, 0, waiting);
+        s.ready = false;
+        s.started = Some(false);
+        return s;
+    }
     let Some(old) = old.filter(|o| o.state.is_some()) else {
         // A container that exits at once (run-seconds 0) is reported on the next pass.
         if let Some(end) = end_of_run(pod, c, life, now) {
-            soon(end.0);
+            soon(end.at);
         }
         happened.push(started_happening(c, false));
         let mut s = fresh_status(pod, c, 0, running(now));
@@ -364,7 +521,13 @@ fn step(
     if let Some(r) = &state.running {
         let started = r.started_at.as_ref().map_or(now, |t| t.0);
         let mut s = old.clone();
-        let Some((end, code, kill)) = end_of_run(pod, c, life, started) else {
+        let Some(RunEnd {
+            at: end,
+            code,
+            kill,
+            message,
+        }) = end_of_run(pod, c, life, started)
+        else {
             probed(c, &mut s, started, now, &mut soon);
             return s;
         };
@@ -374,7 +537,10 @@ fn step(
             return s;
         }
         let id = old.container_id.clone().unwrap_or_default();
-        let done = terminated(code, started, end, &id);
+        let mut done = terminated(code, started, end, &id);
+        if let Some(t) = done.terminated.as_mut() {
+            t.message = message;
+        }
         s.ready = false;
         s.started = Some(false);
         let restarts = life.restarts(code);
@@ -444,7 +610,7 @@ fn step(
         let mut s = fresh_status(pod, c, count, running(now));
         s.last_state = old.last_state.clone();
         if let Some(end) = end_of_run(pod, c, life, now) {
-            soon(end.0);
+            soon(end.at);
         }
         probed(c, &mut s, now, now, &mut soon);
         happened.push(started_happening(c, false));
@@ -599,7 +765,18 @@ fn live(pod: &Pod, env: &PodEnv, now: Timestamp) -> Desired {
         ephemeral_statuses.push(status);
     }
     let all_stopped = !statuses.is_empty() && statuses.iter().all(|s| is_terminated(s).is_some());
-    let phase = if all_stopped {
+    let none_created = statuses.iter().any(|s| {
+        s.state
+            .as_ref()
+            .and_then(|st| st.waiting.as_ref())
+            .and_then(|w| w.reason.as_deref())
+            == Some(CONFIG_ERROR)
+    }) && statuses
+        .iter()
+        .all(|s| s.state.as_ref().is_none_or(|st| st.waiting.is_some()));
+    let phase = if none_created {
+        "Pending"
+    } else if all_stopped {
         if statuses.iter().all(|s| is_terminated(s) == Some(0)) {
             "Succeeded"
         } else {

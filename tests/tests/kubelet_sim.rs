@@ -512,3 +512,76 @@ fn arguments_expand_environment_references() {
         "Warm greetings to The Most Honorable Kubernetes, very $(UNSET)\n"
     );
 }
+
+/// Upstream's e2e pods that check their output (`e2epodoutput.TestContainerOutput`): agnhost's
+/// `mounttest` reading a ConfigMap volume with a defaultMode, busybox's `sh -c env` with
+/// ConfigMap and Secret values, `entrypoint-tester`, the image default `pause`, a downward-API
+/// file re-read in a loop that follows a label change, and a termination message.
+#[test]
+fn e2e_pods_print_what_a_node_would() {
+    let c = TestCluster::start();
+    let agnhost = "registry.k8s.io/e2e-test-images/agnhost:2.53";
+    c.kubectl_ok(&["create", "configmap", "cm", "--from-literal=data-1=value-1"]);
+    c.kubectl_ok(&[
+        "create",
+        "secret",
+        "generic",
+        "s",
+        "--from-literal=data-1=value-1",
+    ]);
+    c.apply(&format!(
+        "apiVersion: v1\nkind: Pod\nmetadata: {{name: cm-volume, namespace: default}}\nspec:\n  restartPolicy: Never\n  securityContext: {{runAsUser: 1000, fsGroup: 1001}}\n  volumes: [{{name: v, configMap: {{name: cm, defaultMode: 0400}}}}]\n  containers:\n  - name: c\n    image: {agnhost}\n    args: [mounttest, --file_content=/etc/configmap-volume/data-1, --file_mode=/etc/configmap-volume/data-1]\n    volumeMounts: [{{name: v, mountPath: /etc/configmap-volume, readOnly: true}}]\n"
+    ));
+    c.apply(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: env, namespace: default}\nspec:\n  restartPolicy: Never\n  containers:\n  - name: c\n    image: busybox\n    command: [sh, -c, env]\n    env:\n    - {name: FOO, value: foo-value}\n    - {name: FOOBAR, value: \"$(FOO);;$(BAR)\"}\n    - name: SECRET_DATA\n      valueFrom: {secretKeyRef: {name: s, key: data-1}}\n    envFrom: [{prefix: p-, configMapRef: {name: cm}}]\n",
+    );
+    c.apply(&format!(
+        "apiVersion: v1\nkind: Pod\nmetadata: {{name: entrypoint, namespace: default}}\nspec:\n  restartPolicy: Never\n  containers:\n  - {{name: c, image: {agnhost}, command: [/agnhost-2], args: [entrypoint-tester, override, arguments]}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {{name: paused, namespace: default}}\nspec:\n  containers:\n  - {{name: c, image: {agnhost}}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {{name: labels, namespace: default, labels: {{key1: value1}}}}\nspec:\n  volumes: [{{name: podinfo, downwardAPI: {{items: [{{path: labels, fieldRef: {{fieldPath: metadata.labels}}}}]}}}}]\n  containers:\n  - name: c\n    image: {agnhost}\n    args: [mounttest, --break_on_expected_content=false, --retry_time=120, --file_content_in_loop=/etc/podinfo/labels]\n    volumeMounts: [{{name: podinfo, mountPath: /etc/podinfo}}]\n---\napiVersion: v1\nkind: Pod\nmetadata: {{name: message, namespace: default}}\nspec:\n  restartPolicy: Never\n  containers:\n  - {{name: c, image: busybox, command: [/bin/sh, -c], args: [\"/bin/echo -n DONE; /bin/false\"], terminationMessagePolicy: FallbackToLogsOnError}}\n"
+    ));
+    let finished = |name: &str, phase: &str| {
+        wait_until(WAIT, name, || {
+            let p = pod(&c, name);
+            (p["status"]["phase"] == phase).then_some(p)
+        })
+    };
+    finished("cm-volume", "Succeeded");
+    assert_eq!(
+        c.kubectl_ok(&["logs", "cm-volume"]),
+        "mode of file \"/etc/configmap-volume/data-1\": -r--r-----\n\
+         content of file \"/etc/configmap-volume/data-1\": value-1\n"
+    );
+    finished("env", "Succeeded");
+    let env = c.kubectl_ok(&["logs", "env"]);
+    for line in [
+        "FOO=foo-value",
+        "FOOBAR=foo-value;;$(BAR)",
+        "SECRET_DATA=value-1",
+        "p-data-1=value-1",
+        "HOSTNAME=env",
+        "KUBERNETES_SERVICE_PORT_HTTPS=443",
+    ] {
+        assert!(env.lines().any(|l| l == line), "{line} in {env}");
+    }
+    finished("entrypoint", "Succeeded");
+    assert_eq!(
+        c.kubectl_ok(&["logs", "entrypoint"]),
+        "[/agnhost-2 entrypoint-tester override arguments]\n"
+    );
+    finished("paused", "Running");
+    assert_eq!(c.kubectl_ok(&["logs", "paused"]), "Paused\n");
+    finished("labels", "Running");
+    assert!(
+        c.kubectl_ok(&["logs", "labels"])
+            .contains("key1=\"value1\"\n")
+    );
+    c.kubectl_ok(&["label", "pod", "labels", "key3=value3"]);
+    assert!(
+        c.kubectl_ok(&["logs", "labels"])
+            .contains("key3=\"value3\"\n")
+    );
+    let failed = finished("message", "Failed");
+    assert_eq!(
+        failed["status"]["containerStatuses"][0]["state"]["terminated"]["message"], "DONE",
+        "{failed}"
+    );
+}

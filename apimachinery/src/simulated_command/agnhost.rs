@@ -25,6 +25,17 @@ pub(super) fn run(state: &mut State, program: &str, args: &[&str]) -> Option<()>
             state.status = 0;
         }
         "mounttest" => mounttest(state, &flags(rest)?)?,
+        "etc-hosts" if rest.is_empty() => {
+            // `fmt.Println` of the file.
+            let hosts = state.file("/etc/hosts").and_then(|f| f.content);
+            match hosts {
+                Some(h) => {
+                    state.print(&format!("{h}\n"));
+                    state.status = 0;
+                }
+                None => state.status = 1,
+            }
+        }
         _ => return None,
     }
     Some(())
@@ -105,7 +116,7 @@ fn mounttest(state: &mut State, flags: &[(&str, &str)]) -> Option<()> {
         match parent {
             Some(parent) if parent.content.is_none() => {
                 // A new file takes the process's uid and, in a setgid directory, its group.
-                let user = state.sandbox.user();
+                let user = state.sandbox.process();
                 let gid = if parent.mode & 0o2000 != 0 {
                     parent.gid
                 } else {

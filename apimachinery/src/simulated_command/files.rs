@@ -20,16 +20,19 @@ pub const TMPFS_MAGIC: i64 = 0x0102_1994;
 /// The filesystem magic of ext4, the node's disk in k1s's simulation.
 pub const EXT4_MAGIC: i64 = 0xEF53;
 
-/// The user a container's process runs as.
+/// Who a container's process runs as and what it may do.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct User {
+pub struct Process {
     pub uid: u64,
     pub gid: u64,
     /// Supplemental groups, beyond the primary one.
     pub supplemental: Vec<u64>,
+    pub privileged: bool,
+    /// `allowPrivilegeEscalation: false`: a setuid program keeps the caller's uid.
+    pub no_new_privs: bool,
 }
 
-impl User {
+impl Process {
     /// `id -G`: the primary group, then the supplemental ones (each once).
     pub fn groups(&self) -> Vec<u64> {
         let mut groups = vec![self.gid];

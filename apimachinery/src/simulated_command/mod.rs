@@ -17,7 +17,7 @@ mod shell;
 #[cfg(test)]
 mod tests;
 
-pub use files::{EXT4_MAGIC, File, TMPFS_MAGIC, User, clean as clean_path, go_file_mode};
+pub use files::{EXT4_MAGIC, File, Process, TMPFS_MAGIC, clean as clean_path, go_file_mode};
 
 /// How a known command ends, and what it writes on the way.
 #[derive(Debug, Clone, PartialEq)]
@@ -26,6 +26,11 @@ pub struct Outcome {
     pub ends_after: Option<f64>,
     pub code: i32,
     pub output: Vec<Output>,
+    /// Whether the last line of output ended without a new line (`echo -n DONE`).
+    pub open_last_line: bool,
+    /// The files it wrote (absolute paths) with their final content: the kubelet reads the
+    /// termination message from one.
+    pub written: Vec<(String, String)>,
 }
 
 /// One line the command writes, `after_seconds` into its run.
@@ -42,6 +47,20 @@ pub enum Line {
     Date,
 }
 
+/// A log line's text; `date` lines show when they ran, `after_seconds` into a run started at
+/// `started`, in busybox's format.
+pub fn line_text(line: &Line, started: jiff::Timestamp, after_seconds: f64) -> String {
+    match line {
+        Line::Text(t) => t.clone(),
+        Line::Date => {
+            let at = started
+                .checked_add(jiff::SignedDuration::from_secs_f64(after_seconds))
+                .unwrap_or(started);
+            at.strftime("%a %b %e %H:%M:%S UTC %Y").to_string()
+        }
+    }
+}
+
 /// What a command can see of its container. The log endpoint knows what the API holds (the
 /// ConfigMaps and Secrets of volumes and env); the simulated node only the pod.
 pub trait Sandbox {
@@ -50,7 +69,10 @@ pub trait Sandbox {
     /// The file or directory at an absolute path, `None` when there is none.
     fn file(&self, path: &str) -> Option<File>;
     /// Who the process runs as.
-    fn user(&self) -> User;
+    fn process(&self) -> Process;
+    /// Whether a file may be created at a path; else the error's text (`Read-only file
+    /// system`, `nonexistent directory`).
+    fn writable(&self, path: &str) -> Result<(), &'static str>;
 }
 
 /// A container that sees nothing: no environment, no files, root.
@@ -63,8 +85,11 @@ impl Sandbox for EmptySandbox {
     fn file(&self, _: &str) -> Option<File> {
         None
     }
-    fn user(&self) -> User {
-        User::default()
+    fn process(&self) -> Process {
+        Process::default()
+    }
+    fn writable(&self, _: &str) -> Result<(), &'static str> {
+        Ok(())
     }
 }
 
@@ -78,6 +103,8 @@ pub fn container_argv(image: &str, command: &[String], args: &[String]) -> Vec<S
     let (entrypoint, cmd): (&[&str], &[&str]) = match image_name(image) {
         "agnhost" => (&["/agnhost"], &["pause"]),
         "busybox" => (&[], &["sh"]),
+        // e2e's nonewprivs image runs a setuid-root program that prints its effective uid.
+        "nonewprivs" => (&["/usr/local/bin/nnp"], &[]),
         _ => (&[], &[]),
     };
     let tail: Vec<String> = if args.is_empty() {
@@ -137,6 +164,8 @@ struct State<'a> {
     /// Text written since the last new line.
     partial: String,
     written: Vec<(String, File)>,
+    /// Shell variables set by the script.
+    vars: Vec<(String, String)>,
 }
 
 impl<'a> State<'a> {
@@ -150,7 +179,85 @@ impl<'a> State<'a> {
             output: Vec::new(),
             partial: String::new(),
             written: Vec::new(),
+            vars: Vec::new(),
         }
+    }
+
+    /// A shell variable, else an environment variable.
+    fn var(&self, name: &str) -> Option<String> {
+        let set = self.vars.iter().rev().find(|(k, _)| k == name);
+        match set {
+            Some((_, v)) => Some(v.clone()),
+            None => self
+                .sandbox
+                .env()
+                .into_iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v),
+        }
+    }
+
+    fn set_var(&mut self, name: &str, value: &str) {
+        self.vars.push((name.to_string(), value.to_string()));
+    }
+
+    /// `$(SCRIPT)`: what the script writes, without its final new lines; its time passes.
+    fn substitute(&mut self, script: &str) -> Option<String> {
+        let (text, _) = self.captured(|s| shell::run_script(s, script))?;
+        Some(text.trim_end_matches('\n').to_string())
+    }
+
+    /// Runs `f` with its output captured instead of logged: the text, with `f`'s answer.
+    fn captured<T>(&mut self, f: impl FnOnce(&mut Self) -> Option<T>) -> Option<(String, T)> {
+        let output = std::mem::take(&mut self.output);
+        let partial = std::mem::take(&mut self.partial);
+        let exited = std::mem::replace(&mut self.exited, false);
+        let answer = f(self);
+        let lines = std::mem::replace(&mut self.output, output);
+        let rest = std::mem::replace(&mut self.partial, partial);
+        self.exited = exited;
+        let mut text = String::new();
+        for l in lines {
+            if let Line::Text(t) = l.line {
+                text.push_str(&t);
+                text.push('\n');
+            }
+        }
+        text.push_str(&rest);
+        Some((text, answer?))
+    }
+
+    /// `WORDS > PATH` (or `>>`): the file is created first, as the shell does; when it cannot
+    /// be, the command does not run.
+    fn run_redirected(&mut self, words: &[String], path: &str, append: bool) -> Option<()> {
+        if path == "/dev/null" {
+            self.captured(|s| s.run(words))?;
+            return Some(());
+        }
+        if let Err(why) = self.sandbox.writable(&files::clean(path)) {
+            self.print(&format!("/bin/sh: can't create {path}: {why}\n"));
+            self.status = 1;
+            return Some(());
+        }
+        let (text, ()) = self.captured(|s| s.run(words))?;
+        let old = match self.file(path) {
+            Some(File {
+                content: Some(c), ..
+            }) if append => c,
+            _ => String::new(),
+        };
+        let process = self.sandbox.process();
+        self.write_file(
+            path,
+            File {
+                content: Some(old + &text),
+                mode: 0o644,
+                fs_type: files::EXT4_MAGIC,
+                uid: process.uid,
+                gid: process.gid,
+            },
+        );
+        Some(())
     }
 
     /// Runs one simple command; `None` when it is not one this module knows.
@@ -225,10 +332,15 @@ impl<'a> State<'a> {
                     }
                 }
             }
-            "hostname" if args.is_empty() => {
-                let env = self.sandbox.env();
-                let host = env.iter().find(|(k, _)| k == "HOSTNAME")?;
-                self.print(&format!("{}\n", host.1));
+            "hostname" => {
+                let host = self.var("HOSTNAME")?;
+                let name = match args.as_slice() {
+                    [] => host,
+                    // The canonical name /etc/hosts gives the host name.
+                    ["-f"] => self.canonical_name(&host).unwrap_or(host),
+                    _ => return None,
+                };
+                self.print(&format!("{name}\n"));
                 self.status = 0;
             }
             "cat" => {
@@ -252,12 +364,34 @@ impl<'a> State<'a> {
                 }
             }
             "test" => self.status = i32::from(!self.test(&args)?),
+            "[" | "[[" => {
+                let close = if base(name) == "[" { "]" } else { "]]" };
+                let (last, expr) = args.split_last()?;
+                if *last != close {
+                    return None;
+                }
+                self.status = i32::from(!self.test(expr)?);
+            }
             "id" => {
-                let user = self.sandbox.user();
+                let p = self.sandbox.process();
+                // busybox names the ids its image's /etc/passwd and /etc/group know: root.
+                let named = |id: u64| match id {
+                    0 => "0(root)".to_string(),
+                    n => n.to_string(),
+                };
                 let text = match args.as_slice() {
-                    ["-u"] => user.uid.to_string(),
-                    ["-g"] => user.gid.to_string(),
-                    ["-G"] => user
+                    [] => {
+                        let groups: Vec<String> = p.groups().into_iter().map(named).collect();
+                        format!(
+                            "uid={} gid={} groups={}",
+                            named(p.uid),
+                            named(p.gid),
+                            groups.join(",")
+                        )
+                    }
+                    ["-u"] => p.uid.to_string(),
+                    ["-g"] => p.gid.to_string(),
+                    ["-G"] => p
                         .groups()
                         .iter()
                         .map(u64::to_string)
@@ -266,6 +400,100 @@ impl<'a> State<'a> {
                     _ => return None,
                 };
                 self.print(&format!("{text}\n"));
+                self.status = 0;
+            }
+            "touch" | "mkdir" => {
+                let dirs = base(name) == "mkdir";
+                let paths: Vec<&str> = args
+                    .iter()
+                    .copied()
+                    .filter(|a| !a.starts_with('-'))
+                    .collect();
+                self.status = 0;
+                for path in paths {
+                    if self.file(path).is_some() {
+                        continue;
+                    }
+                    if let Err(why) = self.sandbox.writable(&files::clean(path)) {
+                        self.print(&format!("{}: {path}: {why}\n", base(name)));
+                        self.status = 1;
+                        continue;
+                    }
+                    let p = self.sandbox.process();
+                    let (content, mode) = if dirs {
+                        (None, 0o755)
+                    } else {
+                        (Some(String::new()), 0o644)
+                    };
+                    self.write_file(
+                        path,
+                        File {
+                            content,
+                            mode,
+                            fs_type: files::EXT4_MAGIC,
+                            uid: p.uid,
+                            gid: p.gid,
+                        },
+                    );
+                }
+            }
+            "sysctl" => {
+                let names: Vec<&str> = args.iter().copied().filter(|a| *a != "-n").collect();
+                let value_only = args.contains(&"-n");
+                self.status = 0;
+                for n in names {
+                    let dotted = n.replace('/', ".");
+                    let path = format!("/proc/sys/{}", dotted.replace('.', "/"));
+                    match self.file(&path).and_then(|f| f.content) {
+                        Some(v) if value_only => self.print(&format!("{}\n", v.trim_end())),
+                        Some(v) => self.print(&format!("{dotted} = {}\n", v.trim_end())),
+                        None => {
+                            self.print(&format!("sysctl: error: '{dotted}' is an unknown key\n"));
+                            self.status = 1;
+                        }
+                    }
+                }
+            }
+            "grep" => {
+                // Fixed patterns only: `grep Seccomp: /proc/self/status`.
+                let (pattern, paths) = args.split_first()?;
+                if pattern.starts_with('-') || pattern.contains(['.', '*', '[', '^', '$', '\\']) {
+                    return None;
+                }
+                let mut found = false;
+                for path in paths {
+                    let content = self.file(path).and_then(|f| f.content).unwrap_or_default();
+                    for line in content.lines().filter(|l| l.contains(pattern)) {
+                        found = true;
+                        let line = if paths.len() > 1 {
+                            format!("{path}:{line}\n")
+                        } else {
+                            format!("{line}\n")
+                        };
+                        self.print(&line);
+                    }
+                }
+                self.status = i32::from(!found);
+            }
+            "ip" => {
+                // Changing links needs CAP_NET_ADMIN: only privileged containers have it.
+                if !matches!(args.first(), Some(&"link") | Some(&"addr") | Some(&"route"))
+                    || args.len() < 2
+                    || args[1] == "show"
+                {
+                    return None;
+                }
+                if self.sandbox.process().privileged {
+                    self.status = 0;
+                } else {
+                    self.print("ip: RTNETLINK answers: Operation not permitted\n");
+                    self.status = 2;
+                }
+            }
+            "nnp" if args.is_empty() => {
+                let p = self.sandbox.process();
+                let euid = if p.no_new_privs { p.uid } else { 0 };
+                self.print(&format!("Effective uid: {euid}\n"));
                 self.status = 0;
             }
             "printf" => {
@@ -305,9 +533,33 @@ impl<'a> State<'a> {
             }
             [a, "=", b] | [a, "==", b] => Some(a == b),
             [a, "!=", b] => Some(a != b),
+            [a, op, b] if op.starts_with('-') => {
+                let (a, b): (i64, i64) = (a.parse().ok()?, b.parse().ok()?);
+                Some(match *op {
+                    "-eq" => a == b,
+                    "-ne" => a != b,
+                    "-lt" => a < b,
+                    "-le" => a <= b,
+                    "-gt" => a > b,
+                    "-ge" => a >= b,
+                    _ => return None,
+                })
+            }
+            [a, "-a", b] => Some(self.test(&[a])? && self.test(&[b])?),
             [s] => Some(!s.is_empty()),
             _ => None,
         }
+    }
+
+    /// The first name of the /etc/hosts line that names `host`.
+    fn canonical_name(&self, host: &str) -> Option<String> {
+        let hosts = self.file("/etc/hosts")?.content?;
+        hosts
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(|l| l.split_whitespace().skip(1).collect::<Vec<_>>())
+            .find(|names| names.contains(&host))
+            .and_then(|names| names.first().map(|n| n.to_string()))
     }
 
     /// A file as the command sees it: one it wrote, else the sandbox's.
@@ -347,11 +599,21 @@ impl<'a> State<'a> {
     }
 
     fn finish(mut self) -> Outcome {
+        let open_last_line = !self.partial.is_empty();
         self.flush();
+        let mut written: Vec<(String, String)> = Vec::new();
+        for (path, file) in self.written {
+            written.retain(|(p, _)| *p != path);
+            if let Some(content) = file.content {
+                written.push((path, content));
+            }
+        }
         Outcome {
             ends_after: (!self.forever).then_some(self.seconds),
             code: self.status.rem_euclid(256),
             output: self.output,
+            open_last_line,
+            written,
         }
     }
 }

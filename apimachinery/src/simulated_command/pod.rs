@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
-use super::files::{EXT4_MAGIC, File, TMPFS_MAGIC, User, clean};
+use super::files::{EXT4_MAGIC, File, Process, TMPFS_MAGIC, clean};
 use super::{Sandbox, container_argv};
 use crate::quantity::Quantity;
 
@@ -178,7 +178,11 @@ impl<'a> PodSandbox<'a> {
             }
         }
         if !env.iter().any(|(k, _)| k == "HOME") {
-            let home = if self.user().uid == 0 { "/root" } else { "/" };
+            let home = if self.process().uid == 0 {
+                "/root"
+            } else {
+                "/"
+            };
             env.push(("HOME".into(), home.into()));
         }
         env
@@ -498,6 +502,114 @@ impl<'a> PodSandbox<'a> {
             .collect()
     }
 
+    /// The subPaths (subPathExpr expanded) that mounts of a volume use, in every container.
+    fn sub_paths(&self, volume: &str) -> Vec<String> {
+        containers(self.pod)
+            .flat_map(|c| c["volumeMounts"].as_array().into_iter().flatten())
+            .filter(|m| m["name"].as_str() == Some(volume))
+            .filter_map(|m| {
+                let sub = match m["subPathExpr"].as_str() {
+                    Some(e) => expand(e, &self.env),
+                    None => m["subPath"].as_str()?.to_string(),
+                };
+                let sub = clean(&sub);
+                (sub != "/").then(|| sub.trim_start_matches('/').to_string())
+            })
+            .collect()
+    }
+
+    /// Files the kubelet and the kernel give every container: `/etc/hosts`, `/etc/hostname`,
+    /// the pod's sysctls under `/proc/sys`, `/proc/self/status`.
+    fn system_file(&self, path: &str) -> Option<File> {
+        let content = match path {
+            "/etc/hosts" => self.hosts_file(),
+            "/etc/hostname" => format!("{}\n", self.hostname()),
+            "/proc/self/status" => {
+                let sc = |f: &str| {
+                    let c = &self.container["securityContext"][f];
+                    if c.is_null() {
+                        &self.pod["spec"]["securityContext"][f]
+                    } else {
+                        c
+                    }
+                };
+                let filtered = matches!(
+                    sc("seccompProfile")["type"].as_str(),
+                    Some("RuntimeDefault" | "Localhost")
+                );
+                let nnp = self.process().no_new_privs;
+                format!(
+                    "NoNewPrivs:\t{}\nSeccomp:\t{}\n",
+                    u8::from(nnp),
+                    if filtered { 2 } else { 0 }
+                )
+            }
+            _ => {
+                let name = path.strip_prefix("/proc/sys/")?.replace('/', ".");
+                let sysctl = self.pod["spec"]["securityContext"]["sysctls"]
+                    .as_array()?
+                    .iter()
+                    .find(|s| {
+                        s["name"].as_str().map(|n| n.replace('/', ".")) == Some(name.clone())
+                    })?;
+                format!("{}\n", sysctl["value"].as_str().unwrap_or_default())
+            }
+        };
+        Some(File {
+            content: Some(content),
+            mode: 0o644,
+            fs_type: EXT4_MAGIC,
+            uid: 0,
+            gid: 0,
+        })
+    }
+
+    /// The kubelet's managed `/etc/hosts`: localhost entries, the pod's own name (its FQDN first
+    /// when it has a subdomain), then its hostAliases.
+    fn hosts_file(&self) -> String {
+        let mut out = String::from(
+            "# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n\
+             ::1\tlocalhost ip6-localhost ip6-loopback\nfe00::0\tip6-localnet\n\
+             fe00::0\tip6-mcastprefix\nfe00::1\tip6-allnodes\nfe00::2\tip6-allrouters\n",
+        );
+        let ip = self.pod["status"]["podIP"].as_str().unwrap_or_default();
+        let host = self.hostname();
+        if !ip.is_empty() {
+            match self.pod["spec"]["subdomain"]
+                .as_str()
+                .filter(|s| !s.is_empty())
+            {
+                Some(sub) => {
+                    let ns = self.pod["metadata"]["namespace"]
+                        .as_str()
+                        .unwrap_or_default();
+                    out.push_str(&format!(
+                        "{ip}\t{host}.{sub}.{ns}.svc.cluster.local\t{host}\n"
+                    ));
+                }
+                None => out.push_str(&format!("{ip}\t{host}\n")),
+            }
+        }
+        let aliases = self.pod["spec"]["hostAliases"].as_array();
+        if let Some(aliases) = aliases.filter(|a| !a.is_empty()) {
+            out.push_str("\n# Entries added by HostAliases.\n");
+            for a in aliases {
+                let names: Vec<&str> = a["hostnames"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .collect();
+                out.push_str(&format!(
+                    "{}\t{}\n",
+                    a["ip"].as_str().unwrap_or_default(),
+                    names.join("\t")
+                ));
+            }
+        }
+        out
+    }
+
     fn fs_group(&self) -> Option<u64> {
         self.pod["spec"]["securityContext"]["fsGroup"].as_u64()
     }
@@ -516,7 +628,9 @@ impl Sandbox for PodSandbox<'_> {
 
     fn file(&self, path: &str) -> Option<File> {
         let path = clean(path);
-        let (_, volume, inner) = self.mount_of(&path)?;
+        let Some((_, volume, inner)) = self.mount_of(&path) else {
+            return self.system_file(&path);
+        };
         let fs_group = self.fs_group();
         let memory = volume["emptyDir"]["medium"].as_str() == Some("Memory")
             || ["secret", "downwardAPI", "projected"]
@@ -535,8 +649,13 @@ impl Sandbox for PodSandbox<'_> {
             return Some(dir);
         }
         let Some(files) = self.volume_files(volume) else {
-            // emptyDir, hostPath, claims: the kubelet makes a subPath; other files are unknown.
-            return None;
+            // emptyDir, hostPath, claims: the kubelet makes the subPaths mounted from it; other
+            // files are unknown.
+            let made = self.sub_paths(volume["name"].as_str().unwrap_or_default());
+            return made
+                .iter()
+                .any(|s| *s == inner || s.starts_with(&format!("{inner}/")))
+                .then_some(dir);
         };
         if let Some((_, mode, content)) = files
             .iter()
@@ -568,7 +687,7 @@ impl Sandbox for PodSandbox<'_> {
         })
     }
 
-    fn user(&self) -> User {
+    fn process(&self) -> Process {
         let mut supplemental: Vec<u64> = self.pod["spec"]["securityContext"]["supplementalGroups"]
             .as_array()
             .into_iter()
@@ -578,10 +697,41 @@ impl Sandbox for PodSandbox<'_> {
         if let Some(g) = self.fs_group() {
             supplemental.push(g);
         }
-        User {
+        let sc = &self.container["securityContext"];
+        Process {
             uid: self.security("runAsUser").unwrap_or(0),
             gid: self.security("runAsGroup").unwrap_or(0),
             supplemental,
+            privileged: sc["privileged"].as_bool() == Some(true),
+            no_new_privs: sc["allowPrivilegeEscalation"].as_bool() == Some(false),
+        }
+    }
+
+    fn writable(&self, path: &str) -> Result<(), &'static str> {
+        const READ_ONLY: &str = "Read-only file system";
+        let message_path = self.container["terminationMessagePath"]
+            .as_str()
+            .unwrap_or("/dev/termination-log");
+        if path == clean(message_path) {
+            return Ok(());
+        }
+        match self.mount_of(path) {
+            Some((mount, volume, _)) => {
+                let projected = ["configMap", "secret", "downwardAPI", "projected"]
+                    .iter()
+                    .any(|k| volume.get(*k).is_some());
+                if mount["readOnly"].as_bool() == Some(true) || projected {
+                    Err(READ_ONLY)
+                } else {
+                    Ok(())
+                }
+            }
+            None if self.container["securityContext"]["readOnlyRootFilesystem"].as_bool()
+                == Some(true) =>
+            {
+                Err(READ_ONLY)
+            }
+            None => Ok(()),
         }
     }
 }
@@ -624,6 +774,32 @@ fn div_ceil(a: i128, b: i128) -> i128 {
         q + 1
     } else {
         q
+    }
+}
+
+/// A `subPathExpr` expanded as the kubelet does: every referenced variable must have a
+/// non-empty value, else the error names the missing ones (sorted, comma-separated).
+pub fn expand_sub_path(expr: &str, env: &[(String, String)]) -> Result<String, String> {
+    let mut missing = BTreeSet::new();
+    let mut rest = expr;
+    while let Some(at) = rest.find("$(") {
+        let after = &rest[at + 2..];
+        let Some((name, tail)) = after.split_once(')') else {
+            break;
+        };
+        if env
+            .iter()
+            .find(|(k, _)| k == name)
+            .is_none_or(|(_, v)| v.is_empty())
+        {
+            missing.insert(name.to_string());
+        }
+        rest = tail;
+    }
+    if missing.is_empty() {
+        Ok(expand(expr, env))
+    } else {
+        Err(missing.into_iter().collect::<Vec<_>>().join(", "))
     }
 }
 

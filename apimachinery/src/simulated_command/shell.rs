@@ -1,6 +1,8 @@
-//! The part of `sh -c SCRIPT` this module follows: simple commands of plain or quoted words and
-//! `$NAME` / `${NAME}` references to the environment, joined by `;`, `&&`, `||` or new lines,
-//! with comments. Pipes, redirections, substitutions, globs and control flow are beyond it.
+//! The part of `sh -c SCRIPT` this module follows: simple commands of plain, quoted and escaped
+//! words with `$NAME`, `${NAME}`, `$?` and `$(...)` expansions, `>`/`>>` redirections and
+//! `NAME=value` assignments, joined by `;`, `&&`, `||` or new lines, with comments. Expansions
+//! happen when a command runs, as in a shell. Pipes, globs, subshells and control flow are
+//! beyond it.
 
 use super::State;
 
@@ -15,15 +17,34 @@ enum Sep {
     Or,
 }
 
+/// A part of a word, `quoted` when inside quotes (not split into fields).
+#[derive(Debug, Clone, PartialEq)]
+enum Piece {
+    Text(String),
+    Var(String),
+    /// `$?`.
+    Status,
+    /// `$(SCRIPT)`.
+    Command(String),
+}
+
+type Word = Vec<(Piece, bool)>;
+
+/// A simple command: its words and where its output goes.
+#[derive(Debug, Default)]
+struct Command {
+    words: Vec<Word>,
+    /// `> FILE` (false) or `>> FILE` (true).
+    redirect: Option<(Word, bool)>,
+}
+
 /// Runs a script; `None` as soon as something is beyond this module.
 pub(super) fn run_script(state: &mut State, text: &str) -> Option<()> {
-    let env = state.sandbox.env();
-    let lookup = |name: &str| env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
-    let commands = split(text, &lookup)?;
+    let commands = parse(text)?;
     let mut skip = false;
-    for (words, sep) in commands {
-        if !words.is_empty() && !skip {
-            state.run(&words)?;
+    for (command, sep) in commands {
+        if !command.words.is_empty() && !skip {
+            run_command(state, &command)?;
             if state.exited {
                 break;
             }
@@ -39,51 +60,145 @@ pub(super) fn run_script(state: &mut State, text: &str) -> Option<()> {
     Some(())
 }
 
-/// A word being read: its text, and whether it exists yet (`""` is a word, nothing is not).
-#[derive(Default)]
-struct Words {
-    done: Vec<String>,
-    word: Option<String>,
+fn run_command(state: &mut State, command: &Command) -> Option<()> {
+    let mut words = Vec::new();
+    for w in &command.words {
+        words.extend(expand(state, w)?);
+    }
+    // Leading `NAME=value` words assign; alone they set shell variables, before a command
+    // they only reach that command's environment, which no command here reads.
+    let assignments = words.iter().take_while(|w| assignment(w).is_some()).count();
+    if assignments == words.len() {
+        for w in &words {
+            let (name, value) = assignment(w)?;
+            state.set_var(name, value);
+        }
+        state.status = 0;
+        return Some(());
+    }
+    let words = &words[assignments..];
+    let Some((target, append)) = &command.redirect else {
+        return state.run(words);
+    };
+    let path = expand(state, target)?.join(" ");
+    state.run_redirected(words, &path, *append)
 }
 
-impl Words {
-    fn push(&mut self, c: char) {
-        self.word.get_or_insert_with(String::new).push(c);
-    }
-    fn push_str(&mut self, s: &str) {
-        self.word.get_or_insert_with(String::new).push_str(s);
-    }
-    fn end(&mut self) {
-        if let Some(w) = self.word.take() {
-            self.done.push(w);
+/// `NAME=value` as its parts.
+fn assignment(word: &str) -> Option<(&str, &str)> {
+    let (name, value) = word.split_once('=')?;
+    let valid = !name.is_empty()
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name.chars().all(|c| c == '_' || c.is_ascii_alphanumeric());
+    valid.then_some((name, value))
+}
+
+/// A word's fields after expansion: unquoted expansions split at blanks, and a word that
+/// expands to nothing unquoted is no field at all.
+fn expand(state: &mut State, word: &Word) -> Option<Vec<String>> {
+    let mut fields: Vec<String> = Vec::new();
+    let mut current: Option<String> = None;
+    for (piece, quoted) in word {
+        let value = match piece {
+            Piece::Text(t) => t.clone(),
+            Piece::Var(name) => state.var(name).unwrap_or_default(),
+            Piece::Status => state.status.to_string(),
+            Piece::Command(script) => state.substitute(script)?,
+        };
+        if *quoted || matches!(piece, Piece::Text(_)) {
+            current.get_or_insert_with(String::new).push_str(&value);
+            continue;
         }
-    }
-    /// An unquoted expansion: its value is split into words at blanks.
-    fn push_fields(&mut self, value: &str) {
-        let starts_blank = value.starts_with(char::is_whitespace);
-        let ends_blank = value.ends_with(char::is_whitespace);
-        let mut fields = value.split_whitespace().peekable();
-        if starts_blank {
-            self.end();
+        let mut parts = value.split_whitespace().peekable();
+        if value.starts_with(char::is_whitespace)
+            && let Some(c) = current.take()
+        {
+            fields.push(c);
         }
-        while let Some(f) = fields.next() {
-            self.push_str(f);
-            if fields.peek().is_some() {
-                self.end();
+        while let Some(p) = parts.next() {
+            current.get_or_insert_with(String::new).push_str(p);
+            if parts.peek().is_some() {
+                fields.extend(current.take());
             }
         }
-        if ends_blank {
-            self.end();
+        if value.ends_with(char::is_whitespace) {
+            fields.extend(current.take());
         }
     }
-    fn command(&mut self) -> Vec<String> {
-        self.end();
-        std::mem::take(&mut self.done)
+    fields.extend(current);
+    Some(fields)
+}
+
+/// The words being read into a command.
+#[derive(Default)]
+struct Reader {
+    command: Command,
+    word: Option<Word>,
+    /// The word being read is a redirection's target.
+    redirect: Option<bool>,
+}
+
+impl Reader {
+    fn push(&mut self, piece: Piece, quoted: bool) {
+        let word = self.word.get_or_insert_with(Vec::new);
+        match (word.last_mut(), &piece) {
+            (Some((Piece::Text(t), q)), Piece::Text(more)) if *q == quoted => t.push_str(more),
+            _ => word.push((piece, quoted)),
+        }
+    }
+    fn text(&mut self, c: char, quoted: bool) {
+        self.push(Piece::Text(c.to_string()), quoted);
+    }
+    /// Ends the word being read; `None` when a redirection has no target.
+    fn end_word(&mut self) {
+        let Some(word) = self.word.take() else {
+            return;
+        };
+        match self.redirect.take() {
+            Some(append) => self.command.redirect = Some((word, append)),
+            None => self.command.words.push(word),
+        }
+    }
+    fn end_command(&mut self) -> Option<Command> {
+        self.end_word();
+        if self.redirect.is_some() {
+            return None;
+        }
+        Some(std::mem::take(&mut self.command))
     }
 }
 
-/// Reads `$NAME` or `${NAME}` after a `$`; `None` for anything else (`$?`, `$(...)`, `$1`).
-fn variable(chars: &mut std::iter::Peekable<std::str::Chars>) -> Option<String> {
+/// Reads `$NAME`, `${NAME}`, `$?` or `$(...)` after a `$`; `None` for anything else.
+fn dollar(chars: &mut std::iter::Peekable<std::str::Chars>) -> Option<Piece> {
+    match chars.peek()? {
+        '?' => {
+            chars.next();
+            return Some(Piece::Status);
+        }
+        '(' => {
+            chars.next();
+            if chars.peek() == Some(&'(') {
+                return None; // arithmetic
+            }
+            let mut depth = 1;
+            let mut script = String::new();
+            for c in chars.by_ref() {
+                match c {
+                    '(' => depth += 1,
+                    ')' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(Piece::Command(script));
+                        }
+                    }
+                    _ => {}
+                }
+                script.push(c);
+            }
+            return None;
+        }
+        _ => {}
+    }
     let braced = chars.peek() == Some(&'{');
     if braced {
         chars.next();
@@ -103,97 +218,108 @@ fn variable(chars: &mut std::iter::Peekable<std::str::Chars>) -> Option<String> 
     if braced && chars.next()? != '}' {
         return None;
     }
-    (!name.is_empty()).then_some(name)
+    (!name.is_empty()).then_some(Piece::Var(name))
 }
 
-/// The script's commands as words (quotes removed, variables expanded), each with the separator
-/// after it. `None` for anything beyond plain words, quotes, variables, separators and comments.
-fn split(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Option<Vec<(Vec<String>, Sep)>> {
+/// The script's commands, each with the separator after it; `None` for anything beyond this
+/// module.
+fn parse(text: &str) -> Option<Vec<(Command, Sep)>> {
     let mut commands = Vec::new();
-    let mut words = Words::default();
+    let mut r = Reader::default();
     let mut chars = text.chars().peekable();
     while let Some(ch) = chars.next() {
         match ch {
             '\'' => {
-                words.push_str("");
+                r.push(Piece::Text(String::new()), true);
                 loop {
                     match chars.next()? {
                         '\'' => break,
-                        c => words.push(c),
+                        c => r.text(c, true),
                     }
                 }
             }
             '"' => {
-                words.push_str("");
+                r.push(Piece::Text(String::new()), true);
                 loop {
                     match chars.next()? {
                         '"' => break,
-                        '$' => {
-                            let name = variable(&mut chars)?;
-                            words.push_str(&env(&name).unwrap_or_default());
-                        }
-                        '`' | '\\' => return None,
-                        c => words.push(c),
+                        '$' => r.push(dollar(&mut chars)?, true),
+                        '\\' => match chars.next()? {
+                            c @ ('"' | '\\' | '$' | '`') => r.text(c, true),
+                            '\n' => {}
+                            c => {
+                                r.text('\\', true);
+                                r.text(c, true);
+                            }
+                        },
+                        '`' => return None,
+                        c => r.text(c, true),
                     }
                 }
             }
-            '$' => {
-                let name = variable(&mut chars)?;
-                words.push_fields(&env(&name).unwrap_or_default());
+            '\\' => match chars.next()? {
+                '\n' => {}
+                c => r.text(c, true),
+            },
+            '$' => r.push(dollar(&mut chars)?, false),
+            '>' => {
+                // `2>&1` changes nothing: both streams reach the log.
+                if r.word == Some(vec![(Piece::Text("2".into()), false)]) {
+                    if chars.next()? != '&' || chars.next()? != '1' {
+                        return None;
+                    }
+                    r.word = None;
+                    continue;
+                }
+                r.end_word();
+                let append = chars.peek() == Some(&'>');
+                if append {
+                    chars.next();
+                }
+                if chars.peek() == Some(&'&') || r.redirect.is_some() {
+                    return None;
+                }
+                r.redirect = Some(append);
             }
-            ';' | '\n' => commands.push((words.command(), Sep::Then)),
+            ';' | '\n' => commands.push((r.end_command()?, Sep::Then)),
             '&' if chars.peek() == Some(&'&') => {
                 chars.next();
-                commands.push((words.command(), Sep::And));
+                commands.push((r.end_command()?, Sep::And));
             }
             '|' if chars.peek() == Some(&'|') => {
                 chars.next();
-                commands.push((words.command(), Sep::Or));
+                commands.push((r.end_command()?, Sep::Or));
             }
-            c if c.is_whitespace() => words.end(),
-            '#' if words.word.is_none() => {
+            c if c.is_whitespace() => r.end_word(),
+            '#' if r.word.is_none() => {
                 // A comment runs to the end of the line.
                 for c in chars.by_ref() {
                     if c == '\n' {
                         break;
                     }
                 }
-                commands.push((words.command(), Sep::Then));
+                commands.push((r.end_command()?, Sep::Then));
             }
-            '|' | '&' | '<' | '>' | '`' | '\\' | '(' | ')' | '{' | '}' | '*' | '?' | '[' | ']' => {
-                return None;
-            }
-            c => words.push(c),
+            '|' | '&' | '<' | '`' | '(' | ')' | '{' | '}' | '*' | '?' => return None,
+            c => r.text(c, false),
         }
     }
-    commands.push((words.command(), Sep::Then));
-    // Shell keywords start control flow, and `NAME=value` sets a variable: neither is followed.
-    let beyond = |w: &str| {
+    commands.push((r.end_command()?, Sep::Then));
+    // Shell keywords start control flow, which is not followed.
+    let keyword = |w: &Word| {
         matches!(
-            w,
-            "if" | "then"
-                | "else"
-                | "elif"
-                | "fi"
-                | "for"
-                | "while"
-                | "until"
-                | "do"
-                | "done"
-                | "case"
-                | "esac"
-                | "function"
-                | "export"
-                | "set"
-                | "trap"
-                | "read"
-        ) || w.split_once('=').is_some_and(|(name, _)| {
-            !name.is_empty() && name.chars().all(|c| c == '_' || c.is_ascii_alphanumeric())
-        })
+            w.as_slice(),
+            [(Piece::Text(t), false)] if matches!(
+                t.as_str(),
+                "if" | "then" | "else" | "elif" | "fi" | "for" | "while" | "until" | "do"
+                    | "done" | "case" | "esac" | "function" | "export" | "set" | "trap"
+                    | "read" | "local" | "unset" | "shift" | "eval" | "source" | "."
+            )
+        )
     };
     if commands
         .iter()
-        .any(|(w, _)| w.first().is_some_and(|w| beyond(w)))
+        .any(|(c, _)| c.words.first().is_some_and(keyword))
     {
         return None;
     }

@@ -25,7 +25,7 @@ fn text(o: &Outcome) -> Vec<String> {
 struct Fixture {
     env: Vec<(String, String)>,
     files: Vec<(String, File)>,
-    user: User,
+    user: Process,
 }
 
 impl Sandbox for Fixture {
@@ -38,8 +38,15 @@ impl Sandbox for Fixture {
             .find(|(p, _)| p == path)
             .map(|(_, f)| f.clone())
     }
-    fn user(&self) -> User {
+    fn process(&self) -> Process {
         self.user.clone()
+    }
+    fn writable(&self, path: &str) -> Result<(), &'static str> {
+        if path.starts_with("/etc/") {
+            Err("Read-only file system")
+        } else {
+            Ok(())
+        }
     }
 }
 
@@ -71,10 +78,11 @@ fn fixture() -> Fixture {
                 },
             ),
         ],
-        user: User {
+        user: Process {
             uid: 1000,
             gid: 3000,
             supplemental: vec![123, 3000],
+            ..Default::default()
         },
     }
 }
@@ -158,7 +166,6 @@ fn anything_else_runs_until_stopped() {
         None
     );
     assert_eq!(of(&["sh", "-c", "cat /etc/hosts | wc -l"], &[]), None);
-    assert_eq!(of(&["sh", "-c", "A=1; echo $A"], &[]), None);
     assert_eq!(of(&["sh"], &[]), None, "a shell without -c reads stdin");
     assert_eq!(of(&["/agnhost", "netexec", "--http-port=8080"], &[]), None);
     assert_eq!(
@@ -248,6 +255,66 @@ fn env_cat_test_and_id_see_the_sandbox() {
         text(&run("id -u; id -g; id -G")),
         ["1000", "3000", "3000 123"]
     );
+}
+
+#[test]
+fn the_shell_expands_substitutes_and_redirects() {
+    let f = fixture();
+    let run = |script: &str| outcome(["sh", "-c", script], &f).expect("known script");
+    // expansion.go: the kubelet expanded `$(TEST_VAR)` already; the prefix assignment only
+    // reaches echo's environment.
+    assert_eq!(
+        text(&run("TEST_VAR=wrong echo \"test-value\"")),
+        ["test-value"]
+    );
+    assert_eq!(text(&run("A=1; B=\"$A two\"; echo $B")), ["1 two"]);
+    assert_eq!(text(&run("test -d /test-volume;echo $?")), ["0"]);
+    assert_eq!(text(&run("test -d /nope; echo $?")), ["1"]);
+    // security_context.go: `test $(id -u) -eq 65534`.
+    assert_eq!(run("test $(id -u) -eq 1000").code, 0);
+    assert_eq!(run("test $(id -u) -eq 0").code, 1);
+    assert_eq!(text(&run("echo \"[$(hostname)]\"")), ["[pod-1]"]);
+    assert_eq!(run("[ -f /etc/configmap-volume/data-1 ]").code, 0);
+    assert_eq!(run("[[ \"$HOSTNAME\" == pod-1 ]] && echo OK").code, 0);
+    // runtime.go: a termination message written to its file.
+    let o = run("/bin/echo -n OK > /dev/termination-log; /bin/echo DONE; /bin/true");
+    assert_eq!(text(&o), ["DONE"]);
+    assert_eq!(
+        o.written,
+        [("/dev/termination-log".to_string(), "OK".to_string())]
+    );
+    let o = run("/bin/echo -n DONE; /bin/false");
+    assert_eq!(
+        (text(&o), o.open_last_line, o.code),
+        (vec!["DONE".to_string()], true, 1)
+    );
+    let o = run("echo a > /tmp/x; echo b >> /tmp/x; cat /tmp/x");
+    assert_eq!(text(&o), ["a", "b"]);
+    // kubelet.go: a read-only filesystem refuses the file and the command does not run.
+    let o = run("echo test > /etc/file; echo after");
+    assert_eq!(
+        text(&o),
+        [
+            "/bin/sh: can't create /etc/file: Read-only file system",
+            "after"
+        ]
+    );
+    assert_eq!(run("touch /etc/checkfile").code, 1);
+    assert_eq!(
+        run("touch /tmp/checkfile && test -f /tmp/checkfile").code,
+        0
+    );
+    assert_eq!(
+        text(&run("echo hidden > /dev/null 2>&1; echo shown")),
+        ["shown"]
+    );
+    assert_eq!(text(&run("id")), ["uid=1000 gid=3000 groups=3000,123"]);
+    assert_eq!(
+        text(&run("ip link add dummy0 type dummy || true")),
+        ["ip: RTNETLINK answers: Operation not permitted"]
+    );
+    assert_eq!(outcome(["sh", "-c", "echo $((1+2))"], &f), None);
+    assert_eq!(outcome(["sh", "-c", "ls | wc -l"], &f), None);
 }
 
 #[test]
@@ -497,11 +564,12 @@ mod pod_sandbox {
         );
         assert_eq!(file("/elsewhere"), None);
         assert_eq!(
-            sandbox.user(),
-            User {
+            sandbox.process(),
+            Process {
                 uid: 1000,
                 gid: 0,
-                supplemental: vec![1001]
+                supplemental: vec![1001],
+                ..Default::default()
             }
         );
         // The simulated node looks nothing up: referenced keys are taken to exist.

@@ -514,3 +514,143 @@ fn images_normalize_as_the_runtime_reports_them() {
     assert_eq!(run_seconds(&pod("Never", &[(RUN_SECONDS, "-1")])), None);
     assert_eq!(run_seconds(&pod("Never", &[(RUN_SECONDS, "1.5")])), Some(2));
 }
+
+fn with_command<'a>(p: &'a mut Pod, script: &str) -> &'a mut Container {
+    let c = &mut p.spec.as_mut().expect("test value").containers[0];
+    c.command = Some(vec!["/bin/sh".into(), "-c".into()]);
+    c.args = Some(vec![script.into()]);
+    c
+}
+
+fn terminated_message(s: &PodStatus) -> Option<String> {
+    state(s)
+        .terminated
+        .as_ref()
+        .expect("terminated")
+        .message
+        .clone()
+}
+
+#[test]
+fn termination_messages_come_from_the_file_or_the_log() {
+    // runtime.go's blackbox tests.
+    let mut p = pod("Never", &[]);
+    with_command(
+        &mut p,
+        "/bin/echo -n OK > /dev/termination-log; /bin/echo DONE; /bin/true",
+    );
+    advance(&mut p, t(0));
+    let d = advance(&mut p, t(1));
+    assert_eq!(d.status.phase.as_deref(), Some("Succeeded"));
+    assert_eq!(terminated_message(&d.status).as_deref(), Some("OK"));
+
+    let mut p = pod("Never", &[]);
+    let c = with_command(&mut p, "/bin/echo -n DONE > /dev/termination-custom-log");
+    c.termination_message_path = Some("/dev/termination-custom-log".into());
+    advance(&mut p, t(0));
+    assert_eq!(
+        terminated_message(&advance(&mut p, t(1)).status).as_deref(),
+        Some("DONE")
+    );
+
+    let mut p = pod("Never", &[]);
+    let c = with_command(&mut p, "/bin/echo -n DONE; /bin/false");
+    c.termination_message_policy = Some("FallbackToLogsOnError".into());
+    advance(&mut p, t(0));
+    let d = advance(&mut p, t(1));
+    assert_eq!(d.status.phase.as_deref(), Some("Failed"));
+    assert_eq!(terminated_message(&d.status).as_deref(), Some("DONE"));
+
+    // A success does not fall back to the log.
+    let mut p = pod("Never", &[]);
+    let c = with_command(&mut p, "/bin/echo -n DONE; /bin/true");
+    c.termination_message_policy = Some("FallbackToLogsOnError".into());
+    advance(&mut p, t(0));
+    assert_eq!(terminated_message(&advance(&mut p, t(1)).status), None);
+}
+
+#[test]
+fn a_subpath_expression_without_a_value_holds_the_container() {
+    use k8s_openapi::api::core::v1::{
+        EnvVar, EnvVarSource, ObjectFieldSelector, Volume, VolumeMount,
+    };
+    // expansion.go: a failing subpath expansion can be modified during the container's life.
+    let mut p = pod("Always", &[("notmysubpath", "mypath")]);
+    let spec = p.spec.as_mut().expect("test value");
+    spec.volumes = Some(vec![Volume {
+        name: "workdir1".into(),
+        empty_dir: Some(Default::default()),
+        ..Default::default()
+    }]);
+    let c = &mut spec.containers[0];
+    c.env = Some(vec![
+        EnvVar {
+            name: "POD_NAME".into(),
+            value: Some("foo".into()),
+            ..Default::default()
+        },
+        EnvVar {
+            name: "ANNOTATION".into(),
+            value_from: Some(EnvVarSource {
+                field_ref: Some(ObjectFieldSelector {
+                    field_path: "metadata.annotations['mysubpath']".into(),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        },
+    ]);
+    c.volume_mounts = Some(vec![VolumeMount {
+        name: "workdir1".into(),
+        mount_path: "/subpath_mount".into(),
+        sub_path_expr: Some("$(ANNOTATION)/$(POD_NAME)".into()),
+        ..Default::default()
+    }]);
+    let d = advance(&mut p, t(0));
+    assert_eq!(d.status.phase.as_deref(), Some("Pending"));
+    let waiting = state(&d.status).waiting.as_ref().expect("waiting");
+    assert_eq!(
+        waiting.reason.as_deref(),
+        Some("CreateContainerConfigError")
+    );
+    assert_eq!(
+        waiting.message.as_deref(),
+        Some("missing value for ANNOTATION")
+    );
+    assert_eq!(
+        d.happenings,
+        [Happening::ConfigError {
+            container: "c".into(),
+            message: "missing value for ANNOTATION".into()
+        }]
+    );
+    assert!(advance(&mut p, t(5)).happenings.is_empty(), "reported once");
+    p.metadata
+        .annotations
+        .as_mut()
+        .expect("test value")
+        .insert("mysubpath".into(), "mypath".into());
+    let d = advance(&mut p, t(10));
+    assert_eq!(d.status.phase.as_deref(), Some("Running"));
+    // An absolute or backstepping subPath is refused.
+    let mount = &mut p.spec.as_mut().expect("test value").containers[0]
+        .volume_mounts
+        .as_mut()
+        .expect("test value")[0];
+    mount.sub_path_expr = Some("$(POD_NAME)".into());
+    p.spec.as_mut().expect("test value").containers[0]
+        .env
+        .as_mut()
+        .expect("test value")[0]
+        .value = Some("..".into());
+    p.status = None;
+    let d = advance(&mut p, t(20));
+    assert_eq!(
+        state(&d.status)
+            .waiting
+            .as_ref()
+            .and_then(|w| w.message.as_deref()),
+        Some("unable to provision SubPath `..`: must not contain '..'")
+    );
+}
