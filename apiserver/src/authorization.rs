@@ -1,14 +1,16 @@
-//! RBAC wired to the API: upstream's bootstrap policy reconciled at every start, and the
-//! authorizer's cache fed by list + watch of the four RBAC resources. (ClusterRole aggregation
-//! is the controller-manager's clusterrole-aggregation controller, as upstream.)
+//! RBAC wired to the API: upstream's bootstrap policy reconciled at every start, the
+//! authorizer's cache fed by list + watch of the four RBAC resources, and the Node authorizer's
+//! graph fed by list + watch of pods, PersistentVolumes and VolumeAttachments. (ClusterRole
+//! aggregation is the controller-manager's clusterrole-aggregation controller, as upstream.)
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use k1s_apimachinery::catalog::{self, ResourceInfo};
 use k1s_apimachinery::{ApiError, meta};
 use serde_json::Value;
 
-use crate::auth::rbac::{self, RbacAuthorizer, RbacCache, ReconcileAction};
+use crate::auth::rbac::{self, GraphSource, NodeGraph, RbacAuthorizer, RbacCache, ReconcileAction};
 use crate::registry::informer::{self, Change};
 use crate::registry::{DeleteOptions, ListQuery, Registry, Target, WriteOptions};
 use crate::strategies;
@@ -30,11 +32,18 @@ fn resource_of(kind: &str) -> Option<&'static str> {
     KINDS.iter().find(|(_, k)| *k == kind).map(|(r, _)| *r)
 }
 
-/// Reconciles the bootstrap policy, loads the cache and starts following changes.
+/// How long start waits for the Node authorizer graph's first lists; a source that has not
+/// listed by then fills the graph when it does (its follower keeps retrying).
+const GRAPH_SYNC_WAIT: Duration = Duration::from_secs(5);
+
+/// Reconciles the bootstrap policy, loads the cache and the Node authorizer's graph, and starts
+/// following changes.
 pub async fn start(
     registry: &Registry,
     shutdown: tokio::sync::watch::Receiver<bool>,
 ) -> Result<Arc<RbacAuthorizer>, ApiError> {
+    // The graph's followers list while the bootstrap policy is reconciled.
+    let (graph, graph_synced) = start_node_graph(registry, &shutdown)?;
     reconcile_bootstrap(registry).await?;
     let cache = Arc::new(RbacCache::new());
     for (resource, kind) in KINDS {
@@ -54,7 +63,66 @@ pub async fn start(
             shutdown.clone(),
         ));
     }
-    Ok(Arc::new(RbacAuthorizer::new(cache)))
+    if tokio::time::timeout(GRAPH_SYNC_WAIT, futures::future::join_all(graph_synced))
+        .await
+        .is_err()
+    {
+        tracing::warn!("the Node authorizer graph has not listed everything yet");
+    }
+    Ok(Arc::new(RbacAuthorizer::new(cache).with_node_graph(graph)))
+}
+
+/// Starts one follower per graph source; the receivers complete when each has applied its
+/// first list.
+#[allow(clippy::type_complexity)]
+fn start_node_graph(
+    registry: &Registry,
+    shutdown: &tokio::sync::watch::Receiver<bool>,
+) -> Result<(Arc<NodeGraph>, Vec<tokio::sync::oneshot::Receiver<()>>), ApiError> {
+    let graph = Arc::new(NodeGraph::new());
+    let mut synced = Vec::new();
+    for source in GraphSource::ALL {
+        let (group, version, resource) = source.resource();
+        let info = catalog::find(group, version, resource)
+            .ok_or_else(|| ApiError::internal(format!("{resource} missing from the catalog")))?;
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        synced.push(rx);
+        tokio::spawn(follow_graph(
+            registry.clone(),
+            graph.clone(),
+            info,
+            source,
+            tx,
+            shutdown.clone(),
+        ));
+    }
+    Ok((graph, synced))
+}
+
+/// Keeps the graph in step with one source: a pod's edges are recomputed on every change.
+async fn follow_graph(
+    registry: Registry,
+    graph: Arc<NodeGraph>,
+    info: &'static ResourceInfo,
+    source: GraphSource,
+    synced: tokio::sync::oneshot::Sender<()>,
+    shutdown: tokio::sync::watch::Receiver<bool>,
+) {
+    let mut synced = Some(synced);
+    informer::run(registry, info, shutdown, move |change| {
+        match &change {
+            Change::Listed(items) => {
+                graph.replace_all(source, items);
+                if let Some(tx) = synced.take() {
+                    let _ = tx.send(());
+                }
+            }
+            Change::Upserted(o) => graph.apply(source, o),
+            Change::Deleted(o) => graph.remove(source, o),
+        }
+        async {}
+    })
+    .await;
 }
 
 /// Creates missing bootstrap objects and adds what upstream's reconciliation adds. Writes run

@@ -1,6 +1,10 @@
 //! The Node authorizer and NodeRestriction admission through kubectl, with node credentials
 //! from a static token file (`system:node:n1` in `system:nodes`): a node writes its own Node,
-//! its own Lease and the status of pods bound to it, and nothing that belongs to another node.
+//! its own Lease and the status of pods bound to it, and nothing that belongs to another node;
+//! it reads the secrets and configmaps of pods bound to it, and no others (upstream's e2e
+//! test/e2e/auth/node_authz.go).
+
+use std::time::Duration;
 
 use k1s_tests::{StartOptions, TestCluster, fails, ok};
 
@@ -57,8 +61,8 @@ fn pod_yaml(name: &str, node: &str) -> String {
     )
 }
 
-#[test]
-fn a_node_writes_only_what_is_its_own() {
+/// A cluster without simulated nodes or scheduler that knows n1's token.
+fn node_cluster() -> TestCluster {
     let dir = tempfile::tempdir().expect("tempdir");
     let tokens = dir.path().join("tokens.csv");
     std::fs::write(
@@ -66,14 +70,20 @@ fn a_node_writes_only_what_is_its_own() {
         "node-one-token,system:node:n1,uid-n1,\"system:nodes\"\n",
     )
     .expect("write tokens");
-    let c = TestCluster::start_with(StartOptions {
+    // The server reads the token file at start; the directory may go afterwards.
+    TestCluster::start_with(StartOptions {
         extra_args: vec![
             "--nodes=0".into(),
             "--disable-scheduler".into(),
             format!("--token-auth-file={}", tokens.display()),
         ],
         ..Default::default()
-    });
+    })
+}
+
+#[test]
+fn a_node_writes_only_what_is_its_own() {
+    let c = node_cluster();
     for n in ["n1", "n2"] {
         c.apply(&format!(
             "apiVersion: v1\nkind: Node\nmetadata: {{name: {n}}}\n"
@@ -159,4 +169,102 @@ fn a_node_writes_only_what_is_its_own() {
         "{err}"
     );
     node_refused(&c, &["create", "deployment", "d", "--image=nginx"]);
+}
+
+/// `kubectl get <kind> <name>` as n1: Ok(output) or Err(stderr).
+fn node_get(c: &TestCluster, kind: &str, name: &str) -> Result<String, String> {
+    let out = kubectl_as_node(c, &["get", kind, name, "-o", "name"]);
+    if out.status.success() {
+        Ok(k1s_tests::stdout(&out))
+    } else {
+        Err(k1s_tests::stderr(&out))
+    }
+}
+
+fn assert_forbidden(result: Result<String, String>, what: &str) {
+    let err = result.expect_err(what);
+    assert!(
+        err.contains("(Forbidden)")
+            && err.contains("no relationship found between node 'n1' and this object"),
+        "{what}: {err}"
+    );
+}
+
+#[test]
+fn a_node_reads_only_the_secrets_and_configmaps_of_its_pods() {
+    let c = node_cluster();
+    let wait = Duration::from_secs(20);
+
+    // Nonexistent objects: Forbidden, not NotFound.
+    assert_forbidden(node_get(&c, "secret", "foo"), "missing secret");
+    assert_forbidden(node_get(&c, "configmap", "foo"), "missing configmap");
+
+    // Existing objects no pod of n1 uses: Forbidden, even when n2's pod uses them.
+    c.kubectl_ok(&[
+        "create",
+        "secret",
+        "generic",
+        "node-auth-secret",
+        "--from-literal=data=keep it secret",
+    ]);
+    c.kubectl_ok(&[
+        "create",
+        "configmap",
+        "node-auth-configmap",
+        "--from-literal=data=content",
+    ]);
+    c.kubectl_ok(&[
+        "create",
+        "secret",
+        "generic",
+        "other-secret",
+        "--from-literal=a=b",
+    ]);
+    assert_forbidden(node_get(&c, "secret", "node-auth-secret"), "unused secret");
+    assert_forbidden(
+        node_get(&c, "configmap", "node-auth-configmap"),
+        "unused configmap",
+    );
+    c.apply(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: elsewhere, namespace: default}\nspec:\n  nodeName: n2\n  containers: [{name: c, image: busybox}]\n  volumes: [{name: s, secret: {secretName: other-secret}}]\n",
+    );
+
+    // A pod bound to n1 that uses both: n1 may read them (once the graph has the pod).
+    c.apply(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: pause, namespace: default}\nspec:\n  nodeName: n1\n  containers:\n  - name: pause\n    image: registry.k8s.io/pause\n    envFrom: [{configMapRef: {name: node-auth-configmap}}]\n  volumes: [{name: node-auth-secret, secret: {secretName: node-auth-secret}}]\n",
+    );
+    let got = k1s_tests::wait_until(wait, "n1 reads the secret of its pod", || {
+        node_get(&c, "secret", "node-auth-secret").ok()
+    });
+    assert_eq!(got.trim(), "secret/node-auth-secret");
+    let got = node_get(&c, "configmap", "node-auth-configmap").expect("configmap of its pod");
+    assert_eq!(got.trim(), "configmap/node-auth-configmap");
+    assert_forbidden(node_get(&c, "secret", "other-secret"), "n2's pod's secret");
+    // A list or watch of that one name, as a kubelet's reflector asks; never all of them.
+    node_ok(
+        &c,
+        &[
+            "get",
+            "secrets",
+            "--field-selector=metadata.name=node-auth-secret",
+        ],
+    );
+    let err = node_refused(&c, &["get", "secrets"]);
+    assert!(err.contains("No Object name found"), "{err}");
+    let err = node_refused(&c, &["delete", "secret", "node-auth-secret"]);
+    assert!(
+        err.contains("can only read resources of this type"),
+        "{err}"
+    );
+
+    // Once the pod is gone, so is the access.
+    c.kubectl_ok(&["delete", "pod", "pause", "--grace-period=0", "--force"]);
+    k1s_tests::wait_until(wait, "n1 loses the secret with its pod", || {
+        node_get(&c, "secret", "node-auth-secret").err()
+    });
+    assert_forbidden(node_get(&c, "secret", "node-auth-secret"), "after deletion");
+    assert_forbidden(
+        node_get(&c, "configmap", "node-auth-configmap"),
+        "after deletion",
+    );
 }

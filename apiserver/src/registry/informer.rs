@@ -1,7 +1,7 @@
 //! A list + watch loop over one resource that relists after any interruption, as client-go's
-//! reflector does. The API server's in-process followers (RBAC cache, webhook configurations,
-//! default ServiceAccounts) are built on it; controllers will use the controller-manager's
-//! informers instead.
+//! reflector does. The API server's in-process followers (RBAC cache, Node authorizer graph,
+//! webhook configurations, default ServiceAccounts) are built on it; controllers will use the
+//! controller-manager's informers instead.
 
 use std::future::Future;
 use std::sync::Arc;

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use super::cache::{RbacCache, aggregate_errors};
+use super::node_graph::NodeGraph;
 use super::rule::{NonResourceRule, PolicyRule, ResourceRule};
 use crate::auth::{Attributes, Decision, UserInfo};
 
@@ -35,15 +36,29 @@ pub struct RulesReview {
     pub evaluation_error: Option<String>,
 }
 
-/// Authorizes requests against the RBAC objects of its cache.
+/// Authorizes requests against the RBAC objects of its cache, after the Node authorizer over
+/// its graph.
 #[derive(Clone, Debug, Default)]
 pub struct RbacAuthorizer {
     cache: Arc<RbacCache>,
+    node_graph: Arc<NodeGraph>,
 }
 
 impl RbacAuthorizer {
+    /// An authorizer over `cache`, with an empty Node authorizer graph.
     pub fn new(cache: Arc<RbacCache>) -> Self {
-        RbacAuthorizer { cache }
+        RbacAuthorizer {
+            cache,
+            node_graph: Arc::default(),
+        }
+    }
+
+    /// The same, with the Node authorizer reading `graph`.
+    pub fn with_node_graph(self, graph: Arc<NodeGraph>) -> Self {
+        RbacAuthorizer {
+            node_graph: graph,
+            ..self
+        }
     }
 
     /// The snapshot this authorizer reads; feed it from the watches.
@@ -51,12 +66,17 @@ impl RbacAuthorizer {
         &self.cache
     }
 
+    /// The Node authorizer's graph; feed it from the watches.
+    pub fn node_graph(&self) -> &Arc<NodeGraph> {
+        &self.node_graph
+    }
+
     /// Upstream's authorizer chain: the privileged group, then Node, then RBAC.
     pub fn authorize(&self, attrs: &Attributes) -> Decision {
         if let allow @ Decision::Allow(_) = privileged_group_decision(attrs) {
             return allow;
         }
-        let node = super::node_decision(attrs);
+        let node = super::node_decision(attrs, &self.node_graph);
         if let Decision::Allow(_) = node {
             return node;
         }

@@ -2,7 +2,8 @@
 //! the four RBAC kinds ([`RbacCache`], fed by the caller from watches), request authorization
 //! with upstream's reasons ([`RbacAuthorizer::authorize`]), SelfSubjectRulesReview rules,
 //! escalation prevention for RBAC writes, ClusterRole aggregation, and the bootstrap policy
-//! with its reconciliation. Pure logic: no HTTP, no storage.
+//! with its reconciliation; before RBAC, the Node authorizer with its graph of what each node's
+//! pods reference ([`NodeGraph`], fed from watches too). Pure logic: no HTTP, no storage.
 
 mod aggregation;
 mod authorizer;
@@ -15,6 +16,7 @@ mod controller_roles;
 mod escalation;
 mod kubeadm;
 mod node;
+mod node_graph;
 mod reconcile;
 mod rule;
 
@@ -24,6 +26,8 @@ mod tests;
 mod tests_bootstrap;
 #[cfg(test)]
 mod tests_escalation;
+#[cfg(test)]
+mod tests_node_graph;
 
 pub use aggregation::{aggregate, aggregation_updates};
 pub use authorizer::{
@@ -43,6 +47,7 @@ pub use escalation::{
 };
 pub use kubeadm::{CLUSTER_ADMINS_GROUP, NODE_BOOTSTRAP_TOKEN_GROUP, kubeadm_policy};
 pub use node::{NODES_GROUP, node_decision, node_name};
+pub use node_graph::{GraphKind, GraphSource, NodeGraph};
 pub use reconcile::{AUTOUPDATE_ANNOTATION, ReconcileAction, reconcile, reconcile_action};
 pub use rule::{
     NonResourceRule, PolicyRule, ResourceRule, go_quote, go_quote_list, rules_of, rules_to_json,
