@@ -8,6 +8,7 @@
 use std::time::Duration;
 
 use axum::body::Body;
+use axum::extract::Request;
 use axum::response::Response;
 use bytes::Bytes;
 use http::{HeaderValue, StatusCode};
@@ -43,11 +44,17 @@ pub fn handles(r: &ResourceRequest) -> bool {
 }
 
 /// Serves a request [`handles`] accepts; `path` is the request's URL path.
-pub async fn serve(ctx: &ApiContext, r: &ResourceRequest, query: &Query, path: &str) -> Response {
+pub async fn serve(
+    ctx: &ApiContext,
+    r: &ResourceRequest,
+    query: &Query,
+    path: &str,
+    req: Request,
+) -> Response {
     let served = if r.resource == "nodes" {
         serve_node(ctx, r, path).await
     } else {
-        serve_inner(ctx, r, query).await
+        serve_inner(ctx, r, query, req).await
     };
     match served {
         Ok(resp) => resp,
@@ -128,6 +135,7 @@ async fn serve_inner(
     ctx: &ApiContext,
     r: &ResourceRequest,
     query: &Query,
+    req: Request,
 ) -> Result<Response, ApiError> {
     let sub = r.subresource.as_deref().unwrap_or_default();
     let name = r.name.as_deref().unwrap_or_default();
@@ -158,10 +166,69 @@ async fn serve_inner(
         "log" => {
             let opts = LogOptions::parse(query)
                 .map_err(|errs| ApiError::invalid("PodLogOptions", "", name, errs))?;
+            if stream::is_websocket(&req) {
+                let body = log_body(ctx, &pod, &opts).await?;
+                return Ok(stream::log(req, body.unwrap_or_default()).await);
+            }
             serve_log(ctx, &pod, opts).await
+        }
+        "exec" => {
+            let commands =
+                crate::request::url_decode_values(req.uri().query().unwrap_or(""), "command");
+            if commands.is_empty() {
+                return Err(ApiError::bad_request("you must specify at least 1 command"));
+            }
+            let container = stream_container(&pod, query.get("container").map(String::as_str))?;
+            if !matches!(node_of(ctx, &pod).await, Ok(Some(NodeKind::Simulated(_)))) {
+                return Err(connect_error(ctx, &pod, sub, query).await);
+            }
+            let result = exec_in(ctx, &pod, &container, commands).await;
+            Ok(stream::exec(req, result).await)
         }
         _ => Err(connect_error(ctx, &pod, sub, query).await),
     }
+}
+
+/// Runs an exec's command in a simulated container, when the container runs and the command
+/// is one whose run is known.
+async fn exec_in(
+    ctx: &ApiContext,
+    pod: &Value,
+    container: &str,
+    argv: Vec<String>,
+) -> stream::ExecResult {
+    let refused = |message: String| stream::ExecResult::Refused(ApiError::bad_request(message));
+    if still_running(pod, container).is_none()
+        || !container_status(pod, container).is_some_and(|s| s["state"]["running"].is_object())
+    {
+        return refused(format!(
+            "unable to upgrade connection: container not found (\"{container}\")"
+        ));
+    }
+    let facts = pod_facts(ctx, pod).await;
+    let Some(sandbox) = PodSandbox::new(pod, container, &facts) else {
+        return refused(format!("container {container} not found"));
+    };
+    match simulated_command::outcome(argv.iter().map(String::as_str), &sandbox) {
+        Some(run) if run.ends_after.is_some() => stream::ExecResult::Ran { argv, run },
+        _ => refused(format!(
+            "container {container} runs on a simulated node: k1s runs no process, and cannot \
+             tell what {argv:?} would do (it knows commands such as echo, cat, env, test, id, \
+             sh -c scripts of them and agnhost's test subcommands)"
+        )),
+    }
+}
+
+fn container_status<'a>(pod: &'a Value, container: &str) -> Option<&'a Value> {
+    [
+        "initContainerStatuses",
+        "containerStatuses",
+        "ephemeralContainerStatuses",
+    ]
+    .iter()
+    .filter_map(|f| pod["status"][*f].as_array())
+    .flatten()
+    .find(|s| s["name"].as_str() == Some(container))
 }
 
 /// `PodLogOptions` from the query, validated as upstream's `ValidatePodLogOptions`.
@@ -699,11 +766,16 @@ pub fn render_log(lines: &[LogLine], opts: &LogOptions, now: jiff::Timestamp) ->
     out
 }
 
-async fn serve_log(ctx: &ApiContext, pod: &Value, opts: LogOptions) -> Result<Response, ApiError> {
+/// The log as the kubelet would send it now; `None` for a pod without a node (upstream sends
+/// nothing).
+async fn log_body(
+    ctx: &ApiContext,
+    pod: &Value,
+    opts: &LogOptions,
+) -> Result<Option<Vec<u8>>, ApiError> {
     let container = log_container(pod, opts.container.as_deref())?;
     let node = match node_of(ctx, pod).await? {
-        // Upstream streams nothing for a pod without a node.
-        None => return Ok(text_stream(Body::empty())),
+        None => return Ok(None),
         Some(NodeKind::Real(node)) => return Err(unreachable_kubelet(&node)),
         Some(NodeKind::Simulated(node)) => node,
     };
@@ -716,7 +788,14 @@ async fn serve_log(ctx: &ApiContext, pod: &Value, opts: LogOptions) -> Result<Re
         .unwrap_or_else(jiff::Timestamp::now);
     let facts = pod_facts(ctx, pod).await;
     let lines = synthetic_log(pod, &container, &facts, &node, started);
-    let body = render_log(&lines, &opts, jiff::Timestamp::now());
+    Ok(Some(render_log(&lines, opts, jiff::Timestamp::now())))
+}
+
+async fn serve_log(ctx: &ApiContext, pod: &Value, opts: LogOptions) -> Result<Response, ApiError> {
+    let Some(body) = log_body(ctx, pod, &opts).await? else {
+        return Ok(text_stream(Body::empty()));
+    };
+    let container = log_container(pod, opts.container.as_deref())?;
     if !opts.follow || opts.previous {
         return Ok(text_stream(Body::from(body)));
     }
@@ -801,5 +880,6 @@ fn text_stream(body: Body) -> Response {
     resp
 }
 
+mod stream;
 #[cfg(test)]
 mod tests;

@@ -157,6 +157,16 @@ pub fn url_decode_pairs(q: &str) -> Query {
         .collect()
 }
 
+/// Every value of a repeated key (`command=sh&command=-c&command=...`), decoded, in order.
+pub fn url_decode_values(q: &str, key: &str) -> Vec<String> {
+    q.split('&')
+        .filter_map(|p| {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            (percent_decode(k, true) == key).then(|| percent_decode(v, true))
+        })
+        .collect()
+}
+
 /// Bodies past the limit are still read (and dropped) up to this much, so the client finishes
 /// sending and reads the 413 instead of a reset connection (Go's server drains similarly).
 const DRAIN_LIMIT: usize = 16 * MAX_BODY_BYTES;

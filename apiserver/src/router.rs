@@ -78,7 +78,7 @@ async fn route(state: &Router, user: &UserInfo, info: RequestInfo, req: Request)
         // Served here rather than by the generic handler: what upstream proxies to kubelets
         // and metrics.k8s.io (neither is stored).
         Route::Resource(r) if crate::node_proxy::handles(&r) => {
-            crate::node_proxy::serve(&state.api, &r, &query, &path).await
+            crate::node_proxy::serve(&state.api, &r, &query, &path, req).await
         }
         Route::Resource(r) if crate::metrics_api::handles(&r) => {
             crate::metrics_api::serve(&state.api, &r, &query).await

@@ -584,4 +584,26 @@ fn e2e_pods_print_what_a_node_would() {
         failed["status"]["containerStatuses"][0]["state"]["terminated"]["message"], "DONE",
         "{failed}"
     );
+
+    // kubectl exec (WebSocket, v5.channel.k8s.io) runs known commands in the sandbox, with
+    // their exit codes; others are refused with a message saying why.
+    assert_eq!(
+        c.kubectl_ok(&["exec", "labels", "--", "cat", "/etc/podinfo/labels"]),
+        "key1=\"value1\"\nkey3=\"value3\""
+    );
+    assert_eq!(
+        c.kubectl_ok(&["exec", "labels", "--", "sh", "-c", "echo $HOSTNAME"]),
+        "labels\n"
+    );
+    let failing = c.kubectl(&["exec", "labels", "--", "sh", "-c", "exit 3"]);
+    assert_eq!(failing.status.code(), Some(3), "{failing:?}");
+    assert!(
+        String::from_utf8_lossy(&failing.stderr).contains("command terminated with exit code 3")
+    );
+    let unknown = c.kubectl(&["exec", "labels", "--", "ls", "/"]);
+    assert!(!unknown.status.success());
+    assert!(
+        String::from_utf8_lossy(&unknown.stderr).contains("k1s runs no process"),
+        "{unknown:?}"
+    );
 }
