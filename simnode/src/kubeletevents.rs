@@ -160,6 +160,12 @@ pub fn events_for(pod: &Pod, happening: &Happening, images: &Images) -> Vec<Kube
             "Failed",
             format!("Error: {message}"),
         )],
+        Happening::FailedMount { volume, message } => vec![KubeletEvent {
+            field_path: String::new(),
+            type_: WARNING,
+            reason: "FailedMount",
+            message: format!("MountVolume.SetUp failed for volume {volume:?} : {message}"),
+        }],
         Happening::LivenessFailed {
             container,
             failures,

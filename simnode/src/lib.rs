@@ -9,6 +9,7 @@ pub mod kubeletevents;
 pub mod node;
 pub mod podstatus;
 pub mod probes;
+pub mod sources;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
@@ -27,7 +28,7 @@ use kube::runtime::watcher::{self, Event};
 use crate::cidr::{Cidr, IpPool};
 use crate::kubeletevents::Images;
 use crate::node::SimNode;
-use crate::podstatus::{PodEnv, now_seconds};
+use crate::podstatus::{Missing, PodEnv, now_seconds};
 
 /// A client acting as the node named by the argument (`system:node:<name>`).
 pub type ClientFor = Arc<dyn Fn(&str) -> kube::Client + Send + Sync>;
@@ -386,6 +387,7 @@ impl Kubelet {
             return Some(PodEnv {
                 host_ip: node.ip.clone(),
                 pod_ip: node.ip.clone(),
+                missing: Missing::default(),
             });
         }
         let mut st = self.lock();
@@ -405,6 +407,7 @@ impl Kubelet {
         Some(PodEnv {
             host_ip: node.ip.clone(),
             pod_ip: ip,
+            missing: Missing::default(),
         })
     }
 
@@ -587,6 +590,10 @@ impl Reconciler for Kubelet {
             kubeletevents::record(&self.recorders[index], &pod, vec![event]);
             return Ok(Action::RequeueAfter(Duration::from_secs(10)));
         };
+        let mut env = env;
+        if sources::wanted(&pod) {
+            env.missing = sources::missing(&node.client, &pod).await;
+        }
         let desired = podstatus::desired(&pod, &env, now);
         if status_value(&Some(desired.status.clone())) != status_value(&pod.status)
             && self.write_status(&node, &pod, desired.status).await?

@@ -57,7 +57,28 @@ pub struct PodEnv {
     pub host_ip: String,
     /// The pod's IP (the host's for hostNetwork pods).
     pub pod_ip: String,
+    /// The ConfigMaps and Secrets the pod needs that are missing.
+    pub missing: Missing,
 }
+
+/// What the kubelet could not find to set a pod up: a volume's source (its volumes are not
+/// mounted, so nothing starts) and containers' env sources (those containers cannot be created).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Missing {
+    /// The volume and why it cannot be mounted (`configmap "x" not found`).
+    pub volume: Option<(String, String)>,
+    /// Per container: why its environment cannot be made.
+    pub env: BTreeMap<String, String>,
+}
+
+impl Missing {
+    pub fn any(&self) -> bool {
+        self.volume.is_some() || !self.env.is_empty()
+    }
+}
+
+/// How soon the kubelet looks again for what a pod is missing.
+const MISSING_RETRY_SECONDS: i64 = 2;
 
 /// What the status should be now, when to look again (a container's exit or restart, a probe),
 /// and what happened on the way there (the kubelet's events, once the status is written).
@@ -82,6 +103,8 @@ pub enum Happening {
     BackOff { container: String, init: bool },
     /// A container cannot be created from its configuration (`CreateContainerConfigError`).
     ConfigError { container: String, message: String },
+    /// A volume cannot be mounted: its ConfigMap or Secret is missing.
+    FailedMount { volume: String, message: String },
     /// The liveness probe failed `failures` times in a row: the container is killed.
     LivenessFailed {
         container: String,
@@ -270,6 +293,7 @@ struct Life<'a> {
     /// The pod's restart policy.
     policy: &'a str,
     pod_ip: &'a str,
+    missing: &'a Missing,
 }
 
 impl Life<'_> {
@@ -304,6 +328,8 @@ fn probed(
 
 /// The waiting reason of a container the kubelet cannot create from its configuration.
 const CONFIG_ERROR: &str = "CreateContainerConfigError";
+/// The waiting reason of a container whose pod's volumes are not mounted yet.
+const CONTAINER_CREATING: &str = "ContainerCreating";
 
 /// Why the kubelet cannot create a container from its configuration, as it words it: a
 /// `subPathExpr` naming a variable without a value, an absolute subPath, or one with `..`
@@ -482,14 +508,26 @@ fn step(
             .as_ref()
             .is_some_and(|s| s.running.is_some() || s.terminated.is_some())
     });
+    let blocked = if life.missing.volume.is_some() {
+        // Volumes not mounted: the container waits to be created.
+        Some((CONTAINER_CREATING, None))
+    } else {
+        let error = life
+            .missing
+            .env
+            .get(&c.name)
+            .cloned()
+            .or_else(|| config_error(pod, c));
+        error.map(|m| (CONFIG_ERROR, Some(m)))
+    };
     if never_ran
         && !running_now
-        && let Some(message) = config_error(pod, c)
+        && let Some((reason, message)) = blocked
     {
         let already = old
-            .and_then(|o| o.state.as_ref()?.waiting.as_ref()?.message.clone())
-            .is_some_and(|m| m == message);
-        if !already {
+            .and_then(|o| o.state.as_ref()?.waiting.clone())
+            .is_some_and(|w| w.reason.as_deref() == Some(reason) && w.message == message);
+        if let (false, Some(message)) = (already, &message) {
             happened.push(Happening::ConfigError {
                 container: c.name.clone(),
                 message: message.clone(),
@@ -497,8 +535,8 @@ fn step(
         }
         let waiting = ContainerState {
             waiting: Some(ContainerStateWaiting {
-                reason: Some(CONFIG_ERROR.into()),
-                message: Some(message),
+                reason: Some(reason.into()),
+                message,
             }),
             ..Default::default()
         };
@@ -645,6 +683,10 @@ fn find<'a>(list: Option<&'a Vec<ContainerStatus>>, name: &str) -> Option<&'a Co
     list?.iter().find(|s| s.name == name)
 }
 
+fn is_waiting(s: &ContainerStatus) -> bool {
+    s.state.as_ref().is_some_and(|st| st.waiting.is_some())
+}
+
 fn is_terminated(s: &ContainerStatus) -> Option<i32> {
     s.state.as_ref()?.terminated.as_ref().map(|t| t.exit_code)
 }
@@ -703,6 +745,7 @@ fn live(pod: &Pod, env: &PodEnv, now: Timestamp) -> Desired {
         code,
         policy,
         pod_ip: &env.pod_ip,
+        missing: &env.missing,
     };
     let mut wake = None;
     let mut happenings = Vec::new();
@@ -712,10 +755,24 @@ fn live(pod: &Pod, env: &PodEnv, now: Timestamp) -> Desired {
     let mut init_statuses = Vec::new();
     for c in spec.init_containers.iter().flatten() {
         let prev = find(old.init_container_statuses.as_ref(), &c.name);
-        if prev.is_none() {
+        if prev.is_none_or(is_waiting) && env.missing.volume.is_none() {
             happenings.push(started_happening(c, true));
         }
         let s = match prev {
+            Some(p) if !is_waiting(p) => p.clone(),
+            _ if env.missing.volume.is_some() => {
+                let waiting = ContainerState {
+                    waiting: Some(ContainerStateWaiting {
+                        reason: Some("PodInitializing".into()),
+                        message: None,
+                    }),
+                    ..Default::default()
+                };
+                let mut s = fresh_status(pod, c, 0, waiting);
+                s.ready = false;
+                s.started = Some(false);
+                s
+            }
             Some(p) => p.clone(),
             None if is_sidecar(c) => fresh_status(pod, c, 0, running(started_at)),
             None => {
@@ -766,14 +823,35 @@ fn live(pod: &Pod, env: &PodEnv, now: Timestamp) -> Desired {
     }
     let all_stopped = !statuses.is_empty() && statuses.iter().all(|s| is_terminated(s).is_some());
     let none_created = statuses.iter().any(|s| {
-        s.state
+        let reason = s
+            .state
             .as_ref()
             .and_then(|st| st.waiting.as_ref())
-            .and_then(|w| w.reason.as_deref())
-            == Some(CONFIG_ERROR)
-    }) && statuses
-        .iter()
-        .all(|s| s.state.as_ref().is_none_or(|st| st.waiting.is_some()));
+            .and_then(|w| w.reason.as_deref());
+        matches!(reason, Some(CONFIG_ERROR | CONTAINER_CREATING))
+    }) && statuses.iter().all(is_waiting);
+    if env.missing.any() {
+        // The kubelet looks for what is missing again.
+        let again = now + SignedDuration::from_secs(MISSING_RETRY_SECONDS);
+        wake = Some(wake.map_or(again, |w: Timestamp| w.min(again)));
+    }
+    if let Some((volume, message)) = &env.missing.volume {
+        let first = old.container_statuses.as_ref().is_none_or(|l| {
+            !l.iter().any(|s| {
+                s.state
+                    .as_ref()
+                    .and_then(|st| st.waiting.as_ref())
+                    .and_then(|w| w.reason.as_deref())
+                    == Some(CONTAINER_CREATING)
+            })
+        });
+        if first {
+            happenings.push(Happening::FailedMount {
+                volume: volume.clone(),
+                message: message.clone(),
+            });
+        }
+    }
     let phase = if none_created {
         "Pending"
     } else if all_stopped {
@@ -785,7 +863,7 @@ fn live(pod: &Pod, env: &PodEnv, now: Timestamp) -> Desired {
     } else {
         "Running"
     };
-    let terminal = phase != "Running";
+    let terminal = matches!(phase, "Succeeded" | "Failed");
     if terminal {
         // The kubelet stops sidecars once the main containers are done.
         let finished = statuses
@@ -808,14 +886,31 @@ fn live(pod: &Pod, env: &PodEnv, now: Timestamp) -> Desired {
 
     // Conditions, in the kubelet's order; others' conditions are kept ahead of them.
     let mut conditions: Vec<PodCondition> = Vec::new();
+    let unmounted = env.missing.volume.is_some();
     conditions.push(condition(
         "PodReadyToStartContainers",
-        !terminal,
+        !terminal && !unmounted,
         None,
         None,
     ));
+    let uninitialized: Vec<&str> = spec
+        .init_containers
+        .iter()
+        .flatten()
+        .map(|c| c.name.as_str())
+        .collect();
     conditions.push(if phase == "Succeeded" {
         condition("Initialized", true, Some("PodCompleted"), None)
+    } else if unmounted && !uninitialized.is_empty() {
+        condition(
+            "Initialized",
+            false,
+            Some("ContainersNotInitialized"),
+            Some(format!(
+                "containers with incomplete status: [{}]",
+                uninitialized.join(" ")
+            )),
+        )
     } else {
         condition("Initialized", true, None, None)
     });

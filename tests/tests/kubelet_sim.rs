@@ -607,3 +607,61 @@ fn e2e_pods_print_what_a_node_would() {
         "{unknown:?}"
     );
 }
+
+/// A pod created before the ConfigMap it needs (a user's everyday mistake, and
+/// configmap_volume.go's non-optional volume): its volume cannot be mounted (`FailedMount`,
+/// `ContainerCreating`), an env source keeps its container in `CreateContainerConfigError`,
+/// and both start once the ConfigMap exists. The node reads the ConfigMap as itself, which the
+/// Node authorizer allows for its pods only.
+#[test]
+fn pods_wait_for_the_config_maps_they_need() {
+    let c = TestCluster::start();
+    c.apply(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: vol, namespace: default}\nspec:\n  volumes: [{name: createcm-volume, configMap: {name: later}}]\n  containers: [{name: c, image: busybox, command: [sleep, infinity], volumeMounts: [{name: createcm-volume, mountPath: /etc/cm}]}]\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: envpod, namespace: default}\nspec:\n  containers:\n  - name: c\n    image: busybox\n    command: [sleep, infinity]\n    env: [{name: X, valueFrom: {configMapKeyRef: {name: later, key: data-1}}}]\n",
+    );
+    let waiting = |name: &str, reason: &str| {
+        wait_until(WAIT, reason, || {
+            let p = pod(&c, name);
+            let w = &p["status"]["containerStatuses"][0]["state"]["waiting"];
+            (w["reason"] == reason).then(|| (p["status"]["phase"].clone(), w["message"].clone()))
+        })
+    };
+    let (phase, _) = waiting("vol", "ContainerCreating");
+    assert_eq!(phase, "Pending");
+    let (phase, message) = waiting("envpod", "CreateContainerConfigError");
+    assert_eq!(
+        (phase.as_str(), message.as_str()),
+        (Some("Pending"), Some("configmap \"later\" not found"))
+    );
+    let mount = wait_until(WAIT, "a FailedMount event", || {
+        events(&c, "vol")
+            .into_iter()
+            .find(|e| e[0] == "FailedMount")
+    });
+    assert_eq!(
+        mount[4],
+        "MountVolume.SetUp failed for volume \"createcm-volume\" : configmap \"later\" not found"
+    );
+    c.kubectl_ok(&["create", "configmap", "later", "--from-literal=data-2=x"]);
+    wait_until(WAIT, "the missing key to be named", || {
+        let p = pod(&c, "envpod");
+        let message = &p["status"]["containerStatuses"][0]["state"]["waiting"]["message"];
+        (message == "couldn't find key data-1 in ConfigMap default/later").then_some(())
+    });
+    c.kubectl_ok(&[
+        "patch",
+        "configmap",
+        "later",
+        "-p",
+        r#"{"data":{"data-1":"value-1"}}"#,
+    ]);
+    for name in ["vol", "envpod"] {
+        wait_until(WAIT, "the pod to run", || {
+            (pod(&c, name)["status"]["phase"] == "Running").then_some(())
+        });
+    }
+    assert_eq!(
+        c.kubectl_ok(&["exec", "envpod", "--", "printenv", "X"]),
+        "value-1\n"
+    );
+}

@@ -12,6 +12,7 @@ fn env() -> PodEnv {
     PodEnv {
         host_ip: "172.18.0.2".into(),
         pod_ip: "10.244.0.2".into(),
+        missing: Missing::default(),
     }
 }
 
@@ -653,4 +654,48 @@ fn a_subpath_expression_without_a_value_holds_the_container() {
             .and_then(|w| w.message.as_deref()),
         Some("unable to provision SubPath `..`: must not contain '..'")
     );
+}
+
+#[test]
+fn missing_sources_hold_the_pod_until_they_appear() {
+    // configmap_volume.go's non-optional volume, and a missing env source.
+    let mut p = pod("Always", &[]);
+    let mut blocked = env();
+    blocked.missing.volume = Some((
+        "createcm-volume".into(),
+        "configmap \"cm\" not found".into(),
+    ));
+    let d = desired(&p, &blocked, t(0));
+    p.status = Some(d.status.clone());
+    assert_eq!(d.status.phase.as_deref(), Some("Pending"));
+    let waiting = state(&d.status).waiting.as_ref().expect("waiting");
+    assert_eq!(waiting.reason.as_deref(), Some("ContainerCreating"));
+    assert_eq!(cond(&d.status, "PodReadyToStartContainers").status, "False");
+    assert_eq!(
+        d.happenings,
+        [Happening::FailedMount {
+            volume: "createcm-volume".into(),
+            message: "configmap \"cm\" not found".into()
+        }]
+    );
+    assert_eq!(d.wake, Some(t(MISSING_RETRY_SECONDS)), "looked for again");
+    let mut env_missing = env();
+    env_missing
+        .missing
+        .env
+        .insert("c".into(), "couldn't find key k in ConfigMap ns/cm".into());
+    let d = desired(&p, &env_missing, t(2));
+    p.status = Some(d.status.clone());
+    assert_eq!(d.status.phase.as_deref(), Some("Pending"));
+    let waiting = state(&d.status).waiting.as_ref().expect("waiting");
+    assert_eq!(
+        (waiting.reason.as_deref(), waiting.message.as_deref()),
+        (
+            Some("CreateContainerConfigError"),
+            Some("couldn't find key k in ConfigMap ns/cm")
+        )
+    );
+    let d = desired(&p, &env(), t(4));
+    assert_eq!(d.status.phase.as_deref(), Some("Running"));
+    assert_eq!(d.wake, None);
 }
