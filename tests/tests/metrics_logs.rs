@@ -179,7 +179,9 @@ fn logs_exec_port_forward_and_top_on_simulated_nodes() {
     // port-forward get a clear error naming the simulated node.
     let err = fails(&["exec"], c.kubectl(&["exec", "one", "--", "ls"]));
     assert!(
-        err.contains("runs on a simulated node: k1s runs no process, and cannot tell what [\"ls\"] would do"),
+        err.contains(
+            "runs on a simulated node: k1s runs no process, and cannot tell what [\"ls\"] would do"
+        ),
         "{err}"
     );
     let err = fails(

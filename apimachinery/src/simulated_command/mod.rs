@@ -351,7 +351,7 @@ impl<'a> State<'a> {
                             content: Some(c), ..
                         }) => self.print(&c),
                         Some(_) => {
-                            self.print(&format!("cat: read error: Is a directory\n"));
+                            self.print("cat: read error: Is a directory\n");
                             self.status = 1;
                         }
                         None => {
