@@ -744,26 +744,7 @@ pub fn format_map(m: &BTreeMap<String, String>) -> String {
         .join("\n")
 }
 
-/// Go's `%q` of a string.
-fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32))
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
+use crate::gofmt::quote as go_quote;
 
 fn div_ceil(a: i128, b: i128) -> i128 {
     if b == 0 {

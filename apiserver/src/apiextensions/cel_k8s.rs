@@ -476,10 +476,7 @@ impl Opaque for UrlVal {
     }
 }
 
-/// Go's `%q` of a string.
-fn go_quote(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_default()
-}
+use k1s_apimachinery::gofmt::quote as go_quote;
 
 /// `":digits"` or nothing (Go's validOptionalPort).
 fn valid_optional_port(p: &str) -> bool {

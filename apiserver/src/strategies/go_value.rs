@@ -5,10 +5,8 @@
 
 use serde_json::Value;
 
-/// Go's `%q` for the plain strings these fields hold (JSON escaping agrees with it there).
-pub(crate) fn go_quote(s: &str) -> String {
-    Value::String(s.to_string()).to_string()
-}
+/// Go's `%q` of a string.
+pub(crate) use k1s_apimachinery::gofmt::quote as go_quote;
 
 /// Go's `%#v` of a `[]string`, as upstream prints an invalid slice value.
 pub(crate) fn go_string_slice(values: &[Value]) -> String {

@@ -442,10 +442,7 @@ fn set<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
     v.get(key).filter(|x| !x.is_null())
 }
 
-/// Go's `%q` of a string (what these messages quote names and addresses with).
-fn go_quote(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_default()
-}
+use k1s_apimachinery::gofmt::quote as go_quote;
 
 /// Upstream's VisitContainersWithPath order: init, regular, then ephemeral containers, each
 /// with its list and index.

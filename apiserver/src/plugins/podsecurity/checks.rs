@@ -414,10 +414,7 @@ fn containers_phrase(names: &[&str]) -> String {
     )
 }
 
-/// Go's `%q` of a string (the values here are annotation values).
-fn go_quote(s: &str) -> String {
-    k1s_apimachinery::gofmt::quote(s)
-}
+use k1s_apimachinery::gofmt::quote as go_quote;
 
 fn violation(reason: &'static str, detail: String) -> Option<Violation> {
     Some(Violation { reason, detail })
