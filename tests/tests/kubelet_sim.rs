@@ -562,6 +562,33 @@ fn e2e_pods_print_what_a_node_would() {
     ] {
         assert!(env.lines().any(|l| l == line), "{line} in {env}");
     }
+    // kubectl/logs.go's logs-generator: klog lines spread over the run, then exit 0.
+    c.kubectl_ok(&[
+        "run",
+        "logs-generator",
+        &format!("--image={agnhost}"),
+        "--restart=Never",
+        "--",
+        "logs-generator",
+        "--log-lines-total",
+        "10",
+        "--run-duration",
+        "1s",
+    ]);
+    finished("logs-generator", "Succeeded");
+    let logs = c.kubectl_ok(&["logs", "logs-generator"]);
+    assert_eq!(logs.lines().count(), 10, "{logs}");
+    assert!(
+        logs.lines()
+            .all(|l| l.contains(" logs_generator.go:76] ") && l.contains(" /api/v1/namespaces/")),
+        "{logs}"
+    );
+    assert_eq!(
+        c.kubectl_ok(&["logs", "logs-generator", "--tail=1"])
+            .lines()
+            .count(),
+        1
+    );
     finished("entrypoint", "Succeeded");
     assert_eq!(
         c.kubectl_ok(&["logs", "entrypoint"]),

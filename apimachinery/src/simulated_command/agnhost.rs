@@ -5,6 +5,10 @@
 use super::State;
 use super::files::{File, TMPFS_MAGIC, go_file_mode};
 
+/// The most lines a simulated run is followed for: a longer one (a client's `--retry_time` of a
+/// year) is beyond this module, so it runs until stopped.
+const MAX_LINES: i64 = 100_000;
+
 /// What mounttest writes into a file it creates.
 const NEW_FILE_CONTENT: &str = "mount-tester new file\n";
 
@@ -25,6 +29,7 @@ pub(super) fn run(state: &mut State, program: &str, args: &[&str]) -> Option<()>
             state.status = 0;
         }
         "mounttest" => mounttest(state, &flags(rest)?)?,
+        "logs-generator" => logs_generator(state, &flags(rest)?)?,
         "etc-hosts" if rest.is_empty() => {
             // `fmt.Println` of the file.
             let hosts = state.file("/etc/hosts").and_then(|f| f.content);
@@ -39,6 +44,99 @@ pub(super) fn run(state: &mut State, program: &str, args: &[&str]) -> Option<()>
         _ => return None,
     }
     Some(())
+}
+
+/// logs-generator: `--log-lines-total` (`-t`) apiserver-like klog lines spread evenly over
+/// `--run-duration` (`-d`). Its random picks are drawn from the line number, so a log read twice
+/// reads the same.
+fn logs_generator(state: &mut State, flags: &[(&str, &str)]) -> Option<()> {
+    let flag = |long: &str, short: &str| {
+        flags
+            .iter()
+            .rev()
+            .find(|(k, _)| *k == long || *k == short)
+            .map(|(_, v)| *v)
+    };
+    if flags
+        .iter()
+        .any(|(k, _)| !matches!(*k, "log-lines-total" | "t" | "run-duration" | "d"))
+    {
+        return None;
+    }
+    let total: i64 = flag("log-lines-total", "t").unwrap_or("0").parse().ok()?;
+    let duration = go_duration(flag("run-duration", "d").unwrap_or("0"))?;
+    if total > MAX_LINES {
+        return None;
+    }
+    if total <= 0 || duration <= 0.0 {
+        // klog.Fatalf: exit 255.
+        state.status = 255;
+        return Some(());
+    }
+    let delay = duration / total as f64;
+    let start = state.seconds;
+    for id in 0..total {
+        state.seconds = start + delay * id as f64;
+        let mut pick = Picks((id as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let method = ["GET", "POST", "PUT"][pick.below(3)];
+        let namespace = ["kube-system", "default", "ns"][pick.below(3)];
+        let name: String = (0..3 + pick.below(2))
+            .map(|_| b"bcdfghjklmnpqrstvwxz2456789"[pick.below(27)] as char)
+            .collect();
+        let status = 200 + pick.below(400);
+        state.flush();
+        state.output.push(super::Output {
+            after_seconds: state.seconds,
+            line: super::Line::Klog(format!(
+                "{id} {method} /api/v1/namespaces/{namespace}/pods/{name} {status}"
+            )),
+        });
+    }
+    state.seconds = start + duration;
+    state.status = 0;
+    Some(())
+}
+
+/// A small deterministic generator (splitmix64) for logs-generator's picks.
+struct Picks(u64);
+
+impl Picks {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) % n as u64) as usize
+    }
+}
+
+/// Go's `time.ParseDuration` for the units a test writes (`20s`, `1m30s`, `500ms`).
+fn go_duration(text: &str) -> Option<f64> {
+    let mut total = 0.0;
+    let mut rest = text;
+    if rest == "0" {
+        return Some(0.0);
+    }
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .filter(|at| *at > 0)?;
+        let n: f64 = rest[..digits].parse().ok()?;
+        rest = &rest[digits..];
+        let unit = ["ns", "us", "µs", "ms", "s", "m", "h"]
+            .into_iter()
+            .find(|u| rest.starts_with(u))?;
+        total += n * match unit {
+            "ns" => 1e-9,
+            "us" | "µs" => 1e-6,
+            "ms" => 1e-3,
+            "s" => 1.0,
+            "m" => 60.0,
+            _ => 3600.0,
+        };
+        rest = &rest[unit.len()..];
+    }
+    Some(total)
 }
 
 /// pflag's `--name=value` and `--name value` (single dash too); `None` for a bare argument.
@@ -195,6 +293,9 @@ fn mounttest(state: &mut State, flags: &[(&str, &str)]) -> Option<()> {
     }
     if let Some(path) = flag("file_content_in_loop") {
         let retry: f64 = flag("retry_time").map_or(Some(180.0), |v| v.parse().ok())?;
+        if retry.is_nan() || retry / 2.0 > MAX_LINES as f64 {
+            return None;
+        }
         let break_on_expected = flag("break_on_expected_content").is_none_or(|v| v != "false");
         // Read every 2 s until the retry time is up; the content is what the volume holds now.
         let content = state.file(path).and_then(|f| f.content);

@@ -45,19 +45,26 @@ pub enum Line {
     Text(String),
     /// `date`: the time it ran, in busybox's format.
     Date,
+    /// A klog `Info` line of agnhost's logs-generator: its header holds the time it ran.
+    Klog(String),
 }
 
 /// A log line's text; `date` lines show when they ran, `after_seconds` into a run started at
 /// `started`, in busybox's format.
 pub fn line_text(line: &Line, started: jiff::Timestamp, after_seconds: f64) -> String {
+    let at = || {
+        started
+            .checked_add(jiff::SignedDuration::from_secs_f64(after_seconds))
+            .unwrap_or(started)
+    };
     match line {
         Line::Text(t) => t.clone(),
-        Line::Date => {
-            let at = started
-                .checked_add(jiff::SignedDuration::from_secs_f64(after_seconds))
-                .unwrap_or(started);
-            at.strftime("%a %b %e %H:%M:%S UTC %Y").to_string()
-        }
+        Line::Date => at().strftime("%a %b %e %H:%M:%S UTC %Y").to_string(),
+        // klog's header: severity, date, time with microseconds, thread id (`%7d`), source.
+        Line::Klog(msg) => format!(
+            "I{}       1 logs_generator.go:76] {msg}",
+            at().strftime("%m%d %H:%M:%S%.6f")
+        ),
     }
 }
 
@@ -166,7 +173,12 @@ struct State<'a> {
     written: Vec<(String, File)>,
     /// Shell variables set by the script.
     vars: Vec<(String, String)>,
+    /// How deep in `$(...)` substitutions the run is.
+    depth: usize,
 }
+
+/// The deepest `$(...)` nesting followed (a client's script must not exhaust the stack).
+const MAX_SUBSTITUTION_DEPTH: usize = 8;
 
 impl<'a> State<'a> {
     fn new(sandbox: &'a dyn Sandbox) -> Self {
@@ -180,6 +192,7 @@ impl<'a> State<'a> {
             partial: String::new(),
             written: Vec::new(),
             vars: Vec::new(),
+            depth: 0,
         }
     }
 
@@ -203,7 +216,13 @@ impl<'a> State<'a> {
 
     /// `$(SCRIPT)`: what the script writes, without its final new lines; its time passes.
     fn substitute(&mut self, script: &str) -> Option<String> {
-        let (text, _) = self.captured(|s| shell::run_script(s, script))?;
+        if self.depth >= MAX_SUBSTITUTION_DEPTH {
+            return None;
+        }
+        self.depth += 1;
+        let ran = self.captured(|s| shell::run_script(s, script));
+        self.depth -= 1;
+        let (text, _) = ran?;
         Some(text.trim_end_matches('\n').to_string())
     }
 

@@ -17,6 +17,7 @@ fn text(o: &Outcome) -> Vec<String> {
         .map(|l| match &l.line {
             Line::Text(t) => t.clone(),
             Line::Date => "<date>".into(),
+            Line::Klog(m) => format!("<klog> {m}"),
         })
         .collect()
 }
@@ -314,7 +315,52 @@ fn the_shell_expands_substitutes_and_redirects() {
         ["ip: RTNETLINK answers: Operation not permitted"]
     );
     assert_eq!(outcome(["sh", "-c", "echo $((1+2))"], &f), None);
+    let deep = format!("echo {}x{}", "$(echo ".repeat(10_000), ")".repeat(10_000));
+    assert_eq!(
+        outcome(["sh", "-c", deep.as_str()], &f),
+        None,
+        "too deep to follow"
+    );
     assert_eq!(outcome(["sh", "-c", "ls | wc -l"], &f), None);
+}
+
+#[test]
+fn logs_generator_spreads_its_lines_over_the_run() {
+    // kubectl/logs.go: `logs-generator --log-lines-total 100 --run-duration 20s`.
+    let argv = [
+        "/agnhost",
+        "logs-generator",
+        "--log-lines-total",
+        "100",
+        "--run-duration",
+        "20s",
+    ];
+    let o = outcome(argv, &EmptySandbox).expect("logs-generator");
+    assert_eq!((o.ends_after, o.code, o.output.len()), (Some(20.0), 0, 100));
+    assert_eq!(o.output[99].after_seconds, 19.8);
+    let lines = text(&o);
+    assert!(lines[0].starts_with("<klog> 0 "), "{}", lines[0]);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains(" /api/v1/namespaces/kube-system/pods/"))
+    );
+    assert_eq!(
+        lines,
+        text(&outcome(argv, &EmptySandbox).expect("again")),
+        "the same twice"
+    );
+    let at: jiff::Timestamp = "2026-11-30T04:07:20Z".parse().expect("time");
+    assert_eq!(
+        line_text(&Line::Klog("0 GET /x 200".into()), at, 0.5),
+        "I1130 04:07:20.500000       1 logs_generator.go:76] 0 GET /x 200"
+    );
+    let o = outcome(
+        ["/agnhost", "logs-generator", "-t", "10", "-d", "5s"],
+        &EmptySandbox,
+    )
+    .expect("short flags");
+    assert_eq!((o.ends_after, o.output.len()), (Some(5.0), 10));
 }
 
 #[test]
