@@ -9,7 +9,7 @@ use std::sync::Arc;
 use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
-use kube::api::{Api, Patch, PatchParams};
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
 use kube::{Client, Resource, ResourceExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -135,6 +135,8 @@ where
 {
     let mut claimed = Vec::new();
     let owner_deleting = owner_meta.deletion_timestamp.is_some();
+    // Asked of the API once, before the first adoption.
+    let mut can_adopt: Option<bool> = None;
     for child in candidates {
         let meta = child.meta();
         let matches = selector_matches(selector, meta.labels.as_ref());
@@ -149,6 +151,12 @@ where
             Some(_) => {}
             None => {
                 if matches && !owner_deleting && meta.deletion_timestamp.is_none() {
+                    if can_adopt.is_none() {
+                        can_adopt = Some(owner_still_adopts(client, owner_meta, owner_ref).await?);
+                    }
+                    if can_adopt != Some(true) {
+                        continue;
+                    }
                     match adopt(client, child.as_ref(), owner_ref).await {
                         Ok(adopted) => claimed.push(Arc::new(adopted)),
                         // Gone or replaced meanwhile: not ours to claim.
@@ -174,6 +182,31 @@ where
         client.clone(),
         child.meta().namespace.as_deref().unwrap_or_default(),
     )
+}
+
+/// Upstream's RecheckDeletionTimestamp: before adopting, the owner is read from the API, not the
+/// cache. One that is being deleted (or was replaced) adopts nothing: the garbage collector
+/// may be orphaning its children at this very moment, and a child adopted again would be
+/// deleted with it.
+async fn owner_still_adopts(
+    client: &Client,
+    owner_meta: &ObjectMeta,
+    owner_ref: &OwnerReference,
+) -> Result<bool, kube::Error> {
+    let (group, version) = owner_ref
+        .api_version
+        .split_once('/')
+        .unwrap_or(("", owner_ref.api_version.as_str()));
+    let gvk = GroupVersionKind::gvk(group, version, &owner_ref.kind);
+    // Every kind that adopts (ReplicaSet, ReplicationController, StatefulSet, DaemonSet,
+    // Deployment, Job) has the plain plural.
+    let plural = format!("{}s", owner_ref.kind.to_lowercase());
+    let resource = ApiResource::from_gvk_with_plural(&gvk, &plural);
+    let ns = owner_meta.namespace.as_deref().unwrap_or_default();
+    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &resource);
+    Ok(api.get_opt(&owner_ref.name).await?.is_some_and(|fresh| {
+        fresh.metadata.uid == owner_meta.uid && fresh.metadata.deletion_timestamp.is_none()
+    }))
 }
 
 /// Adds `owner_ref` as the child's controller reference.
