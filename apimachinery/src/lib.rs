@@ -7,6 +7,7 @@ pub mod gofmt;
 pub mod gvk;
 pub mod ip;
 pub mod meta;
+pub mod pod_refs;
 pub mod quantity;
 pub mod quota;
 pub mod selector;

@@ -47,39 +47,15 @@ pub struct ServiceLink {
     pub ports: Vec<(String, i64, String)>,
 }
 
-/// The ConfigMaps and Secrets a pod's containers and volumes reference, by name.
+/// The ConfigMaps and Secrets a pod references, by name.
 pub fn referenced_objects(pod: &Value) -> (BTreeSet<String>, BTreeSet<String>) {
-    let mut config_maps = BTreeSet::new();
-    let mut secrets = BTreeSet::new();
-    let mut add = |kind: &str, name: Option<&str>| {
-        if let Some(n) = name.filter(|n| !n.is_empty()) {
-            match kind {
-                "configMap" => config_maps.insert(n.to_string()),
-                _ => secrets.insert(n.to_string()),
-            };
-        }
-    };
-    for c in containers(pod) {
-        for from in c["envFrom"].as_array().into_iter().flatten() {
-            add("configMap", from["configMapRef"]["name"].as_str());
-            add("secret", from["secretRef"]["name"].as_str());
-        }
-        for e in c["env"].as_array().into_iter().flatten() {
-            add(
-                "configMap",
-                e["valueFrom"]["configMapKeyRef"]["name"].as_str(),
-            );
-            add("secret", e["valueFrom"]["secretKeyRef"]["name"].as_str());
-        }
-    }
-    for v in pod["spec"]["volumes"].as_array().into_iter().flatten() {
-        add("configMap", v["configMap"]["name"].as_str());
-        add("secret", v["secret"]["secretName"].as_str());
-        for s in v["projected"]["sources"].as_array().into_iter().flatten() {
-            add("configMap", s["configMap"]["name"].as_str());
-            add("secret", s["secret"]["name"].as_str());
-        }
-    }
+    let (mut config_maps, mut secrets) = (BTreeSet::new(), BTreeSet::new());
+    crate::pod_refs::visit_config_map_names(&pod["spec"], |n| {
+        config_maps.insert(n.to_string());
+    });
+    crate::pod_refs::visit_secret_names(&pod["spec"], |n| {
+        secrets.insert(n.to_string());
+    });
     (config_maps, secrets)
 }
 

@@ -367,6 +367,17 @@ impl GarbageCollector {
     /// in the foreground (its references unblocked first when one of those dependents waits as
     /// well, which breaks a cycle); otherwise it is deleted, honouring its own finalizers.
     async fn attempt_to_delete(&self, uid: &str, node: &Node) -> Result<Action, Error> {
+        // As upstream's attemptToDeleteItem, the object is read from the API first: the graph
+        // may not have seen its latest owner references yet (an owner deleted with orphan
+        // policy has just removed itself from them), and deciding on the stale ones would
+        // delete an orphan.
+        let Some(node) = self.refreshed(uid, node).await? else {
+            return Ok(Action::Done);
+        };
+        let node = &node;
+        if node.owners.is_empty() {
+            return Ok(Action::Done);
+        }
         if node.being_deleted && !deleting_dependents(node) {
             return Ok(Action::Done);
         }
@@ -425,6 +436,24 @@ impl GarbageCollector {
             Err(e) if is_not_found(&e) => Ok(Action::Done),
             Err(e) => Err(e.into()),
         }
+    }
+
+    /// The graph's node with the object's live owner references, finalizers and deletion
+    /// state; `None` when the object is gone or was replaced (another UID).
+    async fn refreshed(&self, uid: &str, node: &Node) -> Result<Option<Node>, Error> {
+        let namespace = node.namespace.as_deref().filter(|_| node.namespaced);
+        let live = self
+            .meta_api(&node.resource, namespace)
+            .get_metadata_opt(&node.name)
+            .await?;
+        Ok(live
+            .filter(|l| l.metadata.uid.as_deref() == Some(uid))
+            .map(|l| Node {
+                owners: l.metadata.owner_references.unwrap_or_default(),
+                finalizers: l.metadata.finalizers.unwrap_or_default(),
+                being_deleted: l.metadata.deletion_timestamp.is_some(),
+                ..node.clone()
+            }))
     }
 
     /// Replaces an object's owner references (an empty list removes them).

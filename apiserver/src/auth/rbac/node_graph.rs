@@ -22,6 +22,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
+use k1s_apimachinery::pod_refs;
 use serde_json::Value;
 
 /// An object a node may reach through the graph (upstream's vertex types that requests start
@@ -453,43 +454,10 @@ fn pod_references(pod: &Value) -> Vec<(GraphKind, Box<str>)> {
         }
     };
     add(ServiceAccount, spec["serviceAccountName"].as_str());
-    for r in items(&spec["imagePullSecrets"]) {
-        add(Secret, r["name"].as_str());
-    }
-    for list in ["initContainers", "containers", "ephemeralContainers"] {
-        for c in items(&spec[list]) {
-            for from in items(&c["envFrom"]) {
-                add(Secret, from["secretRef"]["name"].as_str());
-                add(ConfigMap, from["configMapRef"]["name"].as_str());
-            }
-            for env in items(&c["env"]) {
-                let from = &env["valueFrom"];
-                add(Secret, from["secretKeyRef"]["name"].as_str());
-                add(ConfigMap, from["configMapKeyRef"]["name"].as_str());
-            }
-        }
-    }
+    pod_refs::visit_secret_names(spec, |n| add(Secret, Some(n)));
+    pod_refs::visit_config_map_names(spec, |n| add(ConfigMap, Some(n)));
     let pod_name = meta_str(pod, "name");
     for v in items(&spec["volumes"]) {
-        add(Secret, v["secret"]["secretName"].as_str());
-        add(Secret, v["azureFile"]["secretName"].as_str());
-        for source in [
-            "cephfs",
-            "cinder",
-            "flexVolume",
-            "rbd",
-            "scaleIO",
-            "iscsi",
-            "storageos",
-        ] {
-            add(Secret, v[source]["secretRef"]["name"].as_str());
-        }
-        add(Secret, v["csi"]["nodePublishSecretRef"]["name"].as_str());
-        for p in items(&v["projected"]["sources"]) {
-            add(Secret, p["secret"]["name"].as_str());
-            add(ConfigMap, p["configMap"]["name"].as_str());
-        }
-        add(ConfigMap, v["configMap"]["name"].as_str());
         add(
             PersistentVolumeClaim,
             v["persistentVolumeClaim"]["claimName"].as_str(),

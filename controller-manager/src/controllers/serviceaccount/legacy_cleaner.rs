@@ -15,7 +15,7 @@ use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret, ServiceAccount};
 use kube::Client;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, Preconditions};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::tokens::{SA_NAME_KEY, SA_UID_KEY, TOKEN_TYPE, annotation};
 use crate::ControllerContext;
@@ -86,49 +86,9 @@ fn secret_names(pod: &Pod, out: &mut HashSet<String>) {
     let Ok(spec) = serde_json::to_value(&pod.spec) else {
         return;
     };
-    let mut add = |v: Option<&Value>| {
-        if let Some(name) = v.and_then(Value::as_str) {
-            out.insert(name.to_string());
-        }
-    };
-    let items = |v: &Value, key: &str| -> Vec<Value> {
-        v.get(key)
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default()
-    };
-    for s in items(&spec, "imagePullSecrets") {
-        add(s.get("name"));
-    }
-    for list in ["initContainers", "containers", "ephemeralContainers"] {
-        for c in items(&spec, list) {
-            for e in items(&c, "envFrom") {
-                add(e.pointer("/secretRef/name"));
-            }
-            for e in items(&c, "env") {
-                add(e.pointer("/valueFrom/secretKeyRef/name"));
-            }
-        }
-    }
-    for v in items(&spec, "volumes") {
-        add(v.pointer("/secret/secretName"));
-        add(v.pointer("/azureFile/secretName"));
-        add(v.pointer("/csi/nodePublishSecretRef/name"));
-        for source in [
-            "cephfs",
-            "cinder",
-            "flexVolume",
-            "rbd",
-            "scaleIO",
-            "iscsi",
-            "storageos",
-        ] {
-            add(v.pointer(&format!("/{source}/secretRef/name")));
-        }
-        for p in items(v.get("projected").unwrap_or(&Value::Null), "sources") {
-            add(p.pointer("/secret/name"));
-        }
-    }
+    k1s_apimachinery::pod_refs::visit_secret_names(&spec, |name| {
+        out.insert(name.to_string());
+    });
 }
 
 impl Cleaner {
