@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::files::{EXT4_MAGIC, File, Process, TMPFS_MAGIC, clean};
 use super::{Sandbox, container_argv};
+use crate::gofmt::quote as go_quote;
 use crate::quantity::Quantity;
 
 /// The image environment every container starts from.
@@ -719,8 +720,6 @@ pub fn format_map(m: &BTreeMap<String, String>) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
-
-use crate::gofmt::quote as go_quote;
 
 fn div_ceil(a: i128, b: i128) -> i128 {
     if b == 0 {

@@ -17,6 +17,7 @@ use cel::common::types::{DYN_TYPE, INT_TYPE, LIST_TYPE, STRING_TYPE};
 use cel::common::value::CowVal;
 use cel::objects::{Key, Map, Opaque};
 use cel::{Env, ExecutionError, Value as Cel};
+use k1s_apimachinery::gofmt::quote as go_quote;
 use k1s_apimachinery::quantity::{FORMAT_ERROR as QUANTITY_FORMAT, Quantity};
 
 /// The functions these libraries add, for the expression checker.
@@ -475,8 +476,6 @@ impl Opaque for UrlVal {
         "kubernetes.URL"
     }
 }
-
-use k1s_apimachinery::gofmt::quote as go_quote;
 
 /// `":digits"` or nothing (Go's validOptionalPort).
 fn valid_optional_port(p: &str) -> bool {

@@ -7,6 +7,7 @@ mod tls_pair;
 
 use std::collections::HashSet;
 
+use k1s_apimachinery::gofmt::quote as go_quote;
 use k1s_apimachinery::quantity::Quantity;
 use k1s_apimachinery::validation::name_is_dns_label;
 use serde_json::Value;
@@ -441,8 +442,6 @@ fn text<'a>(v: &'a Value, key: &str) -> &'a str {
 fn set<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
     v.get(key).filter(|x| !x.is_null())
 }
-
-use k1s_apimachinery::gofmt::quote as go_quote;
 
 /// Upstream's VisitContainersWithPath order: init, regular, then ephemeral containers, each
 /// with its list and index.

@@ -6,6 +6,7 @@
 use std::collections::BTreeSet;
 use std::fmt;
 
+use k1s_apimachinery::gofmt::quote as go_quote;
 use serde_json::Value;
 
 /// A Pod Security Standards level, least strict first.
@@ -413,8 +414,6 @@ fn containers_phrase(names: &[&str]) -> String {
         join_quote(names)
     )
 }
-
-use k1s_apimachinery::gofmt::quote as go_quote;
 
 fn violation(reason: &'static str, detail: String) -> Option<Violation> {
     Some(Violation { reason, detail })
